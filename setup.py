@@ -1,0 +1,40 @@
+"""Build the Cython extensions of the search-and-update core and the systems."""
+from pathlib import Path
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+ROOT = Path(__file__).parent
+MODULES = [
+    "spacy_lookahead.core.weights",
+    "spacy_lookahead.core.features",
+    "spacy_lookahead.core.system",
+    "spacy_lookahead.core.search",
+    "spacy_lookahead.core.learn",
+    "spacy_lookahead.systems.tagging",
+]
+
+extensions = [
+    Extension(
+        name,
+        [str(Path(*name.split(".")).with_suffix(".pyx"))],
+        include_dirs=[numpy.get_include()],
+        extra_compile_args=["-O3", "-Wno-unused-function", "-Wno-unreachable-code"],
+        language="c++",
+    )
+    for name in MODULES
+]
+
+setup(
+    ext_modules=cythonize(
+        extensions,
+        compiler_directives={
+            "language_level": "3",
+            "boundscheck": False,
+            "wraparound": False,
+            "cdivision": True,
+            "initializedcheck": False,
+        },
+    ),
+)
