@@ -1,0 +1,190 @@
+"""Tagging speed and peak memory of trained spaCy pipelines on gold tokens.
+
+    python benchmarks/speed.py DATA.spacy NAME=MODEL_DIR [NAME=MODEL_DIR ...]
+        [--reference NAME] [--batch-size 1000] [--repeats 3] [--warmup 200]
+        [--output metrics/tagger_speed.json]
+
+Each model is timed in a fresh subprocess of its own (so that its peak memory,
+ru_maxrss, is its own), with one thread for numpy/BLAS unless the environment
+says otherwise, and n_process=1. The worker reads the docs of DATA, rebuilds
+them as unannotated Doc(nlp.vocab, words=..., spaces=...) (gold tokenisation,
+no annotation), tags `--warmup` docs once, then times
+`list(nlp.pipe(docs, batch_size=...))` over all docs `--repeats` times (fresh
+docs each time; building them is not timed) and reports the median
+tokens/second. It also checks the predicted token.tag_ against the gold tags
+(`tag_acc_check`), to catch a model that does not really tag.
+A model directory that does not exist, or a worker that fails (e.g. a
+component that is not installed), is reported and skipped, not fatal.
+"""
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+               "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+
+
+def peak_rss_mb() -> float:
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB (Linux), bytes (macOS)
+    return round(rss / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
+
+
+def machine_info() -> dict:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count()
+    return {"cpu": cpu, "cores": os.cpu_count(), "usable_cores": usable,
+            "platform": platform.platform(), "python": platform.python_version()}
+
+
+# ---------------------------------------------------------------- worker --
+def worker(name: str, model: str, data: str, batch_size: int, repeats: int,
+           warmup: int, out: str) -> None:
+    import spacy
+    from spacy.tokens import Doc, DocBin
+    from spacy.vocab import Vocab
+    from tqdm import tqdm
+
+    gold = [([t.text for t in d], [bool(t.whitespace_) for t in d], [t.tag_ for t in d])
+            for d in DocBin().from_disk(data).get_docs(Vocab())]
+    n_tokens = sum(len(words) for words, _, _ in gold)
+    base_rss = peak_rss_mb()
+    t0 = time.perf_counter()
+    nlp = spacy.load(model)
+    load_seconds = time.perf_counter() - t0
+
+    def fresh_docs():
+        return [Doc(nlp.vocab, words=w, spaces=s) for w, s, _ in gold]
+
+    list(nlp.pipe(fresh_docs()[:warmup], batch_size=batch_size))
+    times, predicted = [], []
+    for _ in tqdm(range(repeats), desc=f"{name} ({n_tokens} tokens)", unit="run",
+                  file=sys.stderr, leave=False):
+        docs = fresh_docs()
+        t0 = time.perf_counter()
+        predicted = list(nlp.pipe(docs, batch_size=batch_size))
+        times.append(time.perf_counter() - t0)
+    correct = sum(t.tag_ == tag for doc, (_, _, tags) in zip(predicted, gold)
+                  for t, tag in zip(doc, tags))
+    median = statistics.median(times)
+    result = {
+        "name": name, "model": model, "pipeline": nlp.pipe_names,
+        "n_docs": len(gold), "n_tokens": n_tokens,
+        "batch_size": batch_size, "repeats": repeats, "warmup_docs": warmup,
+        "seconds": [round(t, 4) for t in times], "median_seconds": round(median, 4),
+        "tokens_per_second": round(n_tokens / median, 1),
+        "load_seconds": round(load_seconds, 2),
+        "base_rss_mb": base_rss,  # interpreter + spaCy + data, before the model
+        "peak_rss_mb": peak_rss_mb(),
+        "tag_acc_check": round(correct / n_tokens, 4) if n_tokens else None,
+        "spacy": spacy.__version__,
+    }
+    Path(out).write_text(json.dumps(result, indent=2))
+
+
+# ---------------------------------------------------------------- parent --
+def run_model(name, model, args, env):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "result.json"
+        cmd = [sys.executable, __file__, "--worker", name, model, str(args.data),
+               str(args.batch_size), str(args.repeats), str(args.warmup), str(out)]
+        proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
+                              stderr=None, text=True)
+        if proc.returncode != 0 or not out.exists():
+            return {"name": name, "model": model,
+                    "skipped": f"worker failed (exit code {proc.returncode})"}
+        return json.loads(out.read_text())
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("data", type=Path, help=".spacy file with the gold docs")
+    ap.add_argument("models", nargs="+", help="NAME=MODEL_DIR")
+    ap.add_argument("--reference", default=None, help="NAME that ratios are relative to")
+    ap.add_argument("--batch-size", type=int, default=1000)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=200, help="docs tagged before timing")
+    ap.add_argument("--output", type=Path, default=None, help="JSON file to write")
+    args = ap.parse_args(argv)
+    if not args.data.exists():
+        sys.exit(f"speed.py: data file not found: {args.data}")
+    env = dict(os.environ)
+    for var in THREAD_VARS:
+        env.setdefault(var, "1")
+
+    results = {}
+    for spec in args.models:
+        name, sep, model = spec.partition("=")
+        if not sep:
+            name, model = Path(spec).name, spec
+        if not (Path(model) / "config.cfg").exists():
+            print(f"speed.py: skipping {name}: no trained model at {model}", file=sys.stderr)
+            results[name] = {"name": name, "model": model, "skipped": "model not found"}
+            continue
+        print(f"speed.py: timing {name} ({model}) in a subprocess ...", file=sys.stderr)
+        results[name] = run_model(name, model, args, env)
+        if "skipped" in results[name]:
+            print(f"speed.py: skipping {name}: {results[name]['skipped']}", file=sys.stderr)
+
+    ref = results.get(args.reference, {}).get("tokens_per_second")
+    if args.reference and not ref:
+        print(f"speed.py: reference {args.reference} was not measured; no ratios",
+              file=sys.stderr)
+    for r in results.values():
+        if "tokens_per_second" in r:
+            r["ratio_vs_reference"] = round(r["tokens_per_second"] / ref, 3) if ref else None
+
+    rows = [("model", "tokens/s", f"x {args.reference or '-'}", "peak RSS MB",
+             "tag acc", "runs (s)")]
+    for name, r in results.items():
+        if "skipped" in r:
+            rows.append((name, "skipped: " + r["skipped"], "", "", "", ""))
+        else:
+            ratio = r["ratio_vs_reference"]
+            rows.append((name, f"{r['tokens_per_second']:,.0f}",
+                         "-" if ratio is None else f"{ratio:.2f}",
+                         f"{r['peak_rss_mb']:.0f}", f"{r['tag_acc_check']:.4f}",
+                         " ".join(f"{t:.2f}" for t in r["seconds"])))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+
+    report = {
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "machine": machine_info(),
+        "threads": {v: env[v] for v in THREAD_VARS},
+        "data": str(args.data), "batch_size": args.batch_size,
+        "repeats": args.repeats, "warmup_docs": args.warmup,
+        "n_process": 1, "reference": args.reference, "models": results,
+    }
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(report, indent=2) + "\n")
+        print(f"speed.py: wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        name, model, data, bs, reps, warm, out = sys.argv[2:9]
+        worker(name, model, data, int(bs), int(reps), int(warm), out)
+    else:
+        sys.exit(main())

@@ -1,0 +1,54 @@
+from libc.stdint cimport uint64_t
+from cymem.cymem cimport Pool
+from preshed.maps cimport PreshMap
+from murmurhash.mrmr cimport hash64
+
+from .weights cimport feat_t
+
+# Word-level atoms, computed once per word type (LexemeAtoms) and copied per
+# token. 0 means "absent": no feature is emitted for it.
+cdef enum:
+    A_ORTH
+    A_LOWER
+    A_PRE1
+    A_PRE2
+    A_PRE3
+    A_PRE4
+    A_SUF1
+    A_SUF2
+    A_SUF3
+    A_SUF4
+    A_SHAPE
+    A_HAS_DIGIT
+    A_HAS_UPPER
+    A_HAS_HYPHEN
+    A_ALL_CAPS
+    A_INIT_CAP
+    N_ATOMS
+
+
+cdef inline feat_t feat1(uint64_t template, uint64_t a) noexcept nogil:
+    # A template id keeps equal atoms of different templates apart.
+    return hash64(&a, sizeof(uint64_t), template)
+
+
+cdef inline feat_t feat2(uint64_t template, uint64_t a, uint64_t b) noexcept nogil:
+    cdef uint64_t buf[2]
+    buf[0] = a
+    buf[1] = b
+    return hash64(buf, 2 * sizeof(uint64_t), template)
+
+
+cdef inline feat_t feat3(uint64_t template, uint64_t a, uint64_t b, uint64_t c) noexcept nogil:
+    cdef uint64_t buf[3]
+    buf[0] = a
+    buf[1] = b
+    buf[2] = c
+    return hash64(buf, 3 * sizeof(uint64_t), template)
+
+
+cdef class LexemeAtoms:
+    cdef PreshMap cache
+    cdef Pool mem
+    cdef const uint64_t* get(self, uint64_t orth, object strings) except NULL
+    cdef int fill(self, uint64_t* out, const uint64_t* orths, int n, object strings) except -1

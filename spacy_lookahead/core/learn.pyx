@@ -1,0 +1,78 @@
+"""Learners over the search engine: the margin perceptron on lookahead scores
+(Tsuruoka et al. 2011, Figure 3)."""
+from libc.string cimport memcpy
+
+from .search cimport Workspace, lookahead_first
+from .system cimport TransitionSystem
+from .weights cimport Weights
+
+
+cdef void add_path(Workspace ws, Weights W, const void* state, const int* path,
+                   int n, double delta) except *:
+    """w += delta * phi(path): replay the actions from `state`, adding the
+    features of every (state, action) on the way."""
+    cdef TransitionSystem sys = ws.system
+    cdef void* s = ws.state_at(ws.depth + 1)
+    cdef int k, n_feats
+    memcpy(s, state, ws.state_size)
+    for k in range(n):
+        n_feats = sys.extract(ws.feats, s)
+        W.update_all(ws.feats, n_feats, path[k], delta)
+        sys.apply(s, path[k])
+
+
+cdef int update_weight(Workspace ws, Weights W, const void* state, int gold,
+                       double margin) except -1:
+    """UPDATEWEIGHT(C, D, S0, a_c) of Figure 3. The correct action's backed-up
+    score is lowered by the margin C; if another action then scores higher,
+    w += phi(S*_c) - phi(S*), where S*_c and S* are the best leaves below the
+    correct and the winning action. Returns 1 if it updated."""
+    cdef int a, best_a = -1
+    cdef double v, best = 0.0
+    cdef int D = ws.depth
+    lookahead_first(ws, W, state)
+    if gold < 0 or ws.path_lens[gold] == 0:
+        return 0
+    for a in range(ws.nr_class):
+        if ws.path_lens[a] == 0:
+            continue
+        v = ws.values[a] - margin if a == gold else ws.values[a]
+        if best_a < 0 or v > best:
+            best_a = a
+            best = v
+    if best_a == gold:
+        return 0
+    # Both paths are read before either update is applied.
+    add_path(ws, W, state, &ws.paths[gold * (D + 1)], ws.path_lens[gold], 1.0)
+    add_path(ws, W, state, &ws.paths[best_a * (D + 1)], ws.path_lens[best_a], -1.0)
+    return 1
+
+
+cdef int train_sequence(Workspace ws, Weights W, void* state, double margin,
+                        int* actions, int max_actions, int* n_decisions) except -1:
+    """One training pass over a sequence of decisions: at each state on the
+    gold path, UPDATEWEIGHT with the oracle's action, then take that action.
+    Where the gold is unknown (missing annotation) the model's own best action
+    is taken and nothing is learnt. One tick (averaging unit) per decision."""
+    cdef TransitionSystem sys = ws.system
+    cdef int n = 0, gold, mistakes = 0
+    n_decisions[0] = 0
+    while n < max_actions and not sys.is_final(state):
+        gold = sys.oracle(state)
+        if gold >= 0:
+            mistakes += update_weight(ws, W, state, gold, margin)
+            W.time += 1
+            n_decisions[0] += 1
+            actions[n] = gold
+        else:
+            actions[n] = lookahead_first(ws, W, state)
+            if actions[n] < 0:
+                break
+        sys.apply(state, actions[n])
+        n += 1
+    return mistakes
+
+
+def update_weight_at(Workspace ws, Weights W, size_t state_addr, int gold, double margin):
+    """Python view of update_weight, for tests."""
+    return update_weight(ws, W, <const void*>state_addr, gold, margin)

@@ -1,0 +1,18 @@
+from .weights cimport Weights, feat_t
+
+
+cdef class TransitionSystem:
+    """What a task tells the search engine. A state is a flat C struct of
+    `state_size` bytes (copied with memcpy: search never calls Python). The
+    score of action a in state S is w . phi(S, a), with phi(S, a) the state's
+    features conjoined with a, so one pass scores every action."""
+    cdef readonly int nr_class
+    cdef readonly int max_feats
+    cdef readonly size_t state_size
+
+    cdef bint is_final(self, const void* state) noexcept nogil
+    cdef int set_valid(self, int* is_valid, const void* state) noexcept nogil
+    cdef void apply(self, void* state, int clas) noexcept nogil
+    cdef int extract(self, feat_t* feats, const void* state) noexcept nogil
+    cdef void score(self, double* scores, const void* state, Weights W, feat_t* buf) noexcept nogil
+    cdef int oracle(self, const void* state) noexcept nogil

@@ -1,0 +1,40 @@
+"""The transition-system interface the search engine runs on.
+
+Tagging, arc-standard parsing, ... subclass it in `spacy_lookahead.systems`
+and override the cdef methods; the engine (`search`, `learn`) only ever
+calls these, with the GIL released.
+"""
+from libc.string cimport memset
+
+from .weights cimport Weights, feat_t
+
+
+cdef class TransitionSystem:
+    cdef bint is_final(self, const void* state) noexcept nogil:
+        return True
+
+    cdef int set_valid(self, int* is_valid, const void* state) noexcept nogil:
+        """Fill is_valid[0:nr_class] with 0/1; return the number valid."""
+        cdef int i
+        for i in range(self.nr_class):
+            is_valid[i] = 1
+        return self.nr_class
+
+    cdef void apply(self, void* state, int clas) noexcept nogil:
+        pass
+
+    cdef int extract(self, feat_t* feats, const void* state) noexcept nogil:
+        """Write the state's features (at most max_feats); return their number."""
+        return 0
+
+    cdef void score(self, double* scores, const void* state, Weights W, feat_t* buf) noexcept nogil:
+        """scores[a] = w . phi(state, a) for every class. Systems may override
+        this to reuse cached partial scores (incremental scoring); it must
+        equal extract() followed by Weights.dot()."""
+        memset(scores, 0, self.nr_class * sizeof(double))
+        cdef int n = self.extract(buf, state)
+        W.dot(scores, buf, n)
+
+    cdef int oracle(self, const void* state) noexcept nogil:
+        """The gold action in this state, or -1 if the gold is unknown."""
+        return -1

@@ -1,0 +1,292 @@
+"""Sequence labelling as a transition system: one action per token, assigning
+its label, left to right or right to left. Serves the tagger, chunker and
+NER (Tsuruoka et al. 2011, Section 4.1)."""
+from libc.stdint cimport int64_t, uint64_t
+from libc.string cimport memcpy, memset
+from cymem.cymem cimport Pool
+
+import numpy
+
+from ..core.features cimport (N_ATOMS, A_ORTH, A_LOWER, A_PRE1, A_SUF1,
+                              A_SHAPE, A_HAS_DIGIT, A_HAS_UPPER, A_HAS_HYPHEN,
+                              A_ALL_CAPS, A_INIT_CAP, feat1, feat2, feat3)
+from ..core.search cimport Workspace, decode
+from ..core.learn cimport train_sequence
+from ..core.system cimport TransitionSystem
+from ..core.weights cimport Weights, feat_t
+
+# Atom values for positions outside the sentence (never a hash of a string).
+DEF BEFORE = 3
+DEF AFTER = 5
+DEF NO_LABEL = 7
+
+
+cdef struct TagDocC:
+    int length
+    const uint64_t* atoms      # length x N_ATOMS
+    const int* gold            # length, -1 = unknown; NULL at prediction
+    double* cache              # length x nr_class: scores of the static features
+    int64_t* cache_version     # the Weights.version each cache row was made at
+    const void* cache_owner    # ... and the Weights it was made with
+
+
+cdef struct TagStateC:
+    TagDocC* doc
+    int step       # labels assigned so far
+    int prev1      # label assigned one step ago (-1: none)
+    int prev2      # label assigned two steps ago
+
+
+# Feature templates. Static ones depend on the words only, so their scores are
+# cached per position; dynamic ones look at the labels assigned before.
+cdef enum:
+    T_BIAS = 1
+    T_W0
+    T_LOWER0
+    T_WM1
+    T_WP1
+    T_WM2
+    T_WP2
+    T_WM1_W0
+    T_W0_WP1
+    T_PRE
+    T_SUF = T_PRE + 4
+    T_SHAPE = T_SUF + 4
+    T_DIGIT
+    T_UPPER
+    T_HYPHEN
+    T_ALL_CAPS
+    T_INIT_CAP
+    T_PREV1
+    T_PREV12
+
+DEF N_STATIC_MAX = 24
+DEF N_DYNAMIC_MAX = 2
+
+
+cdef class TaggingSystem(TransitionSystem):
+    """Label every token; the label set is the action set.
+
+    direction: "ltr" or "rtl" (the order in which labels are assigned; the
+    "previous" labels are the ones assigned before, e.g. right neighbours for
+    rtl). tag_trigrams: add the (prev1, prev2) feature (second-order history).
+    """
+    cdef readonly bint rtl
+    cdef readonly bint tag_trigrams
+
+    def __init__(self, int nr_class, direction="ltr", tag_trigrams=False):
+        if nr_class < 1:
+            raise ValueError("a tagging system needs at least one label")
+        if direction not in ("ltr", "rtl"):
+            raise ValueError(f"direction must be 'ltr' or 'rtl', got {direction!r}")
+        self.nr_class = nr_class
+        self.rtl = direction == "rtl"
+        self.tag_trigrams = bool(tag_trigrams)
+        self.max_feats = N_STATIC_MAX + N_DYNAMIC_MAX
+        self.state_size = sizeof(TagStateC)
+
+    @property
+    def direction(self):
+        return "rtl" if self.rtl else "ltr"
+
+    cdef inline int position(self, const TagStateC* s) noexcept nogil:
+        return s.doc.length - 1 - s.step if self.rtl else s.step
+
+    cdef inline uint64_t word(self, const TagDocC* doc, int i, int atom) noexcept nogil:
+        if i < 0:
+            return BEFORE
+        if i >= doc.length:
+            return AFTER
+        return doc.atoms[i * N_ATOMS + atom]
+
+    cdef int extract_static(self, feat_t* f, const TagDocC* doc, int i) noexcept nogil:
+        cdef const uint64_t* w = &doc.atoms[i * N_ATOMS]
+        cdef int n = 0, k
+        f[n] = feat1(T_BIAS, 1); n += 1
+        f[n] = feat1(T_W0, w[A_ORTH]); n += 1
+        f[n] = feat1(T_LOWER0, w[A_LOWER]); n += 1
+        f[n] = feat1(T_WM1, self.word(doc, i - 1, A_LOWER)); n += 1
+        f[n] = feat1(T_WP1, self.word(doc, i + 1, A_LOWER)); n += 1
+        f[n] = feat1(T_WM2, self.word(doc, i - 2, A_LOWER)); n += 1
+        f[n] = feat1(T_WP2, self.word(doc, i + 2, A_LOWER)); n += 1
+        f[n] = feat2(T_WM1_W0, self.word(doc, i - 1, A_LOWER), w[A_LOWER]); n += 1
+        f[n] = feat2(T_W0_WP1, w[A_LOWER], self.word(doc, i + 1, A_LOWER)); n += 1
+        for k in range(4):
+            if w[A_PRE1 + k]:
+                f[n] = feat1(T_PRE + k, w[A_PRE1 + k]); n += 1
+            if w[A_SUF1 + k]:
+                f[n] = feat1(T_SUF + k, w[A_SUF1 + k]); n += 1
+        f[n] = feat1(T_SHAPE, w[A_SHAPE]); n += 1
+        if w[A_HAS_DIGIT]:
+            f[n] = feat1(T_DIGIT, 1); n += 1
+        if w[A_HAS_UPPER]:
+            f[n] = feat1(T_UPPER, 1); n += 1
+        if w[A_HAS_HYPHEN]:
+            f[n] = feat1(T_HYPHEN, 1); n += 1
+        if w[A_ALL_CAPS]:
+            f[n] = feat1(T_ALL_CAPS, 1); n += 1
+        if w[A_INIT_CAP]:
+            f[n] = feat1(T_INIT_CAP, 1); n += 1
+        return n
+
+    cdef int extract_dynamic(self, feat_t* f, const TagStateC* s) noexcept nogil:
+        cdef uint64_t p1 = NO_LABEL + 1 + s.prev1 if s.prev1 >= 0 else BEFORE
+        cdef uint64_t p2 = NO_LABEL + 1 + s.prev2 if s.prev2 >= 0 else BEFORE
+        f[0] = feat1(T_PREV1, p1)
+        if self.tag_trigrams:
+            f[1] = feat2(T_PREV12, p1, p2)
+            return 2
+        return 1
+
+    cdef bint is_final(self, const void* state) noexcept nogil:
+        cdef const TagStateC* s = <const TagStateC*>state
+        return s.step >= s.doc.length
+
+    cdef void apply(self, void* state, int clas) noexcept nogil:
+        cdef TagStateC* s = <TagStateC*>state
+        s.prev2 = s.prev1
+        s.prev1 = clas
+        s.step += 1
+
+    cdef int extract(self, feat_t* feats, const void* state) noexcept nogil:
+        cdef const TagStateC* s = <const TagStateC*>state
+        cdef int n = self.extract_static(feats, s.doc, self.position(s))
+        return n + self.extract_dynamic(&feats[n], s)
+
+    cdef void score(self, double* scores, const void* state, Weights W, feat_t* buf) noexcept nogil:
+        # Incremental scoring: the static part is computed once per position
+        # and weights version; only the history features are looked up here.
+        cdef const TagStateC* s = <const TagStateC*>state
+        cdef TagDocC* doc = s.doc
+        cdef int i = self.position(s)
+        cdef double* cached = &doc.cache[i * self.nr_class]
+        cdef int n
+        if doc.cache_version[i] != W.version or doc.cache_owner != <void*>W:
+            memset(cached, 0, self.nr_class * sizeof(double))
+            n = self.extract_static(buf, doc, i)
+            W.dot(cached, buf, n)
+            doc.cache_version[i] = W.version
+            doc.cache_owner = <void*>W
+        memcpy(scores, cached, self.nr_class * sizeof(double))
+        n = self.extract_dynamic(buf, s)
+        W.dot(scores, buf, n)
+
+    cdef int oracle(self, const void* state) noexcept nogil:
+        cdef const TagStateC* s = <const TagStateC*>state
+        if s.doc.gold == NULL:
+            return -1
+        return s.doc.gold[self.position(s)]
+
+    # --- Python entry points (one call per doc; nothing per token) ---------
+
+    def predict(self, list docs_atoms, Weights W, int depth):
+        """Labels (int32 arrays, in document order) for each doc's atoms."""
+        cdef Workspace ws = Workspace(self, depth)
+        return [self._run(ws, W, atoms, None, 0.0)[0] for atoms in docs_atoms]
+
+    def train(self, list docs_atoms, list golds, Weights W, int depth, double margin):
+        """One margin-perceptron pass over the docs; gold labels are int32
+        arrays with -1 where unknown. Returns (mistakes, decisions)."""
+        cdef Workspace ws = Workspace(self, depth)
+        mistakes = decisions = 0
+        for atoms, gold in zip(docs_atoms, golds):
+            _, m, d = self._run(ws, W, atoms, gold, margin)
+            mistakes += m
+            decisions += d
+        return mistakes, decisions
+
+    cdef tuple _run(self, Workspace ws, Weights W, atoms_array, gold_array, double margin):
+        cdef _TagDoc doc = _TagDoc(self, atoms_array, gold_array)
+        cdef int n = doc.c.length
+        cdef int i, mistakes = 0, decisions = 0
+        out = numpy.full((n,), -1, dtype="int32")
+        if n == 0:
+            return out, 0, 0
+        actions = numpy.zeros((n,), dtype="int32")
+        cdef int[::1] act = actions
+        cdef TagStateC state = doc.start([])
+        if gold_array is None:
+            with nogil:
+                decode(ws, W, &state, &act[0], n)
+        else:
+            mistakes = train_sequence(ws, W, &state, margin, &act[0], n, &decisions)
+        for i in range(n):
+            out[n - 1 - i if self.rtl else i] = act[i]
+        return out, mistakes, decisions
+
+    # --- For tests: the pieces of the engine, seen from Python -------------
+
+    def features(self, atoms_array, list history):
+        """phi(S) of the state after `history` (labels in tagging order)."""
+        cdef _TagDoc doc = _TagDoc(self, atoms_array, None)
+        cdef TagStateC state = doc.start(history)
+        feats = numpy.zeros((self.max_feats,), dtype="uint64")
+        cdef uint64_t[::1] fv = feats
+        n = self.extract(&fv[0], &state)
+        return feats[:n].copy()
+
+    def lookahead(self, atoms_array, list history, Weights W, int depth):
+        """(best action, value per first action, path per first action) of the
+        lookahead search from the state after `history`."""
+        from ..core.search import lookahead_values
+        cdef _TagDoc doc = _TagDoc(self, atoms_array, None)
+        cdef TagStateC state = doc.start(history)
+        return lookahead_values(Workspace(self, depth), W, <size_t>&state)
+
+    def update_weight(self, atoms_array, list history, int gold, Weights W,
+                      int depth, double margin):
+        """Figure 3 at the state after `history`; returns 1 if it updated."""
+        from ..core.learn import update_weight_at
+        cdef _TagDoc doc = _TagDoc(self, atoms_array, None)
+        cdef TagStateC state = doc.start(history)
+        return update_weight_at(Workspace(self, depth), W, <size_t>&state, gold, margin)
+
+    def __reduce__(self):
+        return (TaggingSystem, (self.nr_class, self.direction, self.tag_trigrams))
+
+
+cdef class _TagDoc:
+    """Owns the C arrays of one document for the duration of a call."""
+    cdef TagDocC c
+    cdef TaggingSystem system
+    cdef object atoms, gold, cache, versions
+
+    def __init__(self, TaggingSystem system, atoms_array, gold_array):
+        self.system = system
+        self.atoms = numpy.ascontiguousarray(atoms_array, dtype="uint64")
+        n = self.atoms.shape[0]
+        if n and (self.atoms.ndim != 2 or self.atoms.shape[1] != N_ATOMS):
+            raise ValueError(f"expected ({n}, {N_ATOMS}) word atoms, got {self.atoms.shape}")
+        self.cache = numpy.zeros((max(n, 1), system.nr_class), dtype="float64")
+        self.versions = numpy.full((max(n, 1),), -1, dtype="int64")
+        cdef uint64_t[:, ::1] av
+        cdef double[:, ::1] cv = self.cache
+        cdef int64_t[::1] vv = self.versions
+        cdef int[::1] gv
+        self.c.length = n
+        self.c.atoms = NULL
+        if n:
+            av = self.atoms
+            self.c.atoms = &av[0, 0]
+        self.c.cache = &cv[0, 0]
+        self.c.cache_version = &vv[0]
+        self.c.cache_owner = NULL
+        self.c.gold = NULL
+        if gold_array is not None:
+            self.gold = numpy.ascontiguousarray(gold_array, dtype="int32")
+            if self.gold.shape != (n,):
+                raise ValueError(f"gold has shape {self.gold.shape} for {n} tokens")
+            if n and (self.gold.max() >= system.nr_class or self.gold.min() < -1):
+                raise ValueError("gold label index out of range")
+            if n:
+                gv = self.gold
+                self.c.gold = &gv[0]
+
+    cdef TagStateC start(self, list history) except *:
+        cdef TagStateC state
+        state.doc = &self.c
+        state.step = 0
+        state.prev1 = state.prev2 = -1
+        for a in history:
+            self.system.apply(&state, a)
+        return state

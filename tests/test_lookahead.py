@@ -1,0 +1,148 @@
+"""Lookahead search (Tsuruoka et al. 2011, Fig. 2) and the margin-perceptron
+update (Fig. 3) against brute force and hand-worked examples."""
+import itertools
+import random
+
+import numpy
+import pytest
+from spacy_lookahead.core.features import word_atoms
+from spacy_lookahead.core.weights import Weights
+from spacy_lookahead.systems.tagging import TaggingSystem
+
+WORDS = ["The", "old", "man", "the", "boats", "."]
+
+
+def atoms_of(words):
+    return numpy.array([word_atoms(w) for w in words], dtype="uint64")
+
+
+def step_scores(system, atoms, history, W):
+    """Scores of every action after `history`, from phi() and the weights
+    alone (no incremental cache)."""
+    return W.scores(system.features(atoms, history), system.nr_class)
+
+
+def brute_force(system, atoms, history, W, depth):
+    """Best path value per first action, enumerating all action sequences of
+    length depth + 1 (shorter at the end of the sentence)."""
+    remaining = len(atoms) - len(history)
+    length = min(depth + 1, remaining)
+    values = [-numpy.inf] * system.nr_class
+    for seq in itertools.product(range(system.nr_class), repeat=length):
+        v = sum(step_scores(system, atoms, history + list(seq[:k]), W)[a]
+                for k, a in enumerate(seq))
+        values[seq[0]] = max(values[seq[0]], v)
+    return values
+
+
+def random_weights(system, atoms, rng):
+    W = Weights()
+    n = len(atoms)
+    for length in range(n):
+        for history in itertools.product(range(system.nr_class), repeat=length):
+            for f in system.features(atoms, list(history)):
+                for c in range(system.nr_class):
+                    if W.get(int(f), c) == 0.0:
+                        W.add(int(f), c, rng.gauss(0, 1))
+    return W
+
+
+@pytest.mark.parametrize("direction", ["ltr", "rtl"])
+@pytest.mark.parametrize("depth", [0, 1, 2])
+@pytest.mark.parametrize("trigrams", [False, True])
+def test_lookahead_equals_brute_force(direction, depth, trigrams):
+    rng = random.Random(depth * 7 + (direction == "rtl") + 2 * trigrams)
+    system = TaggingSystem(3, direction=direction, tag_trigrams=trigrams)
+    atoms = atoms_of(WORDS[:5])
+    W = random_weights(system, atoms, rng)
+    for prefix_len in range(len(atoms)):
+        history = [rng.randrange(3) for _ in range(prefix_len)]
+        best, values, paths = system.lookahead(atoms, history, W, depth)
+        expected = brute_force(system, atoms, history, W, depth)
+        numpy.testing.assert_allclose(values, expected, rtol=1e-12)
+        assert best == int(numpy.argmax(expected))
+        for a in range(3):  # each stored path really scores its value
+            v = sum(step_scores(system, atoms, history + paths[a][:k], W)[b]
+                    for k, b in enumerate(paths[a]))
+            assert paths[a][0] == a and v == pytest.approx(values[a])
+
+
+def test_final_state_has_no_action():
+    system = TaggingSystem(2)
+    atoms = atoms_of(["a", "b"])
+    best, values, paths = system.lookahead(atoms, [0, 1], Weights(), 1)
+    assert best == -1 and paths == [[], []]
+
+
+def set_scores(W, feats, scores):
+    """Make the features of a state score `scores` in total (on feats[0])."""
+    for c, s in enumerate(scores):
+        W.add(int(feats[0]), c, s)
+
+
+def test_update_depth0_mistake_moves_features_from_predicted_to_gold():
+    system = TaggingSystem(2)
+    atoms = atoms_of(["dogs", "bark"])
+    W = Weights()
+    phi = system.features(atoms, [])
+    set_scores(W, phi, [1.0, 0.5])
+    assert system.update_weight(atoms, [], 1, W, 0, 0.0) == 1
+    for f in phi:  # w += phi(S*_c) - phi(S*): +1 on gold class, -1 on predicted
+        expected = (1.0 if f == phi[0] else 0.0)
+        assert W.get(int(f), 0) == expected - 1.0
+        assert W.get(int(f), 1) == (0.5 if f == phi[0] else 0.0) + 1.0
+
+
+def test_update_margin_applies_when_correct_but_too_close():
+    system = TaggingSystem(2)
+    atoms = atoms_of(["dogs"])
+    phi = system.features(atoms, [])
+    W = Weights()
+    set_scores(W, phi, [0.5, 1.0])  # gold 1 wins by 0.5
+    assert system.update_weight(atoms, [], 1, W, 0, 0.4) == 0  # margin met
+    assert system.update_weight(atoms, [], 1, W, 0, 1.0) == 1  # 1.0 - C < 0.5
+    assert W.get(int(phi[0]), 1) == 2.0 and W.get(int(phi[0]), 0) == -0.5
+
+
+def test_update_depth1_uses_best_continuations():
+    """Hand-worked: 2 labels, 2 words, depth 1. Scores (same at both steps
+    except through the history feature):
+    step 1 from S0: a=0 -> 1.0, a=1 -> 0.0;
+    step 2 after label 0: (0, 0) / after label 1: (0, 3.0).
+    Paths: 0-0 = 1, 0-1 = 1, 1-0 = 0, 1-1 = 3. The gold first action is 1
+    with value 3 > 1, so no update at C = 0; with C = 2.5, 3 - 2.5 = 0.5 < 1:
+    update w += phi(1,1) - phi(0,0) (first best continuation of 0 is 0)."""
+    system = TaggingSystem(2)
+    atoms = atoms_of(["dogs", "bark"])
+    W = Weights()
+    phi0 = system.features(atoms, [])
+    W.add(int(phi0[1]), 0, 1.0)  # the word feature of "dogs": first step only
+    prev1_feat = {h: [int(f) for f in system.features(atoms, [h])
+                      if f not in set(system.features(atoms, [1 - h]))] for h in (0, 1)}
+    (f_after1,) = prev1_feat[1]  # the history feature "previous label = 1"
+    W.add(f_after1, 1, 3.0)
+    best, values, paths = system.lookahead(atoms, [], W, 1)
+    assert values == [1.0, 3.0] and paths == [[0, 0], [1, 1]] and best == 1
+    assert system.update_weight(atoms, [], 1, W, 1, 0.0) == 0
+    before = {(f, c): W.get(f, c) for f in map(int, phi0) for c in (0, 1)}
+    assert system.update_weight(atoms, [], 1, W, 1, 2.5) == 1
+    # phi(S*_c) = phi0 x 1 + phi1(prev=1) x 1 ; phi(S*) = phi0 x 0 + phi1(prev=0) x 0
+    assert W.get(f_after1, 1) == 4.0
+    (f_after0,) = prev1_feat[0]
+    assert W.get(f_after0, 0) == -1.0
+    for f in map(int, phi0):
+        assert W.get(f, 1) == before[(f, 1)] + 1.0
+        assert W.get(f, 0) == before[(f, 0)] - 1.0
+
+
+def test_training_learns_a_separable_toy_problem():
+    system = TaggingSystem(3, tag_trigrams=True)
+    words = [["the", "dog", "runs"], ["a", "cat", "sleeps"], ["the", "cat", "runs"]]
+    docs = [atoms_of(w) for w in words]
+    golds = [numpy.array([0, 1, 2], dtype="int32")] * 3
+    W = Weights()
+    for _ in range(5):
+        system.train(docs, golds, W, 1, 1.0)
+    for labels in system.predict(docs, W.average(), 1):
+        assert labels.tolist() == [0, 1, 2]
+    assert system.train(docs, golds, W, 1, 0.0) == (0, 9)
