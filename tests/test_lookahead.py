@@ -124,15 +124,14 @@ def test_update_depth1_uses_best_continuations():
     best, values, paths = system.lookahead(atoms, [], W, 1)
     assert values == [1.0, 3.0] and paths == [[0, 0], [1, 1]] and best == 1
     assert system.update_weight(atoms, [], 1, W, 1, 0.0) == 0
-    before = {(f, c): W.get(f, c) for f in map(int, phi0) for c in (0, 1)}
+    phi_gold = [(int(f), 1) for f in phi0] + [(int(f), 1) for f in system.features(atoms, [1])]
+    phi_pred = [(int(f), 0) for f in phi0] + [(int(f), 0) for f in system.features(atoms, [0])]
+    keys = set(phi_gold) | set(phi_pred)
+    before = {k: W.get(*k) for k in keys}
     assert system.update_weight(atoms, [], 1, W, 1, 2.5) == 1
-    # phi(S*_c) = phi0 x 1 + phi1(prev=1) x 1 ; phi(S*) = phi0 x 0 + phi1(prev=0) x 0
+    for k in keys:  # w += phi(S*_c) - phi(S*), S*_c = (1, 1), S* = (0, 0)
+        assert W.get(*k) == before[k] + phi_gold.count(k) - phi_pred.count(k)
     assert W.get(f_after1, 1) == 4.0
-    (f_after0,) = prev1_feat[0]
-    assert W.get(f_after0, 0) == -1.0
-    for f in map(int, phi0):
-        assert W.get(f, 1) == before[(f, 1)] + 1.0
-        assert W.get(f, 0) == before[(f, 0)] - 1.0
 
 
 def test_training_learns_a_separable_toy_problem():
