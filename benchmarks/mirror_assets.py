@@ -8,7 +8,8 @@ one project.yml names (a copy that differs is reported and left alone).
 Then weasel's own asset fetching runs (as `spacy project assets` does):
 present files with a matching checksum are skipped, missing ones are
 downloaded from their URL. Finally every checksum is verified again, because
-weasel only prints a failed download or checksum and still exits 0.
+weasel only prints a wrong checksum and still exits 0 (and a network error
+escapes it as a traceback). Exit code 1 if any asset is missing or wrong.
 """
 import shutil
 import sys
@@ -37,7 +38,10 @@ def main(mirror: str, project_dir: str = ".") -> int:
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src, dest)
             print(f"copied:        {src} -> {dest}")
-    project_assets(root)  # downloads whatever is still missing or different
+    try:  # downloads whatever is still missing or different
+        project_assets(root)
+    except Exception as err:  # weasel lets a network error (requests) escape
+        print(f"asset download failed: {type(err).__name__}: {err}", file=sys.stderr)
     bad = [a["dest"] for a in assets if a.get("checksum") and not (
         (root / a["dest"]).is_file() and get_checksum(root / a["dest"]) == a["checksum"])]
     for dest in bad:

@@ -108,10 +108,11 @@ def run_model(name, model, args, env):
                str(args.batch_size), str(args.repeats), str(args.warmup), str(out)]
         proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
                               stderr=None, text=True)
-        if proc.returncode != 0 or not out.exists():
-            return {"name": name, "model": model,
-                    "skipped": f"worker failed (exit code {proc.returncode})"}
-        return json.loads(out.read_text())
+        result = json.loads(out.read_text()) if out.exists() else {}
+        if proc.returncode != 0 or "error" in result:
+            why = result.get("error", f"exit code {proc.returncode}")
+            return {"name": name, "model": model, "skipped": f"worker failed: {why}"}
+        return result
 
 
 def main(argv=None):
@@ -156,7 +157,7 @@ def main(argv=None):
              "tag acc", "runs (s)")]
     for name, r in results.items():
         if "skipped" in r:
-            rows.append((name, "skipped: " + r["skipped"], "", "", "", ""))
+            rows.append((name, "skipped", "", "", "", " ".join(r["skipped"].split())[:70]))
         else:
             ratio = r["ratio_vs_reference"]
             rows.append((name, f"{r['tokens_per_second']:,.0f}",
@@ -185,6 +186,10 @@ def main(argv=None):
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         name, model, data, bs, reps, warm, out = sys.argv[2:9]
-        worker(name, model, data, int(bs), int(reps), int(warm), out)
+        try:
+            worker(name, model, data, int(bs), int(reps), int(warm), out)
+        except Exception as err:  # tell the parent why, then fail loudly
+            Path(out).write_text(json.dumps({"error": f"{type(err).__name__}: {err}"[:300]}))
+            raise
     else:
         sys.exit(main())

@@ -1,0 +1,196 @@
+"""What every search-based component shares: the weight table, averaged
+weights for prediction, serialisation and the spaCy plumbing."""
+import threading
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Optional
+
+import srsly
+from spacy import util
+from spacy.errors import Errors
+from spacy.language import Language
+from spacy.pipeline import TrainablePipe
+from spacy.tokens import Doc
+from spacy.training import Example, validate_examples
+from spacy.vocab import Vocab
+from thinc.api import Model
+
+from ..core.weights import Weights
+
+
+def placeholder_model(name: str) -> Model:
+    """spaCy's training loop expects a thinc Model on every trainable pipe;
+    ours holds no thinc parameters (the weights live in the Cython core)."""
+    return Model(name, lambda model, X, is_train: (X, lambda dY: dY))
+
+
+class SearchPipe(TrainablePipe):
+    """Base class: subclasses give the system, the features and the targets.
+
+    The perceptron weights are averaged (Collins 2002) by construction:
+    `predict()`, spaCy's evaluation during `spacy train` and `to_disk()` all
+    read `self.averaged_weights`, never the raw training weights, so nothing
+    depends on `Language.use_params` (which skips pipes whose optimizer has
+    no averages, as here).
+    """
+
+    # cfg keys that define the features: a model is useless with other values.
+    feature_settings: tuple = ()
+
+    def __init__(self, vocab: Vocab, name: str, *, scorer: Optional[Callable], **settings: Any) -> None:
+        self.vocab = vocab
+        self.name = name
+        self.model = placeholder_model(name)
+        self.scorer = scorer
+        self.cfg: Dict[str, Any] = {"labels": [], **settings}
+        self.weights = Weights()
+        self._averaged: Optional[Weights] = None
+        self._averaged_version = -1
+        self._lock = threading.Lock()
+
+    # --- labels ------------------------------------------------------------
+    @property
+    def labels(self) -> tuple:
+        return tuple(self.cfg["labels"])
+
+    @property
+    def label_data(self) -> List[str]:
+        return list(self.labels)
+
+    def add_label(self, label: str) -> int:
+        if not isinstance(label, str):
+            raise ValueError(Errors.E187)
+        if label in self.cfg["labels"]:
+            return 0
+        if len(self.weights):
+            raise ValueError(
+                f"[{self.name}] cannot add label {label!r} to a trained model: "
+                "its label set is fixed. Re-train from scratch with the new label."
+            )
+        self.cfg["labels"].append(label)
+        self._label_ids = None
+        return 1
+
+    @property
+    def label_ids(self) -> Dict[str, int]:
+        if getattr(self, "_label_ids", None) is None:
+            self._label_ids = {label: i for i, label in enumerate(self.labels)}
+        return self._label_ids
+
+    # --- weights -----------------------------------------------------------
+    @property
+    def averaged_weights(self) -> Weights:
+        """The averaged weights the component predicts with; recomputed only
+        after the training weights changed. Thread-safe."""
+        with self._lock:
+            if self._averaged is None or self._averaged_version != self.weights.version:
+                self._averaged = self.weights.average()
+                self._averaged_version = self.weights.version
+            return self._averaged
+
+    def finish_update(self, sgd: Any) -> None:
+        """Updates are applied in update(); there is no optimizer step."""
+
+    def use_params(self, params: dict):
+        """No thinc parameters: predictions always use the averaged weights."""
+        yield
+
+    def _require_labels(self) -> None:
+        if not self.labels:
+            raise ValueError(
+                f"[{self.name}] has no labels: initialize it first, e.g. with "
+                "nlp.initialize(lambda: examples), or train it with `spacy train`."
+            )
+
+    # --- serialisation -----------------------------------------------------
+    def _check_settings(self, cfg: Dict[str, Any]) -> None:
+        for key in self.feature_settings:
+            if key in cfg and cfg[key] != self.cfg.get(key):
+                raise ValueError(
+                    f"[{self.name}] the model was trained with {key} = {cfg[key]!r} but "
+                    f"the component is configured with {key} = {self.cfg.get(key)!r}; "
+                    "features would not match the weights. Load it with the setting "
+                    "it was trained with."
+                )
+
+    def _load(self, cfg: Dict[str, Any], weights_bytes: bytes) -> None:
+        if not isinstance(cfg, dict) or not isinstance(cfg.get("labels"), list):
+            raise ValueError(f"[{self.name}] corrupt cfg: no label list")
+        self._check_settings(cfg)
+        try:
+            weights = Weights().from_bytes(weights_bytes)
+        except ValueError as err:
+            raise ValueError(f"[{self.name}] {err}") from err
+        # Labels and feature settings come from the model; search settings
+        # (depth, margin) from the config, so they can be changed at load time.
+        self.cfg["labels"] = list(cfg["labels"])
+        self._label_ids = None
+        # A saved model holds averaged weights: they are already final.
+        self.weights = weights
+        self._averaged = weights
+        self._averaged_version = weights.version
+        self._on_load()
+
+    def _on_load(self) -> None:
+        pass
+
+    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
+        serialize = {
+            "cfg": lambda: srsly.json_dumps(self.cfg),
+            "weights": lambda: self.averaged_weights.to_bytes(),
+        }
+        if "vocab" not in exclude:
+            serialize["vocab"] = lambda: self.vocab.to_bytes(exclude=exclude)
+        return util.to_bytes(serialize, exclude)
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "SearchPipe":
+        try:
+            msg = srsly.msgpack_loads(bytes_data)
+            cfg = srsly.json_loads(msg["cfg"])
+            weights_bytes = msg["weights"]
+        except Exception as err:
+            raise ValueError(f"[{self.name}] corrupt component bytes ({err}). "
+                             "Serialise the component again with to_bytes().") from err
+        if "vocab" in msg and "vocab" not in exclude:
+            self.vocab.from_bytes(msg["vocab"], exclude=exclude)
+        self._load(cfg, weights_bytes)
+        return self
+
+    def to_disk(self, path, *, exclude: Iterable[str] = tuple()) -> None:
+        path = util.ensure_path(path)
+        serialize = {
+            "cfg": lambda p: srsly.write_json(p, self.cfg),
+            "weights": lambda p: p.write_bytes(self.averaged_weights.to_bytes()),
+        }
+        if "vocab" not in exclude:
+            serialize["vocab"] = lambda p: self.vocab.to_disk(p, exclude=exclude)
+        util.to_disk(path, serialize, exclude)
+
+    def from_disk(self, path, *, exclude: Iterable[str] = tuple()) -> "SearchPipe":
+        path = util.ensure_path(path)
+        for part in ("cfg", "weights"):
+            if not (path / part).exists():
+                raise ValueError(f"[{self.name}] model directory {path} has no '{part}' file: "
+                                 "it is incomplete. Save the pipeline again or re-train it.")
+        try:
+            cfg = srsly.read_json(path / "cfg")
+        except Exception as err:
+            raise ValueError(f"[{self.name}] corrupt file {path / 'cfg'} ({err}). "
+                             "Save the pipeline again or re-train it.") from err
+        if (path / "vocab").exists() and "vocab" not in exclude:
+            self.vocab.from_disk(path / "vocab", exclude=exclude)
+        try:
+            self._load(cfg, (path / "weights").read_bytes())
+        except ValueError as err:
+            raise ValueError(f"{err} (file: {path / 'weights'})") from err
+        return self
+
+    def __reduce__(self):
+        state = {"vocab": self.vocab, "name": self.name, "scorer": self.scorer,
+                 "cfg": self.cfg, "bytes": self.to_bytes(exclude=["vocab"])}
+        return (_rebuild_pipe, (type(self), state))
+
+
+def _rebuild_pipe(cls, state: Dict[str, Any]) -> SearchPipe:
+    settings = {k: v for k, v in state["cfg"].items() if k != "labels"}
+    pipe = cls(state["vocab"], state["name"], scorer=state["scorer"], **settings)
+    return pipe.from_bytes(state["bytes"], exclude=["vocab"])
