@@ -1,7 +1,6 @@
 """Build the Cython extensions of the search-and-update core and the systems."""
 from pathlib import Path
 
-import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
@@ -19,7 +18,6 @@ extensions = [
     Extension(
         name,
         [str(Path(*name.split(".")).with_suffix(".pyx"))],
-        include_dirs=[numpy.get_include()],
         extra_compile_args=["-O3", "-Wno-unused-function", "-Wno-unreachable-code"],
         language="c++",
     )
