@@ -5,6 +5,7 @@ import random
 
 import numpy
 import pytest
+from hypothesis import given, settings, strategies as st
 from spacy_lookahead.core.features import word_atoms
 from spacy_lookahead.core.weights import Weights
 from spacy_lookahead.systems.tagging import TaggingSystem
@@ -145,3 +146,19 @@ def test_training_learns_a_separable_toy_problem():
     for labels in system.predict(docs, W.average(), 1):
         assert labels.tolist() == [0, 1, 2]
     assert system.train(docs, golds, W, 1, 0.0) == (0, 9)
+
+
+@settings(max_examples=25, deadline=None)
+@given(nr_class=st.integers(2, 4), length=st.integers(1, 4), depth=st.integers(0, 2),
+       direction=st.sampled_from(["ltr", "rtl"]), trigrams=st.booleans(),
+       seed=st.integers(0, 2**16))
+def test_lookahead_equals_brute_force_property(nr_class, length, depth, direction, trigrams, seed):
+    rng = random.Random(seed)
+    system = TaggingSystem(nr_class, direction=direction, tag_trigrams=trigrams)
+    atoms = atoms_of(rng.sample(WORDS, length))
+    W = random_weights(system, atoms, rng)
+    history = [rng.randrange(nr_class) for _ in range(rng.randrange(length))]
+    best, values, _ = system.lookahead(atoms, history, W, depth)
+    expected = brute_force(system, atoms, history, W, depth)
+    numpy.testing.assert_allclose(values, expected, rtol=1e-12)
+    assert best == int(numpy.argmax(expected))
