@@ -34,34 +34,50 @@ cdef double _search(Workspace ws, Weights W, int level, int d, int* best_path,
     w.phi(S) is summed incrementally along the path: returns the best score of
     the paths of (at most) d + 1 actions from here and writes that path. A
     final state is a leaf."""
-    cdef const void* state = ws.state_at(level)
-    cdef void* child = ws.state_at(level + 1)
-    cdef double* scores = &ws.scores[level * ws.nr_class]
-    cdef int* valid = &ws.valid[level * ws.nr_class]
-    cdef int* sub_path = &ws.scratch_paths[(level + 1) * (ws.depth + 2)]
-    cdef int sub_len = 0, a, k
+    cdef int* cand = &ws.scratch_paths[level * (ws.depth + 2)]
+    cdef int cand_len = 0, a, k
     cdef double v, best = -INFINITY
     best_len[0] = 0
-    if ws.system.is_final(state):
+    if not _expand(ws, W, level):
         return 0.0
-    ws.system.score(scores, state, W, ws.feats)
-    ws.system.set_valid(valid, state)
     for a in range(ws.nr_class):
-        if not valid[a]:
+        if not ws.valid[level * ws.nr_class + a]:
             continue
-        v = scores[a]
-        sub_len = 0
-        if d > 0:
-            memcpy(child, state, ws.state_size)
-            ws.system.apply(child, a)
-            v += _search(ws, W, level + 1, d - 1, sub_path, &sub_len)
+        v = _action_value(ws, W, level, a, d, cand, &cand_len)
         if v > best:
             best = v
-            best_path[0] = a
-            for k in range(sub_len):
-                best_path[1 + k] = sub_path[k]
-            best_len[0] = 1 + sub_len
+            for k in range(cand_len):
+                best_path[k] = cand[k]
+            best_len[0] = cand_len
     return best
+
+
+cdef bint _expand(Workspace ws, Weights W, int level) noexcept nogil:
+    """Score and validate every action of the state at `level`; False if the
+    state is final."""
+    cdef const void* state = ws.state_at(level)
+    if ws.system.is_final(state):
+        return False
+    ws.system.score(&ws.scores[level * ws.nr_class], state, W, ws.feats)
+    ws.system.set_valid(&ws.valid[level * ws.nr_class], state)
+    return True
+
+
+cdef double _action_value(Workspace ws, Weights W, int level, int a, int d, int* path,
+                          int* path_len) noexcept nogil:
+    """The score of action a at `level` plus that of the best d actions after
+    it; writes the path (a first) and its length."""
+    cdef double v = ws.scores[level * ws.nr_class + a]
+    cdef int sub_len = 0
+    cdef void* child
+    path[0] = a
+    if d > 0:
+        child = ws.state_at(level + 1)
+        memcpy(child, ws.state_at(level), ws.state_size)
+        ws.system.apply(child, a)
+        v += _search(ws, W, level + 1, d - 1, &path[1], &sub_len)
+    path_len[0] = 1 + sub_len
+    return v
 
 
 cdef int lookahead_first(Workspace ws, Weights W, const void* state) noexcept nogil:
@@ -69,36 +85,20 @@ cdef int lookahead_first(Workspace ws, Weights W, const void* state) noexcept no
     (Figure 3, lines 9-11), in ws.values / ws.paths. Returns the best action
     (first in class order on ties), -1 if the state is final or stuck."""
     cdef int D = ws.depth
-    cdef int a, k, sub_len, best_a = -1
-    cdef double v, best = -INFINITY
-    cdef double* scores = ws.scores
-    cdef int* valid = ws.valid
-    cdef void* child = ws.state_at(1)
-    cdef int* sub_path = &ws.scratch_paths[1 * (D + 2)]
+    cdef int a, best_a = -1
+    cdef double best = -INFINITY
     for a in range(ws.nr_class):
         ws.values[a] = -INFINITY
         ws.path_lens[a] = 0
-    if ws.system.is_final(state):
-        return -1
     memcpy(ws.state_at(0), state, ws.state_size)
-    ws.system.score(scores, state, W, ws.feats)
-    ws.system.set_valid(valid, state)
+    if not _expand(ws, W, 0):
+        return -1
     for a in range(ws.nr_class):
-        if not valid[a]:
+        if not ws.valid[a]:
             continue
-        v = scores[a]
-        sub_len = 0
-        if D > 0:
-            memcpy(child, state, ws.state_size)
-            ws.system.apply(child, a)
-            v += _search(ws, W, 1, D - 1, sub_path, &sub_len)
-        ws.values[a] = v
-        ws.paths[a * (D + 1)] = a
-        for k in range(sub_len):
-            ws.paths[a * (D + 1) + 1 + k] = sub_path[k]
-        ws.path_lens[a] = 1 + sub_len
-        if v > best:
-            best = v
+        ws.values[a] = _action_value(ws, W, 0, a, D, &ws.paths[a * (D + 1)], &ws.path_lens[a])
+        if ws.values[a] > best:
+            best = ws.values[a]
             best_a = a
     return best_a
 
