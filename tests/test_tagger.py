@@ -167,3 +167,14 @@ def test_pos_target_writes_pos():
     doc = nlp("The dog barks .")
     assert all(t.pos_ for t in doc)
     assert "pos_acc" in nlp.evaluate(ewt_examples(nlp.vocab, "dev", 50))
+
+
+def test_threads_predict_like_one_thread(small_nlp):
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = [f"Sentence number {i} has {'many ' * (i % 7)}words ." for i in range(200)]
+    serial = [[t.tag_ for t in small_nlp(text)] for text in texts]
+    fresh = pickle.loads(pickle.dumps(small_nlp))  # cold caches: threads race to fill them
+    with ThreadPoolExecutor(4) as pool:
+        parallel = list(pool.map(lambda text: [t.tag_ for t in fresh(text)], texts))
+    assert parallel == serial
