@@ -2,22 +2,25 @@
 
     python benchmarks/speed.py DATA.spacy NAME=MODEL_DIR [NAME=MODEL_DIR ...]
         [--reference NAME] [--batch-size 1000] [--repeats 3] [--warmup 200]
-        [--output metrics/tagger_speed.json]
+        [--min-seconds 1.0] [--output metrics/tagger_speed.json]
 
 Each model is timed in a fresh subprocess of its own (so that its peak memory,
 ru_maxrss, is its own), with one thread for numpy/BLAS unless the environment
 says otherwise, and n_process=1. The worker reads the docs of DATA, rebuilds
 them as unannotated Doc(nlp.vocab, words=..., spaces=...) (gold tokenisation,
-no annotation), tags `--warmup` docs once, then times
-`list(nlp.pipe(docs, batch_size=...))` over all docs `--repeats` times (fresh
-docs each time; building them is not timed) and reports the median
-tokens/second. It also checks the predicted token.tag_ against the gold tags
-(`tag_acc_check`), to catch a model that does not really tag.
+no annotation), tags `--warmup` docs once and the whole set once more, then
+times `list(nlp.pipe(docs, batch_size=...))` `--repeats` times (fresh docs each
+time; building them is not timed) and reports the median tokens/second. A fast
+model tags the set in milliseconds, so a run covers the set as many times
+(`passes_per_run`, timed pass by pass) as it takes to last at least
+`--min-seconds`. It also checks the predicted token.tag_ against the gold
+tags (`tag_acc_check`), to catch a model that does not really tag.
 A model directory that does not exist, or a worker that fails (e.g. a
 component that is not installed), is reported and skipped, not fatal.
 """
 import argparse
 import json
+import math
 import os
 import platform
 import resource
@@ -57,7 +60,7 @@ def machine_info() -> dict:
 
 # ---------------------------------------------------------------- worker --
 def worker(name: str, model: str, data: str, batch_size: int, repeats: int,
-           warmup: int, out: str) -> None:
+           warmup: int, min_seconds: float, out: str) -> None:
     import spacy
     from spacy.tokens import Doc, DocBin
     from spacy.vocab import Vocab
@@ -75,13 +78,21 @@ def worker(name: str, model: str, data: str, batch_size: int, repeats: int,
         return [Doc(nlp.vocab, words=w, spaces=s) for w, s, _ in gold]
 
     list(nlp.pipe(fresh_docs()[:warmup], batch_size=batch_size))
-    times, predicted = [], []
-    for _ in tqdm(range(repeats), desc=f"{name} ({n_tokens} tokens)", unit="run",
-                  file=sys.stderr, leave=False):
-        docs = fresh_docs()
-        t0 = time.perf_counter()
-        predicted = list(nlp.pipe(docs, batch_size=batch_size))
-        times.append(time.perf_counter() - t0)
+    # one untimed-for-the-result pass sets how many passes make a run last
+    # at least min_seconds (a fast model tags the test set in a few ms)
+    t0 = time.perf_counter()
+    predicted = list(nlp.pipe(fresh_docs(), batch_size=batch_size))
+    passes = max(1, math.ceil(min_seconds / max(time.perf_counter() - t0, 1e-6)))
+    times = []
+    for _ in tqdm(range(repeats), desc=f"{name} ({passes} x {n_tokens} tokens)",
+                  unit="run", file=sys.stderr, leave=False):
+        elapsed = 0.0
+        for _ in range(passes):  # one pass of docs in memory at a time
+            docs = fresh_docs()
+            t0 = time.perf_counter()
+            predicted = list(nlp.pipe(docs, batch_size=batch_size))
+            elapsed += time.perf_counter() - t0
+        times.append(elapsed)
     correct = sum(t.tag_ == tag for doc, (_, _, tags) in zip(predicted, gold)
                   for t, tag in zip(doc, tags))
     median = statistics.median(times)
@@ -89,8 +100,9 @@ def worker(name: str, model: str, data: str, batch_size: int, repeats: int,
         "name": name, "model": model, "pipeline": nlp.pipe_names,
         "n_docs": len(gold), "n_tokens": n_tokens,
         "batch_size": batch_size, "repeats": repeats, "warmup_docs": warmup,
+        "passes_per_run": passes,
         "seconds": [round(t, 4) for t in times], "median_seconds": round(median, 4),
-        "tokens_per_second": round(n_tokens / median, 1),
+        "tokens_per_second": round(passes * n_tokens / median, 1),
         "load_seconds": round(load_seconds, 2),
         "base_rss_mb": base_rss,  # interpreter + spaCy + data, before the model
         "peak_rss_mb": peak_rss_mb(),
@@ -105,7 +117,8 @@ def run_model(name, model, args, env):
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "result.json"
         cmd = [sys.executable, __file__, "--worker", name, model, str(args.data),
-               str(args.batch_size), str(args.repeats), str(args.warmup), str(out)]
+               str(args.batch_size), str(args.repeats), str(args.warmup),
+               str(args.min_seconds), str(out)]
         proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
                               stderr=None, text=True)
         result = json.loads(out.read_text()) if out.exists() else {}
@@ -123,6 +136,8 @@ def main(argv=None):
     ap.add_argument("--batch-size", type=int, default=1000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--warmup", type=int, default=200, help="docs tagged before timing")
+    ap.add_argument("--min-seconds", type=float, default=1.0,
+                    help="a run tags the data as many times as needed to last this long")
     ap.add_argument("--output", type=Path, default=None, help="JSON file to write")
     args = ap.parse_args(argv)
     if not args.data.exists():
@@ -174,6 +189,7 @@ def main(argv=None):
         "threads": {v: env[v] for v in THREAD_VARS},
         "data": str(args.data), "batch_size": args.batch_size,
         "repeats": args.repeats, "warmup_docs": args.warmup,
+        "min_seconds_per_run": args.min_seconds,
         "n_process": 1, "reference": args.reference, "models": results,
     }
     if args.output:
@@ -185,9 +201,9 @@ def main(argv=None):
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        name, model, data, bs, reps, warm, out = sys.argv[2:9]
+        name, model, data, bs, reps, warm, min_s, out = sys.argv[2:10]
         try:
-            worker(name, model, data, int(bs), int(reps), int(warm), out)
+            worker(name, model, data, int(bs), int(reps), int(warm), float(min_s), out)
         except Exception as err:  # tell the parent why, then fail loudly
             Path(out).write_text(json.dumps({"error": f"{type(err).__name__}: {err}"[:300]}))
             raise
