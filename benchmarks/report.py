@@ -8,6 +8,7 @@ and training/quick/. Per system it reads
   <metrics>/<name>.json           spacy benchmark accuracy (tag_acc)
   <metrics>/time_<name>.json      benchmarks/timed.py (training wall time, peak RSS)
   <metrics>/tagger_speed.json     benchmarks/speed.py (tokens/s, ratio, peak RSS)
+  <metrics>/tagger_train_speed.json  benchmarks/train_speed.py (seconds per epoch)
   <training>/<name>/model-best/   config.cfg (stopping, limit, depth), meta.json (dev score)
 Anything missing is shown as "-"; a system with nothing at all is listed as not run.
 """
@@ -23,6 +24,7 @@ TASKS = [{
     "title": "POS tagging: UD English EWT test set, XPOS (PTB tags), gold tokens",
     "score": ("tag_acc", "tag acc (test)"),
     "speed_file": "tagger_speed.json",
+    "train_speed_file": "tagger_train_speed.json",  # benchmarks/train_speed.py
     "reference": "spacy_tagger",
     "systems": [
         ("tagger_d0", "lookahead_tagger, depth 0 (no lookahead)"),
@@ -83,13 +85,15 @@ def fmt_time(seconds):
 def task_table(task, metrics_root: Path, training_root: Path):
     key, score_label = task["score"]
     lines = [f"## {task['title']}", "",
-             f"| system | setting | {score_label} | best dev | training time "
+             f"| system | setting | {score_label} | best dev | training time | 1 epoch "
              f"| tokens/s | x {task['reference']} | peak RSS tagging | peak RSS training |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     not_run, machines, speed_notes = [], [], []
     for setting, sub in SETTINGS.items():
         metrics_dir, training_dir = metrics_root / sub, training_root / sub
         speed = read_json(metrics_dir / task["speed_file"]) or {}
+        epochs = {f"tagger_d{r['depth']}": r for r in
+                  read_json(metrics_dir / task.get("train_speed_file", "-")) or []}
         if speed:
             machines.append((setting, speed.get("date"), speed.get("machine", {})))
             speed_notes.append(
@@ -112,6 +116,7 @@ def task_table(task, metrics_root: Path, training_root: Path):
                 fmt((acc or {}).get(key), ".2f", 100),
                 fmt(dev_score, ".2f", 100),
                 fmt_time((timing or {}).get("wall_seconds")),
+                fmt_time(epochs.get(name, {}).get("epoch_seconds")),
                 fmt(spd.get("tokens_per_second"), ",.0f"),
                 fmt(spd.get("ratio_vs_reference"), ".2f"),
                 fmt(spd.get("peak_rss_mb"), ".0f") + (" MB" if spd.get("peak_rss_mb") else ""),
@@ -122,6 +127,8 @@ def task_table(task, metrics_root: Path, training_root: Path):
     lines += [
         "Training time: wall time of `spacy train` (benchmarks/timed.py, including "
         "initialisation and the dev evaluations spaCy runs during training). "
+        "1 epoch: one pass of `nlp.update` over the training set, nothing else "
+        "(benchmarks/train_speed.py). "
         "Tokens/s: benchmarks/speed.py, `nlp.pipe` over the test docs rebuilt "
         "without annotation from the gold tokens, one subprocess per model; "
         "peak RSS tagging is that subprocess's ru_maxrss (Python + spaCy + data + "
