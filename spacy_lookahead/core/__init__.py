@@ -1,0 +1,20 @@
+"""The search-and-update engine, shared by every component. Knows nothing of spaCy.
+
+* `weights`  - hashed sparse class weights; lazy averaging (current value,
+  running total, tick of last change) and lazy L2 (a global scale), so that
+  every update is O(1); (de)serialisation.
+* `features` - word atoms cached per word type; templates hashed with
+  murmurhash into 64-bit keys in `nogil` code.
+* `system`   - the TransitionSystem interface (state = flat C struct copied
+  with memcpy; is_final, set_valid, apply, extract, score, oracle).
+* `search`   - lookahead search of depth D (Tsuruoka et al. 2011, Fig. 2).
+* `learn`    - the margin perceptron on lookahead scores (Fig. 3).
+
+How the later learners fit (one engine, many systems): beam search and the
+violation-fixing updates (Huang et al. 2012) keep beams of copied states over
+the same TransitionSystem and update with `add_path` (phi of an action
+prefix replayed from the initial state); SAPO's top-n search uses the same
+states and scores, with real-valued updates and `Weights.shrink` for L2; the
+FR phrase recogniser (Carreras et al. 2005) uses `Weights` and the feature
+hashing directly, with one class per phrase type for its filters and scorer.
+"""
