@@ -79,6 +79,8 @@ def fmt_time(seconds):
     if seconds is None:
         return "-"
     minutes, secs = divmod(int(round(seconds)), 60)
+    if seconds < 10:
+        return f"{seconds:.1f} s"
     return f"{seconds:.0f} s" if seconds < 60 else f"{minutes}:{secs:02d} min ({seconds:.0f} s)"
 
 
