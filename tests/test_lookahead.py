@@ -6,15 +6,19 @@ import random
 import numpy
 import pytest
 from hypothesis import given, settings, strategies as st
-from spacy_lookahead.core.features import word_atoms
+from spacy_lookahead.core.features import token_atoms
 from spacy_lookahead.core.weights import Weights
 from spacy_lookahead.systems.tagging import TaggingSystem
 
 WORDS = ["The", "old", "man", "the", "boats", "."]
 
 
-def atoms_of(words):
-    return numpy.array([word_atoms(w) for w in words], dtype="uint64")
+TAGS = ["DT", "JJ", "NN", "DT", "NNS", "."]
+
+
+def atoms_of(words, tags=None):
+    tags = tags or [None] * len(words)
+    return numpy.array([token_atoms(w, t) for w, t in zip(words, tags)], dtype="uint64")
 
 
 def step_scores(system, atoms, history, W):
@@ -162,3 +166,52 @@ def test_lookahead_equals_brute_force_property(nr_class, length, depth, directio
     expected = brute_force(system, atoms, history, W, depth)
     numpy.testing.assert_allclose(values, expected, rtol=1e-12)
     assert best == int(numpy.argmax(expected))
+
+
+def is_valid_sequence(system_args, history, seq, length):
+    """Label constraints checked independently of the system: in tagging
+    order, label b may follow a only if allowed[a + 1][b]; the token at doc
+    position 0 / length - 1 must be allowed there."""
+    allowed, at_start, at_end, rtl = system_args
+    labels = history + list(seq)
+    prev = -1
+    for step, b in enumerate(labels):
+        pos = length - 1 - step if rtl else step
+        if not allowed[prev + 1][b] or (pos == 0 and not at_start[b]) \
+                or (pos == length - 1 and not at_end[b]):
+            return False
+        prev = b
+    return True
+
+
+@settings(max_examples=25, deadline=None)
+@given(length=st.integers(1, 4), depth=st.integers(0, 2), direction=st.sampled_from(["ltr", "rtl"]),
+       feature_set=st.sampled_from(["pos", "chunk", "ner"]), seed=st.integers(0, 2**16))
+def test_constrained_lookahead_equals_brute_force(length, depth, direction, feature_set, seed):
+    """With label constraints (an IOB2-like matrix) and the chunk/NER
+    feature sets, lookahead still equals brute force over valid sequences."""
+    rng = random.Random(seed)
+    nr_class = 3  # 0 = O, 1 = B, 2 = I
+    allowed = [[1, 1, 0], [1, 1, 0], [1, 1, 1], [1, 1, 1]]  # I only after B/I
+    at_start, at_end = [1, 1, 0], [1, 1, 1]
+    if direction == "rtl":  # tagging order reversed: I's left neighbour is B/I
+        allowed = [[1, 1, 1], [1, 1, 0], [1, 1, 0], [0, 1, 1]]
+    system = TaggingSystem(nr_class, direction=direction, feature_set=feature_set,
+                           allowed=allowed, at_doc_start=at_start, at_doc_end=at_end)
+    idx = rng.sample(range(len(WORDS)), length)
+    atoms = atoms_of([WORDS[i] for i in idx], [TAGS[i] for i in idx])
+    W = random_weights(system, atoms, rng)
+    args = (allowed, at_start, at_end, direction == "rtl")
+    prefixes = [h for k in range(length) for h in itertools.product(range(3), repeat=k)
+                if is_valid_sequence(args, list(h), (), length)]
+    history = list(rng.choice(prefixes))
+    best, values, _ = system.lookahead(atoms, history, W, depth)
+    steps = min(depth + 1, length - len(history))
+    expected = [-numpy.inf] * nr_class
+    for seq in itertools.product(range(nr_class), repeat=steps):
+        if not is_valid_sequence(args, history, seq, length):
+            continue
+        v = sum(step_scores(system, atoms, history + list(seq[:k]), W)[a] for k, a in enumerate(seq))
+        expected[seq[0]] = max(expected[seq[0]], v)
+    numpy.testing.assert_allclose(values, expected, rtol=1e-12)
+    assert best == (int(numpy.argmax(expected)) if max(expected) > -numpy.inf else -1)

@@ -24,7 +24,15 @@ cdef enum:
     A_HAS_HYPHEN
     A_ALL_CAPS
     A_INIT_CAP
+    N_WORD_ATOMS
+    # Per-token inputs, filled by the component (0 = absent): the POS tag and
+    # the chunk label (as IOB strings' hashes).
+    A_TAG = N_WORD_ATOMS
+    A_CHUNK
     N_ATOMS
+
+# Substrings of the current word shorter than this (bio-NER features, after
+# Tsuruoka et al. 2009 / Sun et al. Section 4.2), at most MAX_SUBSTRINGS.
 
 
 cdef inline feat_t feat1(uint64_t template, uint64_t a) noexcept nogil:
@@ -47,8 +55,14 @@ cdef inline feat_t feat3(uint64_t template, uint64_t a, uint64_t b, uint64_t c) 
     return hash64(buf, 3 * sizeof(uint64_t), template)
 
 
+cdef struct LexemeC:
+    uint64_t atoms[N_WORD_ATOMS]
+    int n_subs
+    uint64_t* subs
+
+
 cdef class LexemeAtoms:
     cdef PreshMap cache
     cdef Pool mem
-    cdef const uint64_t* get(self, uint64_t orth, object strings) except NULL
-    cdef int fill(self, uint64_t* out, const uint64_t* orths, int n, object strings) except -1
+    cdef readonly bint substrings
+    cdef const LexemeC* get(self, uint64_t orth, object strings) except NULL

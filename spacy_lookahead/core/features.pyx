@@ -19,9 +19,29 @@ cdef uint64_t hash_text(str text):
     return hash64(<void*>p, len(data), 0) or 2  # 0 is reserved for "absent"
 
 
+MAX_SUBSTRING_LENGTH = 9
+MAX_SUBSTRINGS = 64
+
+
+def word_substrings(str text):
+    """Hashes of the substrings of a word shorter than 10 characters (the
+    bio-NER features of Tsuruoka et al. 2009 / Sun et al.), shortest first,
+    at most MAX_SUBSTRINGS; a substring occurring twice counts once."""
+    seen = {}
+    n = len(text)
+    for k in range(1, min(n, MAX_SUBSTRING_LENGTH) + 1):
+        for start in range(n - k + 1):
+            sub = text[start:start + k]
+            if sub not in seen:
+                seen[sub] = hash_text(sub)
+                if len(seen) >= MAX_SUBSTRINGS:
+                    return list(seen.values())
+    return list(seen.values())
+
+
 def word_atoms(str text):
-    """The N_ATOMS atoms of a word form (Ratnaparkhi-style word features)."""
-    atoms = [0] * N_ATOMS
+    """The N_WORD_ATOMS atoms of a word form (Ratnaparkhi-style word features)."""
+    atoms = [0] * N_WORD_ATOMS
     atoms[A_ORTH] = hash_text(text)
     atoms[A_LOWER] = hash_text(text.lower())
     n = len(text)
@@ -45,36 +65,80 @@ def word_atoms(str text):
 
 
 cdef class LexemeAtoms:
-    """Cache: spaCy orth id -> the word's atoms. Grows with the vocabulary;
-    written only with the GIL held, never read by nogil code (which sees
-    per-document copies), so it is safe under threads."""
+    """Cache: spaCy orth id -> the word's atoms (and substrings, if asked).
+    Grows with the vocabulary; written only with the GIL held, never read by
+    nogil code (which sees per-document copies), so it is safe under threads."""
 
-    def __init__(self):
+    def __init__(self, bint substrings=False):
         self.mem = Pool()
         self.cache = PreshMap()
+        self.substrings = substrings
 
-    cdef const uint64_t* get(self, uint64_t orth, object strings) except NULL:
-        cdef uint64_t* atoms = <uint64_t*>self.cache.get(orth)
+    cdef const LexemeC* get(self, uint64_t orth, object strings) except NULL:
+        cdef LexemeC* lex = <LexemeC*>self.cache.get(orth)
         cdef int i
-        if atoms == NULL:
-            values = word_atoms(strings[orth])
-            atoms = <uint64_t*>self.mem.alloc(N_ATOMS, sizeof(uint64_t))
-            for i in range(N_ATOMS):
-                atoms[i] = values[i]
-            self.cache.set(orth, atoms)
-        return atoms
-
-    cdef int fill(self, uint64_t* out, const uint64_t* orths, int n, object strings) except -1:
-        cdef int i
-        for i in range(n):
-            memcpy(&out[i * N_ATOMS], self.get(orths[i], strings), N_ATOMS * sizeof(uint64_t))
-        return 0
+        if lex == NULL:
+            text = strings[orth]
+            values = word_atoms(text)
+            lex = <LexemeC*>self.mem.alloc(1, sizeof(LexemeC))
+            for i in range(N_WORD_ATOMS):
+                lex.atoms[i] = values[i]
+            if self.substrings:
+                subs = word_substrings(text)
+                lex.n_subs = len(subs)
+                lex.subs = <uint64_t*>self.mem.alloc(max(1, len(subs)), sizeof(uint64_t))
+                for i in range(lex.n_subs):
+                    lex.subs[i] = subs[i]
+            self.cache.set(orth, lex)
+        return lex
 
     def doc_atoms(self, doc):
-        """(len(doc), N_ATOMS) array of the doc's word atoms."""
+        """(len(doc), N_ATOMS) array of the doc's word atoms; the per-token
+        input columns (A_TAG, A_CHUNK) are left 0 for the caller to fill."""
         cdef uint64_t[::1] orths = numpy.ascontiguousarray(doc.to_array("ORTH"), dtype="uint64")
-        out = numpy.zeros((len(doc), N_ATOMS), dtype="uint64")
+        cdef int n = len(doc), i
+        out = numpy.zeros((n, N_ATOMS), dtype="uint64")
         cdef uint64_t[:, ::1] view = out
-        if len(doc):
-            self.fill(&view[0, 0], &orths[0], len(doc), doc.vocab.strings)
+        cdef const LexemeC* lex
+        strings = doc.vocab.strings
+        for i in range(n):
+            lex = self.get(orths[i], strings)
+            memcpy(&view[i, 0], lex.atoms, N_WORD_ATOMS * sizeof(uint64_t))
         return out
+
+    def doc_substrings(self, doc):
+        """The substrings of each token as CSR arrays (offsets, hashes)."""
+        if not self.substrings:
+            raise ValueError("this LexemeAtoms does not compute substrings")
+        cdef uint64_t[::1] orths = numpy.ascontiguousarray(doc.to_array("ORTH"), dtype="uint64")
+        cdef int n = len(doc), i, j, k = 0
+        offsets = numpy.zeros((n + 1,), dtype="int32")
+        cdef int[::1] ov = offsets
+        strings = doc.vocab.strings
+        for i in range(n):
+            ov[i + 1] = ov[i] + self.get(orths[i], strings).n_subs
+        hashes = numpy.zeros((max(1, ov[n]),), dtype="uint64")
+        cdef uint64_t[::1] hv = hashes
+        cdef const LexemeC* lex
+        for i in range(n):
+            lex = self.get(orths[i], strings)
+            for j in range(lex.n_subs):
+                hv[k] = lex.subs[j]
+                k += 1
+        return offsets, hashes
+
+    def __reduce__(self):
+        return (LexemeAtoms, (self.substrings,))
+
+
+ATOMS_PER_TOKEN = N_ATOMS
+
+
+def token_atoms(str text, tag=None, chunk=None):
+    """All N_ATOMS atoms of one token: its word atoms and input columns."""
+    return word_atoms(text) + [hash_text(tag) if tag else 0, hash_text(chunk) if chunk else 0]
+
+
+def string_atoms(values):
+    """Atom hashes of strings (e.g. a doc's POS tags), 0 for empty ones."""
+    return numpy.asarray([hash_text(v) if v else 0 for v in values], dtype="uint64")

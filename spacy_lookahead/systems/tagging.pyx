@@ -9,7 +9,8 @@ import numpy
 
 from ..core.features cimport (N_ATOMS, A_ORTH, A_LOWER, A_PRE1, A_SUF1,
                               A_SHAPE, A_HAS_DIGIT, A_HAS_UPPER, A_HAS_HYPHEN,
-                              A_ALL_CAPS, A_INIT_CAP, feat1, feat2, feat3)
+                              A_ALL_CAPS, A_INIT_CAP, A_TAG, A_CHUNK,
+                              feat1, feat2, feat3)
 from ..core.search cimport Workspace, decode
 from ..core.learn cimport train_sequence
 from ..core.system cimport TransitionSystem
@@ -24,6 +25,9 @@ DEF NO_LABEL = 7
 cdef struct TagDocC:
     int length
     const uint64_t* atoms      # length x N_ATOMS
+    const int* sub_offsets     # length + 1: CSR offsets into subs (NULL: none)
+    const uint64_t* subs       # substring hashes of the words
+    const int* forced          # length, label fixed by preset annotation or -1; NULL: none
     const int* gold            # length, -1 = unknown; NULL at prediction
     double* cache              # length x nr_class: scores of the static features
     int64_t* cache_version     # the Weights.version each cache row was made at
@@ -59,9 +63,24 @@ cdef enum:
     T_INIT_CAP
     T_PREV1
     T_PREV12
+    # chunking / NER (Sun et al. Section 4.2, after Tsuruoka et al. 2009)
+    T_WORD = T_PREV12 + 1    # + offset 0..4 (words at -2..+2)
+    T_WORD2 = T_WORD + 5     # + 0..3 word bigrams at (-2,-1) .. (+1,+2)
+    T_POS = T_WORD2 + 4      # + 0..4 POS unigrams
+    T_POS2 = T_POS + 5       # + 0..3 POS bigrams
+    T_POS3 = T_POS2 + 4      # + 0..2 POS trigrams
+    T_CHUNK = T_POS3 + 3     # + 0..4 chunk-label unigrams
+    T_SUBSTRING = T_CHUNK + 5
 
-DEF N_STATIC_MAX = 24
+DEF N_STATIC_MAX = 48
+DEF N_SUBSTRINGS_MAX = 64
 DEF N_DYNAMIC_MAX = 2
+
+# Feature sets
+DEF FS_POS = 0
+DEF FS_CHUNK = 1
+DEF FS_NER = 2
+FEATURE_SETS = {"pos": FS_POS, "chunk": FS_CHUNK, "ner": FS_NER}
 
 
 cdef class TaggingSystem(TransitionSystem):
@@ -70,20 +89,60 @@ cdef class TaggingSystem(TransitionSystem):
     direction: "ltr" or "rtl" (the order in which labels are assigned; the
     "previous" labels are the ones assigned before, e.g. right neighbours for
     rtl). tag_trigrams: add the (prev1, prev2) feature (second-order history).
+    feature_set: "pos" (tagging), "chunk" or "ner" (see extract_static).
+    allowed: optional (nr_class + 1, nr_class) 0/1 matrix, in tagging order:
+    row 0 = labels allowed with no previous label, row p + 1 = labels allowed
+    after label p. at_doc_start / at_doc_end: labels allowed at the first /
+    last token of a document (e.g. no I- at the start in IOB2).
     """
     cdef readonly bint rtl
     cdef readonly bint tag_trigrams
+    cdef readonly int feature_set
+    cdef Pool mem
+    cdef int* allowed
+    cdef int* at_start
+    cdef int* at_end
+    cdef object constraints
 
-    def __init__(self, int nr_class, direction="ltr", tag_trigrams=False):
+    def __init__(self, int nr_class, direction="ltr", tag_trigrams=False, feature_set="pos",
+                 allowed=None, at_doc_start=None, at_doc_end=None):
         if nr_class < 1:
             raise ValueError("a tagging system needs at least one label")
         if direction not in ("ltr", "rtl"):
             raise ValueError(f"direction must be 'ltr' or 'rtl', got {direction!r}")
+        if feature_set not in FEATURE_SETS:
+            raise ValueError(f"feature_set must be one of {sorted(FEATURE_SETS)}, got {feature_set!r}")
         self.nr_class = nr_class
         self.rtl = direction == "rtl"
         self.tag_trigrams = bool(tag_trigrams)
+        self.feature_set = FEATURE_SETS[feature_set]
         self.max_feats = N_STATIC_MAX + N_DYNAMIC_MAX
+        if self.feature_set == FS_NER:
+            self.max_feats += N_SUBSTRINGS_MAX
         self.state_size = sizeof(TagStateC)
+        self.mem = Pool()
+        ones = numpy.ones((nr_class,), dtype="int32")
+        allowed = numpy.ones((nr_class + 1, nr_class), dtype="int32") if allowed is None else allowed
+        at_doc_start = ones if at_doc_start is None else at_doc_start
+        at_doc_end = ones if at_doc_end is None else at_doc_end
+        allowed = numpy.ascontiguousarray(allowed, dtype="int32")
+        if allowed.shape != (nr_class + 1, nr_class):
+            raise ValueError(f"allowed must have shape {(nr_class + 1, nr_class)}, got {allowed.shape}")
+        self.constraints = (allowed.tolist(), list(map(int, at_doc_start)), list(map(int, at_doc_end)))
+        self.allowed = <int*>self.mem.alloc((nr_class + 1) * nr_class, sizeof(int))
+        self.at_start = <int*>self.mem.alloc(nr_class, sizeof(int))
+        self.at_end = <int*>self.mem.alloc(nr_class, sizeof(int))
+        cdef int i, j
+        for i in range(nr_class + 1):
+            for j in range(nr_class):
+                self.allowed[i * nr_class + j] = allowed[i, j]
+        for j in range(nr_class):
+            self.at_start[j] = at_doc_start[j]
+            self.at_end[j] = at_doc_end[j]
+
+    @property
+    def feature_set_name(self):
+        return {v: k for k, v in FEATURE_SETS.items()}[self.feature_set]
 
     @property
     def direction(self):
@@ -100,6 +159,70 @@ cdef class TaggingSystem(TransitionSystem):
         return doc.atoms[i * N_ATOMS + atom]
 
     cdef int extract_static(self, feat_t* f, const TagDocC* doc, int i) noexcept nogil:
+        if self.feature_set == FS_POS:
+            return self.pos_static(f, doc, i)
+        cdef int n = self.chunk_static(f, doc, i)
+        if self.feature_set == FS_NER:
+            n += self.ner_static(&f[n], doc, i)
+        return n
+
+    cdef int chunk_static(self, feat_t* f, const TagDocC* doc, int i) noexcept nogil:
+        """Chunking: words at -2..+2 and their bigrams; POS at -2..+2, their
+        bigrams and trigrams (when the doc has POS tags)."""
+        cdef int n = 0, k
+        f[n] = feat1(T_BIAS, 1); n += 1
+        for k in range(5):
+            f[n] = feat1(T_WORD + k, self.word(doc, i - 2 + k, A_LOWER)); n += 1
+        for k in range(4):
+            f[n] = feat2(T_WORD2 + k, self.word(doc, i - 2 + k, A_LOWER),
+                         self.word(doc, i - 1 + k, A_LOWER)); n += 1
+        if doc.atoms[i * N_ATOMS + A_TAG] == 0:
+            return n
+        for k in range(5):
+            f[n] = feat1(T_POS + k, self.word(doc, i - 2 + k, A_TAG)); n += 1
+        for k in range(4):
+            f[n] = feat2(T_POS2 + k, self.word(doc, i - 2 + k, A_TAG),
+                         self.word(doc, i - 1 + k, A_TAG)); n += 1
+        for k in range(3):
+            f[n] = feat3(T_POS3 + k, self.word(doc, i - 2 + k, A_TAG),
+                         self.word(doc, i - 1 + k, A_TAG), self.word(doc, i + k, A_TAG)); n += 1
+        return n
+
+    cdef int ner_static(self, feat_t* f, const TagDocC* doc, int i) noexcept nogil:
+        """Bio-NER, on top of the chunking set: chunk labels at -2..+2 (when
+        present), the word's substrings shorter than 10 characters, prefixes,
+        suffixes and morphological (shape) features."""
+        cdef const uint64_t* w = &doc.atoms[i * N_ATOMS]
+        cdef int n = 0, k
+        if w[A_CHUNK] != 0:
+            for k in range(5):
+                f[n] = feat1(T_CHUNK + k, self.word(doc, i - 2 + k, A_CHUNK)); n += 1
+        if doc.sub_offsets != NULL:
+            for k in range(doc.sub_offsets[i], doc.sub_offsets[i + 1]):
+                if n >= N_SUBSTRINGS_MAX:
+                    break
+                f[n] = feat1(T_SUBSTRING, doc.subs[k]); n += 1
+        f[n] = feat1(T_W0, w[A_ORTH]); n += 1
+        for k in range(4):
+            if w[A_PRE1 + k]:
+                f[n] = feat1(T_PRE + k, w[A_PRE1 + k]); n += 1
+            if w[A_SUF1 + k]:
+                f[n] = feat1(T_SUF + k, w[A_SUF1 + k]); n += 1
+        f[n] = feat1(T_SHAPE, w[A_SHAPE]); n += 1
+        if w[A_HAS_DIGIT]:
+            f[n] = feat1(T_DIGIT, 1); n += 1
+        if w[A_HAS_UPPER]:
+            f[n] = feat1(T_UPPER, 1); n += 1
+        if w[A_HAS_HYPHEN]:
+            f[n] = feat1(T_HYPHEN, 1); n += 1
+        if w[A_ALL_CAPS]:
+            f[n] = feat1(T_ALL_CAPS, 1); n += 1
+        if w[A_INIT_CAP]:
+            f[n] = feat1(T_INIT_CAP, 1); n += 1
+        return n
+
+    cdef int pos_static(self, feat_t* f, const TagDocC* doc, int i) noexcept nogil:
+        """POS tagging (Ratnaparkhi/Collins-style, Tsuruoka et al. 2011)."""
         cdef const uint64_t* w = &doc.atoms[i * N_ATOMS]
         cdef int n = 0, k
         f[n] = feat1(T_BIAS, 1); n += 1
@@ -141,6 +264,22 @@ cdef class TaggingSystem(TransitionSystem):
     cdef bint is_final(self, const void* state) noexcept nogil:
         cdef const TagStateC* s = <const TagStateC*>state
         return s.step >= s.doc.length
+
+    cdef int set_valid(self, int* is_valid, const void* state) noexcept nogil:
+        cdef const TagStateC* s = <const TagStateC*>state
+        cdef int i = self.position(s), a, n = 0
+        cdef const int* row = &self.allowed[(s.prev1 + 1) * self.nr_class]
+        cdef int forced = s.doc.forced[i] if s.doc.forced != NULL else -1
+        for a in range(self.nr_class):
+            is_valid[a] = row[a]
+            if i == 0 and not self.at_start[a]:
+                is_valid[a] = 0
+            if i == s.doc.length - 1 and not self.at_end[a]:
+                is_valid[a] = 0
+            if forced >= 0 and a != forced:
+                is_valid[a] = 0
+            n += is_valid[a]
+        return n
 
     cdef void apply(self, void* state, int clas) noexcept nogil:
         cdef TagStateC* s = <TagStateC*>state
@@ -242,18 +381,24 @@ cdef class TaggingSystem(TransitionSystem):
         return update_weight_at(Workspace(self, depth), W, <size_t>&state, gold, margin)
 
     def __reduce__(self):
-        return (TaggingSystem, (self.nr_class, self.direction, self.tag_trigrams))
+        allowed, start, end = self.constraints
+        return (TaggingSystem, (self.nr_class, self.direction, self.tag_trigrams,
+                                self.feature_set_name, allowed, start, end))
 
 
 cdef class _TagDoc:
-    """Owns the C arrays of one document for the duration of a call."""
+    """Owns the C arrays of one document for the duration of a call. The
+    input is the (n, N_ATOMS) atoms array, or a dict with "atoms" and
+    optionally "substrings" (CSR offsets, hashes) and "forced" (a label per
+    token fixed by preset annotation, -1 where free)."""
     cdef TagDocC c
     cdef TaggingSystem system
-    cdef object atoms, gold, cache, versions
+    cdef object atoms, gold, cache, versions, offsets, subs, forced
 
-    def __init__(self, TaggingSystem system, atoms_array, gold_array):
+    def __init__(self, TaggingSystem system, doc_input, gold_array):
         self.system = system
-        self.atoms = numpy.ascontiguousarray(atoms_array, dtype="uint64")
+        extras = doc_input if isinstance(doc_input, dict) else {"atoms": doc_input}
+        self.atoms = numpy.ascontiguousarray(extras["atoms"], dtype="uint64")
         n = self.atoms.shape[0]
         if n and (self.atoms.ndim != 2 or self.atoms.shape[1] != N_ATOMS):
             raise ValueError(f"expected ({n}, {N_ATOMS}) word atoms, got {self.atoms.shape}")
@@ -272,6 +417,27 @@ cdef class _TagDoc:
         self.c.cache_version = &vv[0]
         self.c.cache_owner = NULL
         self.c.gold = NULL
+        self.c.sub_offsets = NULL
+        self.c.subs = NULL
+        self.c.forced = NULL
+        cdef int[::1] ofv, fv
+        cdef uint64_t[::1] sv
+        if extras.get("substrings") is not None and n:
+            offsets, subs = extras["substrings"]
+            self.offsets = numpy.ascontiguousarray(offsets, dtype="int32")
+            self.subs = numpy.ascontiguousarray(subs, dtype="uint64")
+            if self.offsets.shape != (n + 1,) or self.subs.shape[0] < max(1, self.offsets[n]):
+                raise ValueError("substring offsets do not match the doc")
+            ofv = self.offsets
+            sv = self.subs
+            self.c.sub_offsets = &ofv[0]
+            self.c.subs = &sv[0]
+        if extras.get("forced") is not None and n:
+            self.forced = numpy.ascontiguousarray(extras["forced"], dtype="int32")
+            if self.forced.shape != (n,) or self.forced.max() >= system.nr_class:
+                raise ValueError("forced labels do not match the doc or the label set")
+            fv = self.forced
+            self.c.forced = &fv[0]
         if gold_array is not None:
             self.gold = numpy.ascontiguousarray(gold_array, dtype="int32")
             if self.gold.shape != (n,):

@@ -1,0 +1,249 @@
+"""`lookahead_chunker` and `lookahead_ner`: spans as IOB2/BILUO labelling on
+the shared tagging system (Tsuruoka et al. 2011, Section 4.1: chunking on
+CoNLL-2000, bio-NER on JNLPBA tagged right to left)."""
+from typing import Callable, Iterable, List, Optional, Tuple
+
+import numpy
+from spacy.language import Language
+from spacy.tokens import Doc, Span, SpanGroup
+from spacy.training import Example, validate_examples
+from spacy.util import filter_spans
+from spacy.vocab import Vocab
+
+from ..systems.schemes import SCHEMES, action_arrays, ids_to_spans, label_constraints, scheme_actions, spans_to_ids
+from .sequence import A_CHUNK, SequencePipe
+
+SpanTuple = Tuple[int, int, str]
+
+
+class SpanLabeller(SequencePipe):
+    """Labels spans through one label per token (scheme "iob" = IOB2, or
+    "biluo"); the search only follows label sequences the scheme allows."""
+
+    history_setting = "label_trigrams"
+
+    def __init__(self, vocab: Vocab, name: str, *, scheme: str, **settings) -> None:
+        if scheme not in SCHEMES:
+            raise ValueError(f"[{name}] scheme must be one of {sorted(SCHEMES)}, got {scheme!r}")
+        super().__init__(vocab, name, scheme=scheme, **settings)
+        self._arrays = None
+
+    @property
+    def actions(self) -> List[str]:
+        return scheme_actions(self.labels, self.cfg["scheme"])
+
+    def constraints(self):
+        return label_constraints(self.actions, self.cfg["scheme"], self.cfg["direction"])
+
+    def _kinds_types(self):
+        if self._arrays is None or self._arrays[0] != self.labels:
+            self._arrays = (self.labels, *action_arrays(self.actions))
+        return self._arrays[1], self._arrays[2]
+
+    # --- subclasses: where the gold and the output spans live -----------------
+    def reference_spans(self, doc: Doc) -> Optional[Iterable[Span]]:
+        raise NotImplementedError
+
+    def write_spans(self, doc: Doc, spans: List[Span]) -> None:
+        raise NotImplementedError
+
+    def missing_gold(self, example: Example) -> Optional[numpy.ndarray]:
+        """Boolean mask of predicted tokens whose gold is unknown."""
+        return None
+
+    # -----------------------------------------------------------------------------
+    def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None,
+                   labels: Optional[List[str]] = None) -> None:
+        """Collect the span types from the training examples (or `labels`)."""
+        validate_examples(get_examples(), f"{type(self).__name__}.initialize")
+        self._reset()
+        if labels is None:
+            labels = sorted({span.label_ for eg in get_examples()
+                             for span in (self.reference_spans(eg.reference) or [])})
+        for label in labels:
+            if "-" in label and label.split("-", 1)[0] in ("B", "I", "L", "U", "O"):
+                raise ValueError(f"[{self.name}] {label!r} looks like an IOB tag: give span "
+                                 "types (e.g. 'NP'), not per-token labels.")
+            self.add_label(label)
+        if not self.labels:
+            raise ValueError(f"[{self.name}] no gold spans found in the training examples "
+                             f"({self.gold_description}).")
+
+    def gold_ids(self, example: Example) -> numpy.ndarray:
+        n = len(example.predicted)
+        spans = self.reference_spans(example.reference)
+        if spans is None:
+            return numpy.full((n,), -1, dtype="int32")
+        aligned = filter_spans(example.get_aligned_spans_y2x(list(spans), allow_overlap=True))
+        ids = spans_to_ids(n, [(s.start, s.end, s.label_) for s in aligned], self.actions,
+                           self.cfg["scheme"])
+        missing = self.missing_gold(example)
+        if missing is not None:
+            ids[missing] = -1
+        return ids
+
+    def set_annotations(self, docs: Iterable[Doc], label_ids: List[numpy.ndarray]) -> None:
+        kinds, types = self._kinds_types()
+        labels = self.labels
+        for doc, ids in zip(docs, label_ids):
+            spans = [Span(doc, start, end, label=labels[t]) for start, end, t in ids_to_spans(ids, kinds, types)]
+            self.write_spans(doc, spans)
+
+
+@Language.factory(
+    "lookahead_chunker",
+    assigns=["doc.spans"],
+    requires=["token.tag"],
+    default_config={
+        "depth": 1,
+        "margin": 1.0,
+        "direction": "ltr",
+        "scheme": "iob",
+        "spans_key": "chunks",
+        "label_trigrams": False,
+        "scorer": {"@scorers": "spacy_lookahead.chunk_scorer.v1"},
+    },
+    default_score_weights={"chunks_f": 1.0, "chunks_p": 0.0, "chunks_r": 0.0, "chunks_per_type": None},
+)
+def make_lookahead_chunker(nlp: Language, name: str, depth: int, margin: float, direction: str,
+                           scheme: str, spans_key: str, label_trigrams: bool,
+                           scorer: Optional[Callable]) -> "LookaheadChunker":
+    """Base-phrase chunking into doc.spans[spans_key] from words and POS tags.
+
+    depth, margin, direction: the lookahead search and perceptron (see the tagger).
+    scheme: "iob" (IOB2) or "biluo" labelling of the chunks.
+    label_trigrams: add the (label t-1, label t-2) history feature.
+    """
+    return LookaheadChunker(nlp.vocab, name, depth=depth, margin=margin, direction=direction,
+                            scheme=scheme, spans_key=spans_key, label_trigrams=label_trigrams,
+                            scorer=scorer)
+
+
+class LookaheadChunker(SpanLabeller):
+    """Chunks (NP, VP, PP, ...) from words and POS tags; features as Sun et
+    al. Section 4.2: words at -2..+2 and their bigrams, POS uni/bi/trigrams."""
+
+    feature_set = "chunk"
+    feature_settings = ("direction", "label_trigrams", "scheme")
+    gold_description = "doc.spans[spans_key] on the gold docs"
+
+    def __init__(self, vocab: Vocab, name: str = "lookahead_chunker", *, depth: int = 1,
+                 margin: float = 1.0, direction: str = "ltr", scheme: str = "iob",
+                 spans_key: str = "chunks", label_trigrams: bool = False,
+                 scorer: Optional[Callable] = None) -> None:
+        super().__init__(vocab, name, depth=depth, margin=margin, direction=direction,
+                         scheme=scheme, spans_key=spans_key, label_trigrams=bool(label_trigrams),
+                         scorer=scorer)
+
+    def input_columns(self, doc: Doc, atoms: numpy.ndarray, example: Optional[Example]) -> None:
+        self._tag_column(doc, atoms, example, "chunking")
+
+    def reference_spans(self, doc: Doc):
+        return doc.spans[self.cfg["spans_key"]] if self.cfg["spans_key"] in doc.spans else None
+
+    def write_spans(self, doc: Doc, spans: List[Span]) -> None:
+        key = self.cfg["spans_key"]
+        doc.spans[key] = SpanGroup(doc, name=key, spans=spans)
+
+
+@Language.factory(
+    "lookahead_ner",
+    assigns=["doc.ents", "token.ent_iob", "token.ent_type"],
+    default_config={
+        "depth": 1,
+        "margin": 1.0,
+        "direction": "ltr",
+        "scheme": "iob",
+        "label_trigrams": False,
+        "pos_features": False,
+        "chunk_features": False,
+        "chunks_key": "chunks",
+        "scorer": {"@scorers": "spacy_lookahead.entity_scorer.v1"},
+    },
+    default_score_weights={"ents_f": 1.0, "ents_p": 0.0, "ents_r": 0.0, "ents_per_type": None},
+)
+def make_lookahead_ner(nlp: Language, name: str, depth: int, margin: float, direction: str,
+                       scheme: str, label_trigrams: bool, pos_features: bool, chunk_features: bool,
+                       chunks_key: str, scorer: Optional[Callable]) -> "LookaheadNER":
+    """Named entities into doc.ents.
+
+    direction: "rtl" tags right to left (the paper's choice for JNLPBA).
+    pos_features / chunk_features: use token.tag_ / doc.spans[chunks_key] as
+    input features (then required on every doc, e.g. from a tagger and a
+    chunker earlier in the pipeline).
+    """
+    return LookaheadNER(nlp.vocab, name, depth=depth, margin=margin, direction=direction,
+                        scheme=scheme, label_trigrams=label_trigrams, pos_features=pos_features,
+                        chunk_features=chunk_features, chunks_key=chunks_key, scorer=scorer)
+
+
+class LookaheadNER(SpanLabeller):
+    """Entities from words (substrings < 10 characters, affixes, shape), and
+    optionally POS tags and chunks; features as Sun et al. Section 4.2.
+
+    Preset entities are respected as spaCy's `ner` does: tokens whose
+    ent_iob is already set (inside an entity, or explicitly outside) keep
+    their annotation and the search plans around them."""
+
+    feature_set = "ner"
+    feature_settings = ("direction", "label_trigrams", "scheme", "pos_features", "chunk_features")
+    gold_description = "doc.ents on the gold docs"
+
+    def __init__(self, vocab: Vocab, name: str = "lookahead_ner", *, depth: int = 1,
+                 margin: float = 1.0, direction: str = "ltr", scheme: str = "iob",
+                 label_trigrams: bool = False, pos_features: bool = False,
+                 chunk_features: bool = False, chunks_key: str = "chunks",
+                 scorer: Optional[Callable] = None) -> None:
+        super().__init__(vocab, name, depth=depth, margin=margin, direction=direction,
+                         scheme=scheme, label_trigrams=bool(label_trigrams),
+                         pos_features=bool(pos_features), chunk_features=bool(chunk_features),
+                         chunks_key=chunks_key, scorer=scorer)
+
+    def input_columns(self, doc: Doc, atoms: numpy.ndarray, example: Optional[Example]) -> None:
+        if self.cfg["pos_features"]:
+            self._tag_column(doc, atoms, example, "pos_features = true")
+        if self.cfg["chunk_features"]:
+            key = self.cfg["chunks_key"]
+            if key in doc.spans:
+                chunks = doc.spans[key]
+            elif example is not None and key in example.reference.spans:
+                chunks = example.get_aligned_spans_y2x(list(example.reference.spans[key]),
+                                                       allow_overlap=True)
+            else:
+                raise ValueError(
+                    f"[{self.name}] chunk_features = true needs chunks in doc.spans[{key!r}], "
+                    "and this doc has none. Put a chunker (e.g. lookahead_chunker) before it "
+                    "in the pipeline, or set chunk_features = false.")
+            strings = self.vocab.strings
+            for span in chunks:  # per chunk, not per token
+                atoms[span.start, A_CHUNK] = strings.add(f"B-{span.label_}")
+                atoms[span.start + 1:span.end, A_CHUNK] = strings.add(f"I-{span.label_}")
+            atoms[atoms[:, A_CHUNK] == 0, A_CHUNK] = strings.add("O")
+
+    def reference_spans(self, doc: Doc):
+        return doc.ents if doc.has_annotation("ENT_IOB") else None
+
+    def missing_gold(self, example: Example) -> Optional[numpy.ndarray]:
+        iob = example.get_aligned("ENT_IOB")
+        return numpy.asarray([not v for v in iob], dtype=bool)
+
+    def _preset(self, doc: Doc) -> Optional[numpy.ndarray]:
+        iob = doc.to_array("ENT_IOB")
+        return iob if iob.any() else None
+
+    def forced_ids(self, doc: Doc) -> Optional[numpy.ndarray]:
+        iob = self._preset(doc)
+        if iob is None:
+            return None
+        known = [e for e in doc.ents if e.label_ in self.label_ids]
+        ids = spans_to_ids(len(doc), [(e.start, e.end, e.label_) for e in known], self.actions,
+                           self.cfg["scheme"])
+        ids[iob == 0] = -1  # free: no preset annotation
+        return ids
+
+    def write_spans(self, doc: Doc, spans: List[Span]) -> None:
+        if self._preset(doc) is not None:  # keep preset entities of types we do not know
+            kept = [e for e in doc.ents if e.label_ not in self.label_ids]
+            taken = {i for e in kept for i in range(e.start, e.end)}
+            spans = kept + [s for s in spans if not taken.intersection(range(s.start, s.end))]
+        doc.set_ents(sorted(spans), default="outside")

@@ -1,0 +1,92 @@
+"""Span labelling schemes (IOB2, BILUO) for the sequence labellers: the
+action set for a list of span types, the label constraints the search obeys,
+and spans <-> label-id conversions (vectorised: no Python per token)."""
+from typing import Dict, List, Sequence, Tuple
+
+import numpy
+
+SCHEMES = {"iob": "BI", "biluo": "BILU"}
+O, B, I, L, U = 0, 1, 2, 3, 4
+KIND = {"O": O, "B": B, "I": I, "L": L, "U": U}
+
+
+def scheme_actions(types: Sequence[str], scheme: str) -> List[str]:
+    """The action (label) names: "O", then e.g. B-NP, I-NP, B-VP, ..."""
+    if scheme not in SCHEMES:
+        raise ValueError(f"scheme must be one of {sorted(SCHEMES)}, got {scheme!r}")
+    return ["O"] + [f"{prefix}-{t}" for t in types for prefix in SCHEMES[scheme]]
+
+
+def action_arrays(actions: Sequence[str]) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """(kind, type) per action: kind in O/B/I/L/U, type = index of the span
+    type in order of first appearance (-1 for O)."""
+    kinds, types, index = [], [], {}
+    for name in actions:
+        prefix, _, label = name.partition("-")
+        kinds.append(KIND[prefix])
+        types.append(index.setdefault(label, len(index)) if label else -1)
+    return numpy.asarray(kinds, dtype="int8"), numpy.asarray(types, dtype="int32")
+
+
+def label_constraints(actions: Sequence[str], scheme: str, direction: str) -> Dict[str, numpy.ndarray]:
+    """The `allowed`, `at_doc_start`, `at_doc_end` arrays of TaggingSystem
+    for a scheme, in tagging order (for "rtl" the previous label is the right
+    neighbour). IOB2: I-X only after B-X/I-X. BILUO: additionally B-X/I-X
+    must be followed by I-X/L-X, and L-X/U-X/O close spans."""
+    kinds, types = action_arrays(actions)
+    biluo = scheme == "biluo"
+    n = len(actions)
+    labels = list(zip(kinds.tolist(), types.tolist()))
+
+    def follows(prev, cur):
+        (pk, pt), (ck, ct) = prev, cur
+        if ck in (I, L):
+            return pk in (B, I) and pt == ct
+        return not (biluo and pk in (B, I))
+
+    start = numpy.asarray([k not in (I, L) for k, _ in labels], dtype="int32")
+    end = numpy.asarray([not (biluo and k in (B, I)) for k, _ in labels], dtype="int32")
+    allowed = numpy.zeros((n + 1, n), dtype="int32")
+    for c in range(n):
+        allowed[0, c] = start[c] if direction == "ltr" else end[c]
+        for p in range(n):
+            ok = follows(labels[p], labels[c]) if direction == "ltr" else follows(labels[c], labels[p])
+            allowed[p + 1, c] = ok
+    return {"allowed": allowed, "at_doc_start": start, "at_doc_end": end}
+
+
+def spans_to_ids(n_tokens: int, spans: Sequence[Tuple[int, int, str]], actions: Sequence[str],
+                 scheme: str) -> numpy.ndarray:
+    """Label ids for (start, end, type) spans; types not among the actions
+    give -1 (unknown) on their tokens."""
+    ids = numpy.zeros((n_tokens,), dtype="int32")
+    index = {name: i for i, name in enumerate(actions)}
+    for start, end, label in spans:
+        if f"B-{label}" not in index:
+            ids[start:end] = -1
+        elif scheme == "biluo" and end - start == 1:
+            ids[start] = index[f"U-{label}"]
+        else:
+            ids[start:end] = index[f"I-{label}"]
+            ids[start] = index[f"B-{label}"]
+            if scheme == "biluo":
+                ids[end - 1] = index[f"L-{label}"]
+    return ids
+
+
+def ids_to_spans(ids: numpy.ndarray, kinds: numpy.ndarray, types: numpy.ndarray) -> List[Tuple[int, int, int]]:
+    """(start, end, type index) of the spans a label-id sequence encodes,
+    read as conlleval does: an I/L that does not continue a span of its type
+    starts one; U is a span of one token."""
+    if len(ids) == 0:
+        return []
+    k, t = kinds[ids], types[ids]
+    inside = k != O
+    opens = numpy.isin(k, (B, I))  # may be continued by the next token
+    cont = numpy.zeros_like(inside)  # token continues the previous token's span
+    cont[1:] = opens[:-1] & numpy.isin(k[1:], (I, L)) & (t[1:] == t[:-1])
+    starts = numpy.flatnonzero(inside & ~cont)
+    nxt = numpy.zeros_like(inside)
+    nxt[:-1] = cont[1:]
+    ends = numpy.flatnonzero(inside & ~nxt) + 1
+    return list(zip(starts.tolist(), ends.tolist(), t[starts].tolist()))
