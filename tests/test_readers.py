@@ -114,7 +114,7 @@ def test_iob_reader_conll2003(nlp, scheme):
     reader = create_iob_reader(FIXTURES / "conll2003_sample.txt", columns=["word", "pos", "chunk", "ent"],
                                scheme=scheme)
     examples = list(reader(nlp))
-    # -DOCSTART- lines separate documents (even without a blank line) and are skipped
+    # -DOCSTART- lines separate documents (even without blank lines around them) and are skipped
     assert len(examples) == 4
     assert [spans_of(eg.reference.ents) for eg in examples] == CONLL2003_ENTS
     for eg, expected in zip(examples, CONLL2003_CHUNKS):

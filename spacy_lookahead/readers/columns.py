@@ -75,7 +75,10 @@ class ColumnCorpus:
 
     columns: the name of each column: "word", "pos", "chunk", "ent" or "_".
     target: "chunk" (gold chunks in `reference.spans[spans_key]`) or "ent"
-        (gold entities in `reference.ents`).
+        (gold entities in `reference.ents`; a chunk column then goes to
+        `spans[spans_key]` of both docs, as an input).
+    scheme: "iob2" or "iob1" (decoded alike, as conlleval does) or "biluo".
+    limit: the number of examples to yield (0: all).
     """
 
     def __init__(self, path: PathLike, columns: Sequence[str], target: str, *,
@@ -91,6 +94,8 @@ class ColumnCorpus:
                 raise ValueError(f"column {name!r} named more than once in {columns}")
         if "word" not in columns:
             raise ValueError(f"no 'word' column in {columns}")
+        if target not in ("chunk", "ent"):
+            raise ValueError(f"target must be 'chunk' or 'ent', got {target!r}")
         if target not in columns:
             raise ValueError(f"no {target!r} column (the gold annotation) in {columns}")
         self.path = Path(path)
