@@ -1,0 +1,84 @@
+"""IOB2/BILUO: span <-> label-id round trips and the label constraints."""
+import numpy
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from spacy_lookahead.systems.schemes import (action_arrays, ids_to_spans, label_constraints,
+                                             scheme_actions, spans_to_ids)
+
+TYPES = ["NP", "VP", "PP"]
+
+
+@st.composite
+def span_sets(draw):
+    n = draw(st.integers(0, 12))
+    spans, i = [], 0
+    while i < n:
+        length = draw(st.integers(0, 3))  # 0 = an O token
+        if length == 0 or i + length > n:
+            i += 1
+            continue
+        spans.append((i, i + length, draw(st.sampled_from(TYPES))))
+        i += length
+    return n, spans
+
+
+def satisfies(ids, c, rtl):
+    order = list(range(len(ids)))[::-1] if rtl else list(range(len(ids)))
+    prev = -1
+    for pos in order:
+        a = ids[pos]
+        if not c["allowed"][prev + 1][a]:
+            return False
+        if pos == 0 and not c["at_doc_start"][a]:
+            return False
+        if pos == len(ids) - 1 and not c["at_doc_end"][a]:
+            return False
+        prev = a
+    return True
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=span_sets(), scheme=st.sampled_from(["iob", "biluo"]))
+def test_round_trip_and_gold_is_always_allowed(data, scheme):
+    n, spans = data
+    actions = scheme_actions(TYPES, scheme)
+    kinds, types = action_arrays(actions)
+    ids = spans_to_ids(n, spans, actions, scheme)
+    assert [(s, e, TYPES[t]) for s, e, t in ids_to_spans(ids, kinds, types)] == spans
+    for direction in ("ltr", "rtl"):
+        assert satisfies(ids.tolist(), label_constraints(actions, scheme, direction), direction == "rtl")
+
+
+def test_iob2_constraints_by_hand():
+    actions = scheme_actions(["NP"], "iob")  # O, B-NP, I-NP
+    c = label_constraints(actions, "iob", "ltr")
+    assert c["allowed"].tolist() == [[1, 1, 0], [1, 1, 0], [1, 1, 1], [1, 1, 1]]
+    assert c["at_doc_start"].tolist() == [1, 1, 0] and c["at_doc_end"].tolist() == [1, 1, 1]
+    rtl = label_constraints(actions, "iob", "rtl")  # previous = right neighbour
+    assert rtl["allowed"].tolist() == [[1, 1, 1], [1, 1, 1], [1, 1, 1], [0, 1, 1]]
+
+
+def test_biluo_constraints_by_hand():
+    actions = scheme_actions(["NP"], "biluo")  # O, B, I, L, U
+    c = label_constraints(actions, "biluo", "ltr")
+    assert c["allowed"][2].tolist() == [0, 0, 1, 1, 0]  # after B: I or L
+    assert c["allowed"][4].tolist() == [1, 1, 0, 0, 1]  # after L: O, B, U
+    assert c["at_doc_end"].tolist() == [1, 0, 0, 1, 1]
+
+
+def test_conlleval_reading_of_an_i_without_b():
+    actions = scheme_actions(["NP", "VP"], "iob")  # O B-NP I-NP B-VP I-VP
+    kinds, types = action_arrays(actions)
+    ids = numpy.asarray([2, 2, 0, 4, 2, 1, 2], dtype="int32")  # I-NP I-NP O I-VP I-NP B-NP I-NP
+    assert ids_to_spans(ids, kinds, types) == [(0, 2, 0), (3, 4, 1), (4, 5, 0), (5, 7, 0)]
+
+
+def test_unknown_span_type_is_unknown_gold():
+    actions = scheme_actions(["NP"], "iob")
+    assert spans_to_ids(4, [(1, 3, "XP")], actions, "iob").tolist() == [0, -1, -1, 0]
+
+
+def test_unknown_scheme():
+    with pytest.raises(ValueError, match="scheme must be one of"):
+        scheme_actions(TYPES, "bio")
