@@ -1,0 +1,172 @@
+"""lookahead_chunker and lookahead_ner as spaCy components."""
+import pickle
+import random
+
+import pytest
+import spacy
+from spacy.tokens import Doc, Span
+from spacy.training import Example
+
+import spacy_lookahead.pipes.spans  # noqa: F401  (factories, when not pip-installed)
+import spacy_lookahead.scoring  # noqa: F401
+from spacy_lookahead.readers.columns import ColumnCorpus
+
+
+def conll2000(shared_data, vocab, split, limit):
+    corpus = ColumnCorpus(shared_data / "conll2000" / f"{split}.txt", ["word", "pos", "chunk"], "chunk")
+    return [eg for _, eg in zip(range(limit), corpus.read(vocab))]
+
+
+def jnlpba(shared_data, vocab, split, limit):
+    corpus = ColumnCorpus(shared_data / "jnlpba" / f"{split}.iob2", ["word", "ent"], "ent")
+    return [eg for _, eg in zip(range(limit), corpus.read(vocab))]
+
+
+def train(nlp, examples, epochs):
+    nlp.initialize(lambda: examples)
+    rng = random.Random(0)
+    for _ in range(epochs):
+        examples = examples[:]
+        rng.shuffle(examples)
+        for i in range(0, len(examples), 32):
+            nlp.update(examples[i:i + 32])
+    return nlp
+
+
+def words_only(examples):
+    return [Example(Doc(eg.reference.vocab, words=[t.text for t in eg.reference]), eg.reference)
+            for eg in examples]
+
+
+@pytest.fixture(scope="module")
+def chunker_nlp(shared_data):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lookahead_chunker", config={"depth": 1})
+    return train(nlp, conll2000(shared_data, nlp.vocab, "train", 1500), 3)
+
+
+def test_chunker_f1_floor_on_conll2000_slice(chunker_nlp, shared_data):
+    test = conll2000(shared_data, chunker_nlp.vocab, "test", 500)
+    scores = chunker_nlp.evaluate(test)
+    assert scores["chunks_f"] > 0.88, scores
+    assert set(scores["chunks_per_type"]) >= {"NP", "VP", "PP"}
+
+
+def test_chunker_learns_from_words_only_docs(shared_data):
+    """spacy.Corpus.v1 gives update() docs without tags: the chunker takes its
+    POS input from the aligned gold doc."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lookahead_chunker", config={"depth": 0})
+    examples = words_only(conll2000(shared_data, nlp.vocab, "train", 300))
+    assert not examples[0].predicted.has_annotation("TAG")
+    train(nlp, examples, 2)
+    test = conll2000(shared_data, nlp.vocab, "test", 200)
+    assert nlp.evaluate(test)["chunks_f"] > 0.8
+
+
+def test_chunker_without_pos_tags_says_what_to_do(chunker_nlp):
+    with pytest.raises(ValueError, match="needs POS tags.*lookahead_tagger"):
+        chunker_nlp("The old man saw the boats .")
+
+
+def test_chunker_writes_spans(chunker_nlp):
+    words = "He reckons the current account deficit will narrow .".split()
+    tags = ["PRP", "VBZ", "DT", "JJ", "NN", "NN", "MD", "VB", "."]
+    doc = chunker_nlp(Doc(chunker_nlp.vocab, words=words, tags=tags))
+    chunks = [(s.text, s.label_) for s in doc.spans["chunks"]]
+    assert ("the current account deficit", "NP") in chunks and ("He", "NP") in chunks
+    assert chunker_nlp(Doc(chunker_nlp.vocab, words=[], tags=[])).spans["chunks"] is not None
+
+
+@pytest.mark.parametrize("how", ["bytes", "disk", "pickle"])
+def test_chunker_round_trip(chunker_nlp, shared_data, tmp_path, how):
+    test = conll2000(shared_data, chunker_nlp.vocab, "test", 100)
+
+    def run(nlp):
+        docs = nlp.pipe(Doc(nlp.vocab, words=[t.text for t in eg.reference],
+                            tags=[t.tag_ for t in eg.reference]) for eg in test)
+        return [[(s.start, s.end, s.label_) for s in d.spans["chunks"]] for d in docs]
+
+    if how == "bytes":
+        other = spacy.blank("en")
+        other.add_pipe("lookahead_chunker")
+        other.from_bytes(chunker_nlp.to_bytes())
+    elif how == "disk":
+        chunker_nlp.to_disk(tmp_path / "m")
+        other = spacy.load(tmp_path / "m")
+    else:
+        other = pickle.loads(pickle.dumps(chunker_nlp))
+    assert run(other) == run(chunker_nlp)
+
+
+def test_overlapping_gold_spans_and_unseen_types_do_not_break_training():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lookahead_chunker", config={"depth": 1})
+    doc = Doc(nlp.vocab, words="the big dog barks".split(), tags=["DT", "JJ", "NN", "VBZ"])
+    ref = doc.copy()
+    ref.spans["chunks"] = [Span(ref, 0, 3, "NP"), Span(ref, 1, 3, "NP"), Span(ref, 3, 4, "VP")]
+    nlp.initialize(lambda: [Example(doc, ref)])
+    assert nlp.get_pipe("lookahead_chunker").labels == ("NP", "VP")
+    ref2 = ref.copy()
+    ref2.spans["chunks"] = [Span(ref2, 0, 3, "NP"), Span(ref2, 3, 4, "XP")]  # XP: unseen
+    for _ in range(3):
+        nlp.update([Example(doc.copy(), ref), Example(doc.copy(), ref2)])
+    out = nlp(doc.copy())
+    assert [(s.start, s.end, s.label_) for s in out.spans["chunks"]][0] == (0, 3, "NP")
+
+
+@pytest.mark.parametrize("direction", ["ltr", "rtl"])
+@pytest.mark.parametrize("scheme", ["iob", "biluo"])
+def test_ner_on_jnlpba_slice(shared_data, direction, scheme):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lookahead_ner", config={"depth": 1, "direction": direction, "scheme": scheme})
+    train(nlp, jnlpba(shared_data, nlp.vocab, "train", 1000), 2)
+    scores = nlp.evaluate(jnlpba(shared_data, nlp.vocab, "test", 300))
+    assert scores["ents_f"] > 0.45, scores
+
+
+@pytest.fixture(scope="module")
+def toy_ner():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lookahead_ner", config={"depth": 1, "direction": "rtl"})
+    examples = []
+    for text, ents in [("IL-2 activates T cells", [(0, 1, "protein"), (2, 4, "cell_type")]),
+                       ("NF-kappa B binds DNA", [(0, 2, "protein")]),
+                       ("T cells express IL-2", [(0, 2, "cell_type"), (3, 4, "protein")])]:
+        doc = Doc(nlp.vocab, words=text.split())
+        ref = doc.copy()
+        ref.set_ents([Span(ref, s, e, label) for s, e, label in ents], default="outside")
+        examples.append(Example(doc, ref))
+    return train(nlp, examples, 10)
+
+
+def test_ner_writes_ents(toy_ner):
+    doc = toy_ner(Doc(toy_ner.vocab, words="IL-2 activates T cells".split()))
+    assert [(e.text, e.label_) for e in doc.ents] == [("IL-2", "protein"), ("T cells", "cell_type")]
+
+
+def test_ner_respects_preset_entities(toy_ner):
+    doc = Doc(toy_ner.vocab, words="IL-2 activates T cells".split())
+    doc.set_ents([Span(doc, 0, 1, "GENE"), Span(doc, 2, 3, "protein")])  # unknown and known types
+    out = toy_ner(doc)
+    ents = [(e.start, e.end, e.label_) for e in out.ents]
+    assert (0, 1, "GENE") in ents and (2, 3, "protein") in ents
+    assert all(not (s < 3 and e > 2) or (s, e) == (2, 3) for s, e, _ in ents)
+
+
+def test_ner_feature_inputs_required_when_configured():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lookahead_ner", config={"chunk_features": True})
+    nlp.get_pipe("lookahead_ner").add_label("protein")
+    with pytest.raises(ValueError, match="chunk_features = true needs chunks"):
+        nlp("IL-2 activates T cells")
+
+
+@pytest.mark.parametrize("factory,config,match", [
+    ("lookahead_chunker", {"scheme": "bio"}, "scheme must be one of"),
+    ("lookahead_chunker", {"depth": -1}, "depth must be"),
+    ("lookahead_ner", {"direction": "up"}, "direction must be one of"),
+])
+def test_wrong_config_values(factory, config, match):
+    with pytest.raises(ValueError, match=match):
+        spacy.blank("en").add_pipe(factory, config=config)
