@@ -170,3 +170,28 @@ def test_ner_feature_inputs_required_when_configured():
 def test_wrong_config_values(factory, config, match):
     with pytest.raises(ValueError, match=match):
         spacy.blank("en").add_pipe(factory, config=config)
+
+
+@pytest.mark.parametrize("words", [[], ["IL-2"], ["IL-2", " ", "\n", "cells", "\t"],
+                                   ["Ünïcödé", "😀", "日本語", "x" * 300],
+                                   ("IL-2 activates T cells and NF-kappa B .".split()) * 1250])
+def test_ner_odd_and_long_docs(toy_ner, words):
+    doc = toy_ner(Doc(toy_ner.vocab, words=list(words)))
+    assert len(doc) == len(words)
+    assert all(e.label_ in ("protein", "cell_type") for e in doc.ents)
+
+
+def test_chunker_long_doc(chunker_nlp):
+    words = "He reckons the current account deficit will narrow .".split() * 1100
+    tags = ["PRP", "VBZ", "DT", "JJ", "NN", "NN", "MD", "VB", "."] * 1100
+    doc = chunker_nlp(Doc(chunker_nlp.vocab, words=words, tags=tags))
+    assert len(doc) == 9900 and len(doc.spans["chunks"]) >= 4 * 1100
+
+
+@pytest.mark.parametrize("factory", ["lookahead_chunker", "lookahead_ner"])
+def test_corrupt_span_model_raises_a_clear_error(toy_ner, chunker_nlp, tmp_path, factory):
+    nlp = chunker_nlp if factory == "lookahead_chunker" else toy_ner
+    nlp.to_disk(tmp_path / "m")
+    (tmp_path / "m" / factory / "weights").write_bytes(b"\x00garbage")
+    with pytest.raises(ValueError, match=f"{factory}.*Corrupt"):
+        spacy.load(tmp_path / "m")
