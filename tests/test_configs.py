@@ -1,0 +1,53 @@
+"""Every shipped config trains with `spacy train` (tiny slices of the real
+data), including the NER pipeline behind a frozen tagger and chunker."""
+import sys
+from pathlib import Path
+
+import pytest
+import spacy
+from spacy.training.initialize import init_nlp
+from spacy.training.loop import train
+from spacy.util import load_config
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+
+
+def spacy_train(config_name, output, **overrides):
+    config = load_config(CONFIGS / config_name, overrides={
+        "training.max_epochs": 1, "corpora.train.limit": 60, "corpora.dev.limit": 30,
+        **overrides}, interpolate=False)
+    nlp = init_nlp(config)
+    output.mkdir()
+    nlp, _ = train(nlp, output, stdout=sys.stdout, stderr=sys.stderr)
+    return output / "model-last"
+
+
+@pytest.fixture(scope="module")
+def conll_models(shared_data, tmp_path_factory):
+    root = tmp_path_factory.mktemp("conll")
+    paths = {"paths.train": str(shared_data / "conll2000" / "train.txt"),
+             "paths.dev": str(shared_data / "conll2000" / "test.txt")}
+    return {"tagger": spacy_train("tagger_conll2000.cfg", root / "tagger", **paths),
+            "chunker": spacy_train("chunker_conll2000.cfg", root / "chunker", **paths)}
+
+
+def test_conll2000_configs(conll_models):
+    nlp = spacy.load(conll_models["chunker"])
+    assert nlp.pipe_names == ["lookahead_chunker"]
+    doc = spacy.load(conll_models["tagger"])("The old man saw the boats .")
+    assert all(t.tag_ for t in doc)
+
+
+@pytest.mark.parametrize("config_name", ["ner_jnlpba.cfg", "ner_jnlpba_pipeline.cfg"])
+def test_ner_configs(shared_data, conll_models, tmp_path, config_name):
+    model = spacy_train(config_name, tmp_path / "ner",
+                        **{"paths.train": str(shared_data / "jnlpba" / "train.iob2"),
+                           "paths.dev": str(shared_data / "jnlpba" / "test.iob2")},
+                        **({"paths.tagger": str(conll_models["tagger"]),
+                            "paths.chunker": str(conll_models["chunker"])}
+                           if "pipeline" in config_name else {}))
+    nlp = spacy.load(model)
+    doc = nlp("IL-2 gene expression requires NF-kappa B activation .")
+    assert nlp.pipe_names[-1] == "lookahead_ner" and doc.ents is not None
+    if "pipeline" in config_name:
+        assert all(t.tag_ for t in doc) and "chunks" in doc.spans
