@@ -7,7 +7,8 @@ For every asset of project.yml whose dest is `assets/<rel>`, the file
 one project.yml names (a copy that differs is reported and left alone).
 Then weasel's own asset fetching runs (as `spacy project assets` does):
 present files with a matching checksum are skipped, missing ones are
-downloaded from their URL. Finally every checksum is verified again, because
+downloaded from their URL (assets without a URL, e.g. the reconstructed
+JNLPBA train set, can only come from the mirror or be placed by hand). Finally every checksum is verified again, because
 weasel only prints a wrong checksum and still exits 0 (and a network error
 escapes it as a traceback). Exit code 1 if any asset is missing or wrong.
 """
@@ -29,7 +30,8 @@ def main(mirror: str, project_dir: str = ".") -> int:
         rel = Path(asset["dest"]).relative_to("assets")
         src = mirror_dir / rel
         if not src.is_file():
-            print(f"not in mirror: {src}")
+            print(f"not in mirror: {src}" + ("" if asset.get("url") or asset.get("git") else
+                  " (local asset without a URL: see its description in project.yml)"))
         elif dest.is_file() and want and get_checksum(dest) == want:
             print(f"up to date:    {dest}")
         elif want and get_checksum(src) != want:

@@ -5,11 +5,14 @@
 
 Settings: `full` reads metrics/ and training/, `quick` reads metrics/quick/
 and training/quick/. Per system it reads
-  <metrics>/<name>.json           spacy benchmark accuracy (tag_acc)
+  <metrics>/<name>.json           spacy benchmark accuracy (tag_acc) or
+                                  benchmarks/evaluate.py (span p, r, f)
   <metrics>/time_<name>.json      benchmarks/timed.py (training wall time, peak RSS)
-  <metrics>/tagger_speed.json     benchmarks/speed.py (tokens/s, ratio, peak RSS)
+  <metrics>/train_<name>.json     benchmarks/crf_baseline.py (CRF settings, iterations)
+  <metrics>/<task>_speed.json     benchmarks/speed.py (tokens/s, ratio, peak RSS)
   <metrics>/tagger_train_speed.json  benchmarks/train_speed.py (seconds per epoch)
-  <training>/<name>/model-best/   config.cfg (stopping, limit, depth), meta.json (dev score)
+  <training>/<name>/model-best/ (tagging) or model-last/ (chunking, NER):
+                                  config.cfg (stopping, limit), meta.json (dev score)
 Anything missing is shown as "-"; a system with nothing at all is listed as not run.
 """
 import argparse
@@ -20,9 +23,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 SETTINGS = {"full": "", "quick": "quick"}
+PAPER = "Tsuruoka et al. (2011)"
 TASKS = [{
     "title": "POS tagging: UD English EWT test set, XPOS (PTB tags), gold tokens",
+    "kind": "tag",
     "score": ("tag_acc", "tag acc (test)"),
+    "model_dir": "model-best",
     "speed_file": "tagger_speed.json",
     "train_speed_file": "tagger_train_speed.json",  # benchmarks/train_speed.py
     "reference": "spacy_tagger",
@@ -40,6 +46,62 @@ TASKS = [{
         "(blogs, newsgroups, e-mail, reviews, answers) with a smaller training set "
         "(12,544 sentences, 204,577 words) and a slightly different tag set, so "
         "only the differences between rows of this table carry over."),
+}, {
+    "title": "Chunking: CoNLL-2000 test set (WSJ section 20), chunk F1, gold tokens and POS",
+    "kind": "span",
+    "model_dir": "model-last",
+    "speed_file": "chunk_speed.json",
+    "reference": "spacy_ner_conll2000",
+    "paper_label": "paper F1 (Table 2)",
+    "systems": [
+        ("chunker_d0", "lookahead_chunker, depth 0 (no lookahead)", 93.53),
+        ("chunker_d1", "lookahead_chunker, depth 1", 93.77),
+        ("chunker_d2", "lookahead_chunker, depth 2", 93.81),
+        ("crf_conll2000", "first-order CRF (crfsuite, same features, L1)", 93.66),
+        ("spacy_ner_conll2000", "spaCy built-in ner on the chunks (efficiency)", None),
+    ],
+    "note": (
+        "Test set: 2,012 sentences, 47,377 tokens, 23,852 chunks; training set "
+        "8,936 sentences (WSJ 15-18), the data of the paper, so **the paper's figures "
+        "(Table 2 of Tsuruoka et al. 2011) are directly comparable**. P/R/F1: "
+        "benchmarks/evaluate.py, exact chunk match, micro-averaged over all chunks "
+        "(conlleval's overall FB1), one scorer for every row "
+        "(`spacy_lookahead.scoring.score_chunks`). Every system gets the gold words "
+        "and the POS column of the data (Brill-tagger tags); spaCy's `ner` ignores "
+        "the POS tags (its efficiency tok2vec embeds NORM, PREFIX, SUFFIX, SHAPE). "
+        "No development set: every row is the last model of a fixed training budget "
+        "(model-last; lookahead_chunker 10 epochs, spaCy ner a fixed number of epochs "
+        "without early stopping, the CRF a fixed iteration cap); the test set given "
+        "to `spacy train` as dev only logs a curve."),
+}, {
+    "title": "Bio-NER: JNLPBA 2004 test set, entity F1 (5 types), gold tokens",
+    "kind": "span",
+    "model_dir": "model-last",
+    "speed_file": "ner_speed.json",
+    "reference": "spacy_ner_jnlpba",
+    "paper_label": "paper F1 (Table 3, ~)",
+    "systems": [
+        ("ner_rtl_d0", "lookahead_ner, right-to-left, depth 0", 70.17),
+        ("ner_rtl_d1", "lookahead_ner, right-to-left, depth 1", 72.28),
+        ("ner_rtl_d2", "lookahead_ner, right-to-left, depth 2", 72.00),
+        ("ner_ltr_d0", "lookahead_ner, left-to-right, depth 0", None),
+        ("ner_ltr_d1", "lookahead_ner, left-to-right, depth 1", None),
+        ("ner_ltr_d2", "lookahead_ner, left-to-right, depth 2", None),
+        ("crf_jnlpba", "first-order CRF (crfsuite, same features, L1)", 71.63),
+        ("spacy_ner_jnlpba", "spaCy built-in ner (efficiency)", None),
+    ],
+    "note": (
+        "Test set: the original `Genia4EReval1.iob2`, 3,856 sentences, 101,039 tokens, "
+        "8,662 entities. **The training set is an approximate reconstruction** of the "
+        "JNLPBA training data from the standoff annotation (18,720 sentences, 492,942 "
+        "tokens, all 51,301 entities; about 98% of the sentences tokenised as the "
+        "original, see shared/data/README.md), so the paper's figures (Table 3 of "
+        "Tsuruoka et al. 2011; their history-based models tag right to left) are "
+        "**approximately comparable** only. P/R/F1: benchmarks/evaluate.py, exact "
+        "entity match, micro-averaged (conlleval's overall FB1), "
+        "`spacy_lookahead.scoring.score_entities` for every row. Input: the words only. "
+        "No development set: model-last of a fixed training budget for every row, as "
+        "for chunking."),
 }]
 
 
@@ -48,6 +110,17 @@ def read_json(path: Path):
         return json.loads(path.read_text())
     except (OSError, ValueError):
         return None
+
+
+def crf_settings(record):
+    """Settings of a CRF run from its benchmarks/crf_baseline.py record."""
+    params, bits = record.get("params", {}), []
+    if record.get("limit"):
+        bits.append(f"{record['limit']} train sents")
+    reg = ", ".join(f"{k} {params[k]:g}" for k in ("c1", "c2") if params.get(k))
+    bits.append(f"L-BFGS{' (' + reg + ')' if reg else ''}, {record.get('iterations')} of max "
+                f"{params.get('max_iterations')} iterations")
+    return ", ".join(bits)
 
 
 def model_settings(model_dir: Path):
@@ -67,6 +140,8 @@ def model_settings(model_dir: Path):
         bits.append(f"max {training['max_steps']} steps")
     if training.get("patience"):
         bits.append(f"patience {training['patience']}")
+    if not training:  # not trained by spacy train (the CRF): see its record
+        bits = []
     meta = read_json(model_dir / "meta.json") or {}
     return ", ".join(bits), meta.get("performance", {})
 
@@ -109,7 +184,8 @@ def task_table(task, metrics_root: Path, training_root: Path):
             spd = speed.get("models", {}).get(name, {})
             detail, dev = model_settings(training_dir / name / "model-best")
             if not (acc or timing or "tokens_per_second" in spd or detail is not None):
-                not_run.append(f"{label} ({setting})")
+                if setting == "full":  # quick runs a subset of the systems on purpose
+                    not_run.append(f"{label} ({setting})")
                 continue
             dev_score = (dev or {}).get(key)
             lines.append("| " + " | ".join([
@@ -142,6 +218,85 @@ def task_table(task, metrics_root: Path, training_root: Path):
     return lines, machines
 
 
+def span_table(task, metrics_root: Path, training_root: Path):
+    ref = task["reference"]
+    lines = [f"## {task['title']}", "",
+             f"| system | setting | F1 (test) | P | R | {task['paper_label']} | training time "
+             f"| tokens/s | x {ref} | peak RSS tagging | peak RSS training |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    not_run, machines, speed_notes, crf_notes = [], [], [], []
+    for setting, sub in SETTINGS.items():
+        metrics_dir, training_dir = metrics_root / sub, training_root / sub
+        speed = read_json(metrics_dir / task["speed_file"]) or {}
+        if speed:
+            machines.append((setting, speed.get("date"), speed.get("machine", {})))
+            limit = speed.get("limit_docs")
+            speed_notes.append(
+                f"{setting}: {speed.get('task')} inputs "
+                f"({'first ' + str(limit) + ' test docs' if limit else 'whole test set'}), "
+                f"batch size {speed.get('batch_size')}, median of "
+                f"{speed.get('repeats')} runs after {speed.get('warmup_docs')} warm-up docs, "
+                f"n_process=1, OMP/BLAS threads {speed.get('threads', {}).get('OMP_NUM_THREADS')}")
+        for name, label, paper in task["systems"]:
+            acc = read_json(metrics_dir / f"{name}.json")
+            timing = read_json(metrics_dir / f"time_{name}.json")
+            record = read_json(metrics_dir / f"train_{name}.json")
+            spd = speed.get("models", {}).get(name, {})
+            detail, _ = model_settings(training_dir / name / task["model_dir"])
+            if record:
+                detail = crf_settings(record)
+                crf_notes.append(
+                    f"{label} ({setting}): {record.get('sentences'):,} sentences, "
+                    f"{record.get('attributes_per_token')} attributes per token, "
+                    f"{record.get('active_features'):,} active features; feature extraction "
+                    f"{fmt_time(record.get('featurize_seconds'))}, L-BFGS "
+                    f"{fmt_time(record.get('train_seconds'))}")
+            if not (acc or timing or "tokens_per_second" in spd or detail is not None):
+                if setting == "full":  # quick runs a subset of the systems on purpose
+                    not_run.append(f"{label} ({setting})")
+                continue
+            acc = acc or {}
+            crf_timing = acc.get("benchmark_crf_spans_timing")
+            if crf_timing:
+                crf_notes.append(
+                    f"{label} ({setting}), prediction in benchmarks/evaluate.py: "
+                    f"{crf_timing['featurize_share'] * 100:.0f}% of the time in the Python feature "
+                    f"extraction; crfsuite's tagging alone (attribute lookup + Viterbi): "
+                    f"{crf_timing['viterbi_tokens_per_second']:,} tokens/s")
+            lines.append("| " + " | ".join([
+                label,
+                setting + (f" ({detail})" if detail else ""),
+                fmt(acc.get("f"), ".2f", 100),
+                fmt(acc.get("p"), ".2f", 100),
+                fmt(acc.get("r"), ".2f", 100),
+                "-" if paper is None or setting != "full" else f"{paper:.2f}",
+                fmt_time((timing or {}).get("wall_seconds")),
+                fmt(spd.get("tokens_per_second"), ",.0f"),
+                fmt(spd.get("ratio_vs_reference"), ".2f"),
+                fmt(spd.get("peak_rss_mb"), ".0f") + (" MB" if spd.get("peak_rss_mb") else ""),
+                fmt((timing or {}).get("peak_rss_mb"), ".0f")
+                + (" MB" if (timing or {}).get("peak_rss_mb") else ""),
+            ]) + " |")
+    lines += ["", task["note"], ""]
+    lines += [
+        "Training time: wall time of `spacy train` (lookahead components, spaCy ner: "
+        "including initialisation and the test-set evaluations spaCy logs during "
+        "training) or of benchmarks/crf_baseline.py (CRF: reading, feature extraction, "
+        "L-BFGS, saving), by benchmarks/timed.py with one BLAS thread. "
+        "Tokens/s: benchmarks/speed.py, `nlp.pipe` over the test docs rebuilt from the "
+        "gold tokens (plus the POS tags for chunking), one subprocess per model, one "
+        "process, one thread; peak RSS tagging is that subprocess's ru_maxrss. "
+        f"x {ref}: tokens/s divided by those of spaCy's ner measured in the same run. "
+        "The CRF's tokens/s include its feature extraction, written in Python "
+        "(benchmarks/crf_spans.py), which costs more than crfsuite's Viterbi. "
+        f"The paper's training times (one core of a 3.33 GHz Xeon W5590) are in its tables.", ""]
+    lines += [f"* CRF, {n}" for n in crf_notes]
+    lines += [f"* speed run, {n}" for n in speed_notes]
+    if not_run:
+        lines += ["", "Not run (no metrics found): " + "; ".join(not_run) + "."]
+    return lines, machines
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--metrics", type=Path, default=Path("metrics"))
@@ -151,7 +306,8 @@ def main(argv=None):
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     body, machines = [], []
     for task in TASKS:
-        lines, found = task_table(task, args.metrics, args.training)
+        table = span_table if task["kind"] == "span" else task_table
+        lines, found = table(task, args.metrics, args.training)
         body += lines + [""]
         machines += found
     head = ["# spacy-lookahead benchmark results", "",

@@ -1,6 +1,7 @@
 """Tagging speed and peak memory of trained spaCy pipelines on gold tokens.
 
     python benchmarks/speed.py DATA.spacy NAME=MODEL_DIR [NAME=MODEL_DIR ...]
+        [--task tag|chunk|ner] [--code FILE] [--limit N]
         [--reference NAME] [--batch-size 1000] [--repeats 3] [--warmup 200]
         [--min-seconds 1.0] [--output metrics/tagger_speed.json]
 
@@ -8,13 +9,20 @@ Each model is timed in a fresh subprocess of its own (so that its peak memory,
 ru_maxrss, is its own), with one thread for numpy/BLAS unless the environment
 says otherwise, and n_process=1. The worker reads the docs of DATA, rebuilds
 them as unannotated Doc(nlp.vocab, words=..., spaces=...) (gold tokenisation,
-no annotation), tags `--warmup` docs once and the whole set once more, then
+no annotation; with `--task chunk` also the gold POS tags, `tags=...`, which
+the chunkers take as input: benchmarks/spanbench.py), tags `--warmup` docs
+once and the whole set once more, then
 times `list(nlp.pipe(docs, batch_size=...))` `--repeats` times (fresh docs each
 time; building them is not timed) and reports the median tokens/second. A fast
 model tags the set in milliseconds, so a run covers the set as many times
 (`passes_per_run`, timed pass by pass) as it takes to last at least
-`--min-seconds`. It also checks the predicted token.tag_ against the gold
-tags (`tag_acc_check`), to catch a model that does not really tag.
+`--min-seconds`. It also checks the output against the gold annotation, to
+catch a model that does not really tag: `tag_acc_check` (token.tag_) for
+`--task tag`, `f1_check` (span F1 with the package's scorer, predictions from
+doc.spans["chunks"] or doc.ents) for chunk and ner.
+`--code FILE` is imported in each worker before loading (custom factories,
+e.g. benchmarks/crf_spans.py for the CRF baseline); `--limit N` times the
+first N docs only.
 A model directory that does not exist, or a worker that fails (e.g. a
 component that is not installed), is reported and skipped, not fatal.
 """
@@ -60,14 +68,18 @@ def machine_info() -> dict:
 
 # ---------------------------------------------------------------- worker --
 def worker(name: str, model: str, data: str, batch_size: int, repeats: int,
-           warmup: int, min_seconds: float, out: str) -> None:
+           warmup: int, min_seconds: float, out: str, task: str = "tag",
+           code: str = "", limit: int = 0) -> None:
     import spacy
-    from spacy.tokens import Doc, DocBin
-    from spacy.vocab import Vocab
+    from spacy.util import import_file
     from tqdm import tqdm
 
-    gold = [([t.text for t in d], [bool(t.whitespace_) for t in d], [t.tag_ for t in d])
-            for d in DocBin().from_disk(data).get_docs(Vocab())]
+    sys.path.insert(0, str(Path(__file__).parent))
+    import spanbench
+
+    if code:
+        import_file("code", code)
+    gold = [spanbench.inputs_of(d, task) for d in spanbench.read_gold(data, limit=limit)]
     n_tokens = sum(len(words) for words, _, _ in gold)
     base_rss = peak_rss_mb()
     t0 = time.perf_counter()
@@ -75,7 +87,7 @@ def worker(name: str, model: str, data: str, batch_size: int, repeats: int,
     load_seconds = time.perf_counter() - t0
 
     def fresh_docs():
-        return [Doc(nlp.vocab, words=w, spaces=s) for w, s, _ in gold]
+        return [spanbench.make_doc(nlp.vocab, g) for g in gold]
 
     list(nlp.pipe(fresh_docs()[:warmup], batch_size=batch_size))
     # one untimed-for-the-result pass sets how many passes make a run last
@@ -93,8 +105,15 @@ def worker(name: str, model: str, data: str, batch_size: int, repeats: int,
             predicted = list(nlp.pipe(docs, batch_size=batch_size))
             elapsed += time.perf_counter() - t0
         times.append(elapsed)
-    correct = sum(t.tag_ == tag for doc, (_, _, tags) in zip(predicted, gold)
-                  for t, tag in zip(doc, tags))
+    peak_rss = peak_rss_mb()  # before the gold docs are read again for the check
+    gold_docs = spanbench.read_gold(data, limit=limit)
+    if task == "tag":
+        check = {"tag_acc_check": round(sum(
+            p.tag_ == g.tag_ for doc, ref in zip(predicted, gold_docs)
+            for p, g in zip(doc, ref)) / n_tokens, 4) if n_tokens else None}
+    else:
+        scores = spanbench.score(predicted, gold_docs, task)
+        check = {"f1_check": round(scores["f"], 4), "predictions_from": scores["predictions_from"]}
     median = statistics.median(times)
     result = {
         "name": name, "model": model, "pipeline": nlp.pipe_names,
@@ -105,8 +124,9 @@ def worker(name: str, model: str, data: str, batch_size: int, repeats: int,
         "tokens_per_second": round(passes * n_tokens / median, 1),
         "load_seconds": round(load_seconds, 2),
         "base_rss_mb": base_rss,  # interpreter + spaCy + data, before the model
-        "peak_rss_mb": peak_rss_mb(),
-        "tag_acc_check": round(correct / n_tokens, 4) if n_tokens else None,
+        "peak_rss_mb": peak_rss,
+        "task": task, "inputs": "words + POS tags" if task == "chunk" else "words",
+        **check,
         "spacy": spacy.__version__,
     }
     Path(out).write_text(json.dumps(result, indent=2))
@@ -118,7 +138,8 @@ def run_model(name, model, args, env):
         out = Path(tmp) / "result.json"
         cmd = [sys.executable, __file__, "--worker", name, model, str(args.data),
                str(args.batch_size), str(args.repeats), str(args.warmup),
-               str(args.min_seconds), str(out)]
+               str(args.min_seconds), str(out), args.task, str(args.code or ""),
+               str(args.limit)]
         proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
                               stderr=None, text=True)
         result = json.loads(out.read_text()) if out.exists() else {}
@@ -132,6 +153,12 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("data", type=Path, help=".spacy file with the gold docs")
     ap.add_argument("models", nargs="+", help="NAME=MODEL_DIR")
+    ap.add_argument("--task", choices=("tag", "chunk", "ner"), default="tag",
+                    help="inputs and output check: tag (words; tag_), chunk (words + POS; "
+                         "chunk F1), ner (words; entity F1)")
+    ap.add_argument("--code", type=Path, default=None,
+                    help="Python file each worker imports first (custom factories)")
+    ap.add_argument("--limit", type=int, default=0, help="time the first N docs only (0: all)")
     ap.add_argument("--reference", default=None, help="NAME that ratios are relative to")
     ap.add_argument("--batch-size", type=int, default=1000)
     ap.add_argument("--repeats", type=int, default=3)
@@ -168,8 +195,9 @@ def main(argv=None):
         if "tokens_per_second" in r:
             r["ratio_vs_reference"] = round(r["tokens_per_second"] / ref, 3) if ref else None
 
+    check_key = "tag_acc_check" if args.task == "tag" else "f1_check"
     rows = [("model", "tokens/s", f"x {args.reference or '-'}", "peak RSS MB",
-             "tag acc", "runs (s)")]
+             "tag acc" if args.task == "tag" else "F1", "runs (s)")]
     for name, r in results.items():
         if "skipped" in r:
             rows.append((name, "skipped", "", "", "", " ".join(r["skipped"].split())[:70]))
@@ -177,7 +205,7 @@ def main(argv=None):
             ratio = r["ratio_vs_reference"]
             rows.append((name, f"{r['tokens_per_second']:,.0f}",
                          "-" if ratio is None else f"{ratio:.2f}",
-                         f"{r['peak_rss_mb']:.0f}", f"{r['tag_acc_check']:.4f}",
+                         f"{r['peak_rss_mb']:.0f}", f"{r[check_key]:.4f}",
                          " ".join(f"{t:.2f}" for t in r["seconds"])))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
@@ -187,7 +215,8 @@ def main(argv=None):
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": machine_info(),
         "threads": {v: env[v] for v in THREAD_VARS},
-        "data": str(args.data), "batch_size": args.batch_size,
+        "data": str(args.data), "task": args.task, "limit_docs": args.limit,
+        "code": str(args.code) if args.code else None, "batch_size": args.batch_size,
         "repeats": args.repeats, "warmup_docs": args.warmup,
         "min_seconds_per_run": args.min_seconds,
         "n_process": 1, "reference": args.reference, "models": results,
@@ -202,8 +231,10 @@ def main(argv=None):
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         name, model, data, bs, reps, warm, min_s, out = sys.argv[2:10]
+        task, code, limit = (sys.argv[10:13] + ["tag", "", "0"][len(sys.argv[10:13]):])
         try:
-            worker(name, model, data, int(bs), int(reps), int(warm), float(min_s), out)
+            worker(name, model, data, int(bs), int(reps), int(warm), float(min_s), out,
+                   task, code, int(limit))
         except Exception as err:  # tell the parent why, then fail loudly
             Path(out).write_text(json.dumps({"error": f"{type(err).__name__}: {err}"[:300]}))
             raise

@@ -1,0 +1,229 @@
+"""The first-order CRF baseline (python-crfsuite) as a spaCy component.
+
+Feature templates: exactly those of `lookahead_chunker` / `lookahead_ner`
+(`TaggingSystem.chunk_static` and `ner_static` in
+spacy_lookahead/systems/tagging.pyx), written as crfsuite attributes. The
+word-level atoms come from the package's own helpers
+(`spacy_lookahead.core.features.word_atoms` and `word_substrings`), so the
+lower-casing, affixes, shape, flags and substrings are the same functions;
+an attribute is a template name plus the atom (the 64-bit hash, in hex).
+
+chunk ("chunk_static"), at token i:
+    bias; lower-cased words at i-2..i+2 (`<s>` / `</s>` outside the
+    sentence); the word bigrams (i-2,i-1) (i-1,i) (i,i+1) (i+1,i+2); and, if
+    the token has a POS tag, the POS tags at i-2..i+2, their four bigrams and
+    three trigrams (i-2..i) (i-1..i+1) (i..i+2).
+ner ("chunk_static" + "ner_static"; JNLPBA has no POS or chunk column, so
+    the POS and chunk-label templates never fire, as in ner_jnlpba.cfg):
+    the above, plus the word's substrings shorter than 10 characters (at most
+    64, shortest first, each once: `word_substrings`), the word form,
+    prefixes and suffixes of 1-4 characters (when the word is that long), the
+    shape, and the flags has-digit, has-upper, has-hyphen, all-caps,
+    initial-capital when set.
+history: the perceptron's only dynamic template (`prev1`, the previous
+    label) is the CRF's label-transition weight; its "no previous label"
+    value at the first token becomes the attribute `y-1=<s>` there.
+
+`check_against_system()` verifies, with the compiled TaggingSystem, that a
+sentence gets as many attributes per token, and as many distinct ones per
+sentence, as the component's static feature hashes.
+
+Labels are IOB2 (`B-X`, `I-X`, `O`); predictions are decoded to spans with
+the package's `iob_to_spans` (conlleval's rules) and written where our
+components write them: `doc.spans[spans_key]` (chunk) or `doc.ents` (ner).
+"""
+import time
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence
+
+import pycrfsuite
+import srsly
+from spacy.language import Language
+from spacy.tokens import Doc, SpanGroup
+from spacy.util import ensure_path
+
+from spacy_lookahead.core.features import word_atoms, word_substrings
+from spacy_lookahead.readers.tags import doc_to_iob, iob_to_spans
+
+# indices into word_atoms() (the N_WORD_ATOMS enum of core/features.pxd)
+A_ORTH, A_LOWER, A_PRE1, A_SUF1, A_SHAPE = 0, 1, 2, 6, 10
+FLAGS = ((11, "digit"), (12, "upper"), (13, "hyphen"), (14, "allcaps"), (15, "initcap"))
+BEFORE, AFTER = "<s>", "</s>"
+FEATURE_SETS = ("chunk", "ner")
+MODEL_FILE = "model.crfsuite"
+
+
+def _check_atom_layout() -> None:
+    a, b = word_atoms("Ab-1"), word_atoms("ab-1")
+    assert len(a) == 16 and a[A_LOWER] == b[A_ORTH] and a[A_PRE1] == word_atoms("A")[A_ORTH]
+    assert a[A_SUF1 + 1] == word_atoms("-1")[A_ORTH] and a[A_SHAPE] != b[A_SHAPE]
+    assert [a[i] for i, _ in FLAGS] == [1, 1, 1, 0, 1], "word_atoms layout changed"
+
+
+_check_atom_layout()
+
+
+class FeatureExtractor:
+    """Sentence -> list of attribute lists (one per token). Word-level
+    attributes are computed once per word type (as LexemeAtoms caches them)."""
+
+    def __init__(self, feature_set: str) -> None:
+        if feature_set not in FEATURE_SETS:
+            raise ValueError(f"feature_set must be one of {FEATURE_SETS}, got {feature_set!r}")
+        self.feature_set = feature_set
+        self._lower: Dict[str, str] = {}
+        self._word: Dict[str, List[str]] = {}
+
+    def _lex(self, word: str):
+        lower = self._lower.get(word)
+        if lower is None:
+            atoms = word_atoms(word)
+            lower = self._lower[word] = format(atoms[A_LOWER], "x")
+            if self.feature_set == "ner":
+                attrs = [f"sub={h:x}" for h in word_substrings(word)]
+                attrs.append(f"w0={atoms[A_ORTH]:x}")
+                for k in range(4):
+                    if atoms[A_PRE1 + k]:
+                        attrs.append(f"pre{k + 1}={atoms[A_PRE1 + k]:x}")
+                    if atoms[A_SUF1 + k]:
+                        attrs.append(f"suf{k + 1}={atoms[A_SUF1 + k]:x}")
+                attrs.append(f"shape={atoms[A_SHAPE]:x}")
+                attrs.extend(name for i, name in FLAGS if atoms[i])
+                self._word[word] = attrs
+        return lower
+
+    def sentence(self, words: Sequence[str], tags: Optional[Sequence[str]] = None) -> List[List[str]]:
+        n = len(words)
+        low = [BEFORE, BEFORE] + [self._lex(w) for w in words] + [AFTER, AFTER]
+        pos = None
+        if tags is not None and any(tags):
+            pos = [BEFORE, BEFORE] + [t or "" for t in tags] + [AFTER, AFTER]
+        ner = self.feature_set == "ner"
+        out = []
+        for i in range(n):
+            j = i + 2  # index into the padded lists
+            f = ["bias"]
+            f += [f"w[{k}]={low[j + k]}" for k in (-2, -1, 0, 1, 2)]
+            f += [f"w[{k}]|w[{k + 1}]={low[j + k]}|{low[j + k + 1]}" for k in (-2, -1, 0, 1)]
+            if pos is not None and pos[j]:
+                f += [f"p[{k}]={pos[j + k]}" for k in (-2, -1, 0, 1, 2)]
+                f += [f"p[{k}]|p[{k + 1}]={pos[j + k]}|{pos[j + k + 1]}" for k in (-2, -1, 0, 1)]
+                f += [f"p[{k}]|p[{k + 1}]|p[{k + 2}]={pos[j + k]}|{pos[j + k + 1]}|{pos[j + k + 2]}"
+                      for k in (-2, -1, 0)]
+            if ner:
+                f += self._word[words[i]]
+            if i == 0:
+                f.append("y-1=<s>")
+            out.append(f)
+        return out
+
+    def doc(self, doc: Doc, use_tags: bool = True) -> List[List[str]]:
+        words = [t.text for t in doc]
+        tags = [t.tag_ for t in doc] if use_tags and doc.has_annotation("TAG") else None
+        return self.sentence(words, tags)
+
+
+def gold_labels(doc: Doc, feature_set: str, spans_key: str = "chunks") -> List[str]:
+    """IOB2 labels of a gold doc: chunks from doc.spans[spans_key], entities from doc.ents."""
+    return doc_to_iob(doc, spans_key if feature_set == "chunk" else "ents", "iob2")
+
+
+def check_against_system(docs: Iterable[Doc], feature_set: str, use_tags: bool = True) -> int:
+    """Compare attribute counts with the compiled feature extraction of the
+    component (TaggingSystem.features at each token). Returns the number of
+    tokens checked; raises AssertionError on the first difference."""
+    import numpy
+    from spacy_lookahead.core.features import LexemeAtoms
+    from spacy_lookahead.systems.tagging import TaggingSystem
+    A_TAG = 16  # input column of the atoms array (as pipes/sequence.py)
+    system = TaggingSystem(3, feature_set=feature_set)
+    lex = LexemeAtoms(substrings=feature_set == "ner")
+    fx = FeatureExtractor(feature_set)
+    n_checked = 0
+    for doc in docs:
+        atoms = lex.doc_atoms(doc)
+        if use_tags and doc.has_annotation("TAG"):
+            atoms[:, A_TAG] = doc.to_array("TAG")
+        item = {"atoms": atoms}
+        if feature_set == "ner":
+            item["substrings"] = lex.doc_substrings(doc)
+        attrs = fx.doc(doc, use_tags=use_tags)
+        ours, theirs = set(), set()
+        for i in range(len(doc)):
+            # features after i labels assigned: static features of token i + prev1
+            feats = system.features(item, [0] * i)
+            static = [int(x) for x in feats[:-1]]
+            mine = [a for a in attrs[i] if a != "y-1=<s>"]
+            assert len(static) == len(mine), (
+                f"token {i} of {doc.text[:50]!r}: the component extracts {len(static)} static "
+                f"features, the CRF {len(mine)} attributes")
+            theirs.update(static)
+            ours.update(mine)
+            n_checked += 1
+        assert len(ours) == len(theirs), (
+            f"{doc.text[:50]!r}: {len(theirs)} distinct component features vs {len(ours)} CRF attributes")
+    return n_checked
+
+
+@Language.factory("benchmark_crf_spans",
+                  default_config={"feature_set": "chunk", "spans_key": "chunks", "use_tags": True})
+def make_crf_spans(nlp: Language, name: str, feature_set: str, spans_key: str, use_tags: bool):
+    return CRFSpans(name, feature_set=feature_set, spans_key=spans_key, use_tags=use_tags)
+
+
+class CRFSpans:
+    """Tags each doc with a crfsuite model and writes the spans. Benchmark-only
+    (not part of the package): load a saved pipeline after importing this
+    module (`--code benchmarks/crf_spans.py`)."""
+
+    def __init__(self, name: str, *, feature_set: str, spans_key: str, use_tags: bool) -> None:
+        self.name = name
+        self.cfg = {"feature_set": feature_set, "spans_key": spans_key, "use_tags": use_tags}
+        self.features = FeatureExtractor(feature_set)
+        self.model_bytes: Optional[bytes] = None
+        self.tagger: Optional[pycrfsuite.Tagger] = None
+        # seconds spent in the Python feature extraction / in crfsuite's Viterbi
+        self.timing = {"featurize_seconds": 0.0, "viterbi_seconds": 0.0, "tokens": 0}
+
+    def set_model(self, model_bytes: bytes) -> None:
+        self.model_bytes = model_bytes
+        self.tagger = pycrfsuite.Tagger()
+        self.tagger.open_inmemory(model_bytes)
+
+    def __call__(self, doc: Doc) -> Doc:
+        if self.tagger is None:
+            raise ValueError(f"[{self.name}] no CRF model loaded")
+        if len(doc):
+            t0 = time.perf_counter()
+            xseq = self.features.doc(doc, self.cfg["use_tags"])
+            t1 = time.perf_counter()
+            labels = self.tagger.tag(xseq)
+            t2 = time.perf_counter()
+            self.write(doc, labels)
+            self.timing["featurize_seconds"] += t1 - t0
+            self.timing["viterbi_seconds"] += t2 - t1
+            self.timing["tokens"] += len(doc)
+        return doc
+
+    def pipe(self, docs: Iterable[Doc], batch_size: int = 128):
+        for doc in docs:
+            yield self(doc)
+
+    def write(self, doc: Doc, labels: Sequence[str]) -> None:
+        spans = iob_to_spans(doc, list(labels), "iob2")
+        if self.cfg["feature_set"] == "chunk":
+            key = self.cfg["spans_key"]
+            doc.spans[key] = SpanGroup(doc, name=key, spans=spans)
+        else:
+            doc.set_ents(spans, default="outside")
+
+    def to_disk(self, path, *, exclude=tuple()) -> None:
+        path = ensure_path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(path / "cfg", self.cfg)
+        (path / MODEL_FILE).write_bytes(self.model_bytes or b"")
+
+    def from_disk(self, path, *, exclude=tuple()) -> "CRFSpans":
+        path = ensure_path(path)
+        self.set_model((path / MODEL_FILE).read_bytes())
+        return self

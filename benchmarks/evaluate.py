@@ -1,0 +1,89 @@
+"""Span F1 of a trained pipeline on a gold .spacy test set, with the package's scorer.
+
+    python benchmarks/evaluate.py MODEL_DIR TEST.spacy --task {chunk,ner}
+        --output metrics/NAME.json [--code benchmarks/crf_spans.py]
+        [--predictions FILE]
+
+Why not `spacy benchmark accuracy`: its JSON only keeps the score keys it
+knows (tag_acc, ents_p/r/f, ...), so `chunks_f` would be lost, and its
+Corpus reader with --gold-preproc gives the predicted docs the gold words
+only, without the POS tags that lookahead_chunker (and the CRF) need. Here
+every system gets the same inputs (benchmarks/spanbench.py: words, plus POS
+tags for chunking, rebuilt from the gold docs) and is scored by the same
+function (`spacy_lookahead.scoring.score_chunks` / `score_entities`: exact
+span match, micro-averaged, as conlleval), whether it writes
+`doc.spans["chunks"]` (ours, the CRF) or `doc.ents` (spaCy's `ner`).
+
+The JSON has p, r, f (fractions), per_type, and the usual key of the task
+(`chunks_f` or `ents_f`). `--predictions` also writes the test set in the
+conlleval input layout (`word [POS] gold predicted`, IOB2), so that the
+figures can be checked with conlleval.
+"""
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import spacy
+from spacy.util import import_file
+
+sys.path.insert(0, str(Path(__file__).parent))
+import spanbench  # noqa: E402
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("model", type=Path)
+    ap.add_argument("data", type=Path)
+    ap.add_argument("--task", choices=("chunk", "ner"), required=True)
+    ap.add_argument("--output", type=Path, required=True)
+    ap.add_argument("--code", type=Path, default=None, help="Python file to import first (factories)")
+    ap.add_argument("--predictions", type=Path, default=None, help="write conlleval input here")
+    ap.add_argument("--batch-size", type=int, default=1000)
+    args = ap.parse_args(argv)
+    if args.code:
+        import_file("code", args.code)
+    if not (args.model / "config.cfg").exists():
+        sys.exit(f"evaluate.py: no trained model at {args.model}")
+    nlp = spacy.load(args.model)
+    gold = spanbench.read_gold(args.data, vocab=nlp.vocab)
+    docs = [spanbench.make_doc(nlp.vocab, spanbench.inputs_of(d, args.task)) for d in gold]
+    t0 = time.perf_counter()
+    predicted = list(nlp.pipe(docs, batch_size=args.batch_size))
+    seconds = time.perf_counter() - t0
+    result = spanbench.score(predicted, gold, args.task)
+    examples = result.pop("examples")
+    key = "chunks" if args.task == "chunk" else "ents"
+    result.update({
+        f"{key}_p": result["p"], f"{key}_r": result["r"], f"{key}_f": result["f"],
+        "task": args.task, "model": str(args.model), "data": str(args.data),
+        "pipeline": nlp.pipe_names, "n_docs": len(gold), "n_tokens": sum(len(d) for d in gold),
+        "n_gold_spans": sum(len(spanbench.predicted_spans(d, args.task)[0]) for d in gold),
+        "predict_seconds": round(seconds, 2),
+    })
+    for name, pipe in nlp.pipeline:  # the CRF baseline times its two parts
+        timing = getattr(pipe, "timing", None)
+        if timing and timing.get("tokens"):
+            result[f"{name}_timing"] = {
+                **{k: round(v, 3) for k, v in timing.items()},
+                "viterbi_tokens_per_second": round(timing["tokens"] / max(timing["viterbi_seconds"], 1e-9)),
+                "featurize_share": round(timing["featurize_seconds"]
+                                         / max(timing["featurize_seconds"] + timing["viterbi_seconds"], 1e-9), 3),
+            }
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(result, indent=2) + "\n")
+    if args.predictions:
+        from spacy_lookahead.readers.columns import write_columns
+        args.predictions.parent.mkdir(parents=True, exist_ok=True)
+        write_columns(examples, args.predictions,
+                      spans=spanbench.SPANS_KEY if args.task == "chunk" else "ents",
+                      pos=args.task == "chunk")
+    print(f"evaluate.py: {args.model}: {key} P {result['p'] * 100:.2f} R {result['r'] * 100:.2f} "
+          f"F1 {result['f'] * 100:.2f} ({result['n_docs']:,} sentences, predictions from "
+          f"{', '.join(result['predictions_from'])}) -> {args.output}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
