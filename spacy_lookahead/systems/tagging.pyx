@@ -205,6 +205,11 @@ cdef class TaggingSystem(TransitionSystem):
                     break
                 f[n] = feat1(T_SUBSTRING, doc.subs[k]); n += 1
         f[n] = feat1(T_W0, w[A_ORTH]); n += 1
+        return n + self.affix_shape(&f[n], w)
+
+    cdef int affix_shape(self, feat_t* f, const uint64_t* w) noexcept nogil:
+        """Prefixes and suffixes of up to 4 characters, shape, and flags."""
+        cdef int n = 0, k
         for k in range(4):
             if w[A_PRE1 + k]:
                 f[n] = feat1(T_PRE + k, w[A_PRE1 + k]); n += 1
@@ -236,23 +241,7 @@ cdef class TaggingSystem(TransitionSystem):
         f[n] = feat1(T_WP2, self.word(doc, i + 2, A_LOWER)); n += 1
         f[n] = feat2(T_WM1_W0, self.word(doc, i - 1, A_LOWER), w[A_LOWER]); n += 1
         f[n] = feat2(T_W0_WP1, w[A_LOWER], self.word(doc, i + 1, A_LOWER)); n += 1
-        for k in range(4):
-            if w[A_PRE1 + k]:
-                f[n] = feat1(T_PRE + k, w[A_PRE1 + k]); n += 1
-            if w[A_SUF1 + k]:
-                f[n] = feat1(T_SUF + k, w[A_SUF1 + k]); n += 1
-        f[n] = feat1(T_SHAPE, w[A_SHAPE]); n += 1
-        if w[A_HAS_DIGIT]:
-            f[n] = feat1(T_DIGIT, 1); n += 1
-        if w[A_HAS_UPPER]:
-            f[n] = feat1(T_UPPER, 1); n += 1
-        if w[A_HAS_HYPHEN]:
-            f[n] = feat1(T_HYPHEN, 1); n += 1
-        if w[A_ALL_CAPS]:
-            f[n] = feat1(T_ALL_CAPS, 1); n += 1
-        if w[A_INIT_CAP]:
-            f[n] = feat1(T_INIT_CAP, 1); n += 1
-        return n
+        return n + self.affix_shape(&f[n], w)
 
     cdef int extract_dynamic(self, feat_t* f, const TagStateC* s) noexcept nogil:
         cdef uint64_t p1 = NO_LABEL + 1 + s.prev1 if s.prev1 >= 0 else BEFORE
