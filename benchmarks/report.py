@@ -150,6 +150,13 @@ def fmt(value, spec, scale=1.0):
     return "-" if value is None else format(value * scale, spec)
 
 
+def speed_cells(spd, timing):
+    """tokens/s, ratio to the reference, peak RSS when tagging and training."""
+    mb = lambda v: fmt(v, ".0f") + (" MB" if v else "")
+    return [fmt(spd.get("tokens_per_second"), ",.0f"), fmt(spd.get("ratio_vs_reference"), ".2f"),
+            mb(spd.get("peak_rss_mb")), mb((timing or {}).get("peak_rss_mb"))]
+
+
 def fmt_time(seconds):
     if seconds is None:
         return "-"
@@ -195,11 +202,7 @@ def task_table(task, metrics_root: Path, training_root: Path):
                 fmt(dev_score, ".2f", 100),
                 fmt_time((timing or {}).get("wall_seconds")),
                 fmt_time(epochs.get(name, {}).get("epoch_seconds")),
-                fmt(spd.get("tokens_per_second"), ",.0f"),
-                fmt(spd.get("ratio_vs_reference"), ".2f"),
-                fmt(spd.get("peak_rss_mb"), ".0f") + (" MB" if spd.get("peak_rss_mb") else ""),
-                fmt((timing or {}).get("peak_rss_mb"), ".0f")
-                + (" MB" if (timing or {}).get("peak_rss_mb") else ""),
+                *speed_cells(spd, timing),
             ]) + " |")
     lines += ["", task["note"], ""]
     lines += [
@@ -271,11 +274,7 @@ def span_table(task, metrics_root: Path, training_root: Path):
                 fmt(acc.get("r"), ".2f", 100),
                 "-" if paper is None or setting != "full" else f"{paper:.2f}",
                 fmt_time((timing or {}).get("wall_seconds")),
-                fmt(spd.get("tokens_per_second"), ",.0f"),
-                fmt(spd.get("ratio_vs_reference"), ".2f"),
-                fmt(spd.get("peak_rss_mb"), ".0f") + (" MB" if spd.get("peak_rss_mb") else ""),
-                fmt((timing or {}).get("peak_rss_mb"), ".0f")
-                + (" MB" if (timing or {}).get("peak_rss_mb") else ""),
+                *speed_cells(spd, timing),
             ]) + " |")
     lines += ["", task["note"], ""]
     lines += [
