@@ -33,7 +33,6 @@ the package's `iob_to_spans` (conlleval's rules) and written where our
 components write them: `doc.spans[spans_key]` (chunk) or `doc.ents` (ner).
 """
 import time
-from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence
 
 import pycrfsuite
@@ -132,7 +131,6 @@ def check_against_system(docs: Iterable[Doc], feature_set: str, use_tags: bool =
     """Compare attribute counts with the compiled feature extraction of the
     component (TaggingSystem.features at each token). Returns the number of
     tokens checked; raises AssertionError on the first difference."""
-    import numpy
     from spacy_lookahead.core.features import LexemeAtoms
     from spacy_lookahead.systems.tagging import TaggingSystem
     A_TAG = 16  # input column of the atoms array (as pipes/sequence.py)

@@ -10,3 +10,20 @@ def shared_data() -> Path:
     if not SHARED_DATA.exists():
         pytest.fail(f"benchmark data not found at {SHARED_DATA}: check out ../shared beside the repo")
     return SHARED_DATA
+
+
+def reload_pipeline(nlp, how: str, path: Path):
+    """The pipeline after a round trip through bytes, disk or pickle."""
+    import pickle
+
+    import spacy
+
+    if how == "bytes":
+        other = spacy.blank(nlp.lang)
+        for name in nlp.pipe_names:
+            other.add_pipe(nlp.get_pipe_meta(name).factory, name=name)
+        return other.from_bytes(nlp.to_bytes())
+    if how == "disk":
+        nlp.to_disk(path)
+        return spacy.load(path)
+    return pickle.loads(pickle.dumps(nlp))

@@ -1,5 +1,4 @@
 """lookahead_chunker and lookahead_ner as spaCy components."""
-import pickle
 import random
 
 import pytest
@@ -10,6 +9,8 @@ from spacy.training import Example
 import spacy_lookahead.pipes.spans  # noqa: F401  (factories, when not pip-installed)
 import spacy_lookahead.scoring  # noqa: F401
 from spacy_lookahead.readers.columns import ColumnCorpus
+
+from conftest import reload_pipeline
 
 
 def conll2000(shared_data, vocab, split, limit):
@@ -87,16 +88,7 @@ def test_chunker_round_trip(chunker_nlp, shared_data, tmp_path, how):
                             tags=[t.tag_ for t in eg.reference]) for eg in test)
         return [[(s.start, s.end, s.label_) for s in d.spans["chunks"]] for d in docs]
 
-    if how == "bytes":
-        other = spacy.blank("en")
-        other.add_pipe("lookahead_chunker")
-        other.from_bytes(chunker_nlp.to_bytes())
-    elif how == "disk":
-        chunker_nlp.to_disk(tmp_path / "m")
-        other = spacy.load(tmp_path / "m")
-    else:
-        other = pickle.loads(pickle.dumps(chunker_nlp))
-    assert run(other) == run(chunker_nlp)
+    assert run(reload_pipeline(chunker_nlp, how, tmp_path / "m")) == run(chunker_nlp)
 
 
 def test_overlapping_gold_spans_and_unseen_types_do_not_break_training():

@@ -2,12 +2,12 @@
 weights, serialisation, bad input."""
 import pickle
 
-import numpy
 import pytest
 import spacy
 from spacy.tokens import Doc
 from spacy.training import Example
 
+from conftest import reload_pipeline
 from ewt import ewt_examples
 
 
@@ -48,25 +48,15 @@ def test_predicts_with_averaged_weights(small_nlp):
     docs = [Doc(small_nlp.vocab, words="The service was great .".split())]
     atoms = [tagger._atoms.doc_atoms(d) for d in docs]
     averaged = tagger.system.predict(atoms, tagger.weights.average(), 1)
-    raw = tagger.system.predict(atoms, tagger.weights, 1)
     assert [a.tolist() for a in tagger.predict(docs)] == [a.tolist() for a in averaged]
     assert tagger.averaged_weights.to_bytes() != tagger.weights.to_bytes()
-    assert raw is not None
 
 
 @pytest.mark.parametrize("how", ["bytes", "disk", "pickle"])
 def test_serialisation_round_trip_gives_identical_predictions(small_nlp, tmp_path, how):
     dev = ewt_examples(small_nlp.vocab, "dev", 200)
     before = tags(small_nlp, texts_of(dev))
-    if how == "bytes":
-        nlp2 = spacy.blank("en")
-        nlp2.add_pipe("lookahead_tagger")
-        nlp2.from_bytes(small_nlp.to_bytes())
-    elif how == "disk":
-        small_nlp.to_disk(tmp_path / "model")
-        nlp2 = spacy.load(tmp_path / "model")
-    else:
-        nlp2 = pickle.loads(pickle.dumps(small_nlp))
+    nlp2 = reload_pipeline(small_nlp, how, tmp_path / "model")
     assert tags(nlp2, texts_of(dev)) == before
     saved = nlp2.get_pipe("lookahead_tagger").averaged_weights.to_bytes()
     assert saved == small_nlp.get_pipe("lookahead_tagger").averaged_weights.to_bytes()

@@ -1,16 +1,12 @@
 """What every search-based component shares: the weight table, averaged
 weights for prediction, serialisation and the spaCy plumbing."""
 import threading
-from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
 import srsly
 from spacy import util
 from spacy.errors import Errors
-from spacy.language import Language
 from spacy.pipeline import TrainablePipe
-from spacy.tokens import Doc
-from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 from thinc.api import Model
 
