@@ -11,6 +11,8 @@ MODULES = [
     "spacy_lookahead.core.system",
     "spacy_lookahead.core.search",
     "spacy_lookahead.core.learn",
+    "spacy_lookahead.core.topn",
+    "spacy_lookahead.core.sapo",
     "spacy_lookahead.systems.tagging",
 ]
 

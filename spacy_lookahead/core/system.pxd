@@ -9,6 +9,9 @@ cdef class TransitionSystem:
     cdef readonly int nr_class
     cdef readonly int max_feats
     cdef readonly size_t state_size
+    # True when w . phi(S, a) depends only on the step and the previous
+    # action (a linear chain): top-n search can then be exact (A*, topn).
+    cdef readonly bint first_order
 
     cdef bint is_final(self, const void* state) noexcept nogil
     cdef int set_valid(self, int* is_valid, const void* state) noexcept nogil

@@ -13,6 +13,8 @@ from ..core.features cimport (N_ATOMS, A_ORTH, A_LOWER, A_PRE1, A_SUF1,
                               feat1, feat2, feat3)
 from ..core.search cimport Workspace, decode
 from ..core.learn cimport train_sequence
+from ..core.sapo cimport sapo_update
+from ..core.topn cimport Chain, NBest, astar
 from ..core.system cimport TransitionSystem
 from ..core.weights cimport Weights, feat_t
 
@@ -121,6 +123,7 @@ cdef class TaggingSystem(TransitionSystem):
         if self.feature_set == FS_NER:
             self.max_feats += N_SUBSTRINGS_MAX
         self.state_size = sizeof(TagStateC)
+        self.first_order = not self.tag_trigrams
         self.mem = Pool()
         ones = numpy.ones((nr_class,), dtype="int32")
         allowed = numpy.ones((nr_class + 1, nr_class), dtype="int32") if allowed is None else allowed
@@ -347,6 +350,65 @@ cdef class TaggingSystem(TransitionSystem):
         for i in range(n):
             out[n - 1 - i if self.rtl else i] = act[i]
         return out, mistakes, decisions
+
+    # --- SAPO (Sun et al.): top-n search and the probabilistic update ---------
+
+    def nbest(self, list docs_inputs, Weights W, int n):
+        """The n best label sequences of each doc, best first: a list of
+        (labels (k, length) int32 in document order, scores (k,))."""
+        cdef Workspace ws = Workspace(self, 0)
+        cdef NBest out = NBest()
+        cdef _TagDoc doc
+        cdef TagStateC state
+        cdef Chain chain
+        results = []
+        for inputs in docs_inputs:
+            doc = _TagDoc(self, inputs, None)
+            state = doc.start([])
+            chain = Chain(ws, <size_t>&state)
+            with nogil:
+                astar(chain, W, n, out)
+            paths, scores = out.as_arrays()
+            results.append((paths[:, ::-1].copy() if self.rtl else paths, scores))
+        return results
+
+    def train_sapo(self, list docs_inputs, list golds, Weights W, int n, double gamma,
+                   double shrink):
+        """One pass of Algorithm 1 over the docs (in the given order): top-n
+        by A*, the update with learning rate gamma, then the lazy L2 step
+        w *= shrink (= 1 - gamma lambda / |S|). Tokens with unknown gold take
+        the best labels consistent with the known ones (y* is completed by the
+        model). Returns (summed negative log-likelihood, wrong outputs)."""
+        cdef Workspace ws = Workspace(self, 0)
+        cdef NBest out = NBest()
+        cdef _TagDoc doc
+        cdef TagStateC state
+        cdef Chain chain
+        cdef int[::1] gv
+        loss = 0.0
+        wrong = 0
+        for inputs, gold in zip(docs_inputs, golds):
+            doc = _TagDoc(self, inputs, gold)
+            if doc.c.length == 0:
+                continue
+            state = doc.start([])
+            steps = numpy.ascontiguousarray(gold[::-1] if self.rtl else gold, dtype="int32")
+            chain = Chain(ws, <size_t>&state, steps)
+            if (steps < 0).any():
+                astar(chain, W, 1, out)
+                if out.k == 0:
+                    continue
+                steps = out.as_arrays()[0][0]
+            chain.fixed = NULL
+            gv = steps
+            astar(chain, W, n, out)
+            if out.k and not numpy.array_equal(out.as_arrays()[0][0], steps):
+                wrong += 1
+            loss += sapo_update(ws, W, &state, out, &gv[0], gamma, chain)
+            if shrink < 1.0:
+                W.shrink(shrink)
+            W.time += 1
+        return loss, wrong
 
     # --- For tests: the pieces of the engine, seen from Python -------------
 

@@ -1,0 +1,43 @@
+from libcpp.vector cimport vector
+
+from .search cimport Workspace
+from .weights cimport Weights
+
+
+cdef class Chain:
+    """A first-order system seen as a lattice over the steps of one sequence:
+    row(t, p) gives the scores of every action at step t after action p
+    (p = -1: the first step), -inf where invalid. Rows are computed on demand
+    from states on a spine (state after t steps), so memory stays O(T)."""
+    cdef Workspace ws
+    cdef readonly int T
+    cdef int C
+    cdef char* spine            # (T + 1) states
+    cdef vector[double] row_buf
+    cdef vector[double] h       # T x C backward-Viterbi heuristic
+    cdef const int* fixed       # T actions or -1 (labels known in advance); NULL: none
+    cdef object _spine, _fixed  # the Python buffers behind spine and fixed
+
+    cdef int row(self, Weights W, int t, int p, double* out) except -1 nogil
+    cdef void* state_after(self, int t, int p) noexcept nogil
+    cdef int backward(self, Weights W) except -1 nogil
+
+
+cdef struct Node:
+    int t
+    int c
+    int parent
+    double g
+
+
+cdef class NBest:
+    """The n best action sequences found by a top-n search, best first."""
+    cdef readonly int k           # how many were found (<= n)
+    cdef readonly int T           # steps per sequence
+    cdef vector[int] paths        # k x T
+    cdef vector[double] scores    # k
+
+    cdef void clear(self, int T) noexcept nogil
+
+
+cdef int astar(Chain chain, Weights W, int n, NBest out) except -1 nogil

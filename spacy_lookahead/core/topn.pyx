@@ -1,0 +1,174 @@
+"""Exact top-n search over a first-order system: A* with the backward-Viterbi
+heuristic (Sun et al., Section 2: the n best label sequences, one by one, in
+order of score). Needed by SAPO's update and its probabilities."""
+from libc.math cimport INFINITY, isfinite
+from libc.string cimport memcpy
+from libcpp.queue cimport priority_queue
+from libcpp.utility cimport pair
+
+import numpy
+
+from .search cimport Workspace
+from .system cimport TransitionSystem
+from .weights cimport Weights
+
+
+cdef class Chain:
+    def __init__(self, Workspace ws, size_t state_addr, fixed=None):
+        cdef TransitionSystem sys = ws.system
+        if not sys.first_order:
+            raise ValueError("exact top-n search (A*) needs a first-order system; "
+                             "use beam search for richer history features")
+        self.ws = ws
+        self.C = sys.nr_class
+        # Walk a spine with action 0: in a first-order system the state after
+        # (t, p) is the spine state after t - 1 steps plus action p.
+        cdef const void* start = <const void*>state_addr
+        cdef int T = 0
+        buf = bytearray(ws.state_size)
+        cdef char* s = buf
+        memcpy(s, start, ws.state_size)
+        while not sys.is_final(s):
+            sys.apply(s, 0)
+            T += 1
+        self.T = T
+        self._spine = bytearray((T + 1) * ws.state_size)
+        self.spine = self._spine
+        memcpy(self.spine, start, ws.state_size)
+        cdef int t
+        cdef int[::1] fv
+        for t in range(T):
+            memcpy(self.spine + (t + 1) * ws.state_size, self.spine + t * ws.state_size, ws.state_size)
+            sys.apply(self.spine + (t + 1) * ws.state_size, 0)
+        self.row_buf.resize(self.C)
+        self.fixed = NULL
+        if fixed is not None:
+            self._fixed = numpy.ascontiguousarray(fixed, dtype="int32")
+            if self._fixed.shape != (T,):
+                raise ValueError(f"fixed actions must have shape ({T},), got {self._fixed.shape}")
+            if T:
+                fv = self._fixed
+                self.fixed = &fv[0]
+
+    cdef void* state_after(self, int t, int p) noexcept nogil:
+        """The state at step t whose previous action was p (t = 0: the start)."""
+        cdef size_t size = self.ws.state_size
+        cdef void* s = self.ws.state_at(self.ws.depth + 1)
+        if t == 0:
+            memcpy(s, self.spine, size)
+        else:
+            memcpy(s, self.spine + (t - 1) * size, size)
+            self.ws.system.apply(s, p)
+        return s
+
+    cdef int row(self, Weights W, int t, int p, double* out) except -1 nogil:
+        cdef const void* s = self.state_after(t, p)
+        cdef int c
+        cdef int* valid = self.ws.valid
+        self.ws.system.score(out, s, W, self.ws.feats)
+        self.ws.system.set_valid(valid, s)
+        for c in range(self.C):
+            if not valid[c] or (self.fixed != NULL and self.fixed[t] >= 0 and self.fixed[t] != c):
+                out[c] = -INFINITY
+        return 0
+
+    cdef int backward(self, Weights W) except -1 nogil:
+        """h[t, c]: the best score of the steps after t, given action c at t
+        (the backward Viterbi pass: an exact, hence admissible, heuristic)."""
+        cdef int T = self.T, C = self.C, t, c, c2
+        cdef double best, v
+        cdef double* r = self.row_buf.data()
+        self.h.assign(T * C, 0.0)
+        for t in range(T - 2, -1, -1):
+            for c in range(C):
+                self.row(W, t + 1, c, r)
+                best = -INFINITY
+                for c2 in range(C):
+                    v = r[c2] + self.h[(t + 1) * C + c2]
+                    if v > best:
+                        best = v
+                self.h[t * C + c] = best
+        return 0
+
+
+cdef class NBest:
+    def __init__(self):
+        self.k = 0
+        self.T = 0
+
+    cdef void clear(self, int T) noexcept nogil:
+        self.k = 0
+        self.T = T
+        self.paths.clear()
+        self.scores.clear()
+
+    def as_arrays(self):
+        """(paths (k, T) int32, scores (k,) float64)."""
+        paths = numpy.zeros((self.k, self.T), dtype="int32")
+        scores = numpy.zeros((self.k,), dtype="float64")
+        cdef int[:, ::1] pv = paths
+        cdef double[::1] sv = scores
+        if self.k and self.T:
+            memcpy(&pv[0, 0], self.paths.data(), self.k * self.T * sizeof(int))
+        if self.k:
+            memcpy(&sv[0], self.scores.data(), self.k * sizeof(double))
+        return paths, scores
+
+
+cdef int astar(Chain chain, Weights W, int n, NBest out) except -1 nogil:
+    """The n best complete action sequences (fewer if fewer exist), best
+    first. Nodes are prefixes (a tree, never merged), so outputs are unique;
+    with the exact heuristic they leave the queue in order of their score."""
+    cdef int T = chain.T, C = chain.C, c, i, t
+    cdef vector[Node] nodes
+    cdef priority_queue[pair[double, int]] agenda
+    cdef Node node, child
+    cdef double* r = chain.row_buf.data()
+    cdef double f
+    out.clear(T)
+    if n <= 0:
+        return 0
+    if T == 0:
+        out.k = 1
+        out.scores.push_back(0.0)
+        return 0
+    chain.backward(W)
+    chain.row(W, 0, -1, r)
+    for c in range(C):
+        f = r[c] + chain.h[c]
+        if isfinite(f):
+            child.t = 0; child.c = c; child.parent = -1; child.g = r[c]
+            # Ties leave in order of creation (smaller index first).
+            agenda.push(pair[double, int](f, -<int>nodes.size()))
+            nodes.push_back(child)
+    while not agenda.empty() and out.k < n:
+        i = -agenda.top().second
+        agenda.pop()
+        node = nodes[i]
+        if node.t == T - 1:
+            out.paths.resize((out.k + 1) * T)
+            t = T - 1
+            while i >= 0:
+                out.paths[out.k * T + t] = nodes[i].c
+                i = nodes[i].parent
+                t -= 1
+            out.scores.push_back(node.g)
+            out.k += 1
+            continue
+        chain.row(W, node.t + 1, node.c, r)
+        for c in range(C):
+            f = node.g + r[c] + chain.h[(node.t + 1) * C + c]
+            if isfinite(f):
+                child.t = node.t + 1; child.c = c; child.parent = i; child.g = node.g + r[c]
+                agenda.push(pair[double, int](f, -<int>nodes.size()))
+                nodes.push_back(child)
+    return 0
+
+
+def nbest_paths(Workspace ws, Weights W, size_t state_addr, int n, fixed=None):
+    """Python view of astar for tests and components: (paths, scores)."""
+    cdef Chain chain = Chain(ws, state_addr, fixed)
+    cdef NBest out = NBest()
+    with nogil:
+        astar(chain, W, n, out)
+    return out.as_arrays()

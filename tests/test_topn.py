@@ -1,0 +1,89 @@
+"""Exact top-n search (A* with the backward-Viterbi heuristic, Sun et al.
+Section 2) against brute-force enumeration of all label sequences."""
+import itertools
+import random
+
+import numpy
+import pytest
+from spacy_lookahead.core.weights import Weights
+from spacy_lookahead.systems.tagging import TaggingSystem
+from test_lookahead import WORDS, atoms_of, random_weights, step_scores
+
+from spacy_lookahead.systems.schemes import label_constraints, scheme_actions
+
+
+def all_sequences(system, atoms, W, constraints=None):
+    """(score, labels in document order) of every valid label sequence."""
+    T = len(atoms)
+    out = []
+    for seq in itertools.product(range(system.nr_class), repeat=T):
+        if constraints is not None and not valid(seq, constraints, system.direction):
+            continue
+        score = sum(step_scores(system, atoms, list(seq[:t]), W)[a] for t, a in enumerate(seq))
+        doc_order = seq[::-1] if system.direction == "rtl" else seq
+        out.append((score, list(doc_order)))
+    out.sort(key=lambda x: -x[0])
+    return out
+
+
+def valid(seq, constraints, direction):
+    """seq in tagging order; the scheme's constraints as TaggingSystem reads them."""
+    allowed, start, end = (constraints[k] for k in ("allowed", "at_doc_start", "at_doc_end"))
+    doc = seq[::-1] if direction == "rtl" else seq
+    if not start[doc[0]] or not end[doc[-1]]:
+        return False
+    prev = -1
+    for a in seq:
+        if not allowed[prev + 1][a]:
+            return False
+        prev = a
+    return True
+
+
+@pytest.mark.parametrize("n", [1, 5, 20])
+@pytest.mark.parametrize("direction", ["ltr", "rtl"])
+def test_astar_equals_brute_force(n, direction):
+    rng = random.Random(n * 3 + (direction == "rtl"))
+    system = TaggingSystem(3, direction=direction)
+    atoms = atoms_of(WORDS[:4])
+    W = random_weights(system, atoms, rng)
+    expected = all_sequences(system, atoms, W)[:n]
+    [(paths, scores)] = system.nbest([atoms], W, n)
+    assert paths.shape == (min(n, 3 ** 4), 4)
+    numpy.testing.assert_allclose(scores, [s for s, _ in expected], rtol=1e-12)
+    assert paths.tolist() == [p for _, p in expected]  # random weights: no ties
+    assert len({tuple(p) for p in paths.tolist()}) == len(paths)  # unique outputs
+
+
+@pytest.mark.parametrize("direction", ["ltr", "rtl"])
+def test_astar_obeys_the_scheme(direction):
+    """IOB2 constraints: only valid sequences, still the exact n best."""
+    actions = scheme_actions(["NP", "VP"], "iob")
+    constraints = label_constraints(actions, "iob", direction)
+    system = TaggingSystem(len(actions), direction=direction, **constraints)
+    atoms = atoms_of(WORDS[:4])
+    W = random_weights(system, atoms, random.Random(11))
+    expected = all_sequences(system, atoms, W, constraints)[:20]
+    [(paths, scores)] = system.nbest([atoms], W, 20)
+    numpy.testing.assert_allclose(scores, [s for s, _ in expected], rtol=1e-12)
+    assert paths.tolist() == [p for _, p in expected]
+
+
+def test_fewer_outputs_than_asked():
+    system = TaggingSystem(2)
+    atoms = atoms_of(WORDS[:2])
+    W = random_weights(system, atoms, random.Random(3))
+    [(paths, scores)] = system.nbest([atoms], W, 10)
+    assert paths.shape == (4, 2) and numpy.all(numpy.diff(scores) <= 0)
+
+
+def test_empty_doc_has_one_empty_output():
+    system = TaggingSystem(2)
+    [(paths, scores)] = system.nbest([numpy.zeros((0, 18), dtype="uint64")], Weights(), 5)
+    assert paths.shape == (1, 0) and scores.tolist() == [0.0]
+
+
+def test_astar_refuses_history_beyond_first_order():
+    system = TaggingSystem(2, tag_trigrams=True)
+    with pytest.raises(ValueError, match="first-order"):
+        system.nbest([atoms_of(WORDS[:2])], Weights(), 3)
