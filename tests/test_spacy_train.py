@@ -4,7 +4,8 @@ import sys
 from pathlib import Path
 
 import spacy
-from spacy.tokens import DocBin
+import srsly
+from spacy.tokens import Doc, DocBin
 from spacy.training.initialize import init_nlp
 from spacy.training.loop import train
 from spacy.util import load_config
@@ -41,4 +42,34 @@ def test_spacy_train_saves_averaged_weights(tmp_path):
     docs = [eg.predicted for eg in ewt_examples(vocab, "dev", 100)]
     atoms = [loaded._atoms.doc_atoms(d) for d in docs]
     expected = trained.system.predict(atoms, trained.weights.average(), trained.cfg["depth"])
-    assert [p.tolist() for p in loaded.predict(docs)] == [p.tolist() for p in expected]
+    assert [p.ids.tolist() for p in loaded.predict(docs)] == [p.tolist() for p in expected]
+
+
+def test_spacy_train_logs_curves_for_sapo(tmp_path):
+    """`spacy train` with learner = "sapo" and the curves logger: one JSON
+    line per evaluation with the dev score and the mean |w|; the saved model
+    predicts with the trained (not averaged) weights, and gives probabilities."""
+    vocab = spacy.blank("en").vocab
+    write_corpus(tmp_path / "train.spacy", ewt_examples(vocab, "train", 300))
+    write_corpus(tmp_path / "dev.spacy", ewt_examples(vocab, "dev", 100))
+    curves = tmp_path / "curves.jsonl"
+    config = load_config(CONFIG, overrides={
+        "paths.train": str(tmp_path / "train.spacy"),
+        "paths.dev": str(tmp_path / "dev.spacy"),
+        "training.max_epochs": 2,
+        "training.eval_frequency": 3,
+        "components.lookahead_tagger.learner": "sapo",
+        "training.logger": {"@loggers": "spacy_lookahead.curves_logger.v1", "path": str(curves)},
+    }, interpolate=False)
+    nlp = init_nlp(config)
+    (tmp_path / "out").mkdir()
+    nlp, _ = train(nlp, tmp_path / "out", stdout=sys.stdout, stderr=sys.stderr)
+    rows = [srsly.json_loads(line) for line in curves.read_text().splitlines()]
+    assert len(rows) >= 2 and {r["epoch"] for r in rows} == {0, 1}
+    assert all(0 < r["scores"]["lookahead_tagger_w_mean_abs"] < 1 for r in rows)
+    assert rows[-1]["scores"]["tag_acc"] > 0.5 and rows[-1]["losses"]["lookahead_tagger"] > 0
+    loaded = spacy.load(tmp_path / "out" / "model-last")
+    trained = nlp.get_pipe("lookahead_tagger")
+    assert loaded.get_pipe("lookahead_tagger").weights.to_bytes() == trained.weights.to_bytes()
+    doc = loaded(Doc(loaded.vocab, words="This is great .".split()))
+    assert all(0 < t._.tag_prob <= 1 + 1e-9 for t in doc)

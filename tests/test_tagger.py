@@ -48,7 +48,7 @@ def test_predicts_with_averaged_weights(small_nlp):
     docs = [Doc(small_nlp.vocab, words="The service was great .".split())]
     atoms = [tagger._atoms.doc_atoms(d) for d in docs]
     averaged = tagger.system.predict(atoms, tagger.weights.average(), 1)
-    assert [a.tolist() for a in tagger.predict(docs)] == [a.tolist() for a in averaged]
+    assert [a.ids.tolist() for a in tagger.predict(docs)] == [a.tolist() for a in averaged]
     assert tagger.averaged_weights.to_bytes() != tagger.weights.to_bytes()
 
 

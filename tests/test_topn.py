@@ -87,3 +87,12 @@ def test_astar_refuses_history_beyond_first_order():
     system = TaggingSystem(2, tag_trigrams=True)
     with pytest.raises(ValueError, match="first-order"):
         system.nbest([atoms_of(WORDS[:2])], Weights(), 3)
+
+
+def test_ties_do_not_blow_up_the_search():
+    """Fresh (all-zero) weights: every sequence ties. The search must still
+    expand only prefixes of the outputs it returns, not all C^T of them."""
+    system = TaggingSystem(40)
+    atoms = atoms_of(WORDS * 20)  # 120 tokens, 40^120 sequences
+    [(paths, scores)] = system.nbest([atoms], Weights(), 5)
+    assert paths.shape == (5, 120) and scores.tolist() == [0.0] * 5

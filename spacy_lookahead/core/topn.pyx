@@ -118,7 +118,8 @@ cdef class NBest:
 cdef int astar(Chain chain, Weights W, int n, NBest out) except -1 nogil:
     """The n best complete action sequences (fewer if fewer exist), best
     first. Nodes are prefixes (a tree, never merged), so outputs are unique;
-    with the exact heuristic they leave the queue in order of their score."""
+    with the exact heuristic they leave the queue in order of their score, and
+    only prefixes of the n best are expanded: at most n T pops, n T C pushes."""
     cdef int T = chain.T, C = chain.C, c, i, t
     cdef vector[Node] nodes
     cdef priority_queue[pair[double, int]] agenda
@@ -138,11 +139,13 @@ cdef int astar(Chain chain, Weights W, int n, NBest out) except -1 nogil:
         f = r[c] + chain.h[c]
         if isfinite(f):
             child.t = 0; child.c = c; child.parent = -1; child.g = r[c]
-            # Ties leave in order of creation (smaller index first).
-            agenda.push(pair[double, int](f, -<int>nodes.size()))
+            # Ties leave newest first (depth first): with all scores equal,
+            # as with fresh weights, oldest first would go breadth first
+            # through C^t prefixes.
+            agenda.push(pair[double, int](f, <int>nodes.size()))
             nodes.push_back(child)
     while not agenda.empty() and out.k < n:
-        i = -agenda.top().second
+        i = agenda.top().second
         agenda.pop()
         node = nodes[i]
         if node.t == T - 1:
@@ -160,7 +163,7 @@ cdef int astar(Chain chain, Weights W, int n, NBest out) except -1 nogil:
             f = node.g + r[c] + chain.h[(node.t + 1) * C + c]
             if isfinite(f):
                 child.t = node.t + 1; child.c = c; child.parent = i; child.g = node.g + r[c]
-                agenda.push(pair[double, int](f, -<int>nodes.size()))
+                agenda.push(pair[double, int](f, <int>nodes.size()))
                 nodes.push_back(child)
     return 0
 

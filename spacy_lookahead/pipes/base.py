@@ -31,6 +31,9 @@ class SearchPipe(TrainablePipe):
 
     # cfg keys that define the features: a model is useless with other values.
     feature_settings: tuple = ()
+    # cfg keys that belong to the trained model and are restored with it
+    # (whatever the loading config says), e.g. which learner made the weights.
+    model_settings: tuple = ()
 
     def __init__(self, vocab: Vocab, name: str, *, scorer: Optional[Callable], **settings: Any) -> None:
         self.vocab = vocab
@@ -119,6 +122,7 @@ class SearchPipe(TrainablePipe):
         # Labels and feature settings come from the model; search settings
         # (depth, margin) from the config, so they can be changed at load time.
         self.cfg["labels"] = list(cfg["labels"])
+        self.cfg.update({key: cfg[key] for key in self.model_settings if key in cfg})
         self._label_ids = None
         # A saved model holds averaged weights: they are already final.
         self.weights = weights

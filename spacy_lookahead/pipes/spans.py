@@ -11,7 +11,7 @@ from spacy.util import filter_spans
 from spacy.vocab import Vocab
 
 from ..systems.schemes import SCHEMES, action_arrays, ids_to_spans, label_constraints, scheme_actions, spans_to_ids
-from .sequence import A_CHUNK, SequencePipe
+from .sequence import A_CHUNK, LEARNER_DEFAULTS, Labelling, SequencePipe
 
 SpanTuple = Tuple[int, int, str]
 # Default perceptron margin C. Appendix A of the paper: the learnt margin
@@ -50,7 +50,7 @@ class SpanLabeller(SequencePipe):
     def reference_spans(self, doc: Doc) -> Optional[Iterable[Span]]:
         raise NotImplementedError
 
-    def write_spans(self, doc: Doc, spans: List[Span]) -> None:
+    def write_spans(self, doc: Doc, spans: List[Span], scores: Optional[numpy.ndarray]) -> None:
         raise NotImplementedError
 
     def missing_gold(self, example: Example) -> Optional[numpy.ndarray]:
@@ -74,6 +74,7 @@ class SpanLabeller(SequencePipe):
         if not self.labels:
             raise ValueError(f"[{self.name}] no gold spans found in the training examples "
                              f"({self.gold_description}).")
+        self._count_training_set(get_examples)
 
     def gold_ids(self, example: Example) -> numpy.ndarray:
         n = len(example.predicted)
@@ -88,12 +89,24 @@ class SpanLabeller(SequencePipe):
             ids[missing] = -1
         return ids
 
-    def set_annotations(self, docs: Iterable[Doc], label_ids: List[numpy.ndarray]) -> None:
+    def set_annotations(self, docs: Iterable[Doc], labellings: List[Labelling]) -> None:
+        """Write the spans of the best labelling; with SAPO, each span's
+        probability (the summed probability of the n best outputs that
+        contain it) goes to the span group's attrs["scores"], as spancat does."""
         kinds, types = self._kinds_types()
         labels = self.labels
-        for doc, ids in zip(docs, label_ids):
-            spans = [Span(doc, start, end, label=labels[t]) for start, end, t in ids_to_spans(ids, kinds, types)]
-            self.write_spans(doc, spans)
+        for doc, out in zip(docs, labellings):
+            best = ids_to_spans(out.ids, kinds, types)
+            spans = [Span(doc, start, end, label=labels[t]) for start, end, t in best]
+            scores = None
+            if out.probs is not None:
+                prob = dict.fromkeys(best, 0.0)
+                for path, p in zip(out.nbest, out.probs):
+                    for span in ids_to_spans(path, kinds, types):
+                        if span in prob:
+                            prob[span] += p
+                scores = numpy.asarray([prob[span] for span in best], dtype="float32")
+            self.write_spans(doc, spans, scores)
 
 
 @Language.factory(
@@ -107,22 +120,27 @@ class SpanLabeller(SequencePipe):
         "scheme": "iob",
         "spans_key": "chunks",
         "label_trigrams": False,
+        **LEARNER_DEFAULTS,
         "scorer": {"@scorers": "spacy_lookahead.chunk_scorer.v1"},
     },
     default_score_weights={"chunks_f": 1.0, "chunks_p": 0.0, "chunks_r": 0.0, "chunks_per_type": None},
 )
 def make_lookahead_chunker(nlp: Language, name: str, depth: int, margin: float, direction: str,
-                           scheme: str, spans_key: str, label_trigrams: bool,
+                           scheme: str, spans_key: str, label_trigrams: bool, learner: str,
+                           n: int, learning_rate: float, learning_rate_decay: float, l2: float,
                            scorer: Optional[Callable]) -> "LookaheadChunker":
     """Base-phrase chunking into doc.spans[spans_key] from words and POS tags.
 
     depth, margin, direction: the lookahead search and perceptron (see the tagger).
     scheme: "iob" (IOB2) or "biluo" labelling of the chunks.
     label_trigrams: add the (label t-1, label t-2) history feature.
+    learner, n, learning_rate, learning_rate_decay, l2: see the tagger. With
+    "sapo" each chunk's probability goes to doc.spans[spans_key].attrs["scores"].
     """
     return LookaheadChunker(nlp.vocab, name, depth=depth, margin=margin, direction=direction,
                             scheme=scheme, spans_key=spans_key, label_trigrams=label_trigrams,
-                            scorer=scorer)
+                            learner=learner, n=n, learning_rate=learning_rate,
+                            learning_rate_decay=learning_rate_decay, l2=l2, scorer=scorer)
 
 
 class LookaheadChunker(SpanLabeller):
@@ -136,10 +154,10 @@ class LookaheadChunker(SpanLabeller):
     def __init__(self, vocab: Vocab, name: str = "lookahead_chunker", *, depth: int = 1,
                  margin: float = MARGIN, direction: str = "ltr", scheme: str = "iob",
                  spans_key: str = "chunks", label_trigrams: bool = False,
-                 scorer: Optional[Callable] = None) -> None:
+                 scorer: Optional[Callable] = None, **learner) -> None:
         super().__init__(vocab, name, depth=depth, margin=margin, direction=direction,
                          scheme=scheme, spans_key=spans_key, label_trigrams=bool(label_trigrams),
-                         scorer=scorer)
+                         scorer=scorer, **learner)
 
     def input_columns(self, doc: Doc, atoms: numpy.ndarray, example: Optional[Example]) -> None:
         self._tag_column(doc, atoms, example, "chunking")
@@ -147,9 +165,10 @@ class LookaheadChunker(SpanLabeller):
     def reference_spans(self, doc: Doc):
         return doc.spans[self.cfg["spans_key"]] if self.cfg["spans_key"] in doc.spans else None
 
-    def write_spans(self, doc: Doc, spans: List[Span]) -> None:
+    def write_spans(self, doc: Doc, spans: List[Span], scores: Optional[numpy.ndarray]) -> None:
         key = self.cfg["spans_key"]
-        doc.spans[key] = SpanGroup(doc, name=key, spans=spans)
+        doc.spans[key] = SpanGroup(doc, name=key, spans=spans,
+                                   attrs={} if scores is None else {"scores": scores})
 
 
 @Language.factory(
@@ -164,23 +183,32 @@ class LookaheadChunker(SpanLabeller):
         "pos_features": False,
         "chunk_features": False,
         "chunks_key": "chunks",
+        **LEARNER_DEFAULTS,
+        "scores_key": "ents",
         "scorer": {"@scorers": "spacy_lookahead.entity_scorer.v1"},
     },
     default_score_weights={"ents_f": 1.0, "ents_p": 0.0, "ents_r": 0.0, "ents_per_type": None},
 )
 def make_lookahead_ner(nlp: Language, name: str, depth: int, margin: float, direction: str,
                        scheme: str, label_trigrams: bool, pos_features: bool, chunk_features: bool,
-                       chunks_key: str, scorer: Optional[Callable]) -> "LookaheadNER":
+                       chunks_key: str, learner: str, n: int, learning_rate: float,
+                       learning_rate_decay: float, l2: float, scores_key: str,
+                       scorer: Optional[Callable]) -> "LookaheadNER":
     """Named entities into doc.ents.
 
     direction: "rtl" tags right to left (the paper's choice for JNLPBA).
     pos_features / chunk_features: use token.tag_ / doc.spans[chunks_key] as
     input features (then required on every doc, e.g. from a tagger and a
     chunker earlier in the pipeline).
+    learner, n, learning_rate, learning_rate_decay, l2: see the tagger. With
+    "sapo" the entities are also written to doc.spans[scores_key] with their
+    probabilities in attrs["scores"].
     """
     return LookaheadNER(nlp.vocab, name, depth=depth, margin=margin, direction=direction,
                         scheme=scheme, label_trigrams=label_trigrams, pos_features=pos_features,
-                        chunk_features=chunk_features, chunks_key=chunks_key, scorer=scorer)
+                        chunk_features=chunk_features, chunks_key=chunks_key, learner=learner,
+                        n=n, learning_rate=learning_rate, learning_rate_decay=learning_rate_decay,
+                        l2=l2, scores_key=scores_key, scorer=scorer)
 
 
 class LookaheadNER(SpanLabeller):
@@ -199,11 +227,11 @@ class LookaheadNER(SpanLabeller):
                  margin: float = MARGIN, direction: str = "ltr", scheme: str = "iob",
                  label_trigrams: bool = False, pos_features: bool = False,
                  chunk_features: bool = False, chunks_key: str = "chunks",
-                 scorer: Optional[Callable] = None) -> None:
+                 scores_key: str = "ents", scorer: Optional[Callable] = None, **learner) -> None:
         super().__init__(vocab, name, depth=depth, margin=margin, direction=direction,
                          scheme=scheme, label_trigrams=bool(label_trigrams),
                          pos_features=bool(pos_features), chunk_features=bool(chunk_features),
-                         chunks_key=chunks_key, scorer=scorer)
+                         chunks_key=chunks_key, scores_key=scores_key, scorer=scorer, **learner)
 
     def input_columns(self, doc: Doc, atoms: numpy.ndarray, example: Optional[Example]) -> None:
         if self.cfg["pos_features"]:
@@ -247,9 +275,21 @@ class LookaheadNER(SpanLabeller):
         ids[iob == 0] = -1  # free: no preset annotation
         return ids
 
-    def write_spans(self, doc: Doc, spans: List[Span]) -> None:
+    def write_spans(self, doc: Doc, spans: List[Span], scores: Optional[numpy.ndarray]) -> None:
+        """doc.ents; with SAPO also doc.spans[scores_key] holding the same
+        entities with their probabilities in attrs["scores"] (doc.ents has no
+        place for scores)."""
         if self._preset(doc) is not None:  # keep preset entities of types we do not know
             kept = [e for e in doc.ents if e.label_ not in self.label_ids]
             taken = {i for e in kept for i in range(e.start, e.end)}
-            spans = kept + [s for s in spans if not taken.intersection(range(s.start, s.end))]
-        doc.set_ents(sorted(spans), default="outside")
+            if scores is not None:
+                scores = scores[[not taken.intersection(range(s.start, s.end)) for s in spans]]
+            spans = [s for s in spans if not taken.intersection(range(s.start, s.end))]
+            spans, scores = kept + spans, (None if scores is None else
+                                           numpy.concatenate([numpy.ones(len(kept), "float32"), scores]))
+        order = sorted(range(len(spans)), key=lambda i: spans[i])
+        doc.set_ents([spans[i] for i in order], default="outside")
+        if scores is not None:
+            key = self.cfg["scores_key"]
+            doc.spans[key] = SpanGroup(doc, name=key, spans=[spans[i] for i in order],
+                                       attrs={"scores": scores[order]})

@@ -4,13 +4,23 @@ from typing import Callable, Iterable, List, Optional
 
 import numpy
 from spacy.language import Language
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Token
 from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 
-from .sequence import SequencePipe
+from .sequence import LEARNER_DEFAULTS, Labelling, SequencePipe
 
 TARGETS = ("tag", "pos")
+TAG_PROBS = "tag_probs"  # doc.user_data key of the SAPO tag probabilities
+
+
+def _tag_prob(token: Token) -> Optional[float]:
+    probs = token.doc.user_data.get(TAG_PROBS)
+    return None if probs is None or len(probs) != len(token.doc) else float(probs[token.i])
+
+
+if not Token.has_extension("tag_prob"):
+    Token.set_extension("tag_prob", getter=_tag_prob)
 
 
 @Language.factory(
@@ -22,12 +32,15 @@ TARGETS = ("tag", "pos")
         "direction": "ltr",
         "target": "tag",
         "tag_trigrams": False,
+        **LEARNER_DEFAULTS,
         "scorer": {"@scorers": "spacy_lookahead.tagger_scorer.v1"},
     },
     default_score_weights={"tag_acc": 1.0, "pos_acc": None},
 )
 def make_lookahead_tagger(nlp: Language, name: str, depth: int, margin: float, direction: str,
-                          target: str, tag_trigrams: bool, scorer: Optional[Callable]) -> "LookaheadTagger":
+                          target: str, tag_trigrams: bool, learner: str, n: int,
+                          learning_rate: float, learning_rate_decay: float, l2: float,
+                          scorer: Optional[Callable]) -> "LookaheadTagger":
     """Create a lookahead tagger.
 
     depth: lookahead depth D (0 = greedy; the paper's Table 1 uses 0-2).
@@ -35,9 +48,14 @@ def make_lookahead_tagger(nlp: Language, name: str, depth: int, margin: float, d
     direction: "ltr" or "rtl", the order in which tokens are tagged.
     target: "tag" (token.tag_, e.g. PTB/XPOS) or "pos" (token.pos_, UPOS).
     tag_trigrams: add (t-1, t-2) history features (the paper's "+ tag trigram").
+    learner: "perceptron" (lookahead search + margin perceptron, averaged) or
+        "sapo" (Sun et al.: exact top-n search, probabilities, L2; then depth and
+        margin are unused and n, learning_rate, learning_rate_decay, l2 apply).
     """
     return LookaheadTagger(nlp.vocab, name, depth=depth, margin=margin, direction=direction,
-                           target=target, tag_trigrams=tag_trigrams, scorer=scorer)
+                           target=target, tag_trigrams=tag_trigrams, learner=learner, n=n,
+                           learning_rate=learning_rate, learning_rate_decay=learning_rate_decay,
+                           l2=l2, scorer=scorer)
 
 
 class LookaheadTagger(SequencePipe):
@@ -50,11 +68,11 @@ class LookaheadTagger(SequencePipe):
 
     def __init__(self, vocab: Vocab, name: str = "lookahead_tagger", *, depth: int = 1,
                  margin: float = 1.0, direction: str = "ltr", target: str = "tag",
-                 tag_trigrams: bool = False, scorer: Optional[Callable] = None) -> None:
+                 tag_trigrams: bool = False, scorer: Optional[Callable] = None, **learner) -> None:
         if target not in TARGETS:
             raise ValueError(f"[{name}] target must be one of {TARGETS}, got {target!r}")
         super().__init__(vocab, name, depth=depth, margin=margin, direction=direction,
-                         scorer=scorer, target=target, tag_trigrams=bool(tag_trigrams))
+                         scorer=scorer, target=target, tag_trigrams=bool(tag_trigrams), **learner)
 
     @property
     def attr(self) -> str:
@@ -73,15 +91,21 @@ class LookaheadTagger(SequencePipe):
         if not self.labels:
             raise ValueError(f"[{self.name}] no '{self.cfg['target']}' annotation found in the "
                              "training examples: they need gold tags to learn from.")
+        self._count_training_set(get_examples)
 
     def gold_ids(self, example: Example) -> numpy.ndarray:
         ids = self.label_ids
         aligned = example.get_aligned(self.attr, as_string=True)
         return numpy.asarray([ids.get(t, -1) if t else -1 for t in aligned], dtype="int32")
 
-    def set_annotations(self, docs: Iterable[Doc], label_ids: List[numpy.ndarray]) -> None:
+    def set_annotations(self, docs: Iterable[Doc], labellings: List[Labelling]) -> None:
+        """Write the tags; with SAPO also each tag's probability (the summed
+        probability of the n best outputs that agree on it), read through
+        `token._.tag_prob` (doc.user_data["tag_probs"])."""
         strings = self.vocab.strings
         label_hashes = numpy.asarray([strings.add(label) for label in self.labels], dtype="uint64")
-        for doc, ids in zip(docs, label_ids):
+        for doc, out in zip(docs, labellings):
             if len(doc):
-                doc.from_array([self.attr], label_hashes[ids].reshape((-1, 1)))
+                doc.from_array([self.attr], label_hashes[out.ids].reshape((-1, 1)))
+            if out.probs is not None:
+                doc.user_data[TAG_PROBS] = (out.nbest == out.ids).T.astype("float64") @ out.probs

@@ -1,0 +1,156 @@
+"""SAPO as a learner of the sequence components: training on real data,
+probabilities for users (span scores, tag probabilities, n-best), training
+curves, serialisation and bad settings."""
+import numpy
+import pytest
+import spacy
+from spacy.tokens import Doc
+
+from conftest import reload_pipeline
+from ewt import ewt_examples
+from test_spans import conll2000, jnlpba, train, words_only
+
+SAPO = {"learner": "sapo", "n": 5, "learning_rate": 0.1, "l2": 1.0}
+
+
+@pytest.fixture(scope="module")
+def chunker(shared_data):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lookahead_chunker", config=SAPO)
+    return train(nlp, conll2000(shared_data, nlp.vocab, "train", 1500), 3)
+
+
+@pytest.fixture(scope="module")
+def held_out(chunker, shared_data):
+    """Test docs with POS only, chunked by the model, and their gold chunks."""
+    examples = conll2000(shared_data, chunker.vocab, "test", 400)
+    docs = list(chunker.pipe(eg.predicted for eg in examples))
+    return docs, [eg.reference for eg in examples]
+
+
+def test_sapo_chunker_f1_floor(chunker, shared_data):
+    scores = chunker.evaluate(conll2000(shared_data, chunker.vocab, "test", 500))
+    assert scores["chunks_f"] > 0.88, scores
+
+
+def test_span_scores_are_probabilities_that_track_correctness(held_out):
+    """attrs["scores"] holds one probability per chunk, in [0, 1]; chunks the
+    model gets right score higher than the ones it gets wrong."""
+    docs, golds = held_out
+    right, wrong = [], []
+    for doc, gold in zip(docs, golds):
+        group = doc.spans["chunks"]
+        scores = group.attrs["scores"]
+        assert len(scores) == len(group)
+        assert numpy.all((scores >= 0) & (scores <= 1 + 1e-6))
+        gold_spans = {(s.start, s.end, s.label_) for s in gold.spans["chunks"]}
+        for span, score in zip(group, scores):
+            (right if (span.start, span.end, span.label_) in gold_spans else wrong).append(score)
+    assert len(wrong) > 20
+    assert numpy.mean(right) > numpy.mean(wrong) + 0.15, (numpy.mean(right), numpy.mean(wrong))
+    # Calibration: spans with a probability above 0.95 are mostly right.
+    confident = [1 for s in right if s > 0.95] + [0 for s in wrong if s > 0.95]
+    assert numpy.mean(confident) > 0.95
+
+
+def test_predict_nbest_gives_a_distribution(chunker, held_out):
+    docs, _ = held_out
+    pipe = chunker.get_pipe("lookahead_chunker")
+    for doc, nbest in zip(docs[:50], pipe.predict_nbest(docs[:50], n=5)):
+        probs = [p for _, p in nbest]
+        assert sum(probs) == pytest.approx(1.0)
+        assert probs == sorted(probs, reverse=True)
+        assert len({tuple(labels) for labels, _ in nbest}) == len(nbest)  # unique
+        assert all(len(labels) == len(doc) for labels, _ in nbest)
+        best = nbest[0][0]  # the written chunks are the best labelling
+        starts = [i for i, label in enumerate(best) if label.startswith("B-")]
+        assert starts == [s.start for s in doc.spans["chunks"]]
+
+
+def test_sapo_weights_stay_bounded_and_are_logged(chunker, shared_data):
+    """score() reports the mean |w| of the training weights (Sun et al. Fig. 3)."""
+    scores = chunker.evaluate(conll2000(shared_data, chunker.vocab, "test", 50))
+    assert 0 < scores["lookahead_chunker_w_mean_abs"] < 1.0
+
+
+@pytest.mark.parametrize("how", ["bytes", "disk", "pickle"])
+def test_sapo_round_trip_keeps_predictions_and_probabilities(chunker, held_out, tmp_path, how):
+    docs, _ = held_out
+    other = reload_pipeline(chunker, how, tmp_path / "model")
+    again = list(other.pipe(Doc(other.vocab, words=[t.text for t in d], tags=[t.tag_ for t in d])
+                            for d in docs[:100]))
+    for a, b in zip(docs, again):
+        assert [(s.start, s.end, s.label_) for s in a.spans["chunks"]] == \
+            [(s.start, s.end, s.label_) for s in b.spans["chunks"]]
+        numpy.testing.assert_allclose(a.spans["chunks"].attrs["scores"],
+                                      b.spans["chunks"].attrs["scores"], rtol=1e-6)
+
+
+def test_sapo_tagger_gives_tag_probabilities():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lookahead_tagger", config=SAPO)
+    train(nlp, ewt_examples(nlp.vocab, "train", 800), 2)
+    docs = list(nlp.pipe(Doc(nlp.vocab, words=[t.text for t in eg.reference])
+                         for eg in ewt_examples(nlp.vocab, "dev", 200)))
+    golds = [eg.reference for eg in ewt_examples(nlp.vocab, "dev", 200)]
+    right, wrong = [], []
+    for doc, gold in zip(docs, golds):
+        for t, g in zip(doc, gold):
+            assert 0.0 <= t._.tag_prob <= 1.0 + 1e-9
+            (right if t.tag_ == g.tag_ else wrong).append(t._.tag_prob)
+    assert len(right) / (len(right) + len(wrong)) > 0.85
+    assert numpy.mean(right) > numpy.mean(wrong) + 0.15
+    assert Doc(nlp.vocab, words=["a"])[0]._.tag_prob is None  # not tagged yet
+
+
+def test_sapo_ner_scores_its_entities(shared_data):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lookahead_ner", config={**SAPO, "direction": "rtl"})
+    train(nlp, words_only(jnlpba(shared_data, nlp.vocab, "train", 600)), 2)
+    docs = list(nlp.pipe(Doc(nlp.vocab, words=[t.text for t in eg.reference])
+                         for eg in jnlpba(shared_data, nlp.vocab, "test", 100)))
+    assert sum(len(d.ents) for d in docs) > 20
+    for doc in docs:
+        group = doc.spans["ents"]
+        assert [(e.start, e.end, e.label_) for e in doc.ents] == \
+            [(s.start, s.end, s.label_) for s in group]
+        assert numpy.all((group.attrs["scores"] >= 0) & (group.attrs["scores"] <= 1 + 1e-6))
+
+
+def test_perceptron_components_also_rank_nbest(shared_data):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lookahead_chunker", config={"depth": 0})
+    train(nlp, conll2000(shared_data, nlp.vocab, "train", 200), 1)
+    doc = conll2000(shared_data, nlp.vocab, "test", 1)[0].predicted
+    [nbest] = nlp.get_pipe("lookahead_chunker").predict_nbest([doc], n=3)
+    assert len(nbest) == 3 and sum(p for _, p in nbest) == pytest.approx(1.0)
+    assert "scores" not in nlp(doc).spans["chunks"].attrs  # perceptron: no probabilities
+
+
+@pytest.mark.parametrize("setting, value", [
+    ("learner", "crf"), ("n", 0), ("n", 2.5), ("learning_rate", 0), ("learning_rate", "fast"),
+    ("learning_rate_decay", 1.5), ("learning_rate_decay", 0.0), ("l2", -1.0)])
+def test_bad_learner_settings_are_named(setting, value):
+    nlp = spacy.blank("en")
+    with pytest.raises(ValueError, match=setting):
+        nlp.add_pipe("lookahead_tagger", config={"learner": "sapo", setting: value})
+
+
+def test_sapo_update_before_initialize_is_a_clear_error():
+    nlp = spacy.blank("en")
+    tagger = nlp.add_pipe("lookahead_tagger", config=SAPO)
+    examples = ewt_examples(nlp.vocab, "train", 5)
+    tagger.add_label("NN")
+    with pytest.raises(ValueError, match="initialize"):
+        tagger.update(examples)
+
+
+def test_sapo_handles_empty_and_one_token_docs():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lookahead_tagger", config=SAPO)
+    train(nlp, ewt_examples(nlp.vocab, "train", 50), 1)
+    assert len(nlp(Doc(nlp.vocab, words=[]))) == 0
+    doc = nlp(Doc(nlp.vocab, words=["Hello"]))
+    assert doc[0].tag_ and doc[0]._.tag_prob > 0
+    long_doc = nlp(Doc(nlp.vocab, words=["word"] * 5000))
+    assert all(t.tag_ for t in long_doc)
