@@ -1,0 +1,73 @@
+"""The SAPO section of results.md: SAPO (Sun et al.) against the averaged
+perceptron per epoch (dev score, mean |w|, time in update()), and the
+calibration of SAPO's probabilities on the test sets."""
+import json
+import sys
+from pathlib import Path
+from typing import List
+
+sys.path.insert(0, str(Path(__file__).parent))
+from curves import SAPO_PAIRS, per_epoch, read_curve  # noqa: E402
+
+CALIBRATION = [("tagger_sapo", "POS tags (token._.tag_prob), EWT test"),
+               ("chunker_sapo", "chunks (doc.spans['chunks'].attrs['scores']), CoNLL-2000 test"),
+               ("ner_rtl_sapo", "entities (doc.spans['ents'].attrs['scores']), JNLPBA test")]
+
+
+def fmt(v, spec, scale=1.0):
+    return "-" if v is None else format(v * scale, spec)
+
+
+def section(metrics: Path, plots: Path, plots_rel: str = "plots") -> List[str]:
+    """Markdown lines; `plots` is where plots.py wrote its figures, linked
+    as `plots_rel` from results.md."""
+    lines = ["## SAPO against the averaged perceptron (Sun et al.)", "",
+             "Same features, same data; SAPO with n = 5 (exact top-n by A*), learning rate "
+             "0.1 decaying by 0.8 per epoch, L2 lambda 2 (POS), 1 (chunking), 5 (NER) as "
+             "in Sun et al. Section 4.2; the perceptron is the depth-1 lookahead "
+             "perceptron with averaging. Per epoch: the score spaCy logs (dev set for "
+             "EWT; the test set as a curve for CoNLL-2000 and JNLPBA, which have no dev "
+             "set), the mean |w| of the training weights (Sun et al. Fig. 3: the raw "
+             "perceptron weights, which the averaged model is the mean of), and the time "
+             "spent in update() in that epoch. From metrics/curves/*.jsonl "
+             "(spacy_lookahead.curves_logger.v1).", ""]
+    if (plots / "sapo_vs_perceptron.png").exists():
+        lines += [f"![SAPO vs perceptron]({plots_rel}/sapo_vs_perceptron.png)", ""]
+    for perc, sapo, title, key, component in SAPO_PAIRS:
+        a = per_epoch(read_curve(metrics / "curves" / f"{perc}.jsonl"), key, component)
+        b = per_epoch(read_curve(metrics / "curves" / f"{sapo}.jsonl"), key, component)
+        if not (a or b):
+            lines += [f"*{title}: no curves yet (run train-sapo and the depth-1 training).*", ""]
+            continue
+        lines += [f"### {title}", "",
+                  "| epoch | perceptron score | perceptron mean abs w | perceptron s/epoch "
+                  "| SAPO score | SAPO mean abs w | SAPO s/epoch |",
+                  "| --- | --- | --- | --- | --- | --- | --- |"]
+        for i in range(max(len(a), len(b))):
+            pa = a[i] if i < len(a) else {}
+            pb = b[i] if i < len(b) else {}
+            lines.append("| " + " | ".join([
+                str(i + 1), fmt(pa.get("score"), ".2f", 100), fmt(pa.get("w_mean_abs"), ".4f"),
+                fmt(pa.get("update_seconds"), ".1f"), fmt(pb.get("score"), ".2f", 100),
+                fmt(pb.get("w_mean_abs"), ".4f"), fmt(pb.get("update_seconds"), ".1f")]) + " |")
+        lines.append("")
+    lines += ["### Calibration of SAPO's probabilities (test sets)", "",
+              "Each prediction in a probability bin; accuracy = fraction of the bin's "
+              "predictions that are right (exact span and label, or the gold tag). "
+              "ECE: count-weighted mean |mean probability - accuracy|. "
+              "benchmarks/calibration.py.", "",
+              "| predictions | bin | count | mean probability | accuracy |",
+              "| --- | --- | --- | --- | --- |"]
+    for name, label in CALIBRATION:
+        try:
+            cal = json.loads((metrics / f"calibration_{name}.json").read_text())
+        except (OSError, ValueError):
+            lines.append(f"| {label} | not run | - | - | - |")
+            continue
+        for b in cal["bins"]:
+            if b["count"]:
+                lines.append(f"| {label} | [{b['low']:.2f}, {b['high']:.2f}) | {b['count']:,} "
+                             f"| {b['mean_probability']:.3f} | {b['accuracy']:.3f} |")
+        lines.append(f"| {label} | all (ECE {cal['ece']:.4f}) | {cal['predictions']:,} | - "
+                     f"| {cal['accuracy']:.3f} |")
+    return lines + [""]
