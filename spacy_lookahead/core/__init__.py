@@ -9,6 +9,12 @@
   with memcpy; is_final, set_valid, apply, extract, score, oracle).
 * `search`   - lookahead search of depth D (Tsuruoka et al. 2011, Fig. 2).
 * `learn`    - the margin perceptron on lookahead scores (Fig. 3).
+* `topn`     - exact top-n search for first-order systems: A* with the
+  backward-Viterbi heuristic over a `Chain` (rows of scores computed on
+  demand from states on a spine, so memory stays O(T)) (Sun et al.).
+* `sapo`     - SAPO's update (Algorithm 1): softmax over the n best, real
+  valued updates (summed per step/previous/action first, so agreeing outputs
+  cancel), the L2 step left to `Weights.shrink`.
 
 How the later learners fit (one engine, many systems): beam search and the
 violation-fixing updates (Huang et al. 2012) keep beams of copied states over
