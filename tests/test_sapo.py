@@ -134,3 +134,23 @@ def test_unknown_gold_is_completed_by_the_model():
     loss, wrong = system.train_sapo([atoms], [gold], W, 1, 1.0, 1.0)
     assert wrong == 0 and loss == pytest.approx(0.0)
     assert snapshot(W, keys) == before
+
+
+def test_update_with_trigrams_is_algorithm_1():
+    """Second-order history (beam top-n): the update is still exactly
+    w - gamma sum_k P_k F(y_k) + gamma F(y*), feature vector by feature vector."""
+    system = TaggingSystem(3, tag_trigrams=True)
+    atoms = atoms_of(WORDS[:4])
+    W = random_weights(system, atoms, random.Random(6))
+    gold = numpy.array([1, 0, 2, 2], dtype="int32")
+    [(paths, scores)] = system.nbest([atoms], W, 5, 81)
+    expected = collections.Counter()
+    for p, path in zip(softmax(scores), paths):
+        for k, v in F(system, atoms, list(path)).items():
+            expected[k] -= 0.5 * p * v
+    for k, v in F(system, atoms, list(gold)).items():
+        expected[k] += 0.5 * v
+    before = snapshot(W, expected)
+    system.train_sapo([atoms], [gold], W, 5, 0.5, 1.0, 81)
+    for k in expected:
+        assert W.get(*k) == pytest.approx(before[k] + expected[k], abs=1e-9)

@@ -83,16 +83,18 @@ def test_empty_doc_has_one_empty_output():
     assert paths.shape == (1, 0) and scores.tolist() == [0.0]
 
 
-def test_astar_refuses_history_beyond_first_order():
-    system = TaggingSystem(2, tag_trigrams=True)
-    with pytest.raises(ValueError, match="first-order"):
-        system.nbest([atoms_of(WORDS[:2])], Weights(), 3)
-
-
-def test_ties_do_not_blow_up_the_search():
-    """Fresh (all-zero) weights: every sequence ties. The search must still
-    expand only prefixes of the outputs it returns, not all C^T of them."""
-    system = TaggingSystem(40)
-    atoms = atoms_of(WORDS * 20)  # 120 tokens, 40^120 sequences
-    [(paths, scores)] = system.nbest([atoms], Weights(), 5)
-    assert paths.shape == (5, 120) and scores.tolist() == [0.0] * 5
+@pytest.mark.parametrize("direction", ["ltr", "rtl"])
+def test_beam_topn_with_trigrams_equals_brute_force_when_wide(direction):
+    """(t-1, t-2) history features: top-n by beam search; a beam as wide as
+    the label sequences makes it exact, and its outputs are unique."""
+    rng = random.Random(21 + (direction == "rtl"))
+    system = TaggingSystem(3, direction=direction, tag_trigrams=True)
+    atoms = atoms_of(WORDS[:4])
+    W = random_weights(system, atoms, rng)
+    expected = all_sequences(system, atoms, W)[:10]
+    [(paths, scores)] = system.nbest([atoms], W, 10, 81)
+    numpy.testing.assert_allclose(scores, [s for s, _ in expected], rtol=1e-12)
+    assert paths.tolist() == [p for _, p in expected]
+    [(narrow, narrow_scores)] = system.nbest([atoms], W, 5, 5)
+    assert len({tuple(p) for p in narrow.tolist()}) == 5
+    assert list(narrow_scores) == sorted(narrow_scores, reverse=True)

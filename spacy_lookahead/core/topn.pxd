@@ -1,5 +1,6 @@
 from libcpp.vector cimport vector
 
+from .beam cimport Beam
 from .search cimport Workspace
 from .weights cimport Weights
 
@@ -41,3 +42,4 @@ cdef class NBest:
 
 
 cdef int astar(Chain chain, Weights W, int n, NBest out) except -1 nogil
+cdef int beam_nbest(Beam beam, Weights W, const void* state, int T, int n, NBest out) except -1

@@ -1,6 +1,7 @@
-"""Exact top-n search over a first-order system: A* with the backward-Viterbi
-heuristic (Sun et al., Section 2: the n best label sequences, one by one, in
-order of score). Needed by SAPO's update and its probabilities."""
+"""Top-n search for SAPO's update and its probabilities (Sun et al., Section 2):
+exact A* with the backward-Viterbi heuristic over a first-order system (the n
+best label sequences one by one, in order of score), and beam search for
+richer histories (the paper finds both give the same results)."""
 from libc.math cimport INFINITY, isfinite
 from libc.string cimport memcpy
 from libcpp.queue cimport priority_queue
@@ -8,6 +9,7 @@ from libcpp.utility cimport pair
 
 import numpy
 
+from .beam cimport Beam
 from .search cimport Workspace
 from .system cimport TransitionSystem
 from .weights cimport Weights
@@ -165,6 +167,24 @@ cdef int astar(Chain chain, Weights W, int n, NBest out) except -1 nogil:
                 child.t = node.t + 1; child.c = c; child.parent = i; child.g = node.g + r[c]
                 agenda.push(pair[double, int](f, <int>nodes.size()))
                 nodes.push_back(child)
+    return 0
+
+
+cdef int beam_nbest(Beam beam, Weights W, const void* state, int T, int n, NBest out) except -1:
+    """The n best final items of a beam search from `state` (beam width >= n;
+    at most T steps), best first. Items are distinct action sequences."""
+    cdef int j, k, step
+    beam.reset(state, T)
+    with nogil:
+        step = beam.search(W)
+    out.clear(T)
+    k = min(n, beam.size_at(step))
+    out.paths.resize(k * T)
+    for j in range(k):
+        if beam.path(step, j, &out.paths[j * T]) != T:
+            raise ValueError("beam search ended before the sequence did")
+        out.scores.push_back(beam.score_at(step, j))
+    out.k = k
     return 0
 
 

@@ -26,8 +26,11 @@ A_TAG, A_CHUNK = 16, 17  # input columns of the atoms array (core/features.pxd)
 # shrink by gamma * lambda / |S| after each of the |S| training examples).
 # Defaults: gamma 0.1 decaying by 0.8 per epoch (CoNLL-2000, 10 epochs: test
 # F1 93.80 vs 93.48 with a fixed rate, where F1 swings by 0.4 between epochs).
+# beam_width: the top-n search is exact (A*) for first-order features; with
+# tag/label trigrams it is a beam search of width max(n, beam_width) (Sun et
+# al. use 50 and find no difference to A*).
 LEARNER_DEFAULTS = {"learner": "perceptron", "n": 5, "learning_rate": 0.1,
-                    "learning_rate_decay": 0.8, "l2": 1.0}
+                    "learning_rate_decay": 0.8, "l2": 1.0, "beam_width": 16}
 
 
 class Labelling(NamedTuple):
@@ -58,12 +61,13 @@ def validate_search_settings(name: str, depth: Any, margin: Any, direction: Any)
 
 
 def validate_learner_settings(name: str, learner: Any, n: Any, learning_rate: Any,
-                              learning_rate_decay: Any, l2: Any) -> None:
+                              learning_rate_decay: Any, l2: Any, beam_width: Any) -> None:
     if learner not in LEARNERS:
         raise ValueError(f"[{name}] learner must be one of {LEARNERS}, got {learner!r}")
-    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 1000:
-        raise ValueError(f"[{name}] n (outputs of the top-n search) must be an integer "
-                         f"in 1..1000, got {n!r}")
+    for key, value in (("n", n), ("beam_width", beam_width)):
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 1000:
+            raise ValueError(f"[{name}] {key} (of the top-n search) must be an integer "
+                             f"in 1..1000, got {value!r}")
     for key, value, low, high in (("learning_rate", learning_rate, 0.0, None),
                                   ("learning_rate_decay", learning_rate_decay, 0.0, 1.0),
                                   ("l2", l2, None, None)):
@@ -88,13 +92,15 @@ class SequencePipe(SearchPipe):
     def __init__(self, vocab: Vocab, name: str, *, depth: int, margin: float, direction: str,
                  scorer: Optional[Callable], learner: str = "perceptron", n: int = 5,
                  learning_rate: float = 0.1, learning_rate_decay: float = 0.8, l2: float = 1.0,
-                 **settings: Any) -> None:
+                 beam_width: int = 16, **settings: Any) -> None:
         validate_search_settings(name, depth, margin, direction)
-        validate_learner_settings(name, learner, n, learning_rate, learning_rate_decay, l2)
+        validate_learner_settings(name, learner, n, learning_rate, learning_rate_decay, l2,
+                                  beam_width)
         super().__init__(vocab, name, scorer=scorer, depth=depth, margin=float(margin),
                          direction=direction, learner=learner, n=n,
                          learning_rate=float(learning_rate),
-                         learning_rate_decay=float(learning_rate_decay), l2=float(l2), **settings)
+                         learning_rate_decay=float(learning_rate_decay), l2=float(l2),
+                         beam_width=beam_width, **settings)
         self._atoms = LexemeAtoms(substrings=self.feature_set == "ner")
         self._system: Optional[TaggingSystem] = None
         self._seen = 0  # training examples seen (SAPO's epoch count)
@@ -167,8 +173,8 @@ class SequencePipe(SearchPipe):
                     self.system.predict(inputs, self.averaged_weights, self.cfg["depth"])]
         return [Labelling(paths[0] if len(paths) else numpy.zeros((len(doc),), dtype="int32"),
                           paths, softmax(scores))
-                for doc, (paths, scores) in zip(docs, self.system.nbest(inputs, self.weights,
-                                                                        self.cfg["n"]))]
+                for doc, (paths, scores) in zip(docs, self.system.nbest(
+                    inputs, self.weights, self.cfg["n"], self.cfg["beam_width"]))]
 
     def predict_nbest(self, docs: Iterable[Doc], n: int = 5) -> List[List[Tuple[List[str], float]]]:
         """The n best label sequences of each doc with their probabilities (a
@@ -182,7 +188,8 @@ class SequencePipe(SearchPipe):
         self._require_labels()
         names = numpy.asarray(self.actions, dtype=object)
         out = []
-        for paths, scores in self.system.nbest(self._inputs(docs), self.averaged_weights, n):
+        for paths, scores in self.system.nbest(self._inputs(docs), self.averaged_weights, n,
+                                               self.cfg["beam_width"]):
             out.append([(names[p].tolist(), float(prob)) for p, prob in zip(paths, softmax(scores))])
         return out
 
@@ -203,7 +210,8 @@ class SequencePipe(SearchPipe):
         inputs = self._inputs([eg.predicted for eg in examples], examples)
         if self.is_sapo:
             gamma, shrink = self._sapo_step()
-            loss, _ = self.system.train_sapo(inputs, golds, self.weights, self.cfg["n"], gamma, shrink)
+            loss, _ = self.system.train_sapo(inputs, golds, self.weights, self.cfg["n"], gamma,
+                                             shrink, self.cfg["beam_width"])
             self._seen += len(examples)
         else:
             loss, _ = self.system.train(inputs, golds, self.weights, self.cfg["depth"],

@@ -127,7 +127,7 @@ class SpanLabeller(SequencePipe):
 )
 def make_lookahead_chunker(nlp: Language, name: str, depth: int, margin: float, direction: str,
                            scheme: str, spans_key: str, label_trigrams: bool, learner: str,
-                           n: int, learning_rate: float, learning_rate_decay: float, l2: float,
+                           n: int, learning_rate: float, learning_rate_decay: float, l2: float, beam_width: int,
                            scorer: Optional[Callable]) -> "LookaheadChunker":
     """Base-phrase chunking into doc.spans[spans_key] from words and POS tags.
 
@@ -140,7 +140,7 @@ def make_lookahead_chunker(nlp: Language, name: str, depth: int, margin: float, 
     return LookaheadChunker(nlp.vocab, name, depth=depth, margin=margin, direction=direction,
                             scheme=scheme, spans_key=spans_key, label_trigrams=label_trigrams,
                             learner=learner, n=n, learning_rate=learning_rate,
-                            learning_rate_decay=learning_rate_decay, l2=l2, scorer=scorer)
+                            learning_rate_decay=learning_rate_decay, l2=l2, beam_width=beam_width, scorer=scorer)
 
 
 class LookaheadChunker(SpanLabeller):
@@ -192,7 +192,7 @@ class LookaheadChunker(SpanLabeller):
 def make_lookahead_ner(nlp: Language, name: str, depth: int, margin: float, direction: str,
                        scheme: str, label_trigrams: bool, pos_features: bool, chunk_features: bool,
                        chunks_key: str, learner: str, n: int, learning_rate: float,
-                       learning_rate_decay: float, l2: float, scores_key: str,
+                       learning_rate_decay: float, l2: float, beam_width: int, scores_key: str,
                        scorer: Optional[Callable]) -> "LookaheadNER":
     """Named entities into doc.ents.
 
@@ -208,7 +208,7 @@ def make_lookahead_ner(nlp: Language, name: str, depth: int, margin: float, dire
                         scheme=scheme, label_trigrams=label_trigrams, pos_features=pos_features,
                         chunk_features=chunk_features, chunks_key=chunks_key, learner=learner,
                         n=n, learning_rate=learning_rate, learning_rate_decay=learning_rate_decay,
-                        l2=l2, scores_key=scores_key, scorer=scorer)
+                        l2=l2, beam_width=beam_width, scores_key=scores_key, scorer=scorer)
 
 
 class LookaheadNER(SpanLabeller):

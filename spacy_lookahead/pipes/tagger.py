@@ -39,7 +39,7 @@ if not Token.has_extension("tag_prob"):
 )
 def make_lookahead_tagger(nlp: Language, name: str, depth: int, margin: float, direction: str,
                           target: str, tag_trigrams: bool, learner: str, n: int,
-                          learning_rate: float, learning_rate_decay: float, l2: float,
+                          learning_rate: float, learning_rate_decay: float, l2: float, beam_width: int,
                           scorer: Optional[Callable]) -> "LookaheadTagger":
     """Create a lookahead tagger.
 
@@ -55,7 +55,7 @@ def make_lookahead_tagger(nlp: Language, name: str, depth: int, margin: float, d
     return LookaheadTagger(nlp.vocab, name, depth=depth, margin=margin, direction=direction,
                            target=target, tag_trigrams=tag_trigrams, learner=learner, n=n,
                            learning_rate=learning_rate, learning_rate_decay=learning_rate_decay,
-                           l2=l2, scorer=scorer)
+                           l2=l2, beam_width=beam_width, scorer=scorer)
 
 
 class LookaheadTagger(SequencePipe):

@@ -14,7 +14,8 @@ from ..core.features cimport (N_ATOMS, A_ORTH, A_LOWER, A_PRE1, A_SUF1,
 from ..core.search cimport Workspace, decode
 from ..core.learn cimport train_sequence
 from ..core.sapo cimport sapo_update
-from ..core.topn cimport Chain, NBest, astar
+from ..core.beam cimport Beam
+from ..core.topn cimport Chain, NBest, astar, beam_nbest
 from ..core.system cimport TransitionSystem
 from ..core.weights cimport Weights, feat_t
 
@@ -353,37 +354,55 @@ cdef class TaggingSystem(TransitionSystem):
 
     # --- SAPO (Sun et al.): top-n search and the probabilistic update ---------
 
-    def nbest(self, list docs_inputs, Weights W, int n):
+    cdef int _nbest(self, Workspace ws, Beam beam, Weights W, TagStateC* state, int n,
+                    NBest out) except -1:
+        """Exact A* when the features are first-order, else beam search."""
+        cdef Chain chain
+        if beam is None:
+            chain = Chain(ws, <size_t>state)
+            with nogil:
+                astar(chain, W, n, out)
+        else:
+            beam_nbest(beam, W, state, state.doc.length, n, out)
+        return 0
+
+    cdef Beam _beam(self, int n, int beam_width):
+        return None if self.first_order else Beam(self, max(n, beam_width))
+
+    def nbest(self, list docs_inputs, Weights W, int n, int beam_width=16):
         """The n best label sequences of each doc, best first: a list of
-        (labels (k, length) int32 in document order, scores (k,))."""
+        (labels (k, length) int32 in document order, scores (k,)). Exact
+        (A*) for first-order features; with tag_trigrams, beam search of
+        width max(n, beam_width)."""
         cdef Workspace ws = Workspace(self, 0)
+        cdef Beam beam = self._beam(n, beam_width)
         cdef NBest out = NBest()
         cdef _TagDoc doc
         cdef TagStateC state
-        cdef Chain chain
         results = []
         for inputs in docs_inputs:
             doc = _TagDoc(self, inputs, None)
             state = doc.start([])
-            chain = Chain(ws, <size_t>&state)
-            with nogil:
-                astar(chain, W, n, out)
+            self._nbest(ws, beam, W, &state, n, out)
             paths, scores = out.as_arrays()
             results.append((paths[:, ::-1].copy() if self.rtl else paths, scores))
         return results
 
     def train_sapo(self, list docs_inputs, list golds, Weights W, int n, double gamma,
-                   double shrink):
+                   double shrink, int beam_width=16):
         """One pass of Algorithm 1 over the docs (in the given order): top-n
-        by A*, the update with learning rate gamma, then the lazy L2 step
-        w *= shrink (= 1 - gamma lambda / |S|). Tokens with unknown gold take
-        the best labels consistent with the known ones (y* is completed by the
-        model). Returns (summed negative log-likelihood, wrong outputs)."""
+        search (A*, or beam search with tag_trigrams), the update with
+        learning rate gamma, then the lazy L2 step w *= shrink
+        (= 1 - gamma lambda / |S|). Tokens with unknown gold take the model's
+        labels: the best ones consistent with the known labels (A*), or those
+        of its best output (beam). Returns (summed negative log-likelihood,
+        wrong outputs)."""
         cdef Workspace ws = Workspace(self, 0)
+        cdef Beam beam = self._beam(n, beam_width)
         cdef NBest out = NBest()
         cdef _TagDoc doc
         cdef TagStateC state
-        cdef Chain chain
+        cdef Chain chain = None
         cdef int[::1] gv
         loss = 0.0
         wrong = 0
@@ -393,16 +412,23 @@ cdef class TaggingSystem(TransitionSystem):
                 continue
             state = doc.start([])
             steps = numpy.ascontiguousarray(gold[::-1] if self.rtl else gold, dtype="int32")
-            chain = Chain(ws, <size_t>&state, steps)
-            if (steps < 0).any():
-                astar(chain, W, 1, out)
-                if out.k == 0:
-                    continue
-                steps = out.as_arrays()[0][0]
-            chain.fixed = NULL
+            unknown = steps < 0
+            if beam is None:
+                chain = Chain(ws, <size_t>&state, steps)
+                if unknown.any():
+                    astar(chain, W, 1, out)
+                    if out.k == 0:
+                        continue
+                    steps = out.as_arrays()[0][0]
+                chain.fixed = NULL
+            self._nbest(ws, beam, W, &state, n, out)
+            if out.k == 0:
+                continue
+            best = out.as_arrays()[0][0]
+            if beam is not None and unknown.any():
+                steps = numpy.where(unknown, best, steps).astype("int32")
             gv = steps
-            astar(chain, W, n, out)
-            if out.k and not numpy.array_equal(out.as_arrays()[0][0], steps):
+            if not numpy.array_equal(best, steps):
                 wrong += 1
             loss += sapo_update(ws, W, &state, out, &gv[0], gamma, chain)
             if shrink < 1.0:
