@@ -11,7 +11,10 @@ MODULES = [
     "spacy_lookahead.core.system",
     "spacy_lookahead.core.search",
     "spacy_lookahead.core.learn",
+    "spacy_lookahead.core.beam",
+    "spacy_lookahead.core.violation",
     "spacy_lookahead.systems.tagging",
+    "spacy_lookahead.systems.arc_standard",
 ]
 
 extensions = [
