@@ -39,5 +39,10 @@ def words_only(vocab: Vocab, doc: Doc, tags: bool = False) -> Doc:
                tags=[t.tag_ for t in doc] if tags else None)
 
 
-def parse_examples(vocab: Vocab, corpus: str, split: str, limit: int) -> List[Example]:
-    return [Example(words_only(vocab, d), d) for d in gold_docs(vocab, corpus, split, limit)]
+def parse_examples(vocab: Vocab, corpus: str, split: str, limit: int,
+                   n_sents: int = 1) -> List[Example]:
+    """`limit` sentences, `n_sents` per doc (as `spacy convert -n`)."""
+    docs = gold_docs(vocab, corpus, split, limit)
+    if n_sents > 1:
+        docs = [Doc.from_docs(docs[i:i + n_sents]) for i in range(0, len(docs), n_sents)]
+    return [Example(words_only(vocab, d), d) for d in docs]

@@ -88,12 +88,13 @@ class ArcStandardParser(SearchPipe):
     def __init__(self, vocab: Vocab, name: str = "arc_standard_parser", *, search: str = "lookahead",
                  depth: int = 1, margin: float = 1.0, beam_width: int = 8,
                  update: str = "max_violation", respect_sent_starts: bool = False,
-                 min_label_freq: int = 20, scorer: Optional[Callable] = None) -> None:
+                 min_label_freq: int = 20, scorer: Optional[Callable] = None,
+                 root_label: str = "ROOT") -> None:
         validate_parser_settings(name, search, depth, margin, beam_width, update, min_label_freq)
         super().__init__(vocab, name, scorer=scorer, search=search, depth=depth,
                          margin=float(margin), beam_width=beam_width, update=update,
                          respect_sent_starts=bool(respect_sent_starts),
-                         min_label_freq=min_label_freq, root_label="ROOT")
+                         min_label_freq=min_label_freq, root_label=root_label)
         self._atoms = LexemeAtoms()
         self._system: Optional[ArcStandardSystem] = None
         # Beam training: how many updates, and how many were not violations
@@ -106,6 +107,11 @@ class ArcStandardParser(SearchPipe):
             self._require_labels()
             self._system = ArcStandardSystem(len(self.labels))
         return self._system
+
+    def _load(self, cfg: Dict[str, Any], weights_bytes: bytes) -> None:
+        super()._load(cfg, weights_bytes)
+        # learnt from the data, like the labels
+        self.cfg["root_label"] = cfg.get("root_label", "ROOT")
 
     def _on_load(self) -> None:
         self._system = None
