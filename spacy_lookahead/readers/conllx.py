@@ -8,9 +8,12 @@ there. Run as a script to write a DocBin:
 `python -m spacy_lookahead.readers.conllx IN.conll OUT.spacy`."""
 import sys
 from pathlib import Path
-from typing import Iterator, List, Union
+from typing import Callable, Iterable, Iterator, List, Union
 
+from spacy.language import Language
 from spacy.tokens import Doc, DocBin
+from spacy.training import Corpus, Example
+from spacy.util import registry
 from spacy.vocab import Vocab
 
 
@@ -42,6 +45,24 @@ def _doc(vocab: Vocab, rows: List[List[str]], path, line_no: int) -> Doc:
     deps = ["ROOT" if h == k else cols[7] for k, (h, cols) in enumerate(zip(heads, rows))]
     return Doc(vocab, words=[c[1] for c in rows], tags=[c[4] for c in rows], heads=heads,
                deps=deps, sent_starts=[True] + [False] * (n - 1))
+
+
+@registry.readers("spacy_lookahead.gold_tags_corpus.v1")
+def create_gold_tags_corpus(path: Union[str, Path], limit: int = 0,
+                            max_length: int = 0) -> Callable[[Language], Iterable[Example]]:
+    """spacy.Corpus.v1 over a DocBin (gold tokenisation) with the gold POS tags
+    copied onto the predicted docs: the parser's "gold POS" setting, where the
+    tags are an input at training and evaluation time."""
+    corpus = Corpus(path, gold_preproc=True, max_length=max_length, limit=limit)
+
+    def read(nlp: Language) -> Iterator[Example]:
+        for eg in corpus(nlp):
+            ref = eg.reference
+            doc = Doc(nlp.vocab, words=[t.text for t in ref], spaces=[bool(t.whitespace_) for t in ref],
+                      tags=[t.tag_ for t in ref] if ref.has_annotation("TAG") else None)
+            yield Example(doc, ref)
+
+    return read
 
 
 if __name__ == "__main__":
