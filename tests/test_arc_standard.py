@@ -1,7 +1,6 @@
 """The arc-standard system: its static oracle on the real treebanks, the
 validity of actions, lookahead over parser actions against brute force, and
 beam search against exhaustive enumeration."""
-import itertools
 import random
 
 import numpy
@@ -107,7 +106,7 @@ def valid_sequences(system, doc, prefix, max_len):
     yield prefix
     if len(prefix) >= max_len:
         return
-    valid, final = system.valid_actions(doc, prefix)
+    valid, _ = system.valid_actions(doc, prefix)
     for a in valid:
         yield from valid_sequences(system, doc, prefix + [a], max_len)
 
@@ -177,5 +176,5 @@ def test_beam_of_width_one_is_greedy_search():
     greedy = system.predict([doc], W, search="greedy")[0]
     beam = system.predict([doc], W, search="beam", beam_width=1)[0]
     assert greedy[0].tolist() == beam[0].tolist() and greedy[1].tolist() == beam[1].tolist()
-    (score, path), = system.beam(doc, W, 1)
+    (_, path), = system.beam(doc, W, 1)
     assert system.replay(doc, path)[0].tolist() == greedy[0].tolist()

@@ -1,9 +1,6 @@
 """Violation-fixing updates (Huang et al. 2012, Sections 4-5): the triple
 each method picks on hand-built beams, and on real beams that every update
 but the standard one is a violation (w . dPhi <= 0)."""
-import random
-
-import numpy
 import pytest
 import spacy
 from spacy_lookahead.core.violation import choose
