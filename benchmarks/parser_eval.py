@@ -1,10 +1,12 @@
 """Parse a test set with a trained pipeline (any dependency parser: ours or
 spaCy's `parser`) and write UAS/LAS with and without punctuation to JSON.
 
-    python benchmarks/parser_eval.py MODEL_DIR TEST.spacy OUTPUT.json [--gold-tags] [--code FILE]
+    python benchmarks/parser_eval.py MODEL_DIR TEST.spacy OUTPUT.json [--gold-tags]
+        [--tagger TAGGER_DIR] [--code FILE]
 
 Input docs are the gold words (gold tokenisation); with --gold-tags also the
-gold POS tags (our parser's input; a pipeline with a tagger predicts them).
+gold POS tags (our parser's input); with --tagger a trained tagger pipeline
+predicts the tags first (the parser's "predicted POS" setting).
 """
 import argparse
 import importlib.util
@@ -23,6 +25,7 @@ def main(argv=None):
     ap.add_argument("test", type=Path)
     ap.add_argument("output", type=Path)
     ap.add_argument("--gold-tags", action="store_true")
+    ap.add_argument("--tagger", type=Path, default=None)
     ap.add_argument("--code", type=Path, default=None)
     args = ap.parse_args(argv)
     if args.code:
@@ -31,10 +34,13 @@ def main(argv=None):
     nlp = spacy.load(args.model)
     gold = read(nlp.vocab, args.test)
     docs = [words_only(nlp.vocab, d, tags=args.gold_tags) for d in gold]
+    if args.tagger:
+        docs = list(spacy.load(args.tagger, vocab=nlp.vocab).pipe(docs, batch_size=256))
     t0 = time.process_time()
     predicted = list(nlp.pipe(docs, batch_size=256))
     scores = attachment_scores(predicted, gold)
     scores.update({"model": str(args.model), "test": str(args.test), "gold_tags": args.gold_tags,
+                   "tagger": str(args.tagger) if args.tagger else None,
                    "parse_cpu_seconds": round(time.process_time() - t0, 2)})
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(scores, indent=2))
