@@ -9,6 +9,10 @@
   with memcpy; is_final, set_valid, apply, extract, score, oracle).
 * `search`   - lookahead search of depth D (Tsuruoka et al. 2011, Fig. 2).
 * `learn`    - the margin perceptron on lookahead scores (Fig. 3).
+* `beam`     - beam search over any system, keeping the lattice of (parent,
+  action, score) per step (Huang et al. 2012, Algorithm 7; also top-n).
+* `violation` - FINDVIOLATION and the violation-fixing updates: standard,
+  early, max-violation, hybrid, latest (Huang et al. 2012, Sections 4-5).
 
 How the later learners fit (one engine, many systems): beam search and the
 violation-fixing updates (Huang et al. 2012) keep beams of copied states over
