@@ -50,7 +50,10 @@ def test_gold_survives_the_beam():
     assert run("early", **kw) == (6, True, 0.5, True)      # full update: y is not B[0]
     assert run("max_violation", **kw) == (3, False, 1.0, True)
     assert run("latest", **kw) == (6, False, 0.5, True)
-    # the gold is the best final item: no method updates
+    # the gold is the best final item: no method updates, even where it
+    # trailed another item on the way (step 3 of the run above)
+    for method in ("standard", "early", "max_violation", "hybrid", "latest"):
+        assert run(method, **{**kw, "final_best": 7.0, "final_is_gold": True}) is None
     best_is_gold = [True] * 6
     for method in ("standard", "early", "max_violation", "hybrid", "latest"):
         assert run(method, best=gold, gold=gold, in_beam=in_beam, best_is_gold=best_is_gold,

@@ -31,6 +31,10 @@ cdef int choose_violation(int method, const StepRecord* rec, int T, double final
     out.full = False
     out.gap = -INFINITY
     out.valid = False
+    if final_is_gold:
+        # A correct output: no update (Algorithm 2 updates only on mistakes),
+        # even if y trailed another item on the way.
+        return 0
     for t in range(1, T + 1):
         if not rec[t].gold_in_beam:
             early = t
