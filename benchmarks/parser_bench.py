@@ -20,6 +20,7 @@ Stops after `--patience` epochs without a better dev score.
 import argparse
 import json
 import random
+import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -143,7 +144,7 @@ def main(argv=None):
     test = evaluate(nlp, parser, test_gold, tagger)
     if args.model_dir:
         nlp.to_disk(args.model_dir)
-    result = {"name": args.name, "settings": config, "train": str(args.train), "limit": args.limit,
+    result = {"name": args.name, "command": " ".join(["python"] + sys.argv), "settings": config, "train": str(args.train), "limit": args.limit,
               "pos": "predicted by " + str(args.tagger) if tagger else "gold",
               "selection_key": key, "best_epoch": best_epoch, "best_dev": best,
               "epochs_run": len(curve), "curve": curve, "test": test,
