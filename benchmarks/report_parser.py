@@ -117,6 +117,20 @@ def parser_section(metrics: Path) -> List[str]:
         for name, r in speed["models"].items():
             lines.append(f"| {name} | {r['tokens_per_second']:,} | {r.get('speed_vs_reference', '-')} | "
                          f"{r['peak_rss_mb']} MB | {_pct(r['uas_check'])} |")
+    runs = []
+    for name, _ in EWT_SETTINGS + WSJ_SETTINGS:
+        rec = _read(metrics / f"parser_{name}.json")
+        if rec:
+            cmd = rec.get("command") or (f"python benchmarks/parser_bench.py {name} --train {rec['train']} "
+                                         + " ".join(f"--{k.replace('_', '-')} {v}"
+                                                    for k, v in rec["settings"].items()))
+            runs.append(f"* `{name}`: `{cmd}` ({rec['epochs_run']} epochs run)")
+    if timing:
+        runs.append(f"* `spacy_parser`: `{' '.join(timing['command'])}`, then "
+                    "`python benchmarks/parser_eval.py training/spacy_parser/model-best corpus/ewt/test.spacy ...`")
+    if runs:
+        lines += ["", "Runs (metrics/parser_*.json hold every epoch's dev scores; "
+                  "metrics/parser_curves.json gathers them):", ""] + runs
     return lines
 
 
