@@ -13,7 +13,10 @@ MODULES = [
     "spacy_lookahead.core.learn",
     "spacy_lookahead.core.topn",
     "spacy_lookahead.core.sapo",
+    "spacy_lookahead.core.beam",
+    "spacy_lookahead.core.violation",
     "spacy_lookahead.systems.tagging",
+    "spacy_lookahead.systems.arc_standard",
 ]
 
 extensions = [

@@ -15,6 +15,10 @@
 * `sapo`     - SAPO's update (Algorithm 1): softmax over the n best, real
   valued updates (summed per step/previous/action first, so agreeing outputs
   cancel), the L2 step left to `Weights.shrink`.
+* `beam`     - beam search over any system, keeping the lattice of (parent,
+  action, score) per step (Huang et al. 2012, Algorithm 7; also top-n).
+* `violation` - FINDVIOLATION and the violation-fixing updates: standard,
+  early, max-violation, hybrid, latest (Huang et al. 2012, Sections 4-5).
 
 How the later learners fit (one engine, many systems): beam search and the
 violation-fixing updates (Huang et al. 2012) keep beams of copied states over

@@ -3,14 +3,20 @@ weights for prediction, serialisation and the spaCy plumbing."""
 import threading
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
+import numpy
+
 import srsly
 from spacy import util
 from spacy.errors import Errors
 from spacy.pipeline import TrainablePipe
+from spacy.tokens import Doc
+from spacy.training import Example
 from spacy.vocab import Vocab
 from thinc.api import Model
 
 from ..core.weights import Weights
+
+A_TAG = 16  # input column of the atoms array (core/features.pxd)
 
 
 def placeholder_model(name: str) -> Model:
@@ -99,6 +105,22 @@ class SearchPipe(TrainablePipe):
                 f"[{self.name}] has no labels: initialize it first, e.g. with "
                 "nlp.initialize(lambda: examples), or train it with `spacy train`."
             )
+
+    # --- inputs --------------------------------------------------------------
+    def _tag_column(self, doc: Doc, atoms: numpy.ndarray, example: Optional[Example],
+                    what: str) -> None:
+        """POS tags as an input feature: from the doc, else (training only)
+        from the aligned gold doc; missing at prediction time is an error."""
+        if doc.has_annotation("TAG"):
+            atoms[:, A_TAG] = doc.to_array("TAG")
+        elif example is not None and example.reference.has_annotation("TAG"):
+            atoms[:, A_TAG] = [t or 0 for t in example.get_aligned("TAG")]
+        elif len(doc):
+            raise ValueError(
+                f"[{self.name}] needs POS tags (token.tag_) on its input docs for {what}, "
+                "and this doc has none. Put a tagger (e.g. lookahead_tagger) before it "
+                "in the pipeline, or give it docs with tags."
+                + ("" if example is None else " The gold doc has no tags either."))
 
     # --- serialisation -----------------------------------------------------
     def _check_settings(self, cfg: Dict[str, Any]) -> None:

@@ -17,7 +17,7 @@ from .base import SearchPipe
 
 DIRECTIONS = ("ltr", "rtl")
 LEARNERS = ("perceptron", "sapo")
-A_TAG, A_CHUNK = 16, 17  # input columns of the atoms array (core/features.pxd)
+A_CHUNK = 17  # input column of the atoms array (core/features.pxd)
 
 # The learner settings every sequence component takes (factory defaults).
 # SAPO: the n best outputs per update (Sun et al. use n = 5), the learning
@@ -253,21 +253,6 @@ class SequencePipe(SearchPipe):
         self._label_ids = None
         self._system = None
         self.weights = Weights()
-
-    def _tag_column(self, doc: Doc, atoms: numpy.ndarray, example: Optional[Example],
-                    what: str) -> None:
-        """POS tags as an input feature: from the doc, else (training only)
-        from the aligned gold doc; missing at prediction time is an error."""
-        if doc.has_annotation("TAG"):
-            atoms[:, A_TAG] = doc.to_array("TAG")
-        elif example is not None and example.reference.has_annotation("TAG"):
-            atoms[:, A_TAG] = [t or 0 for t in example.get_aligned("TAG")]
-        elif len(doc):
-            raise ValueError(
-                f"[{self.name}] needs POS tags (token.tag_) on its input docs for {what}, "
-                "and this doc has none. Put a tagger (e.g. lookahead_tagger) before it "
-                "in the pipeline, or give it docs with tags."
-                + ("" if example is None else " The gold doc has no tags either."))
 
     def get_loss(self, examples, scores):
         raise NotImplementedError(f"[{self.name}] the loss is the number of perceptron "

@@ -1,0 +1,94 @@
+"""Parsing speed and peak memory of trained pipelines, one process each.
+
+    python benchmarks/parser_speed.py TEST.spacy NAME=MODEL_DIR [NAME=MODEL_DIR ...]
+        [--reference NAME] [--code FILE] [--batch-size 1000] [--repeats 3]
+        [--output metrics/parser_speed.json]
+
+Each model runs in a fresh subprocess (its own ru_maxrss), one BLAS thread,
+n_process=1. The worker rebuilds the test docs from the gold words and gold
+POS tags (the arc_standard_parser's input; spaCy's parser ignores them),
+parses 200 docs to warm up, then times `list(nlp.pipe(docs))` `--repeats`
+times (fresh docs each time, building them untimed) and reports the median
+tokens/second, the peak RSS and the UAS of the parse (a check that it
+parses)."""
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+THREADS = {v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+
+
+def worker(data, model, batch_size, repeats, code):
+    import importlib.util
+
+    import spacy
+    from spacy.tokens import Doc, DocBin
+    if code:
+        spec = importlib.util.spec_from_file_location("code", code)
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    nlp = spacy.load(model)
+    gold = list(DocBin().from_disk(data).get_docs(nlp.vocab))
+
+    def fresh():
+        return [Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d],
+                    tags=[t.tag_ for t in d]) for d in gold]
+
+    list(nlp.pipe(fresh()[:200], batch_size=batch_size))
+    n_tokens = sum(len(d) for d in gold)
+    rates = []
+    for _ in range(repeats):
+        docs = fresh()
+        t0 = time.perf_counter()
+        out = list(nlp.pipe(docs, batch_size=batch_size))
+        rates.append(n_tokens / (time.perf_counter() - t0))
+    correct = sum(p.head.i == g.head.i for pd, gd in zip(out, gold) for p, g in zip(pd, gd))
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"tokens_per_second": round(statistics.median(rates)), "runs": [round(r) for r in rates],
+                      "peak_rss_mb": round(rss, 1), "uas_check": correct / n_tokens, "tokens": n_tokens}))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("data")
+    ap.add_argument("models", nargs="+")
+    ap.add_argument("--reference", default=None)
+    ap.add_argument("--code", default="")
+    ap.add_argument("--batch-size", type=int, default=1000)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--output", type=Path, default=Path("metrics/parser_speed.json"))
+    args = ap.parse_args(argv)
+    results = {}
+    for spec in args.models:
+        name, model = spec.split("=", 1)
+        if not Path(model).exists():
+            print(f"{name}: {model} not found, skipped", file=sys.stderr)
+            continue
+        cmd = [sys.executable, __file__, "--worker", args.data, model, str(args.batch_size),
+               str(args.repeats), args.code]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **THREADS})
+        if proc.returncode != 0:
+            print(f"{name}: worker failed\n{proc.stderr[-2000:]}", file=sys.stderr)
+            continue
+        results[name] = {"model": model, **json.loads(proc.stdout.strip().splitlines()[-1])}
+        print(name, results[name], flush=True)
+    if args.reference in results:
+        ref = results[args.reference]["tokens_per_second"]
+        for r in results.values():
+            r["speed_vs_reference"] = round(r["tokens_per_second"] / ref, 2)
+    record = {"data": args.data, "reference": args.reference, "batch_size": args.batch_size,
+              "command": " ".join(sys.argv), "models": results}
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(record, indent=2))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        worker(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6])
+    else:
+        main()

@@ -1,0 +1,641 @@
+"""Arc-standard dependency parsing as a transition system (Nivre 2004;
+Tsuruoka et al. 2011, Figure 1 and Section 4.2).
+
+Actions: SHIFT (0), LEFT-ARC(label) (1..L: s1 <- s0), RIGHT-ARC(label)
+(L+1..2L: s1 -> s0). A doc may end with several words on the stack: once
+the buffer is empty, SHIFT means "finish" and the words left become roots
+(sentence boundaries follow, as in spaCy's parser). With `sent_ids` given,
+arcs stay inside the given sentences and each sentence gets one root.
+
+The state is one flat block: a header, then per-token int32 arrays (stack,
+leftmost/rightmost dependent, left/right valency, arc label), so that search
+copies it with memcpy. Arcs are not stored as heads: the action path is
+replayed (`replay`) to write the tree."""
+from libc.stdint cimport int64_t, uint64_t
+from libc.string cimport memset
+from cymem.cymem cimport Pool
+from murmurhash.mrmr cimport hash64
+
+import numpy
+
+from ..core.beam cimport Beam
+from ..core.features cimport N_ATOMS, A_LOWER, A_TAG, feat1, feat2, feat3
+from ..core.learn cimport train_sequence
+from ..core.search cimport Workspace, decode
+from ..core.system cimport TransitionSystem
+from ..core.violation cimport (StepRecord, Violation, find_violation, fix_violation)
+from ..core.weights cimport Weights, feat_t
+
+from ..core.violation import METHODS
+
+# Atom values for empty positions (never a string hash, which is > 7).
+DEF NONE = 3
+DEF NO_LABEL = 5
+DEF MAX_FEATS = 72
+DEF N_ARRAYS = 6
+
+
+cdef struct ParseDocC:
+    int length
+    const uint64_t* atoms    # length x N_ATOMS (A_LOWER, A_TAG used)
+    const int* sent_ids      # length, or NULL: sentence boundaries to respect
+    const int* gold_heads    # length, -1 unknown, i = root; NULL at prediction
+    const int* gold_labels   # length, label id or -1 (unknown / root)
+    const int* gold_kids     # length, the number of gold dependents
+
+
+cdef struct ParseStateC:
+    const ParseDocC* doc
+    int n
+    int i          # the next buffer word (queue front q0)
+    int depth      # stack size
+    int done       # finished with words left on the stack
+    # followed by N_ARRAYS int32 arrays of n entries (see the accessors)
+
+
+cdef inline int* _arr(const ParseStateC* s, int k) noexcept nogil:
+    return (<int*>(<char*>s + sizeof(ParseStateC))) + k * s.n
+
+# arrays: 0 stack, 1 leftmost dependent, 2 rightmost dependent,
+# 3 left valency, 4 right valency, 5 label of the arc to the head
+DEF STACK = 0
+DEF LC = 1
+DEF RC = 2
+DEF NL = 3
+DEF NR = 4
+DEF LAB = 5
+
+
+cdef size_t state_size_for(int n) noexcept nogil:
+    return (sizeof(ParseStateC) + N_ARRAYS * max(n, 1) * sizeof(int) + 7) // 8 * 8
+
+
+cdef inline int s_at(const ParseStateC* s, int k) noexcept nogil:
+    """The k-th stack word from the top, -1 if none."""
+    return _arr(s, STACK)[s.depth - 1 - k] if k < s.depth else -1
+
+
+cdef inline feat_t feat4(uint64_t template, uint64_t a, uint64_t b, uint64_t c,
+                         uint64_t d) noexcept nogil:
+    cdef uint64_t buf[4]
+    buf[0] = a
+    buf[1] = b
+    buf[2] = c
+    buf[3] = d
+    return hash64(buf, 4 * sizeof(uint64_t), template)
+
+
+# Templates of Huang and Sagae (2010, Table 3), plus distance, valency and
+# dependent labels (Zhang and Nivre 2011) for the labelled setting.
+cdef enum:
+    T_BIAS = 101
+    T_S0W
+    T_S0T
+    T_S0WT
+    T_S1W
+    T_S1T
+    T_S1WT
+    T_Q0W
+    T_Q0T
+    T_Q0WT
+    T_S0W_S1W
+    T_S0T_S1T
+    T_S0T_Q0T
+    T_S0WT_S1T
+    T_S0T_S1WT
+    T_S0W_S1WT
+    T_S0WT_S1W
+    T_S0WT_S1WT
+    T_S0T_Q0T_Q1T
+    T_S1T_S0T_Q0T
+    T_S0W_Q0T_Q1T
+    T_S1T_S0W_Q0T
+    T_S1T_S1LCT_S0T
+    T_S1T_S1RCT_S0T
+    T_S1T_S0T_S0RCT
+    T_S1T_S1LCT_S0W
+    T_S1T_S1RCT_S0W
+    T_S1T_S0W_S0LCT
+    T_S2T_S1T_S0T
+    T_S1T_S0T_S0LCT
+    # unigrams further out
+    T_Q1W
+    T_Q1T
+    T_Q2W
+    T_Q2T
+    T_S2W
+    T_S2T
+    T_S0LCT
+    T_S0RCT
+    T_S1LCT
+    T_S1RCT
+    # distance s0 - s1 (bucketed)
+    T_S0W_D
+    T_S0T_D
+    T_S1W_D
+    T_S1T_D
+    T_S0T_S1T_D
+    T_S0W_S1W_D
+    # valency
+    T_S0W_VL
+    T_S0T_VL
+    T_S0W_VR
+    T_S0T_VR
+    T_S1W_VL
+    T_S1T_VL
+    T_S1W_VR
+    T_S1T_VR
+    # dependent labels
+    T_S0LCL
+    T_S0RCL
+    T_S1LCL
+    T_S1RCL
+    T_S0T_S0LCL_S0RCL
+    T_S1T_S1LCL_S1RCL
+    T_S0W_S0RCL
+    T_S1W_S1RCL
+    # queue empty? (when to finish)
+    T_QEMPTY_DEPTH
+
+
+cdef class ArcStandardSystem(TransitionSystem):
+    """The arc-standard system over `n_labels` arc labels (nr_class = 1 + 2L)."""
+    cdef readonly int n_labels
+
+    def __init__(self, int n_labels):
+        if n_labels < 1:
+            raise ValueError("an arc-standard system needs at least one arc label")
+        self.n_labels = n_labels
+        self.nr_class = 1 + 2 * n_labels
+        self.max_feats = MAX_FEATS
+        self.state_size = state_size_for(1)
+
+    def __reduce__(self):
+        return (ArcStandardSystem, (self.n_labels,))
+
+    # --- actions -------------------------------------------------------------
+    cdef bint is_final(self, const void* state) noexcept nogil:
+        cdef const ParseStateC* s = <const ParseStateC*>state
+        return s.done or (s.i >= s.n and s.depth <= 1)
+
+    cdef int set_valid(self, int* is_valid, const void* state) noexcept nogil:
+        cdef const ParseStateC* s = <const ParseStateC*>state
+        cdef int L = self.n_labels, a
+        cdef bint arcs = s.depth >= 2 and not s.done
+        cdef bint shift = not s.done and (s.i < s.n or s.depth >= 2)
+        cdef const int* sent = s.doc.sent_ids
+        cdef int s0 = s_at(s, 0), s1 = s_at(s, 1)
+        if sent != NULL and s.depth >= 2:
+            # Arcs stay inside a sentence; a sentence is closed (by shifting
+            # the next one's first word, or finishing) only with one root left.
+            arcs = arcs and sent[s0] == sent[s1]
+            if sent[s0] == sent[s1] and (s.i >= s.n or sent[s.i] != sent[s0]):
+                shift = False
+        if s.i >= s.n and s.depth < 2:
+            shift = False
+        is_valid[0] = shift
+        for a in range(1, 1 + 2 * L):
+            is_valid[a] = arcs
+        return shift + 2 * L * arcs
+
+    cdef void apply(self, void* state, int clas) noexcept nogil:
+        cdef ParseStateC* s = <ParseStateC*>state
+        cdef int L = self.n_labels, s0, s1
+        cdef int* stack = _arr(s, STACK)
+        if clas == 0:
+            if s.i < s.n:
+                stack[s.depth] = s.i
+                s.depth += 1
+                s.i += 1
+            else:
+                s.done = 1
+            return
+        s0 = stack[s.depth - 1]
+        s1 = stack[s.depth - 2]
+        if clas <= L:  # LEFT-ARC: s1 becomes a (left) dependent of s0
+            _arr(s, LAB)[s1] = clas - 1
+            if _arr(s, LC)[s0] < 0 or s1 < _arr(s, LC)[s0]:
+                _arr(s, LC)[s0] = s1
+            _arr(s, NL)[s0] += 1
+            stack[s.depth - 2] = s0
+        else:          # RIGHT-ARC: s0 becomes a (right) dependent of s1
+            _arr(s, LAB)[s0] = clas - 1 - L
+            if _arr(s, RC)[s1] < 0 or s0 > _arr(s, RC)[s1]:
+                _arr(s, RC)[s1] = s0
+            _arr(s, NR)[s1] += 1
+        s.depth -= 1
+
+    cdef int oracle(self, const void* state) noexcept nogil:
+        """The static oracle: LEFT-ARC if s1's head is s0; RIGHT-ARC if s0's
+        head is s1 and s0 has all its dependents; else SHIFT (= finish once
+        the buffer is empty). -1 where the gold is unknown."""
+        cdef const ParseStateC* s = <const ParseStateC*>state
+        cdef const ParseDocC* d = s.doc
+        if d.gold_heads == NULL:
+            return -1
+        cdef int s0 = s_at(s, 0), s1 = s_at(s, 1)
+        if s1 >= 0:
+            if d.gold_heads[s1] < 0 or d.gold_heads[s0] < 0:
+                return -1
+            if d.gold_heads[s1] == s0:
+                return 1 + d.gold_labels[s1] if d.gold_labels[s1] >= 0 else -1
+            if d.gold_heads[s0] == s1 and _arr(s, NL)[s0] + _arr(s, NR)[s0] == d.gold_kids[s0]:
+                return 1 + self.n_labels + d.gold_labels[s0] if d.gold_labels[s0] >= 0 else -1
+        return 0
+
+    # --- features ------------------------------------------------------------
+    cdef inline uint64_t word(self, const ParseStateC* s, int i, int atom) noexcept nogil:
+        return s.doc.atoms[i * N_ATOMS + atom] if i >= 0 else NONE
+
+    cdef inline uint64_t label(self, const ParseStateC* s, int i) noexcept nogil:
+        return NO_LABEL + 1 + _arr(s, LAB)[i] if i >= 0 else NONE
+
+    cdef int extract(self, feat_t* f, const void* state) noexcept nogil:
+        cdef const ParseStateC* s = <const ParseStateC*>state
+        cdef int s0 = s_at(s, 0), s1 = s_at(s, 1), s2 = s_at(s, 2)
+        cdef int q0 = s.i if s.i < s.n else -1
+        cdef int q1 = s.i + 1 if s.i + 1 < s.n else -1
+        cdef int q2 = s.i + 2 if s.i + 2 < s.n else -1
+        cdef int s0l = _arr(s, LC)[s0] if s0 >= 0 else -1
+        cdef int s0r = _arr(s, RC)[s0] if s0 >= 0 else -1
+        cdef int s1l = _arr(s, LC)[s1] if s1 >= 0 else -1
+        cdef int s1r = _arr(s, RC)[s1] if s1 >= 0 else -1
+        cdef uint64_t s0w = self.word(s, s0, A_LOWER), s0t = self.word(s, s0, A_TAG)
+        cdef uint64_t s1w = self.word(s, s1, A_LOWER), s1t = self.word(s, s1, A_TAG)
+        cdef uint64_t s2t = self.word(s, s2, A_TAG)
+        cdef uint64_t q0w = self.word(s, q0, A_LOWER), q0t = self.word(s, q0, A_TAG)
+        cdef uint64_t q1t = self.word(s, q1, A_TAG)
+        cdef uint64_t s0lt = self.word(s, s0l, A_TAG), s0rt = self.word(s, s0r, A_TAG)
+        cdef uint64_t s1lt = self.word(s, s1l, A_TAG), s1rt = self.word(s, s1r, A_TAG)
+        cdef uint64_t s0ll = self.label(s, s0l), s0rl = self.label(s, s0r)
+        cdef uint64_t s1ll = self.label(s, s1l), s1rl = self.label(s, s1r)
+        cdef uint64_t dist = NONE
+        cdef uint64_t vl0 = NONE, vr0 = NONE, vl1 = NONE, vr1 = NONE
+        if s1 >= 0:
+            dist = 10 + min(s0 - s1, 5)
+            vl1 = 10 + _arr(s, NL)[s1]
+            vr1 = 10 + _arr(s, NR)[s1]
+        if s0 >= 0:
+            vl0 = 10 + _arr(s, NL)[s0]
+            vr0 = 10 + _arr(s, NR)[s0]
+        cdef int n = 0
+        f[n] = feat1(T_BIAS, 1); n += 1
+        # (1) unigrams
+        f[n] = feat1(T_S0W, s0w); n += 1
+        f[n] = feat1(T_S0T, s0t); n += 1
+        f[n] = feat2(T_S0WT, s0w, s0t); n += 1
+        f[n] = feat1(T_S1W, s1w); n += 1
+        f[n] = feat1(T_S1T, s1t); n += 1
+        f[n] = feat2(T_S1WT, s1w, s1t); n += 1
+        f[n] = feat1(T_Q0W, q0w); n += 1
+        f[n] = feat1(T_Q0T, q0t); n += 1
+        f[n] = feat2(T_Q0WT, q0w, q0t); n += 1
+        # (2) bigrams of s0, s1, q0
+        f[n] = feat2(T_S0W_S1W, s0w, s1w); n += 1
+        f[n] = feat2(T_S0T_S1T, s0t, s1t); n += 1
+        f[n] = feat2(T_S0T_Q0T, s0t, q0t); n += 1
+        f[n] = feat3(T_S0WT_S1T, s0w, s0t, s1t); n += 1
+        f[n] = feat3(T_S0T_S1WT, s0t, s1w, s1t); n += 1
+        f[n] = feat3(T_S0W_S1WT, s0w, s1w, s1t); n += 1
+        f[n] = feat3(T_S0WT_S1W, s0w, s0t, s1w); n += 1
+        f[n] = feat4(T_S0WT_S1WT, s0w, s0t, s1w, s1t); n += 1
+        # (3) trigrams with the queue
+        f[n] = feat3(T_S0T_Q0T_Q1T, s0t, q0t, q1t); n += 1
+        f[n] = feat3(T_S1T_S0T_Q0T, s1t, s0t, q0t); n += 1
+        f[n] = feat3(T_S0W_Q0T_Q1T, s0w, q0t, q1t); n += 1
+        f[n] = feat3(T_S1T_S0W_Q0T, s1t, s0w, q0t); n += 1
+        # (4) dependents of s0 and s1
+        f[n] = feat3(T_S1T_S1LCT_S0T, s1t, s1lt, s0t); n += 1
+        f[n] = feat3(T_S1T_S1RCT_S0T, s1t, s1rt, s0t); n += 1
+        f[n] = feat3(T_S1T_S0T_S0RCT, s1t, s0t, s0rt); n += 1
+        f[n] = feat3(T_S1T_S1LCT_S0W, s1t, s1lt, s0w); n += 1
+        f[n] = feat3(T_S1T_S1RCT_S0W, s1t, s1rt, s0w); n += 1
+        f[n] = feat3(T_S1T_S0W_S0LCT, s1t, s0w, s0lt); n += 1
+        f[n] = feat3(T_S1T_S0T_S0LCT, s1t, s0t, s0lt); n += 1
+        # (5) s2
+        f[n] = feat3(T_S2T_S1T_S0T, s2t, s1t, s0t); n += 1
+        # further unigrams
+        f[n] = feat1(T_Q1W, self.word(s, q1, A_LOWER)); n += 1
+        f[n] = feat1(T_Q1T, q1t); n += 1
+        f[n] = feat1(T_Q2W, self.word(s, q2, A_LOWER)); n += 1
+        f[n] = feat1(T_Q2T, self.word(s, q2, A_TAG)); n += 1
+        f[n] = feat1(T_S2W, self.word(s, s2, A_LOWER)); n += 1
+        f[n] = feat1(T_S2T, s2t); n += 1
+        f[n] = feat1(T_S0LCT, s0lt); n += 1
+        f[n] = feat1(T_S0RCT, s0rt); n += 1
+        f[n] = feat1(T_S1LCT, s1lt); n += 1
+        f[n] = feat1(T_S1RCT, s1rt); n += 1
+        # distance
+        f[n] = feat2(T_S0W_D, s0w, dist); n += 1
+        f[n] = feat2(T_S0T_D, s0t, dist); n += 1
+        f[n] = feat2(T_S1W_D, s1w, dist); n += 1
+        f[n] = feat2(T_S1T_D, s1t, dist); n += 1
+        f[n] = feat3(T_S0T_S1T_D, s0t, s1t, dist); n += 1
+        f[n] = feat3(T_S0W_S1W_D, s0w, s1w, dist); n += 1
+        # valency
+        f[n] = feat2(T_S0W_VL, s0w, vl0); n += 1
+        f[n] = feat2(T_S0T_VL, s0t, vl0); n += 1
+        f[n] = feat2(T_S0W_VR, s0w, vr0); n += 1
+        f[n] = feat2(T_S0T_VR, s0t, vr0); n += 1
+        f[n] = feat2(T_S1W_VL, s1w, vl1); n += 1
+        f[n] = feat2(T_S1T_VL, s1t, vl1); n += 1
+        f[n] = feat2(T_S1W_VR, s1w, vr1); n += 1
+        f[n] = feat2(T_S1T_VR, s1t, vr1); n += 1
+        # dependent labels
+        f[n] = feat1(T_S0LCL, s0ll); n += 1
+        f[n] = feat1(T_S0RCL, s0rl); n += 1
+        f[n] = feat1(T_S1LCL, s1ll); n += 1
+        f[n] = feat1(T_S1RCL, s1rl); n += 1
+        f[n] = feat3(T_S0T_S0LCL_S0RCL, s0t, s0ll, s0rl); n += 1
+        f[n] = feat3(T_S1T_S1LCL_S1RCL, s1t, s1ll, s1rl); n += 1
+        f[n] = feat2(T_S0W_S0RCL, s0w, s0rl); n += 1
+        f[n] = feat2(T_S1W_S1RCL, s1w, s1rl); n += 1
+        f[n] = feat2(T_QEMPTY_DEPTH, 10 + (q0 < 0), 10 + min(s.depth, 3)); n += 1
+        return n
+
+    # --- Python entry points (one call per doc; nothing per token) ---------
+
+    def predict(self, list docs, Weights W, str search="greedy", int depth=0, int beam_width=1):
+        """(heads, labels) int32 arrays per doc: heads absolute, i for a root;
+        labels -1 for a root. search: "greedy"/"lookahead" (depth) or "beam"."""
+        if search == "beam":
+            return [self._beam_parse(_ParseDoc(self, d), W, beam_width) for d in docs]
+        return [self._decode(_ParseDoc(self, d), W, depth) for d in docs]
+
+    cdef tuple _decode(self, _ParseDoc doc, Weights W, int depth):
+        cdef int n = doc.c.length
+        if n == 0:
+            return doc.empty_tree()
+        cdef Workspace ws = Workspace(self, depth, state_size_for(n))
+        actions = numpy.zeros((2 * n + 2,), dtype="int32")
+        cdef int[::1] act = actions
+        cdef void* state = doc.start([])
+        cdef int k
+        with nogil:
+            k = decode(ws, W, state, &act[0], 2 * n + 2)
+        return doc.replay(actions[:k])
+
+    cdef tuple _beam_parse(self, _ParseDoc doc, Weights W, int width):
+        cdef int n = doc.c.length
+        if n == 0:
+            return doc.empty_tree()
+        cdef Beam beam = Beam(self, width, state_size_for(n))
+        beam.reset(doc.start([]), 2 * n + 2)
+        with nogil:
+            beam.search(W)
+        actions = numpy.zeros((2 * n + 2,), dtype="int32")
+        cdef int[::1] act = actions
+        k = beam.path(beam.step, 0, &act[0])
+        return doc.replay(actions[:k])
+
+    def train(self, list docs, list golds, Weights W, int depth, double margin):
+        """One margin-perceptron pass (Tsuruoka et al. 2011, Figure 3) along
+        the oracle path of each doc. golds: (heads, labels) per doc, -1 where
+        unknown. Returns (mistakes, decisions)."""
+        mistakes = decisions = 0
+        cdef _ParseDoc doc
+        cdef Workspace ws
+        cdef int n_dec = 0, m
+        cdef int[::1] act
+        for d, gold in zip(docs, golds):
+            doc = _ParseDoc(self, d, gold)
+            n = doc.c.length
+            if n == 0:
+                continue
+            ws = Workspace(self, depth, state_size_for(n))
+            actions = numpy.zeros((2 * n + 2,), dtype="int32")
+            act = actions
+            m = train_sequence(ws, W, doc.start([]), margin, &act[0], 2 * n + 2, &n_dec)
+            mistakes += m
+            decisions += n_dec
+        return mistakes, decisions
+
+    def train_beam(self, list docs, list golds, Weights W, int width, str update):
+        """One violation-fixing perceptron pass with beam search (Huang et al.
+        2012, Algorithm 2 with FINDVIOLATION per `update`). Docs whose gold
+        tree the oracle cannot derive in full are skipped. One tick per doc.
+        Returns dict(updates, invalid, docs, skipped)."""
+        if update not in METHODS:
+            raise ValueError(f"update must be one of {sorted(METHODS)}, got {update!r}")
+        cdef int method = METHODS[update]
+        cdef _ParseDoc doc
+        cdef Beam beam
+        cdef Workspace ws
+        cdef Violation v
+        cdef int n, n_gold, due
+        cdef Pool mem
+        cdef StepRecord* rec
+        cdef void* gold_state
+        cdef void* start
+        cdef int[::1] gv
+        cdef int[::1] zv
+        stats = {"updates": 0, "invalid": 0, "docs": 0, "skipped": 0}
+        for d, gold in zip(docs, golds):
+            doc = _ParseDoc(self, d, gold)
+            n = doc.c.length
+            if n == 0:
+                continue
+            gold_actions = doc.oracle_path()
+            if gold_actions is None:
+                stats["skipped"] += 1
+                continue
+            n_gold = len(gold_actions)
+            gv = gold_actions
+            zbuf = numpy.zeros((2 * n + 4,), dtype="int32")
+            zv = zbuf
+            size = state_size_for(n)
+            beam = Beam(self, width, size)
+            ws = Workspace(self, 0, size)
+            mem = Pool()
+            rec = <StepRecord*>mem.alloc(2 * n + 4, sizeof(StepRecord))
+            gold_state = mem.alloc(1, size)
+            start = doc.start([])
+            beam.reset(start, 2 * n + 2)
+            with nogil:
+                due = find_violation(beam, W, start, &gv[0], n_gold, method, rec, gold_state, &v)
+            if due:
+                fix_violation(beam, ws, W, start, &gv[0], n_gold, &v, &zv[0])
+                stats["updates"] += 1
+                stats["invalid"] += not v.valid
+            W.time += 1
+            stats["docs"] += 1
+        return stats
+
+    # --- For tests ------------------------------------------------------------
+    def oracle_actions(self, doc_input, gold):
+        """The oracle's action path for a doc, or None if it gets stuck."""
+        return _ParseDoc(self, doc_input, gold).oracle_path()
+
+    def replay(self, doc_input, actions):
+        """(heads, labels) after the given actions."""
+        return _ParseDoc(self, doc_input).replay(numpy.asarray(actions, dtype="int32"))
+
+    def features(self, doc_input, list history):
+        cdef _ParseDoc doc = _ParseDoc(self, doc_input)
+        cdef void* state = doc.start(history)
+        feats = numpy.zeros((self.max_feats,), dtype="uint64")
+        cdef uint64_t[::1] fv = feats
+        n = self.extract(&fv[0], state)
+        return feats[:n].copy()
+
+    def valid_actions(self, doc_input, list history):
+        cdef _ParseDoc doc = _ParseDoc(self, doc_input)
+        cdef void* state = doc.start(history)
+        valid = numpy.zeros((self.nr_class,), dtype="int32")
+        cdef int[::1] vv = valid
+        self.set_valid(&vv[0], state)
+        return [a for a in range(self.nr_class) if valid[a]], bool(self.is_final(state))
+
+    def lookahead(self, doc_input, list history, Weights W, int depth):
+        from ..core.search import lookahead_values
+        cdef _ParseDoc doc = _ParseDoc(self, doc_input)
+        cdef void* state = doc.start(history)
+        return lookahead_values(Workspace(self, depth, state_size_for(doc.c.length)), W,
+                                <size_t>state)
+
+    def beam(self, doc_input, Weights W, int width):
+        """The final beam items [(score, actions)], best first."""
+        cdef _ParseDoc doc = _ParseDoc(self, doc_input)
+        n = doc.c.length
+        beam = Beam(self, width, state_size_for(n))
+        return beam.run(W, <size_t>doc.start([]), 2 * n + 2)
+
+    def find_violation(self, doc_input, gold, Weights W, int width, str update, bint fix=False):
+        """The triple the update method picks: None, or dict(step, full, gap,
+        valid, y=gold prefix, z=predicted prefix). With fix, also update W."""
+        cdef _ParseDoc doc = _ParseDoc(self, doc_input, gold)
+        n = doc.c.length
+        gold_actions = doc.oracle_path()
+        cdef int[::1] gv = gold_actions
+        size = state_size_for(n)
+        cdef Beam beam = Beam(self, width, size)
+        cdef Pool mem = Pool()
+        cdef StepRecord* rec = <StepRecord*>mem.alloc(2 * n + 4, sizeof(StepRecord))
+        cdef void* gold_state = mem.alloc(1, size)
+        cdef void* start = doc.start([])
+        cdef Violation v
+        beam.reset(start, 2 * n + 2)
+        if not find_violation(beam, W, start, &gv[0], len(gold_actions), METHODS[update],
+                              rec, gold_state, &v):
+            return None
+        zbuf = numpy.zeros((2 * n + 4,), dtype="int32")
+        cdef int[::1] zv = zbuf
+        nz = beam.path(v.step, 0, &zv[0])
+        ny = len(gold_actions) if v.full else min(v.step, len(gold_actions))
+        out = {"step": v.step, "full": bool(v.full), "gap": v.gap, "valid": bool(v.valid),
+               "y": [int(a) for a in gold_actions[:ny]], "z": [int(a) for a in zbuf[:nz]]}
+        if fix:
+            fix_violation(beam, Workspace(self, 0, size), W, start, &gv[0], len(gold_actions),
+                          &v, &zv[0])
+        return out
+
+
+cdef class _ParseDoc:
+    """Owns the C arrays of one document (and its start state) for a call.
+    Input: the (n, N_ATOMS) atoms array, or a dict with "atoms" and
+    optionally "sent_ids" (int32 per token). Gold: (heads, labels)."""
+    cdef ParseDocC c
+    cdef ArcStandardSystem system
+    cdef Pool mem
+    cdef object atoms, sents, heads, labels, kids
+
+    def __init__(self, ArcStandardSystem system, doc_input, gold=None):
+        self.system = system
+        self.mem = Pool()
+        extras = doc_input if isinstance(doc_input, dict) else {"atoms": doc_input}
+        self.atoms = numpy.ascontiguousarray(extras["atoms"], dtype="uint64")
+        n = self.atoms.shape[0]
+        if n and (self.atoms.ndim != 2 or self.atoms.shape[1] != N_ATOMS):
+            raise ValueError(f"expected ({n}, {N_ATOMS}) word atoms, got {self.atoms.shape}")
+        memset(&self.c, 0, sizeof(ParseDocC))
+        self.c.length = n
+        cdef uint64_t[:, ::1] av
+        cdef int[::1] iv
+        if n:
+            av = self.atoms
+            self.c.atoms = &av[0, 0]
+        if extras.get("sent_ids") is not None and n:
+            self.sents = numpy.ascontiguousarray(extras["sent_ids"], dtype="int32")
+            if self.sents.shape != (n,):
+                raise ValueError("sent_ids do not match the doc length")
+            iv = self.sents
+            self.c.sent_ids = &iv[0]
+        if gold is not None and n:
+            heads, labels = gold
+            self.heads = numpy.ascontiguousarray(heads, dtype="int32")
+            self.labels = numpy.ascontiguousarray(labels, dtype="int32")
+            if self.heads.shape != (n,) or self.labels.shape != (n,):
+                raise ValueError(f"gold heads/labels do not match the doc length {n}")
+            if self.heads.max() >= n or self.labels.max() >= system.n_labels:
+                raise ValueError("gold head or label index out of range")
+            known = self.heads[(self.heads >= 0) & (self.heads != numpy.arange(n))]
+            self.kids = numpy.bincount(known, minlength=n).astype("int32")
+            iv = self.heads
+            self.c.gold_heads = &iv[0]
+            iv = self.labels
+            self.c.gold_labels = &iv[0]
+            iv = self.kids
+            self.c.gold_kids = &iv[0]
+
+    cdef void* start(self, list history) except NULL:
+        cdef int n = self.c.length
+        cdef ParseStateC* s = <ParseStateC*>self.mem.alloc(1, state_size_for(n))
+        s.doc = &self.c
+        s.n = n
+        s.i = s.depth = s.done = 0
+        cdef int k
+        for k in range(n):
+            _arr(s, LC)[k] = -1
+            _arr(s, RC)[k] = -1
+            _arr(s, LAB)[k] = -1
+        for a in history:
+            self.system.apply(s, a)
+        return s
+
+    def oracle_path(self):
+        """The oracle's actions from the start, or None if it gets stuck or
+        the gold is incomplete."""
+        cdef int n = self.c.length
+        cdef void* s = self.start([])
+        out = numpy.zeros((2 * n + 2,), dtype="int32")
+        cdef int k = 0, a
+        valid = numpy.zeros((self.system.nr_class,), dtype="int32")
+        cdef int[::1] vv = valid
+        while not self.system.is_final(s) and k < 2 * n + 2:
+            a = self.system.oracle(s)
+            self.system.set_valid(&vv[0], s)
+            if a < 0 or not vv[a]:
+                return None
+            out[k] = a
+            k += 1
+            self.system.apply(s, a)
+        return out[:k]
+
+    def replay(self, actions):
+        """(heads, labels) after the actions: words left on the stack (and
+        any never shifted) are roots (head = self, label -1)."""
+        cdef int n = self.c.length
+        cdef ParseStateC* s = <ParseStateC*>self.start([])
+        cdef int L = self.system.n_labels, a, s0, s1
+        heads = numpy.arange(n, dtype="int32")
+        labels = numpy.full((n,), -1, dtype="int32")
+        cdef int[::1] hv = heads
+        cdef int[::1] lv = labels
+        cdef int[::1] av = numpy.ascontiguousarray(actions, dtype="int32")
+        cdef int k
+        for k in range(av.shape[0]):
+            a = av[k]
+            if a > 0:
+                s0 = s_at(s, 0)
+                s1 = s_at(s, 1)
+                if a <= L:
+                    hv[s1] = s0
+                    lv[s1] = a - 1
+                else:
+                    hv[s0] = s1
+                    lv[s0] = a - 1 - L
+            self.system.apply(s, a)
+        return heads, labels
+
+    def empty_tree(self):
+        return numpy.zeros((0,), dtype="int32"), numpy.zeros((0,), dtype="int32")

@@ -1,0 +1,180 @@
+"""The arc-standard system: its static oracle on the real treebanks, the
+validity of actions, lookahead over parser actions against brute force, and
+beam search against exhaustive enumeration."""
+import random
+
+import numpy
+import pytest
+import spacy
+from spacy_lookahead.core.features import token_atoms
+from spacy_lookahead.core.weights import Weights
+from spacy_lookahead.pipes.parser import ArcStandardParser  # noqa: F401 (registers the factory)
+from spacy_lookahead.systems.arc_standard import ArcStandardSystem
+
+from parse_data import parse_examples
+
+SHIFT = 0
+
+
+def atoms_of(words, tags):
+    return numpy.array([token_atoms(w, t) for w, t in zip(words, tags)], dtype="uint64")
+
+
+WORDS = ["I", "saw", "her", "duck", "."]
+TAGS = ["PRP", "VBD", "PRP$", "NN", "."]
+
+
+@pytest.mark.parametrize("corpus,splits", [("ewt", ["train"]),
+                                           ("wsj", ["train", "dev", "test"])])
+def test_oracle_reproduces_every_projective_gold_tree(shared_data, corpus, splits):
+    nlp = spacy.blank("en")
+    parser = nlp.add_pipe("arc_standard_parser")
+    train = parse_examples(nlp.vocab, corpus, "train", 10 ** 9)
+    parser.initialize(lambda: train, labels=None)
+    checked = 0
+    for split in splits:
+        examples = train if split == "train" else parse_examples(nlp.vocab, corpus, split, 10 ** 9)
+        for eg in examples:
+            heads, labels = parser.gold(eg)
+            arcs = heads != numpy.arange(len(heads))
+            if (labels[arcs] < 0).any():
+                continue  # a rare decorated label of dev/test, not in the label set
+            doc_input = parser._inputs([eg.predicted], [eg])[0]
+            actions = parser.system.oracle_actions(doc_input, (heads, labels))
+            assert actions is not None, [t.text for t in eg.reference]
+            got_heads, got_labels = parser.system.replay(doc_input, actions)
+            assert got_heads.tolist() == heads.tolist()
+            assert got_labels[arcs].tolist() == labels[arcs].tolist()
+            checked += 1
+    assert checked == (12544 if corpus == "ewt" else 3914)
+
+
+def test_actions_and_final_states():
+    system = ArcStandardSystem(2)  # actions: 0 shift, 1-2 left, 3-4 right
+    atoms = atoms_of(WORDS[:3], TAGS[:3])
+    assert system.valid_actions(atoms, []) == ([SHIFT], False)
+    assert system.valid_actions(atoms, [0]) == ([SHIFT], False)
+    assert system.valid_actions(atoms, [0, 0]) == ([0, 1, 2, 3, 4], False)
+    # buffer empty, three words on the stack: arcs, or finish with three roots
+    assert system.valid_actions(atoms, [0, 0, 0]) == ([0, 1, 2, 3, 4], False)
+    assert system.valid_actions(atoms, [0, 0, 0, 0]) == ([], True)
+    assert system.replay(atoms, [0, 0, 0, 0])[0].tolist() == [0, 1, 2]
+    # one word left: final without finishing
+    assert system.valid_actions(atoms, [0, 0, 0, 1, 3]) == ([], True)
+    heads, labels = system.replay(atoms, [0, 0, 0, 1, 3])
+    assert heads.tolist() == [0, 2, 0] and labels.tolist() == [-1, 0, 0]
+    assert system.valid_actions(atoms_of([], []), []) == ([], True)
+    assert system.valid_actions(atoms_of(["Hi"], ["UH"]), [0]) == ([], True)
+
+
+def test_given_sentences_bound_arcs_and_roots():
+    system = ArcStandardSystem(1)
+    doc = {"atoms": atoms_of(WORDS[:4], TAGS[:4]), "sent_ids": numpy.array([1, 1, 2, 2], dtype="int32")}
+    # "I saw" on the stack: the next sentence cannot start before one root is left
+    assert system.valid_actions(doc, [0, 0]) == ([1, 2], False)
+    # one root of sentence 1 and "her": no arc across the boundary
+    assert system.valid_actions(doc, [0, 0, 1, 0]) == ([SHIFT], False)
+    assert system.valid_actions(doc, [0, 0, 1, 0, 0]) == ([1, 2], False)
+    assert system.valid_actions(doc, [0, 0, 1, 0, 0, 2]) == ([SHIFT], False)
+
+
+def test_oracle_on_a_forest():
+    # two sentences, two roots: "I saw" + "her duck"
+    system = ArcStandardSystem(1)
+    atoms = atoms_of(WORDS[:4], TAGS[:4])
+    gold = (numpy.array([1, 1, 3, 3], dtype="int32"), numpy.array([0, -1, 0, -1], dtype="int32"))
+    actions = system.oracle_actions(atoms, gold)
+    assert actions.tolist() == [0, 0, 1, 0, 0, 1, 0]  # the last shift finishes
+    assert system.replay(atoms, actions)[0].tolist() == [1, 1, 3, 3]
+
+
+def reachable_weights(system, doc, rng, max_len):
+    """Random weights for every feature of every state reachable in max_len
+    actions (so that brute force and search see the same non-zero scores)."""
+    W = Weights()
+    for history in valid_sequences(system, doc, [], max_len):
+        for f in system.features(doc, history):
+            for c in range(system.nr_class):
+                if W.get(int(f), c) == 0.0:
+                    W.add(int(f), c, rng.gauss(0, 1))
+    return W
+
+
+def valid_sequences(system, doc, prefix, max_len):
+    """Every valid action sequence from `prefix` of up to max_len actions
+    that is complete (max_len reached or a final state), and its prefixes."""
+    yield prefix
+    if len(prefix) >= max_len:
+        return
+    valid, _ = system.valid_actions(doc, prefix)
+    for a in valid:
+        yield from valid_sequences(system, doc, prefix + [a], max_len)
+
+
+def path_score(system, doc, W, path, start=()):
+    return sum(W.scores(system.features(doc, list(start) + path[:k]), system.nr_class)[a]
+               for k, a in enumerate(path))
+
+
+@pytest.mark.parametrize("n_labels", [1, 2])
+@pytest.mark.parametrize("depth", [0, 1, 2])
+def test_lookahead_over_parser_actions_equals_brute_force(n_labels, depth):
+    rng = random.Random(depth * 10 + n_labels)
+    system = ArcStandardSystem(n_labels)
+    doc = atoms_of(WORDS[:4], TAGS[:4])
+    for history in ([], [0, 0], [0, 0, 0], [0, 0, 1 + n_labels, 0, 0]):
+        W = reachable_weights(system, doc, rng, len(history) + depth + 1)
+        best, values, paths = system.lookahead(doc, history, W, depth)
+        expected = [-numpy.inf] * system.nr_class
+        for full in valid_sequences(system, doc, history, len(history) + depth + 1):
+            seq = full[len(history):]
+            if not seq:
+                continue
+            if len(seq) < depth + 1 and not system.valid_actions(doc, full)[1]:
+                continue  # not a leaf: neither depth D+1 nor final
+            v = path_score(system, doc, W, seq, history)
+            expected[seq[0]] = max(expected[seq[0]], v)
+        assert numpy.allclose(values, expected)
+        assert best == int(numpy.argmax(expected))
+        for a, path in enumerate(paths):
+            if path:
+                assert path[0] == a
+                assert path_score(system, doc, W, path, history) == pytest.approx(values[a])
+
+
+def complete_derivations(system, doc, prefix=()):
+    valid, final = system.valid_actions(doc, list(prefix))
+    if final:
+        yield list(prefix)
+    for a in valid:
+        yield from complete_derivations(system, doc, prefix + (a,))
+
+
+@pytest.mark.parametrize("n_words", [1, 2, 3])
+def test_wide_beam_finds_every_derivation_sorted(n_words):
+    """A beam wider than the search space keeps every derivation (of
+    different lengths: one root, or several left by finishing), scored as
+    the sum of its action scores, best first."""
+    rng = random.Random(n_words)
+    system = ArcStandardSystem(1)
+    doc = atoms_of(WORDS[:n_words], TAGS[:n_words])
+    W = reachable_weights(system, doc, rng, 2 * n_words + 1)
+    derivations = list(complete_derivations(system, doc))
+    items = system.beam(doc, W, 1000)
+    assert sorted(tuple(p) for _, p in items) == sorted(tuple(p) for p in derivations)
+    scores = [s for s, _ in items]
+    assert scores == sorted(scores, reverse=True)
+    for score, path in items:
+        assert score == pytest.approx(path_score(system, doc, W, path))
+
+
+def test_beam_of_width_one_is_greedy_search():
+    rng = random.Random(5)
+    system = ArcStandardSystem(2)
+    doc = atoms_of(WORDS, TAGS)
+    W = reachable_weights(system, doc, rng, 5)
+    greedy = system.predict([doc], W, search="greedy")[0]
+    beam = system.predict([doc], W, search="beam", beam_width=1)[0]
+    assert greedy[0].tolist() == beam[0].tolist() and greedy[1].tolist() == beam[1].tolist()
+    (_, path), = system.beam(doc, W, 1)
+    assert system.replay(doc, path)[0].tolist() == greedy[0].tolist()

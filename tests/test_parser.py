@@ -1,0 +1,192 @@
+"""The arc_standard_parser component: learning on real slices (floors a
+broken model fails), outputs on odd docs, sentence boundaries, inputs,
+round trips and bad configs."""
+import random
+
+import numpy
+import pytest
+import spacy
+from spacy.tokens import Doc
+from spacy.training import Example
+from spacy_lookahead.pipes.parser import ArcStandardParser  # noqa: F401 (registers the factory)
+
+from conftest import reload_pipeline
+from parse_data import gold_docs, parse_examples, words_only
+
+
+def train_parser(config, n_train=800, epochs=2, n_sents=4):
+    nlp = spacy.blank("en")
+    parser = nlp.add_pipe("arc_standard_parser", config=config)
+    # several sentences per doc, so that it learns to leave several roots
+    train = parse_examples(nlp.vocab, "ewt", "train", n_train, n_sents)
+    parser.initialize(lambda: train)
+    rng = random.Random(0)
+    for _ in range(epochs):
+        rng.shuffle(train)
+        for i in range(0, len(train), 25):
+            losses = parser.update(train[i:i + 25])
+            assert losses["arc_standard_parser"] >= 0
+    return nlp
+
+
+def dev_scores(nlp, n=300):
+    gold = gold_docs(nlp.vocab, "ewt", "dev", n)
+    docs = list(nlp.pipe(words_only(nlp.vocab, d, tags=True) for d in gold))
+    return nlp.get_pipe("arc_standard_parser").scorer([Example(p, g) for p, g in zip(docs, gold)])
+
+
+@pytest.fixture(scope="module")
+def greedy_nlp(shared_data):
+    return train_parser({"search": "greedy", "min_label_freq": 1})
+
+
+@pytest.fixture(scope="module")
+def beam_nlp(shared_data):
+    # one update per doc: single-sentence docs learn faster
+    return train_parser({"search": "beam", "beam_width": 4, "update": "max_violation"}, 600, 2,
+                        n_sents=1)
+
+
+def test_greedy_learns(greedy_nlp):
+    scores = dev_scores(greedy_nlp)
+    # 800 sentences, 2 epochs: about 0.74 UAS (a parser always attaching to
+    # the next word gets about 0.3); sentence boundaries come from the trees.
+    assert scores["dep_uas"] > 0.68 and scores["dep_las"] > 0.6
+    assert scores["sents_f"] > 0.8
+
+
+def test_beam_learns_and_counts_updates(beam_nlp):
+    scores = dev_scores(beam_nlp)
+    assert scores["dep_uas"] > 0.6
+    stats = beam_nlp.get_pipe("arc_standard_parser").update_stats
+    assert stats["docs"] == 1200 and stats["updates"] > 0 and stats["invalid"] == 0
+
+
+def test_lookahead_setting_predicts_with_depth(greedy_nlp):
+    parser = greedy_nlp.get_pipe("arc_standard_parser")
+    gold = gold_docs(greedy_nlp.vocab, "ewt", "dev", 30)
+    docs = [words_only(greedy_nlp.vocab, d, tags=True) for d in gold]
+    inputs = parser._inputs(docs)
+    W = parser.averaged_weights
+    d1 = parser.system.predict(inputs, W, search="lookahead", depth=1)
+    d0 = parser.system.predict(inputs, W, search="greedy")
+    assert any((a[0] != b[0]).any() for a, b in zip(d0, d1))  # the search changes decisions
+    for heads, _ in d1:
+        assert ((heads >= 0) & (heads < len(heads))).all()
+
+
+def check_tree(doc):
+    heads = numpy.array([t.head.i for t in doc])
+    for t in doc:  # no cycles: every token reaches a root
+        seen, i = 0, t.i
+        while heads[i] != i:
+            i = heads[i]
+            seen += 1
+            assert seen <= len(doc)
+    assert all(t.dep_ and "||" not in t.dep_ for t in doc)
+    assert all(t.dep_ == "ROOT" for t in doc if t.head.i == t.i)
+    assert doc.has_annotation("SENT_START") and len(list(doc.sents)) >= 1
+
+
+@pytest.mark.parametrize("config", [{"search": "greedy"}, {"search": "lookahead", "depth": 1},
+                                    {"search": "beam", "beam_width": 8}])
+def test_odd_docs(greedy_nlp, config):
+    parser = greedy_nlp.get_pipe("arc_standard_parser")
+    parser.cfg.update(config)
+    try:
+        vocab = greedy_nlp.vocab
+        empty = Doc(vocab, words=[], tags=[])
+        one = Doc(vocab, words=["Hello"], tags=["UH"])
+        sents = gold_docs(vocab, "ewt", "dev", 80)
+        words = [t.text for d in sents for t in d][:1000]
+        tags = [t.tag_ for d in sents for t in d][:1000]
+        long_doc = Doc(vocab, words=words, tags=tags)
+        assert len(long_doc) == 1000
+        out = list(greedy_nlp.pipe([empty, one, long_doc]))
+        assert len(out[0]) == 0
+        assert out[1][0].head.i == 0 and out[1][0].dep_ == "ROOT" and out[1][0].is_sent_start
+        check_tree(out[2])
+        assert len(list(out[2].sents)) > 20  # a multi-sentence doc gets several roots
+    finally:
+        parser.cfg.update({"search": "greedy", "depth": 1, "beam_width": 8})
+
+
+def test_respect_sent_starts(greedy_nlp):
+    parser = greedy_nlp.get_pipe("arc_standard_parser")
+    gold = gold_docs(greedy_nlp.vocab, "ewt", "dev", 12)
+    words = [t.text for d in gold for t in d]
+    starts = [t.i == 0 for d in gold for t in d]
+    tags = [t.tag_ for d in gold for t in d]
+    parser.cfg["respect_sent_starts"] = True
+    try:
+        doc = parser(Doc(greedy_nlp.vocab, words=words, tags=tags, sent_starts=starts))
+    finally:
+        parser.cfg["respect_sent_starts"] = False
+    check_tree(doc)
+    assert [s.start for s in doc.sents] == [i for i, s in enumerate(starts) if s]
+
+
+def test_non_projective_training_trees_are_lifted_and_restored(greedy_nlp):
+    parser = greedy_nlp.get_pipe("arc_standard_parser")
+    assert any("||" in label for label in parser.labels)  # decorated labels were learnt
+    # a decorated label in the output is de-projectivised on the doc
+    doc = Doc(greedy_nlp.vocab, words=["a", "b", "c", "d"], tags=["DT", "NN", "VBZ", "RB"])
+    deco = next(label for label in parser.labels if "||" in label)
+    base, head_label = deco.split("||")
+    lid = {label: i for i, label in enumerate(parser.labels)}
+    heads = numpy.array([1, 2, 2, 2], dtype="int32")
+    labels = numpy.array([lid[deco], lid.get(head_label, 0), -1, lid[base]], dtype="int32")
+    parser.set_annotations([doc], [(heads, labels)])
+    assert all("||" not in t.dep_ for t in doc)
+    assert doc[0].dep_ == base
+
+
+def test_tags_taken_from_the_gold_while_training_required_at_prediction(greedy_nlp):
+    parser = greedy_nlp.get_pipe("arc_standard_parser")
+    eg = parse_examples(greedy_nlp.vocab, "ewt", "train", 1)[0]
+    assert not eg.predicted.has_annotation("TAG")
+    parser.update([eg])  # tags come from the reference
+    with pytest.raises(ValueError, match="needs POS tags"):
+        parser(eg.predicted.copy())
+
+
+@pytest.mark.parametrize("how", ["bytes", "disk", "pickle"])
+def test_round_trip(greedy_nlp, tmp_path, how):
+    gold = gold_docs(greedy_nlp.vocab, "ewt", "dev", 100)
+    docs = [words_only(greedy_nlp.vocab, d, tags=True) for d in gold]
+    before = [[(t.head.i, t.dep_) for t in d] for d in greedy_nlp.pipe([d.copy() for d in docs])]
+    if how == "bytes":  # search settings come from the config, as with spacy.load
+        other = spacy.blank("en")
+        other.add_pipe("arc_standard_parser", config={"search": "greedy", "min_label_freq": 1})
+        other.from_bytes(greedy_nlp.to_bytes())
+    else:
+        other = reload_pipeline(greedy_nlp, how, tmp_path / "model")
+    after = [[(t.head.i, t.dep_) for t in d] for d in other.pipe([d.copy() for d in docs])]
+    assert before == after
+    p1, p2 = greedy_nlp.get_pipe("arc_standard_parser"), other.get_pipe("arc_standard_parser")
+    assert p2.labels == p1.labels and p2.cfg["root_label"] == p1.cfg["root_label"]
+    assert p2.averaged_weights.to_bytes() == p1.averaged_weights.to_bytes()
+
+
+@pytest.mark.parametrize("setting,value,message", [
+    ("search", "dfs", "search must be one of"),
+    ("depth", -1, "depth must be an integer 0-3"),
+    ("depth", 9, "depth must be an integer 0-3"),
+    ("margin", -2, "margin must be a number >= 0"),
+    ("beam_width", 0, "beam_width must be an integer >= 1"),
+    ("update", "late", "update must be one of"),
+    ("min_label_freq", 0, "min_label_freq must be an integer >= 1"),
+])
+def test_bad_config(setting, value, message):
+    with pytest.raises(ValueError, match=message):
+        spacy.blank("en").add_pipe("arc_standard_parser", config={setting: value})
+
+
+def test_untrained_and_unannotated():
+    nlp = spacy.blank("en")
+    parser = nlp.add_pipe("arc_standard_parser")
+    with pytest.raises(ValueError, match="has no labels"):
+        parser(Doc(nlp.vocab, words=["a"], tags=["DT"]))
+    eg = Example(Doc(nlp.vocab, words=["a"]), Doc(nlp.vocab, words=["a"]))
+    with pytest.raises(ValueError, match="no dependency annotation"):
+        parser.initialize(lambda: [eg])
