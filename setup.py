@@ -12,6 +12,7 @@ MODULES = [
     "spacy_lookahead.core.search",
     "spacy_lookahead.core.learn",
     "spacy_lookahead.systems.tagging",
+    "spacy_lookahead.systems.phrases",
 ]
 
 extensions = [
