@@ -73,6 +73,7 @@ cdef enum:
     T_WFLAGS = T_WFLAG + 4
     T_WCOUNT
     T_WCOUNT_POS
+    T_WCONJ        # + 6 chunking conjunctions
     # ... and phrase features (phi_p)
     T_PBIAS
     T_PSWORD       # + 4 offsets at s (0..-3)
@@ -100,6 +101,7 @@ cdef enum:
     T_PCOUNT
     T_PNCLAUSES
     T_PWHOLE
+    T_PCONJ        # + 10 chunking conjunctions
 
 
 cdef struct PhraseDocC:
@@ -260,6 +262,12 @@ cdef class PhraseSystem:
                         g = feat2(T_WPGRAM, g, self.atom(d, i + c, A_TAG))
                     f[n] = h; n += 1
                     f[n] = g; n += 1
+            # Degree-2 conjunctions of the word with its POS context.
+            f[n] = feat3(T_WCONJ, self.atom(d, i, A_ORTH), self.atom(d, i - 1, A_TAG), 0); n += 1
+            f[n] = feat3(T_WCONJ + 1, self.atom(d, i, A_ORTH), self.atom(d, i + 1, A_TAG), 0); n += 1
+            f[n] = feat2(T_WCONJ + 2, self.atom(d, i - 1, A_TAG), self.atom(d, i + 1, A_TAG)); n += 1
+            f[n] = feat2(T_WCONJ + 3, self.atom(d, i - 1, A_ORTH), self.atom(d, i, A_TAG)); n += 1
+            f[n] = feat2(T_WCONJ + 4, self.atom(d, i, A_TAG), self.atom(d, i + 1, A_ORTH)); n += 1
             return n
         L = 3
         for j in range(-L, L + 1):
@@ -354,6 +362,17 @@ cdef class PhraseSystem:
             c = d.left_type[0] if d.left_n else -1
             f[n] = feat3(T_PLEFT_POS, <uint64_t>(c + 1), p_s1, self.atom(d, s, A_TAG)); n += 1
             f[n] = feat2(T_PLEFT_ADJ, <uint64_t>(c + 1), d.left_n > 0 and d.left_gap[0] == 0); n += 1
+            # Degree-2 conjunctions of the phrase boundaries and their context.
+            f[n] = feat2(T_PCONJ, p_s1, self.atom(d, s, A_ORTH)); n += 1
+            f[n] = feat2(T_PCONJ + 1, self.atom(d, e, A_ORTH), p_e1); n += 1
+            f[n] = feat2(T_PCONJ + 2, self.atom(d, s, A_ORTH), self.atom(d, e, A_ORTH)); n += 1
+            f[n] = feat2(T_PCONJ + 3, p_s1, p_e1); n += 1
+            f[n] = feat2(T_PCONJ + 4, <uint64_t>(c + 1), self.atom(d, s, A_ORTH)); n += 1
+            f[n] = feat2(T_PCONJ + 5, h, p_s1); n += 1
+            f[n] = feat2(T_PCONJ + 6, h, p_e1); n += 1
+            f[n] = feat2(T_PCONJ + 7, self.atom(d, s - 1, A_ORTH), self.atom(d, s, A_ORTH)); n += 1
+            f[n] = feat2(T_PCONJ + 8, self.atom(d, e, A_ORTH), self.atom(d, e + 1, A_ORTH)); n += 1
+            f[n] = feat3(T_PCONJ + 9, <uint64_t>(c + 1), h, p_s1); n += 1
             return n
         f[n] = feat2(T_PSE_CHUNK, self.atom(d, s, A_CHUNK), self.atom(d, e, A_CHUNK)); n += 1
         f[n] = feat2(T_PSE_WORD, self.atom(d, s, A_LOWER), self.atom(d, e, A_TAG)); n += 1
