@@ -1,7 +1,7 @@
 """Benchmarks of the FR phrase recognisers (Carreras et al. 2005): learning
 curves, evaluation of a trained model, prediction speed.
 
-    python benchmarks/fr_bench.py curve {clauses,chunker} --train F --dev F [--test F]
+    python benchmarks/fr_bench.py curve {clauses,chunker} --train F [--dev F | --heldout 0.1] [--test F]
         --feedback {recognition,classification} --epochs N [--limit N]
         --output metrics/clauses_curve_recognition.json
     python benchmarks/fr_bench.py evaluate {clauses,chunker} MODEL_DIR TEST_FILE --output metrics/X.json
@@ -60,11 +60,15 @@ def curve(args):
         config["chunk_boundaries"] = args.chunk_boundaries
     pipe = nlp.add_pipe(factory, config=config)
     train = read(args.task, args.train, nlp.vocab, args.limit)
-    dev = read(args.task, args.dev, nlp.vocab)
+    if args.dev is not None:
+        dev = read(args.task, args.dev, nlp.vocab)
+    else:  # no development set (CoNLL-2000): hold out the end of train
+        cut = int(round(len(train) * (1 - args.heldout)))
+        train, dev = train[:cut], train[cut:]
     test = read(args.task, args.test, nlp.vocab) if args.test else None
     pipe.initialize(lambda: train, nlp=nlp)
     rng = random.Random(args.seed)
-    record = {"task": args.task, "feedback": args.feedback, "train": str(args.train), "dev": str(args.dev),
+    record = {"task": args.task, "feedback": args.feedback, "train": str(args.train), "dev": str(args.dev) if args.dev else f"last {args.heldout:.0%} of train",
               "test": str(args.test) if args.test else None, "train_sentences": len(train),
               "max_length": args.max_length, "chunk_boundaries": args.task == "clauses" and args.chunk_boundaries,
               "epochs": []}
@@ -145,7 +149,8 @@ def main(argv=None):
     c = sub.add_parser("curve")
     c.add_argument("task", choices=TASKS)
     c.add_argument("--train", type=Path, required=True)
-    c.add_argument("--dev", type=Path, required=True)
+    c.add_argument("--dev", type=Path, help="default: the last --heldout share of --train")
+    c.add_argument("--heldout", type=float, default=0.1)
     c.add_argument("--test", type=Path)
     c.add_argument("--feedback", choices=("recognition", "classification"), default="recognition")
     c.add_argument("--epochs", type=int, default=20)

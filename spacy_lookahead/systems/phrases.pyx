@@ -73,9 +73,9 @@ cdef enum:
     T_WFLAGS = T_WFLAG + 4
     T_WCOUNT
     T_WCOUNT_POS
-    T_WCONJ        # + 6 chunking conjunctions
+    T_WCONJ        # + 10 chunking conjunctions
     # ... and phrase features (phi_p)
-    T_PBIAS
+    T_PBIAS = T_WCONJ + 10
     T_PSWORD       # + 4 offsets at s (0..-3)
     T_PSPOS = T_PSWORD + 4
     T_PEWORD = T_PSPOS + 4   # + 4 offsets at e (0..+3)
@@ -268,6 +268,11 @@ cdef class PhraseSystem:
             f[n] = feat2(T_WCONJ + 2, self.atom(d, i - 1, A_TAG), self.atom(d, i + 1, A_TAG)); n += 1
             f[n] = feat2(T_WCONJ + 3, self.atom(d, i - 1, A_ORTH), self.atom(d, i, A_TAG)); n += 1
             f[n] = feat2(T_WCONJ + 4, self.atom(d, i, A_TAG), self.atom(d, i + 1, A_ORTH)); n += 1
+            f[n] = feat2(T_WCONJ + 5, self.atom(d, i - 1, A_ORTH), self.atom(d, i + 1, A_ORTH)); n += 1
+            f[n] = feat3(T_WCONJ + 6, self.atom(d, i - 2, A_TAG), self.atom(d, i, A_TAG), 0); n += 1
+            f[n] = feat3(T_WCONJ + 7, self.atom(d, i, A_TAG), self.atom(d, i + 2, A_TAG), 0); n += 1
+            f[n] = feat3(T_WCONJ + 8, self.atom(d, i, A_ORTH), self.atom(d, i - 1, A_TAG),
+                         self.atom(d, i + 1, A_TAG)); n += 1
             return n
         L = 3
         for j in range(-L, L + 1):
