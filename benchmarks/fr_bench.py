@@ -63,7 +63,7 @@ def curve(args):
     if args.dev is not None:
         dev = read(args.task, args.dev, nlp.vocab)
     else:  # no development set (CoNLL-2000): hold out the end of train
-        cut = int(round(len(train) * (1 - args.heldout)))
+        cut = round(len(train) * (1 - args.heldout))
         train, dev = train[:cut], train[cut:]
     test = read(args.task, args.test, nlp.vocab) if args.test else None
     pipe.initialize(lambda: train, nlp=nlp)

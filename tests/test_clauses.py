@@ -6,15 +6,19 @@ from pathlib import Path
 
 import pytest
 import spacy
+from conftest import reload_pipeline
 from spacy.tokens import Doc, Span
 from spacy.training import Example
 
 import spacy_lookahead.pipes.clauses  # noqa: F401  (factories, when not pip-installed)
 import spacy_lookahead.scoring  # noqa: F401
-from spacy_lookahead.readers.clauses import ClauseCorpus, clause_column, parse_clauses, write_clauses
+from spacy_lookahead.readers.clauses import (
+    ClauseCorpus,
+    clause_column,
+    parse_clauses,
+    write_clauses,
+)
 from spacy_lookahead.readers.columns import ColumnCorpus
-
-from conftest import reload_pipeline
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 

@@ -4,7 +4,6 @@ import itertools
 
 import numpy
 import pytest
-
 from spacy_lookahead.core.features import token_atoms
 from spacy_lookahead.core.weights import Weights
 from spacy_lookahead.systems.phrases import PhraseSystem

@@ -138,8 +138,7 @@ def write_clauses(docs: Iterable[Doc], path: PathLike, *, clauses_key: str = "cl
                                      "Run the chunker and clause finder first.")
             chunks = doc_to_iob(doc, list(doc.spans[chunks_key]), "iob2")
             clauses = clause_column(doc.spans[clauses_key], len(doc))
-            for token, chunk, clause in zip(doc, chunks, clauses):
-                file_.write(f"{token.text} {token.tag_ or '_'} {chunk} {clause}\n")
+            file_.writelines(f"{token.text} {token.tag_ or '_'} {chunk} {clause}\n" for token, chunk, clause in zip(doc, chunks, clauses))
             file_.write("\n")
             n += 1
     return n
