@@ -102,6 +102,8 @@ cdef enum:
     T_PNCLAUSES
     T_PWHOLE
     T_PCONJ        # + 10 chunking conjunctions
+    T_PCL = T_PCONJ + 10   # + 10 clause conjunctions
+    T_WCL = T_PCL + 10     # + 4 clause word conjunctions
 
 
 cdef struct PhraseDocC:
@@ -286,6 +288,11 @@ cdef class PhraseSystem:
         f[n] = feat2(T_WWP, self.atom(d, i, A_LOWER), self.atom(d, i, A_TAG)); n += 1
         f[n] = feat3(T_WPPP, self.atom(d, i - 1, A_TAG), self.atom(d, i, A_TAG),
                      self.atom(d, i + 1, A_TAG)); n += 1
+        f[n] = feat3(T_WCL, self.atom(d, i - 1, A_CHUNK), self.atom(d, i, A_CHUNK),
+                     self.atom(d, i + 1, A_CHUNK)); n += 1
+        f[n] = feat2(T_WCL + 1, self.atom(d, i, A_LOWER), self.atom(d, i - 1, A_TAG)); n += 1
+        f[n] = feat2(T_WCL + 2, self.atom(d, i, A_LOWER), self.atom(d, i + 1, A_TAG)); n += 1
+        f[n] = feat2(T_WCL + 3, self.atom(d, i - 1, A_LOWER), self.atom(d, i, A_TAG)); n += 1
         # Left start-end predictions: the filters' decisions on words i-3..i-1.
         for j in range(1, L + 1):
             if i - j < 0:
@@ -385,23 +392,45 @@ cdef class PhraseSystem:
         # Internal pattern: the relevant elements of x[s..e], each inner top
         # clause reduced to one symbol; counts skip the words inside them.
         cdef int counts[N_EL]
-        cdef int n_clauses = 0
+        cdef int n_clauses = 0, n_symbols = 0
+        cdef uint64_t sym
+        cdef uint64_t first[2]
+        cdef uint64_t last[2]
+        first[0] = first[1] = last[0] = last[1] = 0
         for b in range(N_EL):
             counts[b] = 0
         h = T_PPATTERN
         i = s
         while i <= e:
+            sym = 0
             if d.tops[i] >= 0 and d.tops[i] <= e:
-                h = feat2(T_PPATTERN, h, CLAUSE_SYMBOL)
+                sym = CLAUSE_SYMBOL
                 n_clauses += 1
                 i = d.tops[i] + 1
-                continue
-            if d.elem[i]:
-                h = feat2(T_PPATTERN, h, self.symbol(d, i))
-                for b in range(N_EL):
-                    counts[b] += (d.elem[i] >> b) & 1
-            i += 1
+            else:
+                if d.elem[i]:
+                    sym = self.symbol(d, i)
+                    for b in range(N_EL):
+                        counts[b] += (d.elem[i] >> b) & 1
+                i += 1
+            if sym:
+                h = feat2(T_PPATTERN, h, sym)
+                if n_symbols < 2:
+                    first[n_symbols] = sym
+                last[0] = last[1]
+                last[1] = sym
+                n_symbols += 1
         f[n] = h; n += 1
+        # The two ends of the pattern generalise over its middle.
+        f[n] = feat3(T_PCL, first[0], first[1], p_s1); n += 1
+        f[n] = feat3(T_PCL + 1, last[0], last[1], p_e1); n += 1
+        f[n] = feat3(T_PCL + 2, p_s1, self.atom(d, s, A_TAG), self.atom(d, e, A_TAG)); n += 1
+        f[n] = feat3(T_PCL + 3, self.atom(d, s, A_TAG), self.atom(d, e, A_TAG), p_e1); n += 1
+        f[n] = feat2(T_PCL + 4, self.atom(d, s - 1, A_CHUNK), self.atom(d, s, A_CHUNK)); n += 1
+        f[n] = feat2(T_PCL + 5, self.atom(d, e, A_CHUNK), self.atom(d, e + 1, A_CHUNK)); n += 1
+        f[n] = feat2(T_PCL + 6, self.atom(d, s - 1, A_LOWER), self.atom(d, s, A_LOWER)); n += 1
+        f[n] = feat3(T_PCL + 7, counts[5] if counts[5] < 3 else 3, n_clauses if n_clauses < 3 else 3,
+                     self.atom(d, s, A_TAG)); n += 1
         f[n] = feat2(T_PPATTERN_S, h, p_s1); n += 1
         f[n] = feat2(T_PPATTERN_E, h, p_e1); n += 1
         f[n] = feat3(T_PPATTERN_SE, h, self.atom(d, s, A_TAG), self.atom(d, e, A_TAG)); n += 1
