@@ -738,13 +738,12 @@ cdef class _PhraseDoc:
                 self._decode(W)
         return (self.solution(), self.c.n_candidates, self.fired(self.c.hs), self.fired(self.c.he))
 
-    cdef object fired(self, const double* h):
-        cdef int n = self.c.n, K = self.c.K, i
-        arr = numpy.zeros((n, K), dtype="bool")
-        for i in range(n * K):
-            if h[i] > 0:
-                arr[i // K, i % K] = True
-        return arr
+    cdef object fired(self, double* h):
+        """(n, K) booleans: where the filter fires (score > 0)."""
+        cdef int n = self.c.n, K = self.c.K
+        if n == 0:
+            return numpy.zeros((0, K), dtype="bool")
+        return (numpy.asarray(<double[:n * K]>h) > 0).reshape((n, K))
 
     def phi_w(self, int i):
         cdef int nf = self.system.word_features(self.c.wfeats, &self.c, i)
