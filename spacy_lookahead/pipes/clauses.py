@@ -147,15 +147,27 @@ class PhrasePipe(SearchPipe):
         results = self.system.predict(inputs, self.averaged_weights)
         max_length = self.cfg["max_length"]
         n_gold = n_reachable = n_candidates = 0
+        counts = numpy.zeros((2, 3), dtype="int64")  # start/end x (fired, gold, both)
         for eg, (_, candidates, start, end) in zip(examples, results):
             gold = self.gold_phrases(eg)
             n_candidates += candidates
             n_gold += len(gold)
             n_reachable += sum(1 for s, e, k in gold if start[s, k] and end[e, k]
                                and (not max_length or e - s + 1 <= max_length))
+            for row, (fired, column) in enumerate(((start, 0), (end, 1))):
+                boundary = numpy.zeros_like(fired)
+                boundary[gold[:, column], gold[:, 2]] = True
+                counts[row] += (fired.sum(), boundary.sum(), (fired & boundary).sum())
         recall = n_reachable / n_gold if n_gold else 0.0
-        return {"candidates": n_candidates, "gold": n_gold, "gold_candidates": n_reachable,
-                "candidate_recall": recall, "upper_bound_f": 2 * recall / (1 + recall) if recall else 0.0}
+        stats = {"candidates": n_candidates, "gold": n_gold, "gold_candidates": n_reachable,
+                 "candidate_recall": recall, "upper_bound_f": 2 * recall / (1 + recall) if recall else 0.0}
+        # Precision and recall of the start and end decisions on the gold
+        # boundary words (the curves of the paper's Figure 5).
+        for row, name in enumerate(("start", "end")):
+            fired, boundary, both = (int(v) for v in counts[row])
+            stats[f"{name}_p"] = both / fired if fired else 0.0
+            stats[f"{name}_r"] = both / boundary if boundary else 0.0
+        return stats
 
     def get_loss(self, examples, scores):
         raise NotImplementedError(f"[{self.name}] the loss is the number of phrase mistakes, "
