@@ -163,8 +163,15 @@ def test_type_b_demotes_wrong_boundaries_once_per_word():
 
 
 def _phrase_bias(system):
-    """The phrase-bias hash: the first feature of every phi_p."""
-    return int(system.phi_p(doc_input(), 0, 0)[0])
+    """The phrase-bias hash: the one feature every phi_p has, whatever the
+    span and the partial solution."""
+    common = None
+    for s, e, solution in [(0, 0, []), (1, 1, [[0, 0, 0]]), (2, 3, [[0, 1, 0]]), (0, 3, []),
+                           (3, 3, [[0, 0, 0], [1, 1, 0], [2, 2, 0]])]:
+        feats = set(system.phi_p(doc_input(), s, e, solution).tolist())
+        common = feats if common is None else common & feats
+    assert len(common) == 1
+    return common.pop()
 
 
 def test_classification_feedback_corrects_every_local_decision():
@@ -215,3 +222,27 @@ def test_empty_and_one_token_docs():
         (p0, c0, *_), (p1, *_) = system.predict([empty, one], W.average())
         assert p0.shape == (0, 3) and c0 == 0
         assert p1.tolist() == [[0, 0, 0]]
+
+
+def test_flat_decoder_scores_equal_w_dot_phi_p():
+    """decode_flat scores a chunk from per-word tables (prefix sums); the sum
+    must be the score of the full phi_p the updates use."""
+    system = PhraseSystem(2, False, "chunk")
+    W = Weights()
+    rng = numpy.random.default_rng(3)
+    item = doc_input()
+    # Random weights on every feature phi_p can produce here.
+    for s in range(4):
+        for e in range(s, 4):
+            for solution in ([], [[0, 0, 1]], [[0, 0, 0], [1, 1, 1]]):
+                for f in system.phi_p(item, s, e, solution).tolist():
+                    for k in range(2):
+                        if W.get(f, 3 * k + 2) == 0:
+                            W.add(f, 3 * k + 2, float(rng.normal()))
+    for s in range(4):
+        for e in range(s, 4):
+            for solution in ([], [[0, 0, 1]], [[0, 0, 0], [1, 1, 1]]):
+                if solution and solution[-1][1] >= s:
+                    continue
+                expected = W.scores(system.phi_p(item, s, e, solution), 6)[[2, 5]]
+                assert system.flat_score(item, W, s, e, solution) == pytest.approx(expected.tolist())

@@ -123,6 +123,9 @@ cdef struct PhraseDocC:
     int left_gap[3]
     feat_t* pfeats                 # phrase feature buffer
     double* scores                 # 3K
+    double* at_start               # chunks: n x K scores of the s-only features
+    double* at_end                 # n x K, e-only features
+    double* bag                    # 3 x (n + 1) x K prefix sums of the inside features
     # DP tables (flat: n + 1 cells; embedded: n x n)
     double* best
     double* inner
@@ -333,11 +336,132 @@ cdef class PhraseSystem:
 
     # --- phi_p --------------------------------------------------------------
 
+    cdef int chunk_start_feats(self, feat_t* f, const PhraseDocC* d, int s) noexcept nogil:
+        cdef int n = 0, j
+        cdef uint64_t p_s1 = self.atom(d, s - 1, A_TAG)
+        for j in range(3):
+            f[n] = feat1(T_PSWORD + j, self.atom(d, s - j, A_ORTH)); n += 1
+            f[n] = feat1(T_PSPOS + j, self.atom(d, s - j, A_TAG)); n += 1
+        f[n] = feat2(T_PSS_POS, p_s1, self.atom(d, s, A_TAG)); n += 1
+        f[n] = feat2(T_PCONJ, p_s1, self.atom(d, s, A_ORTH)); n += 1
+        f[n] = feat2(T_PCONJ + 7, self.atom(d, s - 1, A_ORTH), self.atom(d, s, A_ORTH)); n += 1
+        return n
+
+    cdef int chunk_end_feats(self, feat_t* f, const PhraseDocC* d, int e) noexcept nogil:
+        cdef int n = 0, j
+        cdef uint64_t p_e1 = self.atom(d, e + 1, A_TAG)
+        for j in range(3):
+            f[n] = feat1(T_PEWORD + j, self.atom(d, e + j, A_ORTH)); n += 1
+            f[n] = feat1(T_PEPOS + j, self.atom(d, e + j, A_TAG)); n += 1
+        f[n] = feat2(T_PEE_POS, self.atom(d, e, A_TAG), p_e1); n += 1
+        f[n] = feat2(T_PCONJ + 1, self.atom(d, e, A_ORTH), p_e1); n += 1
+        f[n] = feat2(T_PCONJ + 8, self.atom(d, e, A_ORTH), self.atom(d, e + 1, A_ORTH)); n += 1
+        return n
+
+    cdef int chunk_word_feats(self, feat_t* f, const PhraseDocC* d, int i, int gram) noexcept nogil:
+        """Bag features of word i inside a chunk (no position): gram 0 its
+        word and POS, 1 the POS bigram ending at i, 2 the POS trigram."""
+        cdef const uint64_t* a = d.atoms
+        if gram == 0:
+            f[0] = feat1(T_PBAGW, a[i * N_ATOMS + A_ORTH])
+            f[1] = feat1(T_PBAGP, a[i * N_ATOMS + A_TAG])
+            return 2
+        if gram == 1:
+            f[0] = feat2(T_PBAGP2, a[(i - 1) * N_ATOMS + A_TAG], a[i * N_ATOMS + A_TAG])
+            return 1
+        f[0] = feat3(T_PBAGP3, a[(i - 2) * N_ATOMS + A_TAG], a[(i - 1) * N_ATOMS + A_TAG],
+                     a[i * N_ATOMS + A_TAG])
+        return 1
+
+    cdef int chunk_joint_feats(self, feat_t* f, const PhraseDocC* d, int s, int e) noexcept nogil:
+        """The chunk features of (s, e) jointly, and of the chunks to its left."""
+        cdef int n = 0, j, i, c, length = e - s + 1
+        cdef uint64_t h = T_PPOSALL
+        cdef uint64_t p_s1 = self.atom(d, s - 1, A_TAG)
+        cdef uint64_t p_e1 = self.atom(d, e + 1, A_TAG)
+        f[n] = feat1(T_PBIAS, 1); n += 1
+        f[n] = feat2(T_PSE_POS, self.atom(d, s, A_TAG), self.atom(d, e, A_TAG)); n += 1
+        f[n] = feat1(T_PLEN, length if length < 8 else 8 + (length >= 16) + (length >= 32)); n += 1
+        for i in range(s, e + 1):
+            h = feat2(T_PPOSALL, h, d.atoms[i * N_ATOMS + A_TAG])
+        f[n] = h; n += 1
+        # The recognised chunks to the left of s, with their rank.
+        for j in range(3):
+            if j < d.left_n:
+                f[n] = feat3(T_PLEFT, j, d.left_type[j], d.left_gap[j] == 0 if j == 0 else 2); n += 1
+            else:
+                f[n] = feat2(T_PLEFT, j, BEFORE); n += 1
+        c = d.left_type[0] if d.left_n else -1
+        f[n] = feat3(T_PLEFT_POS, <uint64_t>(c + 1), p_s1, self.atom(d, s, A_TAG)); n += 1
+        f[n] = feat2(T_PLEFT_ADJ, <uint64_t>(c + 1), d.left_n > 0 and d.left_gap[0] == 0); n += 1
+        # Degree-2 conjunctions of the phrase boundaries and their context.
+        f[n] = feat2(T_PCONJ + 2, self.atom(d, s, A_ORTH), self.atom(d, e, A_ORTH)); n += 1
+        f[n] = feat2(T_PCONJ + 3, p_s1, p_e1); n += 1
+        f[n] = feat2(T_PCONJ + 4, <uint64_t>(c + 1), self.atom(d, s, A_ORTH)); n += 1
+        f[n] = feat2(T_PCONJ + 5, h, p_s1); n += 1
+        f[n] = feat2(T_PCONJ + 6, h, p_e1); n += 1
+        f[n] = feat3(T_PCONJ + 9, <uint64_t>(c + 1), h, p_s1); n += 1
+        return n
+
+    cdef void chunk_tables(self, PhraseDocC* d, Weights W) noexcept nogil:
+        """Per-word score tables of the chunk features that depend on s
+        only, on e only, or on one word inside (prefix sums): a candidate
+        then costs only its joint features."""
+        cdef int n = d.n, K = d.K, i, k, nf, g
+        cdef double* part
+        for k in range(K):
+            d.bag[k] = d.bag[(n + 1) * K + k] = d.bag[2 * (n + 1) * K + k] = 0.0
+        for i in range(n):
+            nf = self.chunk_start_feats(d.pfeats, d, i)
+            memset(d.scores, 0, 3 * K * sizeof(double))
+            W.dot(d.scores, d.pfeats, nf)
+            for k in range(K):
+                d.at_start[i * K + k] = d.scores[3 * k + 2]
+            nf = self.chunk_end_feats(d.pfeats, d, i)
+            memset(d.scores, 0, 3 * K * sizeof(double))
+            W.dot(d.scores, d.pfeats, nf)
+            for k in range(K):
+                d.at_end[i * K + k] = d.scores[3 * k + 2]
+            for g in range(3):
+                part = &d.bag[g * (n + 1) * K]
+                memset(d.scores, 0, 3 * K * sizeof(double))
+                if i >= g:
+                    nf = self.chunk_word_feats(d.pfeats, d, i, g)
+                    W.dot(d.scores, d.pfeats, nf)
+                for k in range(K):
+                    part[(i + 1) * K + k] = part[i * K + k] + d.scores[3 * k + 2]
+
+    cdef inline double chunk_static_score(self, const PhraseDocC* d, int s, int e, int k) noexcept nogil:
+        cdef int n = d.n, K = d.K
+        cdef const double* uni = d.bag
+        cdef const double* bi = &d.bag[(n + 1) * K]
+        cdef const double* tri = &d.bag[2 * (n + 1) * K]
+        cdef double v = d.at_start[s * K + k] + d.at_end[e * K + k]
+        v += uni[(e + 1) * K + k] - uni[s * K + k]
+        v += bi[(e + 1) * K + k] - bi[(s + 1) * K + k]
+        if e >= s + 2:
+            v += tri[(e + 1) * K + k] - tri[(s + 2) * K + k]
+        return v
+
     cdef int phrase_features(self, feat_t* f, const PhraseDocC* d, int s, int e) noexcept nogil:
         """phi_p((s, e), x, y): the context windows, the phrase itself, and the
         partial solution (d.left_* for chunks, d.tops for clauses)."""
         cdef int n = 0, j, i, b, c, length = e - s + 1
         cdef uint64_t h, p_s1, p_e1
+        if self.feature_set == FS_CHUNK:
+            # Parts that depend on s only, on e only, on one word inside, and
+            # on (s, e) with the partial solution: decode_flat scores the first
+            # three from per-word tables (the sum is the same linear score).
+            n = self.chunk_start_feats(f, d, s)
+            n += self.chunk_end_feats(&f[n], d, e)
+            for i in range(s, e + 1):
+                n += self.chunk_word_feats(&f[n], d, i, 0)
+                if i > s:
+                    n += self.chunk_word_feats(&f[n], d, i, 1)
+                if i > s + 1:
+                    n += self.chunk_word_feats(&f[n], d, i, 2)
+            n += self.chunk_joint_feats(&f[n], d, s, e)
+            return n
         p_s1 = self.atom(d, s - 1, A_TAG)
         p_e1 = self.atom(d, e + 1, A_TAG)
         f[n] = feat1(T_PBIAS, 1); n += 1
@@ -352,40 +476,7 @@ cdef class PhraseSystem:
         f[n] = feat2(T_PSS_POS, p_s1, self.atom(d, s, A_TAG)); n += 1
         f[n] = feat2(T_PEE_POS, self.atom(d, e, A_TAG), p_e1); n += 1
         f[n] = feat1(T_PLEN, length if length < 8 else 8 + (length >= 16) + (length >= 32)); n += 1
-        if self.feature_set == FS_CHUNK:
-            h = T_PPOSALL
-            for i in range(s, e + 1):
-                f[n] = feat1(T_PBAGW, d.atoms[i * N_ATOMS + A_ORTH]); n += 1
-                f[n] = feat1(T_PBAGP, d.atoms[i * N_ATOMS + A_TAG]); n += 1
-                if i > s:
-                    f[n] = feat2(T_PBAGP2, d.atoms[(i - 1) * N_ATOMS + A_TAG],
-                                 d.atoms[i * N_ATOMS + A_TAG]); n += 1
-                if i > s + 1:
-                    f[n] = feat3(T_PBAGP3, d.atoms[(i - 2) * N_ATOMS + A_TAG],
-                                 d.atoms[(i - 1) * N_ATOMS + A_TAG], d.atoms[i * N_ATOMS + A_TAG]); n += 1
-                h = feat2(T_PPOSALL, h, d.atoms[i * N_ATOMS + A_TAG])
-            f[n] = h; n += 1
-            # The recognised chunks to the left of s, with their rank.
-            for j in range(3):
-                if j < d.left_n:
-                    f[n] = feat3(T_PLEFT, j, d.left_type[j], d.left_gap[j] == 0 if j == 0 else 2); n += 1
-                else:
-                    f[n] = feat2(T_PLEFT, j, BEFORE); n += 1
-            c = d.left_type[0] if d.left_n else -1
-            f[n] = feat3(T_PLEFT_POS, <uint64_t>(c + 1), p_s1, self.atom(d, s, A_TAG)); n += 1
-            f[n] = feat2(T_PLEFT_ADJ, <uint64_t>(c + 1), d.left_n > 0 and d.left_gap[0] == 0); n += 1
-            # Degree-2 conjunctions of the phrase boundaries and their context.
-            f[n] = feat2(T_PCONJ, p_s1, self.atom(d, s, A_ORTH)); n += 1
-            f[n] = feat2(T_PCONJ + 1, self.atom(d, e, A_ORTH), p_e1); n += 1
-            f[n] = feat2(T_PCONJ + 2, self.atom(d, s, A_ORTH), self.atom(d, e, A_ORTH)); n += 1
-            f[n] = feat2(T_PCONJ + 3, p_s1, p_e1); n += 1
-            f[n] = feat2(T_PCONJ + 4, <uint64_t>(c + 1), self.atom(d, s, A_ORTH)); n += 1
-            f[n] = feat2(T_PCONJ + 5, h, p_s1); n += 1
-            f[n] = feat2(T_PCONJ + 6, h, p_e1); n += 1
-            f[n] = feat2(T_PCONJ + 7, self.atom(d, s - 1, A_ORTH), self.atom(d, s, A_ORTH)); n += 1
-            f[n] = feat2(T_PCONJ + 8, self.atom(d, e, A_ORTH), self.atom(d, e + 1, A_ORTH)); n += 1
-            f[n] = feat3(T_PCONJ + 9, <uint64_t>(c + 1), h, p_s1); n += 1
-            return n
+
         f[n] = feat2(T_PSE_CHUNK, self.atom(d, s, A_CHUNK), self.atom(d, e, A_CHUNK)); n += 1
         f[n] = feat2(T_PSE_WORD, self.atom(d, s, A_LOWER), self.atom(d, e, A_TAG)); n += 1
         f[n] = feat1(T_PWHOLE, (s == 0) + 2 * (e == d.n - 1)); n += 1
@@ -497,6 +588,9 @@ cdef class PhraseSystem:
         best[s]. O(n^2 K) scores at most."""
         cdef int n = d.n, K = d.K, e, s, k, nf
         cdef double v
+        cdef bint chunk = self.feature_set == FS_CHUNK
+        if chunk:
+            self.chunk_tables(d, W)
         d.best[0] = 0.0
         d.choice[0] = -1
         d.n_candidates = 0
@@ -508,13 +602,18 @@ cdef class PhraseSystem:
                 if not self.any_candidate(d, s, e):
                     continue
                 self.flat_context_dp(d, s)
-                nf = self.phrase_features(d.pfeats, d, s, e)
+                if chunk:
+                    nf = self.chunk_joint_feats(d.pfeats, d, s, e)
+                else:
+                    nf = self.phrase_features(d.pfeats, d, s, e)
                 memset(d.scores, 0, 3 * K * sizeof(double))
                 W.dot(d.scores, d.pfeats, nf)
                 for k in range(K):
                     if d.hs[s * K + k] > 0 and d.he[e * K + k] > 0:
                         d.n_candidates += 1
                         v = d.best[s] + d.scores[3 * k + 2]
+                        if chunk:
+                            v += self.chunk_static_score(d, s, e, k)
                         if v > d.best[e + 1]:
                             d.best[e + 1] = v
                             d.choice[e + 1] = s
@@ -650,6 +749,13 @@ cdef class PhraseSystem:
         doc = _PhraseDoc(self, item)
         return doc.phi_w(i)
 
+    def flat_score(self, item, Weights W, int s, int e, solution=()):
+        """For tests: the chunk score of (s, e) per type as decode_flat
+        computes it, from per-word tables."""
+        if self.feature_set != FS_CHUNK:
+            raise ValueError("flat_score is for the chunk feature set")
+        return _PhraseDoc(self, item).flat_score(W, s, e, solution)
+
     def phi_p(self, item, int s, int e, solution=()):
         """For tests: phi_p((s, e)) with the partial solution taken from
         `solution` ((start, end, type) rows)."""
@@ -699,6 +805,9 @@ cdef class _PhraseDoc:
         self.c.tops = <int*>self.mem.alloc(m, sizeof(int))
         self.c.pfeats = <feat_t*>self.mem.alloc(system.max_phrase_feats(n), sizeof(feat_t))
         self.c.scores = <double*>self.mem.alloc(3 * K, sizeof(double))
+        self.c.at_start = <double*>self.mem.alloc(m * K, sizeof(double))
+        self.c.at_end = <double*>self.mem.alloc(m * K, sizeof(double))
+        self.c.bag = <double*>self.mem.alloc(3 * (n + 1) * K, sizeof(double))
         self.c.best = <double*>self.mem.alloc(max(cells, 1), sizeof(double))
         self.c.inner = <double*>self.mem.alloc(max(cells, 1), sizeof(double))
         self.c.top = <double*>self.mem.alloc(max(cells, 1), sizeof(double))
@@ -757,6 +866,19 @@ cdef class _PhraseDoc:
         cdef int nf = self.system.phrase_features(self.c.pfeats, &self.c, s, e)
         self.clear_tops(s, e)
         return numpy.asarray(<feat_t[:nf]>self.c.pfeats).copy()
+
+    def flat_score(self, Weights W, int s, int e, solution):
+        """Score of (s, e) per type as decode_flat computes it (tests: it
+        must equal W . phi_p)."""
+        sol = numpy.asarray(solution, dtype="int32").reshape((-1, 3))
+        sol = numpy.ascontiguousarray(sol) if sol.shape[0] else numpy.zeros((1, 3), dtype="int32")
+        self.context_from_solution(s, e, sol, len(solution))
+        self.system.chunk_tables(&self.c, W)
+        cdef int nf = self.system.chunk_joint_feats(self.c.pfeats, &self.c, s, e)
+        memset(self.c.scores, 0, 3 * self.c.K * sizeof(double))
+        W.dot(self.c.scores, self.c.pfeats, nf)
+        return [self.c.scores[3 * k + 2] + self.system.chunk_static_score(&self.c, s, e, k)
+                for k in range(self.c.K)]
 
     def decode_static(self, start_fired, end_fired, scores):
         """The DP with a score table instead of phi_p (tests)."""
