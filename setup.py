@@ -17,6 +17,7 @@ MODULES = [
     "spacy_lookahead.core.violation",
     "spacy_lookahead.systems.tagging",
     "spacy_lookahead.systems.arc_standard",
+    "spacy_lookahead.systems.phrases",
 ]
 
 extensions = [

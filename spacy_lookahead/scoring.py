@@ -41,3 +41,18 @@ def score_entities(examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]
 @registry.scorers("spacy_lookahead.entity_scorer.v1")
 def make_entity_scorer() -> Callable[..., Dict[str, Any]]:
     return score_entities
+
+
+def score_clauses(examples: Iterable[Example], *, spans_key: str = "clauses", **kwargs: Any) -> Dict[str, Any]:
+    """Exact-match P/R/F1 of the (nested) clause spans in `doc.spans[spans_key]`,
+    as the CoNLL-2001 evaluation: `clauses_p/r/f` (and `clauses_per_type`)."""
+    kwargs.setdefault("getter", lambda doc, key: doc.spans.get(key, []))
+    kwargs.setdefault("has_annotation", lambda doc: spans_key in doc.spans)
+    kwargs.setdefault("allow_overlap", True)
+    scores = Scorer.score_spans(examples, spans_key, **kwargs)
+    return {"clauses" + key[len(spans_key):]: value for key, value in scores.items()}
+
+
+@registry.scorers("spacy_lookahead.clause_scorer.v1")
+def make_clause_scorer() -> Callable[..., Dict[str, Any]]:
+    return score_clauses

@@ -1,0 +1,290 @@
+"""`fr_clause_finder` and `fr_chunker`: filtering-ranking phrase recognition
+trained with the FR-Perceptron (Carreras, Marquez & Castro 2005).
+
+The clause finder writes nested clauses to doc.spans["clauses"] from words,
+POS tags and chunks (CoNLL-2001, bottom-up DP); the chunker writes chunks to
+doc.spans["chunks"] from words and POS tags (CoNLL-2000, left-to-right DP).
+"""
+from typing import Any, Callable, Dict, Iterable, List, Optional
+
+import numpy
+from spacy.language import Language
+from spacy.tokens import Doc, Span, SpanGroup
+from spacy.training import Example, validate_examples
+from spacy.vocab import Vocab
+
+from ..core.features import LexemeAtoms
+from ..core.weights import Weights
+from ..systems.phrases import PhraseSystem
+from .base import SearchPipe
+from .sequence import A_CHUNK
+
+FEEDBACKS = ("recognition", "classification")
+
+
+def validate_fr_settings(name: str, feedback: Any, max_length: Any, **keys: Any) -> None:
+    """Raise on wrong config values, naming the setting and what it accepts."""
+    if feedback not in FEEDBACKS:
+        raise ValueError(f"[{name}] feedback must be one of {FEEDBACKS} (recognition = the "
+                         f"FR-Perceptron of Figure 1, classification = the CO-VP baseline), "
+                         f"got {feedback!r}")
+    if not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 0:
+        raise ValueError(f"[{name}] max_length must be an integer >= 0 (0: no limit on the "
+                         f"length of a candidate phrase), got {max_length!r}")
+    for key, value in keys.items():
+        if not isinstance(value, str) or not value:
+            raise ValueError(f"[{name}] {key} must be a non-empty span group name, got {value!r}")
+
+
+class PhrasePipe(SearchPipe):
+    """Shared by both components: inputs, gold phrases, the FR system,
+    the online pass and the filters' statistics (the paper's Figure 5)."""
+
+    embedded = False
+    feature_set = "chunk"
+
+    def __init__(self, vocab: Vocab, name: str, *, feedback: str, max_length: int, spans_key: str,
+                 scorer: Optional[Callable], **settings: Any) -> None:
+        validate_fr_settings(name, feedback, max_length, spans_key=spans_key,
+                             **{k: v for k, v in settings.items() if k.endswith("_key")})
+        super().__init__(vocab, name, scorer=scorer, feedback=feedback, max_length=max_length,
+                         spans_key=spans_key, **settings)
+        self._atoms = LexemeAtoms()
+        self._system: Optional[PhraseSystem] = None
+
+    @property
+    def system(self) -> PhraseSystem:
+        if self._system is None or self._system.nr_type != len(self.labels):
+            self._require_labels()
+            self._system = PhraseSystem(len(self.labels), self.embedded, self.feature_set,
+                                        self.cfg["max_length"])
+        return self._system
+
+    # --- inputs and targets ----------------------------------------------------
+    def input_columns(self, doc: Doc, item: Dict[str, Any], example: Optional[Example]) -> None:
+        # POS tags: the sequence labellers' helper (gold tags while training
+        # when the predicted doc has none; an error at prediction time).
+        self._tag_column(doc, item["atoms"], example, self.gold_description)
+
+    def _inputs(self, docs: List[Doc], examples: Optional[List[Example]] = None) -> List[Dict[str, Any]]:
+        inputs = []
+        for i, doc in enumerate(docs):
+            item = {"atoms": self._atoms.doc_atoms(doc)}
+            self.input_columns(doc, item, examples[i] if examples else None)
+            inputs.append(item)
+        return inputs
+
+    def reference_spans(self, doc: Doc) -> Optional[List[Span]]:
+        key = self.cfg["spans_key"]
+        return list(doc.spans[key]) if key in doc.spans else None
+
+    def gold_phrases(self, example: Example) -> numpy.ndarray:
+        """(start, end inclusive, type) of the gold phrases on the predicted tokens."""
+        spans = self.reference_spans(example.reference)
+        if spans is None:
+            raise ValueError(f"[{self.name}] a training example has no gold "
+                             f"doc.spans[{self.cfg['spans_key']!r}]: give gold docs with it.")
+        ids = self.label_ids
+        aligned = example.get_aligned_spans_y2x(spans, allow_overlap=True)
+        rows = sorted({(s.start, s.end - 1, ids[s.label_]) for s in aligned if s.label_ in ids})
+        return numpy.asarray(rows, dtype="int32").reshape((-1, 3))
+
+    # --- spaCy API ---------------------------------------------------------------
+    def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None,
+                   labels: Optional[List[str]] = None) -> None:
+        """Collect the phrase types from the training examples (or `labels`)."""
+        validate_examples(get_examples(), f"{type(self).__name__}.initialize")
+        self.cfg["labels"] = []
+        self._label_ids = None
+        self._system = None
+        self.weights = Weights()
+        if labels is None:
+            labels = sorted({span.label_ for eg in get_examples()
+                             for span in (self.reference_spans(eg.reference) or [])})
+        for label in labels:
+            self.add_label(label)
+        if not self.labels:
+            raise ValueError(f"[{self.name}] no gold spans found in the training examples "
+                             f"(doc.spans[{self.cfg['spans_key']!r}] on the gold docs).")
+
+    def predict(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
+        docs = list(docs)
+        self._require_labels()
+        results = self.system.predict(self._inputs(docs), self.averaged_weights)
+        return [phrases for phrases, *_ in results]
+
+    def set_annotations(self, docs: Iterable[Doc], phrases: List[numpy.ndarray]) -> None:
+        key = self.cfg["spans_key"]
+        labels = self.labels
+        for doc, rows in zip(docs, phrases):
+            spans = [Span(doc, int(s), int(e) + 1, label=labels[k]) for s, e, k in rows]
+            doc.spans[key] = SpanGroup(doc, name=key, spans=spans)
+
+    def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd=None,
+               losses: Optional[dict] = None) -> dict:
+        """One online pass (FR-Perceptron, or CO-VP with feedback =
+        "classification"); the loss is the number of missed plus
+        over-predicted phrases."""
+        if losses is None:
+            losses = {}
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_examples(examples, f"{type(self).__name__}.update")
+        self._require_labels()
+        golds = [self.gold_phrases(eg) for eg in examples]
+        inputs = self._inputs([eg.predicted for eg in examples], examples)
+        mistakes, _ = self.system.train(inputs, golds, self.weights, self.cfg["feedback"])
+        losses[self.name] += mistakes
+        return losses
+
+    def filter_stats(self, examples: Iterable[Example]) -> Dict[str, float]:
+        """The filtering layer on gold-annotated examples (averaged weights):
+        the number of candidates it generates, the share of gold phrases
+        among them (recall of F(x)) and the F1 a perfect ranker could reach
+        on them (precision 1, that recall): the paper's Figure 5."""
+        examples = list(examples)
+        inputs = self._inputs([eg.predicted for eg in examples], examples)
+        results = self.system.predict(inputs, self.averaged_weights)
+        max_length = self.cfg["max_length"]
+        n_gold = n_reachable = n_candidates = 0
+        counts = numpy.zeros((2, 3), dtype="int64")  # start/end x (fired, gold, both)
+        for eg, (_, candidates, start, end) in zip(examples, results):
+            gold = self.gold_phrases(eg)
+            n_candidates += candidates
+            n_gold += len(gold)
+            n_reachable += sum(1 for s, e, k in gold if start[s, k] and end[e, k]
+                               and (not max_length or e - s + 1 <= max_length))
+            for row, (fired, column) in enumerate(((start, 0), (end, 1))):
+                boundary = numpy.zeros_like(fired)
+                boundary[gold[:, column], gold[:, 2]] = True
+                counts[row] += (fired.sum(), boundary.sum(), (fired & boundary).sum())
+        recall = n_reachable / n_gold if n_gold else 0.0
+        stats = {"candidates": n_candidates, "gold": n_gold, "gold_candidates": n_reachable,
+                 "candidate_recall": recall, "upper_bound_f": 2 * recall / (1 + recall) if recall else 0.0}
+        # Precision and recall of the start and end decisions on the gold
+        # boundary words (the curves of the paper's Figure 5).
+        for row, name in enumerate(("start", "end")):
+            fired, boundary, both = (int(v) for v in counts[row])
+            stats[f"{name}_p"] = both / fired if fired else 0.0
+            stats[f"{name}_r"] = both / boundary if boundary else 0.0
+        return stats
+
+    def get_loss(self, examples, scores):
+        raise NotImplementedError(f"[{self.name}] the loss is the number of phrase mistakes, "
+                                  "reported by update()")
+
+    def _on_load(self) -> None:
+        self._system = None
+
+
+@Language.factory(
+    "fr_clause_finder",
+    assigns=["doc.spans"],
+    requires=["token.tag", "doc.spans"],
+    default_config={
+        "feedback": "recognition",
+        "max_length": 0,
+        "chunk_boundaries": False,
+        "spans_key": "clauses",
+        "chunks_key": "chunks",
+        "scorer": {"@scorers": "spacy_lookahead.clause_scorer.v1"},
+    },
+    default_score_weights={"clauses_f": 1.0, "clauses_p": 0.0, "clauses_r": 0.0, "clauses_per_type": None},
+)
+def make_fr_clause_finder(nlp: Language, name: str, feedback: str, max_length: int, chunk_boundaries: bool,
+                          spans_key: str, chunks_key: str, scorer: Optional[Callable]) -> "FRClauseFinder":
+    """Clause identification (CoNLL-2001) into doc.spans[spans_key], nested.
+
+    Needs POS tags (token.tag_) and chunks (doc.spans[chunks_key]) on its input
+    docs, e.g. from lookahead_tagger and lookahead_chunker earlier in the
+    pipeline; while training, missing ones are taken from the gold docs.
+    feedback: "recognition" (FR-Perceptron) or "classification" (CO-VP).
+    max_length: longest candidate clause in tokens (0: no limit).
+    chunk_boundaries: only words that start (end) a chunk or lie outside
+    chunks may start (end) a clause, as the paper does to save computation.
+    Off by default: on wsj_clauses, whose chunks approximate chunklink's,
+    5.5% of the dev clauses cross a chunk boundary and would be unreachable.
+    """
+    return FRClauseFinder(nlp.vocab, name, feedback=feedback, max_length=max_length,
+                          chunk_boundaries=chunk_boundaries, spans_key=spans_key,
+                          chunks_key=chunks_key, scorer=scorer)
+
+
+class FRClauseFinder(PhrasePipe):
+    """Features as Section 4.1 of the paper for clauses: word, POS and chunk
+    windows of +-3, left start/end predictions, counts of relevant elements,
+    the internal pattern with inner clauses reduced."""
+
+    embedded = True
+    feature_set = "clause"
+    gold_description = "clause identification"
+
+    def __init__(self, vocab: Vocab, name: str = "fr_clause_finder", *, feedback: str = "recognition",
+                 max_length: int = 0, chunk_boundaries: bool = False, spans_key: str = "clauses",
+                 chunks_key: str = "chunks", scorer: Optional[Callable] = None) -> None:
+        if not isinstance(chunk_boundaries, bool):
+            raise ValueError(f"[{name}] chunk_boundaries must be true or false, got {chunk_boundaries!r}")
+        super().__init__(vocab, name, feedback=feedback, max_length=max_length, spans_key=spans_key,
+                         chunks_key=chunks_key, chunk_boundaries=chunk_boundaries, scorer=scorer)
+
+    def input_columns(self, doc: Doc, item: Dict[str, Any], example: Optional[Example]) -> None:
+        super().input_columns(doc, item, example)
+        key = self.cfg["chunks_key"]
+        if key in doc.spans:
+            chunks = list(doc.spans[key])
+        elif example is not None and key in example.reference.spans:
+            chunks = example.get_aligned_spans_y2x(list(example.reference.spans[key]), allow_overlap=True)
+        elif len(doc):
+            raise ValueError(
+                f"[{self.name}] needs chunks in doc.spans[{key!r}] on its input docs, and this "
+                "doc has none. Put a chunker (e.g. lookahead_chunker or fr_chunker) before it "
+                "in the pipeline, or give it docs with chunks (the conll2001 reader does)."
+                + ("" if example is None else " The gold doc has none either."))
+        else:
+            chunks = []
+        atoms = item["atoms"]
+        inside = numpy.zeros((len(doc),), dtype="uint8")
+        strings = self.vocab.strings
+        for span in chunks:  # per chunk, not per token
+            atoms[span.start, A_CHUNK] = strings.add(f"B-{span.label_}")
+            atoms[span.start + 1:span.end, A_CHUNK] = strings.add(f"I-{span.label_}")
+            inside[span.start + 1:span.end] = 1
+        atoms[atoms[:, A_CHUNK] == 0, A_CHUNK] = strings.add("O")
+        if self.cfg["chunk_boundaries"]:
+            item["inside"] = inside
+
+
+@Language.factory(
+    "fr_chunker",
+    assigns=["doc.spans"],
+    requires=["token.tag"],
+    default_config={
+        "feedback": "recognition",
+        "max_length": 0,
+        "spans_key": "chunks",
+        "scorer": {"@scorers": "spacy_lookahead.chunk_scorer.v1"},
+    },
+    default_score_weights={"chunks_f": 1.0, "chunks_p": 0.0, "chunks_r": 0.0, "chunks_per_type": None},
+)
+def make_fr_chunker(nlp: Language, name: str, feedback: str, max_length: int, spans_key: str,
+                    scorer: Optional[Callable]) -> "FRChunker":
+    """Base-phrase chunking (CoNLL-2000) into doc.spans[spans_key] from words
+    and POS tags, with filters and rankers per chunk type (the FRP-Chunker).
+    max_length: longest candidate chunk in tokens (0: no limit)."""
+    return FRChunker(nlp.vocab, name, feedback=feedback, max_length=max_length, spans_key=spans_key,
+                     scorer=scorer)
+
+
+class FRChunker(PhrasePipe):
+    """Features as Section 4.1 of the paper for chunking: word and POS windows
+    of +-2 with their n-grams through the word; phrase context windows, the
+    words, POS and POS n-grams inside, and the three chunks to the left."""
+
+    embedded = False
+    feature_set = "chunk"
+    gold_description = "chunking"
+
+    def __init__(self, vocab: Vocab, name: str = "fr_chunker", *, feedback: str = "recognition",
+                 max_length: int = 0, spans_key: str = "chunks", scorer: Optional[Callable] = None) -> None:
+        super().__init__(vocab, name, feedback=feedback, max_length=max_length, spans_key=spans_key,
+                         scorer=scorer)

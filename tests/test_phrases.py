@@ -1,0 +1,248 @@
+"""The FR phrase-recognition system (Carreras et al. 2005): the two DPs
+against brute force, and the feedback rule of Figure 1 case by case."""
+import itertools
+
+import numpy
+import pytest
+from spacy_lookahead.core.features import token_atoms
+from spacy_lookahead.core.weights import Weights
+from spacy_lookahead.systems.phrases import PhraseSystem
+
+
+def coherent(phrases, embedded):
+    for (s1, e1, _), (s2, e2, _) in itertools.combinations(phrases, 2):
+        if (s1, e1) == (s2, e2):
+            return False  # flat: embedded in each other; embedded: one phrase per span
+        overlap = s1 < s2 <= e1 < e2 or s2 < s1 <= e2 < e1
+        nested = s2 <= s1 <= e1 <= e2 or s1 <= s2 <= e2 <= e1
+        if overlap or (not embedded and nested):
+            return False
+    return True
+
+
+def brute_force(candidates, scores, embedded):
+    best = 0.0
+    for r in range(1, len(candidates) + 1):
+        for subset in itertools.combinations(candidates, r):
+            if coherent(subset, embedded):
+                best = max(best, sum(scores[s, e, k] for s, e, k in subset))
+    return best
+
+
+@pytest.mark.parametrize("embedded", [False, True])
+def test_dp_equals_brute_force(embedded):
+    rng = numpy.random.default_rng(7)
+    checked = 0
+    for _ in range(300):
+        n = int(rng.integers(1, 8))
+        K = int(rng.integers(1, 3))
+        start = rng.random((n, K)) < 0.45
+        end = rng.random((n, K)) < 0.45
+        scores = rng.normal(size=(n, n, K))
+        cands = [(s, e, k) for s in range(n) for e in range(s, n) for k in range(K)
+                 if start[s, k] and end[e, k]]
+        if len(cands) > 11:
+            continue
+        system = PhraseSystem(K, embedded, "chunk" if not embedded else "clause")
+        phrases, total = system.decode_scores(n, start, end, scores)
+        found = [tuple(p) for p in phrases.tolist()]
+        assert set(found) <= set(cands)
+        assert coherent(found, embedded)
+        assert sum(scores[s, e, k] for s, e, k in found) == pytest.approx(total)
+        assert total == pytest.approx(brute_force(cands, scores, embedded))
+        checked += 1
+    assert checked > 150
+
+
+def test_embedded_prefers_nesting_and_flat_forbids_it():
+    n, K = 4, 1
+    start = numpy.array([[True], [True], [False], [False]])
+    end = numpy.array([[False], [False], [True], [True]])
+    scores = numpy.full((n, n, K), -5.0)
+    scores[0, 3, 0] = 1.0
+    scores[1, 2, 0] = 1.0
+    nested, total = PhraseSystem(K, True, "clause").decode_scores(n, start, end, scores)
+    assert nested.tolist() == [[0, 3, 0], [1, 2, 0]] and total == pytest.approx(2.0)
+    flat, total = PhraseSystem(K, False, "chunk").decode_scores(n, start, end, scores)
+    assert len(flat) == 1 and total == pytest.approx(1.0)
+
+
+# --- the feedback rule (Figure 1) on hand-built weights ----------------------------
+
+WORDS = ["the", "cat", "sat", "down"]
+TAGS = ["DT", "NN", "VBD", "RP"]
+
+
+def doc_input():
+    return {"atoms": numpy.asarray([token_atoms(w, t) for w, t in zip(WORDS, TAGS)], dtype="uint64")}
+
+
+def bias_of(system):
+    """The hashed word-bias feature: the first feature of phi_w."""
+    return int(system.phi_w(doc_input(), 0)[0])
+
+
+def word_only(system, i):
+    """A feature of phi_w that only word i has (its word at offset 0)."""
+    feats = set(system.phi_w(doc_input(), i).tolist())
+    others = set().union(*(system.phi_w(doc_input(), j).tolist() for j in range(len(WORDS)) if j != i))
+    unique = sorted(feats - others)
+    return unique[0]
+
+
+def filters(system, W):
+    (phrases, _, start, end), = system.predict([doc_input()], W)
+    return phrases.tolist(), start[:, 0].tolist(), end[:, 0].tolist()
+
+
+def chunk_system():
+    # Flat phrases with the chunk features (no left-prediction flags, so phi_w
+    # is static and the hand-built filters are exact).
+    return PhraseSystem(1, False, "chunk")
+
+
+def test_type_a_promotes_filters_that_blocked_a_missed_phrase():
+    system = chunk_system()
+    W = Weights()
+    # Nothing fires: gold (0, 1) is missed, both boundary words get type A.
+    mistakes, _ = system.train([doc_input()], [[[0, 1, 0]]], W, "recognition")
+    assert mistakes == 1
+    _, start, end = filters(system, W)
+    assert start[0] and end[1]
+    # The score function was not applied (no candidate): it is untouched.
+    assert all(W.get(f, 2) == 0 for f in system.phi_w(doc_input(), 0).tolist())
+
+
+def test_score_promoted_only_when_the_candidate_was_generated():
+    system = chunk_system()
+    W = Weights()
+    W.add(word_only(system, 0), 0, 1.0)   # start filter fires on word 0
+    W.add(word_only(system, 1), 1, 1.0)   # end filter fires on word 1
+    W.add(bias_of(system), 0, -0.5)
+    W.add(bias_of(system), 1, -0.5)
+    phrases, start, end = filters(system, W)
+    assert start == [True, False, False, False] and end == [False, True, False, False]
+    assert phrases == []  # candidate (0, 1) scores 0: not selected
+    before = len(W)
+    system.train([doc_input()], [[[0, 1, 0]]], W, "recognition")
+    # Filters were right (> 0): no type-A update; the score vector moved up.
+    _, start2, end2 = filters(system, W)
+    assert start2 == start and end2 == end
+    assert len(W) > before
+    phrases, _, _ = filters(system, W)
+    assert phrases == [[0, 1, 0]]
+
+
+def test_type_b_demotes_wrong_boundaries_once_per_word():
+    system = chunk_system()
+    W = Weights()
+    W.add(bias_of(system), 0, 1.0)   # every word starts and ends a phrase
+    W.add(bias_of(system), 1, 1.0)
+    # The score function likes every phrase, so the prediction is the four
+    # one-word phrases (and others are available as candidates).
+    W.add(int(_phrase_bias(system)), 2, 1.0)
+    phrases, _, _ = filters(system, W)
+    assert phrases == [[0, 0, 0], [1, 1, 0], [2, 2, 0], [3, 3, 0]]
+    gold = [[0, 1, 0], [2, 2, 0]]
+    W_before = W.copy()
+    system.train([doc_input()], [gold], W, "recognition")
+    # Over-predicted: (0,0) (1,1) (3,3). Start filters demoted at words that
+    # start no gold phrase: 1 and 3 (once each); end filters at 0 and 3.
+    for i, (ds, de) in enumerate([(0, -1), (-1, 0), (0, 0), (-1, -1)]):
+        f = word_only(system, i)
+        assert W.get(f, 0) - W_before.get(f, 0) == ds
+        assert W.get(f, 1) - W_before.get(f, 1) == de
+    # The shared bias moved once per demoted word: 2 starts, 2 ends.
+    b = bias_of(system)
+    assert W.get(b, 0) == pytest.approx(1.0 - 2)
+    assert W.get(b, 1) == pytest.approx(1.0 - 2)
+    # Missed (0, 1): its filters fired before the update (bias 1 > 0), so no
+    # type-A update; the score function saw +phi_p(0,1) and -phi_p of the 3
+    # over-predicted phrases: the phrase bias moved by 1 - 3.
+    assert W.get(int(_phrase_bias(system)), 2) == pytest.approx(1.0 + 1 - 3)
+
+
+def _phrase_bias(system):
+    """The phrase-bias hash: the one feature every phi_p has, whatever the
+    span and the partial solution."""
+    common = None
+    for s, e, solution in [(0, 0, []), (1, 1, [[0, 0, 0]]), (2, 3, [[0, 1, 0]]), (0, 3, []),
+                           (3, 3, [[0, 0, 0], [1, 1, 0], [2, 2, 0]])]:
+        feats = set(system.phi_p(doc_input(), s, e, solution).tolist())
+        common = feats if common is None else common & feats
+    assert len(common) == 1
+    return common.pop()
+
+
+def test_classification_feedback_corrects_every_local_decision():
+    system = chunk_system()
+    W = Weights()
+    W.add(bias_of(system), 0, 1.0)
+    W.add(bias_of(system), 1, 1.0)
+    gold = [[0, 1, 0], [2, 2, 0]]
+    W_before = W.copy()
+    system.train([doc_input()], [gold], W, "classification")
+    # Every word whose start decision is wrong is corrected, here words 1 and
+    # 3 (gold starts: 0, 2); recognition feedback would leave a word alone
+    # when its wrong decision produced no phrase.
+    for i, ds in enumerate([0, -1, 0, -1]):
+        f = word_only(system, i)
+        assert W.get(f, 0) - W_before.get(f, 0) == ds
+    # All 10 candidates were scored 0 (<= 0 = "not a phrase"): the two gold
+    # ones are promoted, the 8 others are right already.
+    assert W.get(int(_phrase_bias(system)), 2) == pytest.approx(2.0)
+
+
+def test_training_learns_a_small_sample():
+    system = chunk_system()
+    W = Weights()
+    gold = [[0, 1, 0], [2, 2, 0], [3, 3, 0]]
+    for _ in range(10):
+        system.train([doc_input()], [gold], W, "recognition")
+    (phrases, *_), = system.predict([doc_input()], W.average())
+    assert phrases.tolist() == gold
+
+
+def test_bad_gold_and_feedback_raise():
+    system = chunk_system()
+    with pytest.raises(ValueError, match="feedback"):
+        system.train([doc_input()], [[[0, 1, 0]]], Weights(), "global")
+    with pytest.raises(ValueError, match="out of range"):
+        system.train([doc_input()], [[[0, 9, 0]]], Weights(), "recognition")
+
+
+def test_empty_and_one_token_docs():
+    for embedded in (False, True):
+        system = PhraseSystem(1, embedded, "clause")
+        empty = {"atoms": numpy.zeros((0, len(token_atoms("a"))), dtype="uint64")}
+        one = {"atoms": numpy.asarray([token_atoms("Go", "VB")], dtype="uint64")}
+        W = Weights()
+        for _ in range(3):
+            system.train([empty, one], [[], [[0, 0, 0]]], W, "recognition")
+        (p0, c0, *_), (p1, *_) = system.predict([empty, one], W.average())
+        assert p0.shape == (0, 3) and c0 == 0
+        assert p1.tolist() == [[0, 0, 0]]
+
+
+def test_flat_decoder_scores_equal_w_dot_phi_p():
+    """decode_flat scores a chunk from per-word tables (prefix sums); the sum
+    must be the score of the full phi_p the updates use."""
+    system = PhraseSystem(2, False, "chunk")
+    W = Weights()
+    rng = numpy.random.default_rng(3)
+    item = doc_input()
+    # Random weights on every feature phi_p can produce here.
+    for s in range(4):
+        for e in range(s, 4):
+            for solution in ([], [[0, 0, 1]], [[0, 0, 0], [1, 1, 1]]):
+                for f in system.phi_p(item, s, e, solution).tolist():
+                    for k in range(2):
+                        if W.get(f, 3 * k + 2) == 0:
+                            W.add(f, 3 * k + 2, float(rng.normal()))
+    for s in range(4):
+        for e in range(s, 4):
+            for solution in ([], [[0, 0, 1]], [[0, 0, 0], [1, 1, 1]]):
+                if solution and solution[-1][1] >= s:
+                    continue
+                expected = W.scores(system.phi_p(item, s, e, solution), 6)[[2, 5]]
+                assert system.flat_score(item, W, s, e, solution) == pytest.approx(expected.tolist())
