@@ -9,14 +9,14 @@ import srsly
 from spacy import util
 from spacy.errors import Errors
 from spacy.pipeline import TrainablePipe
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Span
 from spacy.training import Example
 from spacy.vocab import Vocab
 from thinc.api import Model
 
 from ..core.weights import Weights
 
-A_TAG = 16  # input column of the atoms array (core/features.pxd)
+A_TAG, A_CHUNK = 16, 17  # input columns of the atoms array (core/features.pxd)
 
 
 def placeholder_model(name: str) -> Model:
@@ -121,6 +121,31 @@ class SearchPipe(TrainablePipe):
                 "and this doc has none. Put a tagger (e.g. lookahead_tagger) before it "
                 "in the pipeline, or give it docs with tags."
                 + ("" if example is None else " The gold doc has no tags either."))
+
+    def _chunk_column(self, doc: Doc, atoms: numpy.ndarray, example: Optional[Example],
+                      key: str, fix: str) -> List[Span]:
+        """Chunks as an input feature (B-X / I-X / O per token, written per
+        chunk): from doc.spans[key], else (training only) from the aligned
+        gold doc; missing at prediction time is an error naming `fix`.
+        Returns the chunks."""
+        if key in doc.spans:
+            chunks = list(doc.spans[key])
+        elif example is not None and key in example.reference.spans:
+            chunks = example.get_aligned_spans_y2x(list(example.reference.spans[key]),
+                                                   allow_overlap=True)
+        elif len(doc):
+            raise ValueError(
+                f"[{self.name}] needs chunks in doc.spans[{key!r}] on its input docs, and this "
+                f"doc has none. {fix}"
+                + ("" if example is None else " The gold doc has none either."))
+        else:
+            chunks = []
+        strings = self.vocab.strings
+        for span in chunks:  # per chunk, not per token
+            atoms[span.start, A_CHUNK] = strings.add(f"B-{span.label_}")
+            atoms[span.start + 1:span.end, A_CHUNK] = strings.add(f"I-{span.label_}")
+        atoms[atoms[:, A_CHUNK] == 0, A_CHUNK] = strings.add("O")
+        return chunks
 
     # --- serialisation -----------------------------------------------------
     def _check_settings(self, cfg: Dict[str, Any]) -> None:

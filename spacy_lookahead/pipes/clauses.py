@@ -17,7 +17,6 @@ from ..core.features import LexemeAtoms
 from ..core.weights import Weights
 from ..systems.phrases import PhraseSystem
 from .base import SearchPipe
-from .sequence import A_CHUNK
 
 FEEDBACKS = ("recognition", "classification")
 
@@ -229,27 +228,13 @@ class FRClauseFinder(PhrasePipe):
 
     def input_columns(self, doc: Doc, item: Dict[str, Any], example: Optional[Example]) -> None:
         super().input_columns(doc, item, example)
-        key = self.cfg["chunks_key"]
-        if key in doc.spans:
-            chunks = list(doc.spans[key])
-        elif example is not None and key in example.reference.spans:
-            chunks = example.get_aligned_spans_y2x(list(example.reference.spans[key]), allow_overlap=True)
-        elif len(doc):
-            raise ValueError(
-                f"[{self.name}] needs chunks in doc.spans[{key!r}] on its input docs, and this "
-                "doc has none. Put a chunker (e.g. lookahead_chunker or fr_chunker) before it "
-                "in the pipeline, or give it docs with chunks (the conll2001 reader does)."
-                + ("" if example is None else " The gold doc has none either."))
-        else:
-            chunks = []
-        atoms = item["atoms"]
+        chunks = self._chunk_column(
+            doc, item["atoms"], example, self.cfg["chunks_key"],
+            "Put a chunker (e.g. lookahead_chunker or fr_chunker) before it in the pipeline, "
+            "or give it docs with chunks (the conll2001 reader does).")
         inside = numpy.zeros((len(doc),), dtype="uint8")
-        strings = self.vocab.strings
-        for span in chunks:  # per chunk, not per token
-            atoms[span.start, A_CHUNK] = strings.add(f"B-{span.label_}")
-            atoms[span.start + 1:span.end, A_CHUNK] = strings.add(f"I-{span.label_}")
+        for span in chunks:
             inside[span.start + 1:span.end] = 1
-        atoms[atoms[:, A_CHUNK] == 0, A_CHUNK] = strings.add("O")
         if self.cfg["chunk_boundaries"]:
             item["inside"] = inside
 

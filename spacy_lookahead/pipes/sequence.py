@@ -17,7 +17,6 @@ from .base import SearchPipe
 
 DIRECTIONS = ("ltr", "rtl")
 LEARNERS = ("perceptron", "sapo")
-A_CHUNK = 17  # input column of the atoms array (core/features.pxd)
 
 # The learner settings every sequence component takes (factory defaults).
 # SAPO: the n best outputs per update (Sun et al. use n = 5), the learning

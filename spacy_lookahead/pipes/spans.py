@@ -11,7 +11,7 @@ from spacy.util import filter_spans
 from spacy.vocab import Vocab
 
 from ..systems.schemes import SCHEMES, action_arrays, ids_to_spans, label_constraints, scheme_actions, spans_to_ids
-from .sequence import A_CHUNK, LEARNER_DEFAULTS, Labelling, SequencePipe
+from .sequence import LEARNER_DEFAULTS, Labelling, SequencePipe
 
 SpanTuple = Tuple[int, int, str]
 # Default perceptron margin C. Appendix A of the paper: the learnt margin
@@ -237,22 +237,10 @@ class LookaheadNER(SpanLabeller):
         if self.cfg["pos_features"]:
             self._tag_column(doc, atoms, example, "pos_features = true")
         if self.cfg["chunk_features"]:
-            key = self.cfg["chunks_key"]
-            if key in doc.spans:
-                chunks = doc.spans[key]
-            elif example is not None and key in example.reference.spans:
-                chunks = example.get_aligned_spans_y2x(list(example.reference.spans[key]),
-                                                       allow_overlap=True)
-            else:
-                raise ValueError(
-                    f"[{self.name}] chunk_features = true needs chunks in doc.spans[{key!r}], "
-                    "and this doc has none. Put a chunker (e.g. lookahead_chunker) before it "
-                    "in the pipeline, or set chunk_features = false.")
-            strings = self.vocab.strings
-            for span in chunks:  # per chunk, not per token
-                atoms[span.start, A_CHUNK] = strings.add(f"B-{span.label_}")
-                atoms[span.start + 1:span.end, A_CHUNK] = strings.add(f"I-{span.label_}")
-            atoms[atoms[:, A_CHUNK] == 0, A_CHUNK] = strings.add("O")
+            self._chunk_column(doc, atoms, example, self.cfg["chunks_key"],
+                               "chunk_features = true reads them: put a chunker (e.g. "
+                               "lookahead_chunker) before it in the pipeline, or set "
+                               "chunk_features = false.")
 
     def reference_spans(self, doc: Doc):
         return doc.ents if doc.has_annotation("ENT_IOB") else None
