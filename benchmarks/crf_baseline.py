@@ -1,14 +1,17 @@
 """Train the first-order linear-chain CRF baseline (python-crfsuite).
 
-    python benchmarks/crf_baseline.py {chunk,ner} TRAIN.spacy OUTPUT_DIR
+    python benchmarks/crf_baseline.py {pos,chunk,ner} TRAIN.spacy OUTPUT_DIR
         [--c1 1.0] [--c2 0.0] [--max-iterations 200] [--limit N]
         [--check 300] [--metrics metrics/crf_conll2000_train.json]
 
-TRAIN.spacy comes from benchmarks/columns_to_docbin.py (gold docs: POS tags
-and doc.spans["chunks"] for chunk, doc.ents for ner). The attributes are the
-feature templates of lookahead_chunker / lookahead_ner (see
+TRAIN.spacy comes from `spacy convert` of UD EWT for pos (gold XPOS in
+token.tag_; the `convert` command of project.yml) and from
+benchmarks/columns_to_docbin.py for chunk and ner (gold docs: POS tags and
+doc.spans["chunks"] for chunk, doc.ents for ner). The attributes are the
+feature templates of lookahead_tagger / lookahead_chunker / lookahead_ner (see
 benchmarks/crf_spans.py), checked against the compiled feature extraction on
-the first `--check` sentences before training. Labels: IOB2.
+the first `--check` sentences before training. Labels: the XPOS tags for pos,
+IOB2 for chunk and ner.
 
 Training: crfsuite's `lbfgs` with `c1` > 0 is OWL-QN, i.e. L1-regularised
 maximum likelihood as the paper's CRF (Tsuruoka et al. 2011 train theirs with
@@ -19,9 +22,10 @@ Label-bigram (transition) features for all label pairs
 (`feature.possible_transitions`), state features for the attribute/label
 pairs seen in training (crfsuite's default), no frequency cut-off.
 
-Output: OUTPUT_DIR/model-last, a spaCy pipeline with the `benchmark_crf_spans`
-component (import benchmarks/crf_spans.py to load it, e.g. `--code
-benchmarks/crf_spans.py` for evaluate.py and speed.py), and a JSON with the
+Output: OUTPUT_DIR/model-last, a spaCy pipeline with the `benchmark_crf_tagger`
+(pos) or `benchmark_crf_spans` (chunk, ner) component (import
+benchmarks/crf_spans.py to load it, e.g. `--code benchmarks/crf_spans.py` for
+`spacy benchmark accuracy`, evaluate.py and speed.py), and a JSON with the
 feature-extraction and training times, iterations, final loss and active
 features. benchmarks/timed.py around this script records the wall time and
 peak memory as for the other systems.
@@ -39,7 +43,7 @@ import spacy
 from spacy.tokens import DocBin
 
 sys.path.insert(0, str(Path(__file__).parent))
-import crf_spans  # noqa: E402  (registers the benchmark_crf_spans factory)
+import crf_spans  # noqa: E402  (registers the benchmark_crf_* factories)
 
 
 class Trainer(pycrfsuite.Trainer):
@@ -109,10 +113,13 @@ def main(argv=None) -> int:
     last = trainer.logparser.last_iteration or {}
     iterations = len(trainer.logparser.iterations)
 
-    nlp.add_pipe("benchmark_crf_spans", config={"feature_set": args.task,
-                                                "spans_key": args.spans_key,
-                                                "use_tags": use_tags})
-    nlp.get_pipe("benchmark_crf_spans").set_model(model_bytes)
+    if args.task == "pos":
+        crf = nlp.add_pipe("benchmark_crf_tagger")
+    else:
+        crf = nlp.add_pipe("benchmark_crf_spans", config={"feature_set": args.task,
+                                                          "spans_key": args.spans_key,
+                                                          "use_tags": use_tags})
+    crf.set_model(model_bytes)
     model_dir = args.output / "model-last"
     model_dir.parent.mkdir(parents=True, exist_ok=True)
     nlp.to_disk(model_dir)

@@ -1,13 +1,19 @@
-"""The first-order CRF baseline (python-crfsuite) as a spaCy component.
+"""The first-order CRF baseline (python-crfsuite) as spaCy components.
 
-Feature templates: exactly those of `lookahead_chunker` / `lookahead_ner`
-(`TaggingSystem.chunk_static` and `ner_static` in
-spacy_lookahead/systems/tagging.pyx), written as crfsuite attributes. The
+Feature templates: exactly those of `lookahead_tagger` / `lookahead_chunker` /
+`lookahead_ner` (`TaggingSystem.pos_static`, `chunk_static` and `ner_static`
+in spacy_lookahead/systems/tagging.pyx), written as crfsuite attributes. The
 word-level atoms come from the package's own helpers
 (`spacy_lookahead.core.features.word_atoms` and `word_substrings`), so the
 lower-casing, affixes, shape, flags and substrings are the same functions;
 an attribute is a template name plus the atom (the 64-bit hash, in hex).
 
+pos ("pos_static", POS tagging; the input is the words only):
+    bias; the word form; the lower-cased words at i-2..i+2 (`<s>` / `</s>`
+    outside the sentence); the word bigrams (i-1,i) (i,i+1); prefixes and
+    suffixes of 1-4 characters (when the word is that long), the shape, and
+    the flags has-digit, has-upper, has-hyphen, all-caps, initial-capital
+    when set ("affix_shape", shared with ner).
 chunk ("chunk_static"), at token i:
     bias; lower-cased words at i-2..i+2 (`<s>` / `</s>` outside the
     sentence); the word bigrams (i-2,i-1) (i-1,i) (i,i+1) (i+1,i+2); and, if
@@ -16,10 +22,8 @@ chunk ("chunk_static"), at token i:
 ner ("chunk_static" + "ner_static"; JNLPBA has no POS or chunk column, so
     the POS and chunk-label templates never fire, as in ner_jnlpba.cfg):
     the above, plus the word's substrings shorter than 10 characters (at most
-    64, shortest first, each once: `word_substrings`), the word form,
-    prefixes and suffixes of 1-4 characters (when the word is that long), the
-    shape, and the flags has-digit, has-upper, has-hyphen, all-caps,
-    initial-capital when set.
+    64, shortest first, each once: `word_substrings`), the word form, and
+    the affixes, shape and flags as for pos.
 history: the perceptron's only dynamic template (`prev1`, the previous
     label) is the CRF's label-transition weight; its "no previous label"
     value at the first token becomes the attribute `y-1=<s>` there.
@@ -28,9 +32,11 @@ history: the perceptron's only dynamic template (`prev1`, the previous
 sentence gets as many attributes per token, and as many distinct ones per
 sentence, as the component's static feature hashes.
 
-Labels are IOB2 (`B-X`, `I-X`, `O`); predictions are decoded to spans with
-the package's `iob_to_spans` (conlleval's rules) and written where our
-components write them: `doc.spans[spans_key]` (chunk) or `doc.ents` (ner).
+Labels: for pos the XPOS tags (`token.tag_`), written to `token.tag_` by
+the `benchmark_crf_tagger` component. For chunk and ner IOB2 (`B-X`, `I-X`,
+`O`); the `benchmark_crf_spans` component decodes its predictions to spans
+with the package's `iob_to_spans` (conlleval's rules) and writes them where
+our components write them: `doc.spans[spans_key]` (chunk) or `doc.ents` (ner).
 """
 import time
 from typing import Dict, Iterable, List, Optional, Sequence
@@ -38,6 +44,7 @@ from typing import Dict, Iterable, List, Optional, Sequence
 import pycrfsuite
 import srsly
 from spacy.language import Language
+from spacy.scorer import Scorer
 from spacy.tokens import Doc, SpanGroup
 from spacy.util import ensure_path
 
@@ -48,7 +55,9 @@ from spacy_lookahead.readers.tags import doc_to_iob, iob_to_spans
 A_ORTH, A_LOWER, A_PRE1, A_SUF1, A_SHAPE = 0, 1, 2, 6, 10
 FLAGS = ((11, "digit"), (12, "upper"), (13, "hyphen"), (14, "allcaps"), (15, "initcap"))
 BEFORE, AFTER = "<s>", "</s>"
-FEATURE_SETS = ("chunk", "ner")
+FEATURE_SETS = ("pos", "chunk", "ner")
+# the word bigrams (i+k, i+k+1) of each feature set, by k
+WORD_BIGRAMS = {"pos": (-1, 0), "chunk": (-2, -1, 0, 1), "ner": (-2, -1, 0, 1)}
 MODEL_FILE = "model.crfsuite"
 
 
@@ -78,8 +87,8 @@ class FeatureExtractor:
         if lower is None:
             atoms = word_atoms(word)
             lower = self._lower[word] = format(atoms[A_LOWER], "x")
-            if self.feature_set == "ner":
-                attrs = [f"sub={h:x}" for h in word_substrings(word)]
+            if self.feature_set in ("pos", "ner"):
+                attrs = [f"sub={h:x}" for h in word_substrings(word)] if self.feature_set == "ner" else []
                 attrs.append(f"w0={atoms[A_ORTH]:x}")
                 for k in range(4):
                     if atoms[A_PRE1 + k]:
@@ -94,22 +103,23 @@ class FeatureExtractor:
     def sentence(self, words: Sequence[str], tags: Optional[Sequence[str]] = None) -> List[List[str]]:
         n = len(words)
         low = [BEFORE, BEFORE] + [self._lex(w) for w in words] + [AFTER, AFTER]
-        pos = None
-        if tags is not None and any(tags):
+        pos = None  # POS tags as input: chunk and ner only (pos predicts them)
+        if self.feature_set != "pos" and tags is not None and any(tags):
             pos = [BEFORE, BEFORE] + [t or "" for t in tags] + [AFTER, AFTER]
-        ner = self.feature_set == "ner"
+        word_attrs = self.feature_set in ("pos", "ner")
+        bigrams = WORD_BIGRAMS[self.feature_set]
         out = []
         for i in range(n):
             j = i + 2  # index into the padded lists
             f = ["bias"]
             f += [f"w[{k}]={low[j + k]}" for k in (-2, -1, 0, 1, 2)]
-            f += [f"w[{k}]|w[{k + 1}]={low[j + k]}|{low[j + k + 1]}" for k in (-2, -1, 0, 1)]
+            f += [f"w[{k}]|w[{k + 1}]={low[j + k]}|{low[j + k + 1]}" for k in bigrams]
             if pos is not None and pos[j]:
                 f += [f"p[{k}]={pos[j + k]}" for k in (-2, -1, 0, 1, 2)]
                 f += [f"p[{k}]|p[{k + 1}]={pos[j + k]}|{pos[j + k + 1]}" for k in (-2, -1, 0, 1)]
                 f += [f"p[{k}]|p[{k + 1}]|p[{k + 2}]={pos[j + k]}|{pos[j + k + 1]}|{pos[j + k + 2]}"
                       for k in (-2, -1, 0)]
-            if ner:
+            if word_attrs:
                 f += self._word[words[i]]
             if i == 0:
                 f.append("y-1=<s>")
@@ -123,7 +133,13 @@ class FeatureExtractor:
 
 
 def gold_labels(doc: Doc, feature_set: str, spans_key: str = "chunks") -> List[str]:
-    """IOB2 labels of a gold doc: chunks from doc.spans[spans_key], entities from doc.ents."""
+    """The labels of a gold doc: POS tags (token.tag_) for pos; IOB2 labels
+    of the chunks in doc.spans[spans_key] or of the entities in doc.ents."""
+    if feature_set == "pos":
+        tags = [t.tag_ for t in doc]
+        if not all(tags):
+            raise ValueError(f"a token without a tag in {doc.text[:50]!r}: the CRF needs every label")
+        return tags
     return doc_to_iob(doc, spans_key if feature_set == "chunk" else "ents", "iob2")
 
 
@@ -169,15 +185,21 @@ def make_crf_spans(nlp: Language, name: str, feature_set: str, spans_key: str, u
     return CRFSpans(name, feature_set=feature_set, spans_key=spans_key, use_tags=use_tags)
 
 
-class CRFSpans:
-    """Tags each doc with a crfsuite model and writes the spans. Benchmark-only
-    (not part of the package): load a saved pipeline after importing this
-    module (`--code benchmarks/crf_spans.py`)."""
+@Language.factory("benchmark_crf_tagger", assigns=["token.tag"],
+                  default_score_weights={"tag_acc": 1.0})
+def make_crf_tagger(nlp: Language, name: str):
+    return CRFTagger(name)
 
-    def __init__(self, name: str, *, feature_set: str, spans_key: str, use_tags: bool) -> None:
+
+class CRFComponent:
+    """Labels each doc with a crfsuite model (`write` puts the labels on the
+    doc). Benchmark-only (not part of the package): load a saved pipeline
+    after importing this module (`--code benchmarks/crf_spans.py`)."""
+
+    def __init__(self, name: str, **cfg) -> None:
         self.name = name
-        self.cfg = {"feature_set": feature_set, "spans_key": spans_key, "use_tags": use_tags}
-        self.features = FeatureExtractor(feature_set)
+        self.cfg = cfg
+        self.features = FeatureExtractor(cfg["feature_set"])
         self.model_bytes: Optional[bytes] = None
         self.tagger: Optional[pycrfsuite.Tagger] = None
         # seconds spent in the Python feature extraction / in crfsuite's Viterbi
@@ -208,12 +230,7 @@ class CRFSpans:
             yield self(doc)
 
     def write(self, doc: Doc, labels: Sequence[str]) -> None:
-        spans = iob_to_spans(doc, list(labels), "iob2")
-        if self.cfg["feature_set"] == "chunk":
-            key = self.cfg["spans_key"]
-            doc.spans[key] = SpanGroup(doc, name=key, spans=spans)
-        else:
-            doc.set_ents(spans, default="outside")
+        raise NotImplementedError
 
     def to_disk(self, path, *, exclude=tuple()) -> None:
         path = ensure_path(path)
@@ -221,7 +238,37 @@ class CRFSpans:
         srsly.write_json(path / "cfg", self.cfg)
         (path / MODEL_FILE).write_bytes(self.model_bytes or b"")
 
-    def from_disk(self, path, *, exclude=tuple()) -> "CRFSpans":
+    def from_disk(self, path, *, exclude=tuple()) -> "CRFComponent":
         path = ensure_path(path)
         self.set_model((path / MODEL_FILE).read_bytes())
         return self
+
+
+class CRFSpans(CRFComponent):
+    """Chunks (doc.spans[spans_key]) or entities (doc.ents) from IOB2 labels."""
+
+    def __init__(self, name: str, *, feature_set: str, spans_key: str, use_tags: bool) -> None:
+        super().__init__(name, feature_set=feature_set, spans_key=spans_key, use_tags=use_tags)
+
+    def write(self, doc: Doc, labels: Sequence[str]) -> None:
+        spans = iob_to_spans(doc, list(labels), "iob2")
+        if self.cfg["feature_set"] == "chunk":
+            key = self.cfg["spans_key"]
+            doc.spans[key] = SpanGroup(doc, name=key, spans=spans)
+        else:
+            doc.set_ents(spans, default="outside")
+
+
+class CRFTagger(CRFComponent):
+    """POS tags (token.tag_) from the words, with the lookahead_tagger's
+    templates; scored as spaCy's tagger (tag_acc) by `spacy benchmark accuracy`."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name, feature_set="pos", use_tags=False)
+
+    def write(self, doc: Doc, labels: Sequence[str]) -> None:
+        for token, label in zip(doc, labels):
+            token.tag_ = label
+
+    def score(self, examples, **kwargs):
+        return Scorer.score_token_attr(examples, "tag", **kwargs)

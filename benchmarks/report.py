@@ -11,7 +11,8 @@ and training/quick/. Per system it reads
   <metrics>/train_<name>.json     benchmarks/crf_baseline.py (CRF settings, iterations)
   <metrics>/<task>_speed.json     benchmarks/speed.py (tokens/s, ratio, peak RSS)
   <metrics>/tagger_train_speed.json  benchmarks/train_speed.py (seconds per epoch)
-  <training>/<name>/model-best/ (tagging) or model-last/ (chunking, NER):
+  <training>/<name>/model-best/ (tagging; the CRF: model-last/, settings from its
+                                  train_<name>.json) or model-last/ (chunking, NER):
                                   config.cfg (stopping, limit), meta.json (dev score)
   <metrics>/curves/<name>.jsonl   the curves logger (SAPO section, report_sapo.py)
   <metrics>/calibration_<name>.json  benchmarks/calibration.py
@@ -44,6 +45,7 @@ TASKS = [{
         ("tagger_d2", "lookahead_tagger, depth 2"),
         ("tagger_sapo", "lookahead_tagger, SAPO (n = 5, exact A*)"),
         ("spacy_tagger", "spaCy built-in tagger (CNN tok2vec, efficiency)"),
+        ("crf_tagger", "first-order CRF (crfsuite, same features, L1)"),
     ],
     "note": (
         "Test set: 2,077 sentences, 25,094 words (syntactic words; multiword tokens "
@@ -52,7 +54,10 @@ TASKS = [{
         "(Penn Treebank, train sections 0-18, test 22-24): EWT is web text "
         "(blogs, newsgroups, e-mail, reviews, answers) with a smaller training set "
         "(12,544 sentences, 204,577 words) and a slightly different tag set, so "
-        "only the differences between rows of this table carry over."),
+        "only the differences between rows of this table carry over. The CRF has the "
+        "lookahead_tagger's static feature templates (its previous-tag feature is the "
+        "CRF's tag transition) and does not use the dev set: it is the model after a "
+        "fixed iteration cap (model-last), so it has no best dev score."),
 }, {
     "title": "Chunking: CoNLL-2000 test set (WSJ section 20), chunk F1, gold tokens and POS",
     "kind": "span",
@@ -132,6 +137,15 @@ def crf_settings(record):
     return ", ".join(bits)
 
 
+def crf_note(label, setting, record):
+    """Data, features and times of a CRF run, from its crf_baseline.py record."""
+    return (f"{label} ({setting}): {record.get('sentences'):,} sentences, "
+            f"{record.get('attributes_per_token')} attributes per token, "
+            f"{record.get('active_features'):,} active features; feature extraction "
+            f"{fmt_time(record.get('featurize_seconds'))}, L-BFGS "
+            f"{fmt_time(record.get('train_seconds'))}")
+
+
 def model_settings(model_dir: Path):
     """Stopping criteria etc. from the config.cfg saved with a trained model."""
     cfg_path = model_dir / "config.cfg"
@@ -181,7 +195,7 @@ def task_table(task, metrics_root: Path, training_root: Path):
              f"| system | setting | {score_label} | best dev | training time | 1 epoch "
              f"| tokens/s | x {task['reference']} | peak RSS tagging | peak RSS training |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    not_run, machines, speed_notes = [], [], []
+    not_run, machines, speed_notes, crf_notes = [], [], [], []
     for setting, sub in SETTINGS.items():
         metrics_dir, training_dir = metrics_root / sub, training_root / sub
         speed = read_json(metrics_dir / task["speed_file"]) or {}
@@ -197,8 +211,12 @@ def task_table(task, metrics_root: Path, training_root: Path):
         for name, label in task["systems"]:
             acc = read_json(metrics_dir / f"{name}.json")
             timing = read_json(metrics_dir / f"time_{name}.json")
+            record = read_json(metrics_dir / f"train_{name}.json")
             spd = speed.get("models", {}).get(name, {})
             detail, dev = model_settings(training_dir / name / "model-best")
+            if record:
+                detail = crf_settings(record)
+                crf_notes.append(crf_note(label, setting, record))
             if not (acc or timing or "tokens_per_second" in spd or detail is not None):
                 if setting == "full":  # quick runs a subset of the systems on purpose
                     not_run.append(f"{label} ({setting})")
@@ -216,14 +234,17 @@ def task_table(task, metrics_root: Path, training_root: Path):
     lines += ["", task["note"], ""]
     lines += [
         "Training time: wall time of `spacy train` (benchmarks/timed.py, including "
-        "initialisation and the dev evaluations spaCy runs during training). "
+        "initialisation and the dev evaluations spaCy runs during training), for the "
+        "CRF of benchmarks/crf_baseline.py (reading, feature extraction, L-BFGS, saving). "
         "1 epoch: one pass of `nlp.update` over the training set, nothing else "
         "(benchmarks/train_speed.py). "
         "Tokens/s: benchmarks/speed.py, `nlp.pipe` over the test docs rebuilt "
         "without annotation from the gold tokens, one subprocess per model; "
         "peak RSS tagging is that subprocess's ru_maxrss (Python + spaCy + data + "
         "model). x reference: tokens/s divided by those of the built-in tagger "
-        "measured in the same run.", ""]
+        "measured in the same run. The CRF's tokens/s include its feature extraction, "
+        "written in Python (benchmarks/crf_spans.py).", ""]
+    lines += [f"* CRF, {n}" for n in crf_notes]
     lines += [f"* speed run, {n}" for n in speed_notes]
     if not_run:
         lines += ["", "Not run (no metrics found): " + "; ".join(not_run) + "."]
@@ -257,12 +278,7 @@ def span_table(task, metrics_root: Path, training_root: Path):
             detail, _ = model_settings(training_dir / name / task["model_dir"])
             if record:
                 detail = crf_settings(record)
-                crf_notes.append(
-                    f"{label} ({setting}): {record.get('sentences'):,} sentences, "
-                    f"{record.get('attributes_per_token')} attributes per token, "
-                    f"{record.get('active_features'):,} active features; feature extraction "
-                    f"{fmt_time(record.get('featurize_seconds'))}, L-BFGS "
-                    f"{fmt_time(record.get('train_seconds'))}")
+                crf_notes.append(crf_note(label, setting, record))
             if not (acc or timing or "tokens_per_second" in spd or detail is not None):
                 if setting == "full":  # quick runs a subset of the systems on purpose
                     not_run.append(f"{label} ({setting})")
