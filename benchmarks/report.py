@@ -321,6 +321,30 @@ def span_table(task, metrics_root: Path, training_root: Path):
     return lines, machines
 
 
+def scaling_section(metrics_root: Path):
+    """nlp.pipe with n_process = 1 and 2 (benchmarks/scaling.py)."""
+    lines = ["## Multi-process scaling: `nlp.pipe(texts, n_process=N)`", "",
+             "| setting | model | texts | tokens | n_process | tokens/s | speed-up | "
+             "peak RSS parent | peak RSS per worker |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    found = False
+    for setting, sub in SETTINGS.items():
+        record = read_json(metrics_root / sub / "scaling.json")
+        if not record:
+            continue
+        found = True
+        for r in record["results"]:
+            lines.append("| " + " | ".join([
+                setting, record["model"], f"{r['texts']:,}", f"{r['tokens']:,}", str(r["n_process"]),
+                f"{r['tokens_per_second']:,}", fmt(r.get("speedup_vs_1"), ".2f"),
+                f"{r['parent_peak_rss_mb']:.0f} MB",
+                "-" if r["worker_peak_rss_mb"] is None else f"{r['worker_peak_rss_mb']:.0f} MB"]) + " |")
+    if not found:
+        return []
+    return lines + ["", "Raw texts in (the pipeline's tokenizer runs too), one subprocess per "
+                    "setting; with n_process = 2 spaCy pickles the pipeline to two worker "
+                    "processes, so the time includes their start-up. benchmarks/scaling.py.", ""]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--metrics", type=Path, default=Path("metrics"))
@@ -334,6 +358,7 @@ def main(argv=None):
         lines, found = table(task, args.metrics, args.training)
         body += lines + [""]
         machines += found
+    body += scaling_section(args.metrics)
     plots = args.output.parent / "plots"
     body += report_sapo.section(args.metrics, plots)
     from report_parser import parser_section  # the dependency-parsing section (issue 5)
