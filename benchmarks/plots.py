@@ -1,11 +1,20 @@
-"""Figures for results.md (matplotlib, PNG) from the curves in metrics/curves/.
+"""Figures for results.md (matplotlib, PNG) from what the workflow left in metrics/.
 
     python benchmarks/plots.py [--metrics metrics] [--output benchmarks/plots]
 
-sapo_vs_perceptron.png: per task, the logged score and the mean |w| per
-epoch of SAPO and of the averaged perceptron (Sun et al. Figs. 2 and 3).
+* depth.png: accuracy against lookahead depth, with the time per token
+  (Tsuruoka et al. Tables 1-4 as a picture): tagger, chunker, NER, parser.
+* sapo_vs_perceptron.png: per task, the logged score and the mean |w| per
+  epoch of SAPO and of the averaged perceptron (Sun et al. Figs. 2 and 3).
+* violation_fixing.png: parser dev score per epoch for each beam update
+  method (Huang et al. Fig. 6), from metrics/parser_curves.json.
+* fr_feedback.png: clause F1 on dev per epoch with recognition (FR) and
+  classification (CO-VP) feedback, and the filters' F1 upper bound
+  (Carreras et al. Figs. 3 and 5), from metrics/clauses_curve_*.json.
+A figure whose data is missing is skipped.
 """
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -14,9 +23,7 @@ from curves import SAPO_PAIRS, per_epoch, read_curve  # noqa: E402
 
 
 def sapo_vs_perceptron(metrics: Path, output: Path) -> bool:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _plt()
     fig, axes = plt.subplots(2, len(SAPO_PAIRS), figsize=(4.2 * len(SAPO_PAIRS), 6.5), squeeze=False)
     drew = False
     for col, (perc, sapo, title, key, component) in enumerate(SAPO_PAIRS):
@@ -42,6 +49,117 @@ def sapo_vs_perceptron(metrics: Path, output: Path) -> bool:
     return drew
 
 
+def _json(path: Path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _plt():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+# (title, accuracy key, speed file, [(depth, metrics name)], parser?)
+DEPTH_TASKS = [
+    ("POS tagging (EWT test)", "tag_acc", "tagger_speed.json",
+     [(0, "tagger_d0"), (1, "tagger_d1"), (2, "tagger_d2")]),
+    ("Chunking (CoNLL-2000 test F1)", "f", "chunk_speed.json",
+     [(0, "chunker_d0"), (1, "chunker_d1"), (2, "chunker_d2")]),
+    ("Bio-NER rtl (JNLPBA test F1)", "f", "ner_speed.json",
+     [(0, "ner_rtl_d0"), (1, "ner_rtl_d1"), (2, "ner_rtl_d2")]),
+]
+
+
+def depth(metrics: Path, output: Path) -> bool:
+    plt = _plt()
+    fig, axes = plt.subplots(1, len(DEPTH_TASKS), figsize=(4.2 * len(DEPTH_TASKS), 3.6), squeeze=False)
+    drew = False
+    for ax, (title, key, speed_file, runs) in zip(axes[0], DEPTH_TASKS):
+        speed = (_json(metrics / speed_file) or {}).get("models", {})
+        xs, accs, usec = [], [], []
+        for d, name in runs:
+            acc = (_json(metrics / f"{name}.json") or {}).get(key)
+            if acc is None:
+                continue
+            tps = speed.get(name, {}).get("tokens_per_second")
+            xs.append(d)
+            accs.append(100 * acc)
+            usec.append(1e6 / tps if tps else None)
+        if not xs:
+            continue
+        drew = True
+        ax.plot(xs, accs, "o-", color="tab:blue")
+        ax.set_xlabel("lookahead depth D")
+        ax.set_ylabel("accuracy / F1", color="tab:blue")
+        ax.set_xticks(xs)
+        ax.set_title(title, fontsize=9)
+        if any(u is not None for u in usec):
+            ax2 = ax.twinx()
+            ax2.plot([x for x, u in zip(xs, usec) if u], [u for u in usec if u], "s--", color="tab:red")
+            ax2.set_yscale("log")
+            ax2.set_ylabel("microseconds per token (log)", color="tab:red")
+    if drew:
+        fig.tight_layout()
+        output.mkdir(parents=True, exist_ok=True)
+        fig.savefig(output / "depth.png", dpi=110)
+    plt.close(fig)
+    return drew
+
+
+def violation_fixing(metrics: Path, output: Path) -> bool:
+    curves = _json(metrics / "parser_curves.json") or {}
+    runs = {k: v for k, v in curves.items() if "beam" in k}
+    if not runs:
+        return False
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, points in sorted(runs.items()):
+        ax.plot([p["epoch"] for p in points], [100 * p["dev_las_nopunct"] for p in points], "o-",
+                label=name)
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("dev LAS, no punctuation")
+    ax.set_title("Beam search: violation-fixing updates (Huang et al. Fig. 6)", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    output.mkdir(parents=True, exist_ok=True)
+    fig.savefig(output / "violation_fixing.png", dpi=110)
+    plt.close(fig)
+    return True
+
+
+def fr_feedback(metrics: Path, output: Path) -> bool:
+    runs = [(name, _json(metrics / f"clauses_curve_{name}.json")) for name in
+            ("recognition", "classification")]
+    runs = [(n, r) for n, r in runs if r]
+    if not runs:
+        return False
+    plt = _plt()
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    for name, record in runs:
+        epochs = [e["epoch"] for e in record["epochs"]]
+        ax.plot(epochs, [e["dev"]["f"] for e in record["epochs"]], "o-", label=f"{name} feedback")
+        ax2.plot(epochs, [100 * e["dev_filters"]["upper_bound_f"] for e in record["epochs"]], "o-",
+                 label=f"{name} feedback")
+    ax.set_title("Clause F1 on dev (Carreras et al. Fig. 3)", fontsize=9)
+    ax2.set_title("F1 upper bound of the filters' candidates (Fig. 5)", fontsize=9)
+    for a in (ax, ax2):
+        a.set_xlabel("epoch")
+        a.legend(fontsize=8)
+    fig.tight_layout()
+    output.mkdir(parents=True, exist_ok=True)
+    fig.savefig(output / "fr_feedback.png", dpi=110)
+    plt.close(fig)
+    return True
+
+
+FIGURES = (("depth.png", depth), ("sapo_vs_perceptron.png", sapo_vs_perceptron),
+           ("violation_fixing.png", violation_fixing), ("fr_feedback.png", fr_feedback))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--metrics", type=Path, default=Path("metrics"))
@@ -51,7 +169,7 @@ def main(argv=None) -> int:
         import matplotlib  # noqa: F401
     except ImportError:
         sys.exit("plots.py: matplotlib is missing: run `spacy project run install-benchmark-requirements`")
-    for name, draw in (("sapo_vs_perceptron.png", sapo_vs_perceptron),):
+    for name, draw in FIGURES:
         print(f"plots.py: {name}: " + ("written" if draw(args.metrics, args.output) else "no data"))
     return 0
 

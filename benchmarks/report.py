@@ -360,6 +360,17 @@ def main(argv=None):
         machines += found
     body += scaling_section(args.metrics)
     plots = args.output.parent / "plots"
+    figures = [("depth.png", "Accuracy against lookahead depth, with microseconds per token "
+                "(Tsuruoka et al. Tables 1-4)"),
+               ("violation_fixing.png", "Parser dev LAS per epoch for each violation-fixing "
+                "update (Huang et al. Fig. 6)"),
+               ("fr_feedback.png", "Clause F1 on dev per epoch and the filters' F1 bound, "
+                "recognition vs classification feedback (Carreras et al. Figs. 3, 5)")]
+    present = [(f, t) for f, t in figures if (plots / f).exists()]
+    if present:
+        body += ["## Figures", "", "Drawn by benchmarks/plots.py from the metrics above "
+                 "(the SAPO curves are in the SAPO section).", ""]
+        body += [f"* {t}: ![{f}](plots/{f})" for f, t in present] + [""]
     body += report_sapo.section(args.metrics, plots)
     from report_parser import parser_section  # the dependency-parsing section (issue 5)
     body += parser_section(args.metrics) + [""]
