@@ -52,6 +52,23 @@ def section(metrics: Path, plots: Path, plots_rel: str = "plots") -> List[str]:
                 fmt(pa.get("update_seconds"), ".1f"), fmt(pb.get("score"), ".2f", 100),
                 fmt(pb.get("w_mean_abs"), ".4f"), fmt(pb.get("update_seconds"), ".1f")]) + " |")
         lines.append("")
+    lines += ["### Prediction speed: SAPO against the depth-1 perceptron (same run)", "",
+              "benchmarks/speed.py, one process, the test sets as in the tables above. SAPO "
+              "decodes the n = 5 best exactly (A*) to give its probabilities, and writes the "
+              "span probabilities in Python per span.", "",
+              "| task | perceptron depth 1 tokens/s | SAPO tokens/s | SAPO / perceptron | "
+              "SAPO peak RSS |", "| --- | --- | --- | --- | --- |"]
+    for task, perc, sapo in (("tag", "tagger_d1", "tagger_sapo"), ("chunk", "chunker_d1", "chunker_sapo"),
+                             ("ner", "ner_rtl_d1", "ner_rtl_sapo")):
+        try:
+            models = json.loads((metrics / f"sapo_speed_{task}.json").read_text())["models"]
+        except (OSError, ValueError, KeyError):
+            continue
+        a, b = models.get(perc, {}), models.get(sapo, {})
+        lines.append(f"| {task} | {fmt(a.get('tokens_per_second'), ',.0f')} | "
+                     f"{fmt(b.get('tokens_per_second'), ',.0f')} | {fmt(b.get('ratio_vs_reference'), '.2f')} "
+                     f"| {fmt(b.get('peak_rss_mb'), '.0f')} MB |")
+    lines.append("")
     lines += ["### Calibration of SAPO's probabilities (test sets)", "",
               "Each prediction in a probability bin; accuracy = fraction of the bin's "
               "predictions that are right (exact span and label, or the gold tag). "
