@@ -82,3 +82,28 @@ def test_unknown_span_type_is_unknown_gold():
 def test_unknown_scheme():
     with pytest.raises(ValueError, match="scheme must be one of"):
         scheme_actions(TYPES, "bio")
+
+
+
+@pytest.mark.parametrize("scheme", ["iob", "biluo"])
+def test_span_probabilities_equal_counting_spans(scheme):
+    """Vectorised span probabilities = summing P_k over the sequences whose
+    spans (read as conlleval does) include the span; also for label
+    sequences the scheme would not allow."""
+    from spacy_lookahead.systems.schemes import span_probabilities
+    rng = numpy.random.default_rng(3)
+    actions = scheme_actions(["NP", "VP"], scheme)
+    kinds, types = action_arrays(actions)
+    for _ in range(200):
+        n, k = int(rng.integers(1, 9)), int(rng.integers(1, 6))
+        nbest = rng.integers(0, len(actions), size=(k, n)).astype("int32")
+        for row in range(1, k):  # n-best lists mostly agree with the best output
+            keep = rng.random(n) < 0.7
+            nbest[row, keep] = nbest[0, keep]
+        probs = rng.dirichlet(numpy.ones(k))
+        ids = nbest[0]
+        best = ids_to_spans(ids, kinds, types)
+        expected = [sum(p for path, p in zip(nbest, probs) if span in ids_to_spans(path, kinds, types))
+                    for span in best]
+        numpy.testing.assert_allclose(span_probabilities(best, nbest, probs, kinds, types),
+                                      expected, rtol=1e-5, atol=1e-6)

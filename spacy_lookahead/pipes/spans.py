@@ -10,7 +10,8 @@ from spacy.training import Example, validate_examples
 from spacy.util import filter_spans
 from spacy.vocab import Vocab
 
-from ..systems.schemes import SCHEMES, action_arrays, ids_to_spans, label_constraints, scheme_actions, spans_to_ids
+from ..systems.schemes import (SCHEMES, action_arrays, ids_to_spans, label_constraints,
+                                scheme_actions, span_probabilities, spans_to_ids)
 from .sequence import LEARNER_DEFAULTS, Labelling, SequencePipe
 
 SpanTuple = Tuple[int, int, str]
@@ -100,12 +101,7 @@ class SpanLabeller(SequencePipe):
             spans = [Span(doc, start, end, label=labels[t]) for start, end, t in best]
             scores = None
             if out.probs is not None:
-                prob = dict.fromkeys(best, 0.0)
-                for path, p in zip(out.nbest, out.probs):
-                    for span in ids_to_spans(path, kinds, types):
-                        if span in prob:
-                            prob[span] += p
-                scores = numpy.asarray([prob[span] for span in best], dtype="float32")
+                scores = span_probabilities(best, out.nbest, out.probs, kinds, types)
             self.write_spans(doc, spans, scores)
 
 

@@ -90,3 +90,26 @@ def ids_to_spans(ids: numpy.ndarray, kinds: numpy.ndarray, types: numpy.ndarray)
     nxt[:-1] = cont[1:]
     ends = numpy.flatnonzero(inside & ~nxt) + 1
     return list(zip(starts.tolist(), ends.tolist(), t[starts].tolist()))
+
+
+def span_probabilities(spans: Sequence[Tuple[int, int, int]], nbest: numpy.ndarray,
+                       probs: numpy.ndarray, kinds: numpy.ndarray,
+                       types: numpy.ndarray) -> numpy.ndarray:
+    """For each (start, end, type) span: the summed probability of the label
+    sequences in `nbest` (k, n) that contain exactly that span, read as
+    ids_to_spans reads them (conlleval), vectorised over spans and sequences."""
+    if not len(spans):
+        return numpy.zeros((0,), dtype="float32")
+    k, n = nbest.shape
+    starts, ends, span_types = (numpy.asarray(c) for c in zip(*spans))
+    kind, typ = kinds[nbest], types[nbest]
+    # cont[:, i]: token i continues the span of token i - 1 (as in ids_to_spans)
+    cont = numpy.zeros((k, n + 1), dtype=bool)
+    cont[:, 1:n] = (numpy.isin(kind[:, :-1], (B, I)) & numpy.isin(kind[:, 1:], (I, L))
+                    & (typ[:, 1:] == typ[:, :-1]))
+    breaks = numpy.zeros((k, n + 1), dtype="int32")  # running count of non-continuations
+    breaks[:, 1:] = numpy.cumsum(~cont[:, :n], axis=1)
+    opens_here = (kind[:, starts] != O) & (typ[:, starts] == span_types) & ~cont[:, starts]
+    runs_on = breaks[:, ends] - breaks[:, starts + 1] == 0  # tokens start+1 .. end-1 continue
+    closes = ~cont[:, ends]  # the token after the span (or the end) does not continue it
+    return (probs @ (opens_here & runs_on & closes)).astype("float32")
