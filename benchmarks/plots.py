@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from curves import SAPO_PAIRS, per_epoch, read_curve  # noqa: E402
 
 
-def sapo_vs_perceptron(metrics: Path, output: Path) -> bool:
+def sapo_vs_perceptron(metrics: Path, output: Path, note: str = "") -> bool:
     plt = _plt()
     fig, axes = plt.subplots(2, len(SAPO_PAIRS), figsize=(4.2 * len(SAPO_PAIRS), 6.5), squeeze=False)
     drew = False
@@ -40,8 +40,11 @@ def sapo_vs_perceptron(metrics: Path, output: Path) -> bool:
         axes[0][col].set_ylabel(key)
         axes[1][col].set_ylabel("mean |w| (training weights)")
         axes[1][col].set_xlabel("epoch")
-        axes[0][col].legend(fontsize=8)
+        if axes[0][col].lines:
+            axes[0][col].legend(fontsize=8)
     if drew:
+        if note:
+            fig.suptitle(note, fontsize=9, color="gray")
         fig.tight_layout()
         output.mkdir(parents=True, exist_ok=True)
         fig.savefig(output / "sapo_vs_perceptron.png", dpi=110)
@@ -74,7 +77,7 @@ DEPTH_TASKS = [
 ]
 
 
-def depth(metrics: Path, output: Path) -> bool:
+def depth(metrics: Path, output: Path, note: str = "") -> bool:
     plt = _plt()
     fig, axes = plt.subplots(1, len(DEPTH_TASKS), figsize=(4.2 * len(DEPTH_TASKS), 3.6), squeeze=False)
     drew = False
@@ -103,6 +106,8 @@ def depth(metrics: Path, output: Path) -> bool:
             ax2.set_yscale("log")
             ax2.set_ylabel("microseconds per token (log)", color="tab:red")
     if drew:
+        if note:
+            fig.suptitle(note, fontsize=9, color="gray")
         fig.tight_layout()
         output.mkdir(parents=True, exist_ok=True)
         fig.savefig(output / "depth.png", dpi=110)
@@ -110,7 +115,7 @@ def depth(metrics: Path, output: Path) -> bool:
     return drew
 
 
-def violation_fixing(metrics: Path, output: Path) -> bool:
+def violation_fixing(metrics: Path, output: Path, note: str = "") -> bool:
     curves = _json(metrics / "parser_curves.json") or {}
     runs = {k: v for k, v in curves.items() if "beam" in k}
     if not runs:
@@ -124,6 +129,8 @@ def violation_fixing(metrics: Path, output: Path) -> bool:
     ax.set_ylabel("dev LAS, no punctuation")
     ax.set_title("Beam search: violation-fixing updates (Huang et al. Fig. 6)", fontsize=9)
     ax.legend(fontsize=8)
+    if note:
+        fig.suptitle(note, fontsize=9, color="gray")
     fig.tight_layout()
     output.mkdir(parents=True, exist_ok=True)
     fig.savefig(output / "violation_fixing.png", dpi=110)
@@ -131,7 +138,7 @@ def violation_fixing(metrics: Path, output: Path) -> bool:
     return True
 
 
-def fr_feedback(metrics: Path, output: Path) -> bool:
+def fr_feedback(metrics: Path, output: Path, note: str = "") -> bool:
     runs = [(name, _json(metrics / f"clauses_curve_{name}.json")) for name in
             ("recognition", "classification")]
     runs = [(n, r) for n, r in runs if r]
@@ -149,6 +156,8 @@ def fr_feedback(metrics: Path, output: Path) -> bool:
     for a in (ax, ax2):
         a.set_xlabel("epoch")
         a.legend(fontsize=8)
+    if note:
+        fig.suptitle(note, fontsize=9, color="gray")
     fig.tight_layout()
     output.mkdir(parents=True, exist_ok=True)
     fig.savefig(output / "fr_feedback.png", dpi=110)
@@ -169,8 +178,16 @@ def main(argv=None) -> int:
         import matplotlib  # noqa: F401
     except ImportError:
         sys.exit("plots.py: matplotlib is missing: run `spacy project run install-benchmark-requirements`")
+    quick_note = "quick run (a smoke test on small slices: says nothing about the methods)"
     for name, draw in FIGURES:
-        print(f"plots.py: {name}: " + ("written" if draw(args.metrics, args.output) else "no data"))
+        # The full run's metrics, else those of the quick run (a fresh clone
+        # that ran only `spacy project run quick` still gets its figures).
+        if draw(args.metrics, args.output):
+            print(f"plots.py: {name}: written")
+        elif draw(args.metrics / "quick", args.output, quick_note):
+            print(f"plots.py: {name}: written from the quick run")
+        else:
+            print(f"plots.py: {name}: no data")
     return 0
 
 
