@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy
 import spacy
+from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).parent))
 import spanbench  # noqa: E402
@@ -65,6 +66,7 @@ def main(argv=None) -> int:
     nlp = spacy.load(args.model)
     gold = spanbench.read_gold(args.data, vocab=nlp.vocab)
     docs = nlp.pipe(spanbench.make_doc(nlp.vocab, spanbench.inputs_of(d, args.task)) for d in gold)
+    docs = tqdm(docs, total=len(gold), desc=f"calibration {args.model}", unit="doc", leave=False)
     pairs = [pair for doc, ref in zip(docs, gold) for pair in predictions(doc, ref, args.task)]
     if pairs and any(p is None for p, _ in pairs):
         sys.exit("calibration.py: the model gives no probabilities (train it with learner = sapo)")

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import spacy
+from tqdm import tqdm
 from spacy.util import import_file
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -50,7 +51,8 @@ def main(argv=None) -> int:
     gold = spanbench.read_gold(args.data, vocab=nlp.vocab)
     docs = [spanbench.make_doc(nlp.vocab, spanbench.inputs_of(d, args.task)) for d in gold]
     t0 = time.perf_counter()
-    predicted = list(nlp.pipe(docs, batch_size=args.batch_size))
+    predicted = list(tqdm(nlp.pipe(docs, batch_size=args.batch_size), total=len(docs),
+                          desc=f"evaluate {args.model}", unit="doc", leave=False))
     seconds = time.perf_counter() - t0
     result = spanbench.score(predicted, gold, args.task)
     examples = result.pop("examples")
