@@ -99,6 +99,10 @@ def parser_section(metrics: Path) -> List[str]:
         lines.append(f"Max-violation vs early update: early's best dev LAS (no punct) "
                      f"{_pct(target)} at epoch {early['best_epoch']}; max-violation reaches it at "
                      f"epoch {k if k else 'never (within ' + str(mv['epochs_run']) + ')'}.")
+        pairs = [f"{r['epoch']}->{epochs_to_reach(mv['curve'], 'las_nopunct', r['dev']['las_nopunct']) or '-'}"
+                 for r in early["curve"]]
+        lines.append(f"Epochs max-violation needs to reach early update's dev LAS of epoch k (k->epochs): "
+                     f"{', '.join(pairs)}.")
         lines.append("")
     lines += ["WSJ sample (NLTK, PTB sections 00-01; 3,396 train / 245 test sentences; unlabelled, "
               "gold POS; punctuation = gold tags `` '' , . :):", "",
