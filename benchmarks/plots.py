@@ -116,6 +116,9 @@ def depth(metrics: Path, output: Path, note: str = "") -> bool:
 
 
 def violation_fixing(metrics: Path, output: Path, note: str = "") -> bool:
+    from report_parser import write_curves  # gathers the parser_bench.py runs' curves
+    if metrics.exists():
+        write_curves(metrics, metrics / "parser_curves.json")
     curves = _json(metrics / "parser_curves.json") or {}
     runs = {k: v for k, v in curves.items() if "beam" in k}
     if not runs:

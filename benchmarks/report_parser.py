@@ -4,7 +4,7 @@ parser_speed.py. `parser_section(metrics_dir)` returns markdown lines;
 report.py appends them. Also writes the dev curves of the beam update methods
 to one JSON file for a plot script.
 
-    python benchmarks/report_parser.py [--metrics metrics] [--output benchmarks/results_parser.md]
+    python benchmarks/report_parser.py [--metrics metrics] [--output metrics/results_parser.md]
 """
 import argparse
 import json
@@ -141,7 +141,7 @@ def parser_section(metrics: Path) -> List[str]:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--metrics", type=Path, default=Path("metrics"))
-    ap.add_argument("--output", type=Path, default=Path("benchmarks/results_parser.md"))
+    ap.add_argument("--output", type=Path, default=Path("metrics/results_parser.md"))
     args = ap.parse_args(argv)
     write_curves(args.metrics, args.metrics / "parser_curves.json")
     args.output.write_text("\n".join(parser_section(args.metrics)) + "\n")
