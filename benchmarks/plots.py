@@ -120,7 +120,7 @@ def violation_fixing(metrics: Path, output: Path, note: str = "") -> bool:
     if metrics.exists():
         write_curves(metrics, metrics / "parser_curves.json")
     curves = _json(metrics / "parser_curves.json") or {}
-    runs = {k: v for k, v in curves.items() if "beam" in k}
+    runs = {k: v for k, v in curves.items() if k.startswith("ewt_beam")}  # one data set
     if not runs:
         return False
     plt = _plt()
@@ -130,7 +130,7 @@ def violation_fixing(metrics: Path, output: Path, note: str = "") -> bool:
                 label=name)
     ax.set_xlabel("epoch")
     ax.set_ylabel("dev LAS, no punctuation")
-    ax.set_title("Beam search: violation-fixing updates (Huang et al. Fig. 6)", fontsize=9)
+    ax.set_title("EWT, beam 8: violation-fixing updates (Huang et al. Fig. 6)", fontsize=9)
     ax.legend(fontsize=8)
     if note:
         fig.suptitle(note, fontsize=9, color="gray")
