@@ -13,6 +13,7 @@ from typing import List, Optional
 
 UPDATES = ("early", "max_violation", "standard", "hybrid", "latest")
 EWT_SETTINGS = [("ewt_greedy", "greedy (depth 0)"), ("ewt_d1", "lookahead, depth 1"),
+                ("ewt_d1_m50", "lookahead, depth 1, margin C = 50"),
                 ("ewt_d2", "lookahead, depth 2")] + \
                [(f"ewt_beam8_{u}", f"beam k=8, {u.replace('_', '-')} update") for u in UPDATES]
 WSJ_SETTINGS = [("wsj_greedy", "greedy (depth 0)"), ("wsj_d1", "lookahead, depth 1"),
