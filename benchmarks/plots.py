@@ -43,11 +43,7 @@ def sapo_vs_perceptron(metrics: Path, output: Path, note: str = "") -> bool:
         if axes[0][col].lines:
             axes[0][col].legend(fontsize=8)
     if drew:
-        if note:
-            fig.suptitle(note, fontsize=9, color="gray")
-        fig.tight_layout()
-        output.mkdir(parents=True, exist_ok=True)
-        fig.savefig(output / "sapo_vs_perceptron.png", dpi=110)
+        _save(fig, output / "sapo_vs_perceptron.png", note)
     plt.close(fig)
     return drew
 
@@ -57,6 +53,14 @@ def _json(path: Path):
         return json.loads(path.read_text())
     except (OSError, ValueError):
         return None
+
+
+def _save(fig, path: Path, note: str) -> None:
+    if note:
+        fig.suptitle(note, fontsize=9, color="gray")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
 
 
 def _plt():
@@ -106,11 +110,7 @@ def depth(metrics: Path, output: Path, note: str = "") -> bool:
             ax2.set_yscale("log")
             ax2.set_ylabel("microseconds per token (log)", color="tab:red")
     if drew:
-        if note:
-            fig.suptitle(note, fontsize=9, color="gray")
-        fig.tight_layout()
-        output.mkdir(parents=True, exist_ok=True)
-        fig.savefig(output / "depth.png", dpi=110)
+        _save(fig, output / "depth.png", note)
     plt.close(fig)
     return drew
 
@@ -132,11 +132,7 @@ def violation_fixing(metrics: Path, output: Path, note: str = "") -> bool:
     ax.set_ylabel("dev LAS, no punctuation")
     ax.set_title("EWT, beam 8: violation-fixing updates (Huang et al. Fig. 6)", fontsize=9)
     ax.legend(fontsize=8)
-    if note:
-        fig.suptitle(note, fontsize=9, color="gray")
-    fig.tight_layout()
-    output.mkdir(parents=True, exist_ok=True)
-    fig.savefig(output / "violation_fixing.png", dpi=110)
+    _save(fig, output / "violation_fixing.png", note)
     plt.close(fig)
     return True
 
@@ -159,11 +155,7 @@ def fr_feedback(metrics: Path, output: Path, note: str = "") -> bool:
     for a in (ax, ax2):
         a.set_xlabel("epoch")
         a.legend(fontsize=8)
-    if note:
-        fig.suptitle(note, fontsize=9, color="gray")
-    fig.tight_layout()
-    output.mkdir(parents=True, exist_ok=True)
-    fig.savefig(output / "fr_feedback.png", dpi=110)
+    _save(fig, output / "fr_feedback.png", note)
     plt.close(fig)
     return True
 

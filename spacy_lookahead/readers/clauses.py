@@ -17,7 +17,7 @@ from spacy.training import Example
 from spacy.util import registry
 from spacy.vocab import Vocab
 
-from .columns import _spans_or_error, read_sentences
+from .columns import FileCorpus, _spans_or_error, read_sentences
 from .tags import doc_to_iob
 
 PathLike = Union[str, Path]
@@ -74,7 +74,7 @@ def clause_column(spans: Iterable[Span], n: int) -> List[str]:
     return column
 
 
-class ClauseCorpus:
+class ClauseCorpus(FileCorpus):
     """Iterate over a CoNLL-2001 file as Examples: a callable taking the
     `Language` object, as `spacy.Corpus` is. limit: examples to yield (0: all)."""
 
@@ -87,15 +87,8 @@ class ClauseCorpus:
         self.chunks_key = chunks_key
         self.limit = limit
 
-    def __call__(self, nlp: Language) -> Iterator[Example]:
-        for i, example in enumerate(self.read(nlp.vocab)):
-            if self.limit >= 1 and i >= self.limit:
-                break
-            yield example
-
     def read(self, vocab: Vocab) -> Iterator[Example]:
-        if not self.path.is_file():
-            raise FileNotFoundError(f"corpus file not found: {self.path}")
+        self._check_file()
         for rows in read_sentences(self.path, 4, {2: "iob2"}):
             words = [fields[0] for _, _, fields in rows]
             tags = [fields[1] for _, _, fields in rows]

@@ -69,7 +69,28 @@ def _spans_or_error(path: Path, rows: List[Row], doc: Doc, tags: List[str], sche
         raise ValueError(f"{path}:{lineno}: {err}: {line!r}") from None
 
 
-class ColumnCorpus:
+class FileCorpus:
+    """A corpus read from one file, as a spaCy reader: at most `limit`
+    examples (0: all). Subclasses set `path` and `limit` and define read()."""
+
+    path: Path
+    limit: int
+
+    def __call__(self, nlp: Language) -> Iterator[Example]:
+        for i, example in enumerate(self.read(nlp.vocab)):
+            if self.limit >= 1 and i >= self.limit:
+                break
+            yield example
+
+    def read(self, vocab: Vocab) -> Iterator[Example]:
+        raise NotImplementedError
+
+    def _check_file(self) -> None:
+        if not self.path.is_file():
+            raise FileNotFoundError(f"corpus file not found: {self.path}")
+
+
+class ColumnCorpus(FileCorpus):
     """Iterate over a column file as Examples, one per sentence: a callable
     taking the `Language` object, as `spacy.Corpus` is.
 
@@ -105,15 +126,8 @@ class ColumnCorpus:
         self.spans_key = spans_key
         self.limit = limit
 
-    def __call__(self, nlp: Language) -> Iterator[Example]:
-        for i, example in enumerate(self.read(nlp.vocab)):
-            if self.limit >= 1 and i >= self.limit:
-                break
-            yield example
-
     def read(self, vocab: Vocab) -> Iterator[Example]:
-        if not self.path.is_file():
-            raise FileNotFoundError(f"corpus file not found: {self.path}")
+        self._check_file()
         col = {name: i for i, name in enumerate(self.columns) if name != "_"}
         tag_columns = {col[name]: self.scheme for name in ("chunk", "ent") if name in col}
         for rows in read_sentences(self.path, len(self.columns), tag_columns):
