@@ -1,6 +1,6 @@
 """fr_clause_finder and fr_chunker as spaCy components; the CoNLL-2001
 reader and writer."""
-import random
+
 import sys
 from pathlib import Path
 
@@ -9,6 +9,7 @@ import spacy
 from conftest import reload_pipeline
 from spacy.tokens import Doc, Span
 from spacy.training import Example
+from test_spans import train
 
 import spacy_lookahead.pipes.clauses  # noqa: F401  (factories, when not pip-installed)
 import spacy_lookahead.scoring  # noqa: F401
@@ -41,17 +42,6 @@ Go VB B-VP (S*S)
 def wsj(shared_data, vocab, split, limit=0):
     corpus = ClauseCorpus(shared_data / "wsj_clauses" / f"{split}.txt")
     return [eg for _, eg in zip(range(limit or 10 ** 9), corpus.read(vocab))]
-
-
-def train(nlp, examples, epochs):
-    nlp.initialize(lambda: examples)
-    rng = random.Random(0)
-    for _ in range(epochs):
-        examples = examples[:]
-        rng.shuffle(examples)
-        for i in range(0, len(examples), 32):
-            nlp.update(examples[i:i + 32])
-    return nlp
 
 
 # --- reader and writer -------------------------------------------------------------

@@ -24,6 +24,18 @@ def snapshot(W, keys):
     return {k: W.get(*k) for k in keys}
 
 
+def algorithm1(system, atoms, paths, scores, gold, gamma, to_steps=list):
+    """The change Algorithm 1 makes: -gamma sum_k P_k F(y_k) + gamma F(y*),
+    P the softmax of the n-best scores (eq. 1, 3, 4)."""
+    delta = collections.Counter()
+    for p, path in zip(softmax(scores), paths):
+        for k, v in F(system, atoms, to_steps(path)).items():
+            delta[k] -= gamma * p * v
+    for k, v in F(system, atoms, to_steps(gold)).items():
+        delta[k] += gamma * v
+    return delta
+
+
 def softmax(x):
     e = numpy.exp(numpy.asarray(x) - max(x))
     return e / e.sum()
@@ -40,12 +52,7 @@ def test_update_is_algorithm_1(direction):
     gold = numpy.array([0, 2, 1, 1], dtype="int32")
     [(paths, scores)] = system.nbest([atoms], W, 5)
     to_steps = (lambda y: list(y[::-1])) if direction == "rtl" else list
-    expected = collections.Counter()
-    for p, path in zip(softmax(scores), paths):
-        for k, v in F(system, atoms, to_steps(path)).items():
-            expected[k] -= 0.3 * p * v
-    for k, v in F(system, atoms, to_steps(gold)).items():
-        expected[k] += 0.3 * v
+    expected = algorithm1(system, atoms, paths, scores, gold, 0.3, to_steps)
     before = snapshot(W, expected)
     loss, wrong = system.train_sapo([atoms], [gold], W, 5, 0.3, 1.0)
     after = snapshot(W, expected)
@@ -93,11 +100,7 @@ def test_lazy_l2_equals_explicit_scaling():
         for k, v in explicit.items():
             ref.add(k[0], k[1], v)
         [(paths, scores)] = system.nbest([atoms], ref, 3)
-        for p, path in zip(softmax(scores), paths):
-            for k, v in F(system, atoms, list(path)).items():
-                explicit[k] -= gamma * p * v
-        for k, v in F(system, atoms, list(gold)).items():
-            explicit[k] += gamma * v
+        explicit.update(algorithm1(system, atoms, paths, scores, gold, gamma))
         for k in explicit:
             explicit[k] *= shrink
         system.train_sapo([atoms], [gold], lazy, 3, gamma, shrink)
@@ -144,12 +147,7 @@ def test_update_with_trigrams_is_algorithm_1():
     W = random_weights(system, atoms, random.Random(6))
     gold = numpy.array([1, 0, 2, 2], dtype="int32")
     [(paths, scores)] = system.nbest([atoms], W, 5, 81)
-    expected = collections.Counter()
-    for p, path in zip(softmax(scores), paths):
-        for k, v in F(system, atoms, list(path)).items():
-            expected[k] -= 0.5 * p * v
-    for k, v in F(system, atoms, list(gold)).items():
-        expected[k] += 0.5 * v
+    expected = algorithm1(system, atoms, paths, scores, gold, 0.5)
     before = snapshot(W, expected)
     system.train_sapo([atoms], [gold], W, 5, 0.5, 1.0, 81)
     for k in expected:

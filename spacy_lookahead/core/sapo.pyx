@@ -9,7 +9,6 @@ from libcpp.algorithm cimport sort
 from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 
-import numpy
 
 from .learn cimport add_path
 from .search cimport Workspace
@@ -117,20 +116,3 @@ cdef bint _same(const int* a, const int* b, int T) noexcept nogil:
             return False
     return True
 
-
-def sapo_step(Workspace ws, Weights W, size_t state_addr, paths, scores, gold,
-              double gamma, bint aggregate=True):
-    """Python view of sapo_update for tests: the n-best (paths, scores) as
-    arrays, gold as an action sequence. Returns the loss."""
-    cdef NBest nb = NBest()
-    paths = numpy.ascontiguousarray(paths, dtype="int32")
-    gold = numpy.ascontiguousarray(gold, dtype="int32")
-    nb.clear(gold.shape[0])
-    nb.k = paths.shape[0]
-    for row, s in zip(paths, scores):
-        for a in row:
-            nb.paths.push_back(a)
-        nb.scores.push_back(s)
-    cdef int[::1] gv = gold if gold.shape[0] else numpy.zeros((1,), dtype="int32")
-    chain = Chain(ws, state_addr) if aggregate else None
-    return sapo_update(ws, W, <const void*>state_addr, nb, &gv[0], gamma, chain)

@@ -187,11 +187,3 @@ cdef int beam_nbest(Beam beam, Weights W, const void* state, int T, int n, NBest
     out.k = k
     return 0
 
-
-def nbest_paths(Workspace ws, Weights W, size_t state_addr, int n, fixed=None):
-    """Python view of astar for tests and components: (paths, scores)."""
-    cdef Chain chain = Chain(ws, state_addr, fixed)
-    cdef NBest out = NBest()
-    with nogil:
-        astar(chain, W, n, out)
-    return out.as_arrays()
