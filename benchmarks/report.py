@@ -327,6 +327,7 @@ def scaling_section(metrics_root: Path):
              "| setting | model | texts | tokens | n_process | tokens/s | speed-up | "
              "peak RSS parent | peak RSS per worker |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     found = False
+    serial = []
     for setting, sub in SETTINGS.items():
         record = read_json(metrics_root / sub / "scaling.json")
         if not record:
@@ -338,8 +339,19 @@ def scaling_section(metrics_root: Path):
                 f"{r['tokens_per_second']:,}", fmt(r.get("speedup_vs_1"), ".2f"),
                 f"{r['parent_peak_rss_mb']:.0f} MB",
                 "-" if r["worker_peak_rss_mb"] is None else f"{r['worker_peak_rss_mb']:.0f} MB"]) + " |")
+        one = next((r for r in record["results"] if "doc_to_bytes_tokens_per_second" in r), None)
+        if one:
+            serial.append(f"{setting}: Doc.to_bytes {one['doc_to_bytes_tokens_per_second']:,} tokens/s, "
+                          f"Doc.from_bytes {one['doc_from_bytes_tokens_per_second']:,} tokens/s")
     if not found:
         return []
+    if serial:
+        lines += ["", "With n_process > 1, spaCy's workers send each doc back to the parent as "
+                  "`Doc.to_bytes()` and the parent rebuilds it with `Doc.from_bytes()`; measured in "
+                  "the same run (one process): " + "; ".join(serial) + ". For a pipeline that "
+                  "annotates about as fast as spaCy (de)serialises docs, a second process on a "
+                  "2-core machine cannot pay: the parent's Doc.from_bytes alone is no faster than the "
+                  "whole single-process pipeline."]
     return lines + ["", "Raw texts in (the pipeline's tokenizer runs too), one subprocess per "
                     "setting; with n_process = 2 spaCy pickles the pipeline to two worker "
                     "processes, so the time includes their start-up. benchmarks/scaling.py.", ""]

@@ -26,15 +26,28 @@ def kib_to_mb(v: int) -> float:
 
 def worker(model: str, texts_path: str, copies: int, n_process: int, batch_size: int) -> dict:
     import spacy
-    from spacy.tokens import DocBin
+    from spacy.tokens import Doc, DocBin
 
     nlp = spacy.load(model)
     texts = [d.text for d in DocBin().from_disk(texts_path).get_docs(nlp.vocab) if len(d)] * copies
     list(nlp.pipe(texts[:200]))  # warm-up
     start = time.perf_counter()
-    n_tokens = sum(len(doc) for doc in nlp.pipe(texts, n_process=n_process, batch_size=batch_size))
+    docs = list(nlp.pipe(texts, n_process=n_process, batch_size=batch_size))
     seconds = time.perf_counter() - start
-    return {"n_process": n_process, "texts": len(texts), "tokens": n_tokens,
+    n_tokens = sum(len(doc) for doc in docs)
+    serialisation = {}
+    if n_process == 1:
+        # With n_process > 1 spaCy sends every doc back to the parent as
+        # Doc.to_bytes() and rebuilds it with Doc.from_bytes(): time both, as
+        # they bound what extra processes can gain for a fast pipeline.
+        start = time.perf_counter()
+        blobs = [doc.to_bytes() for doc in docs]
+        serialisation["doc_to_bytes_tokens_per_second"] = round(n_tokens / (time.perf_counter() - start))
+        start = time.perf_counter()
+        for blob in blobs:
+            Doc(nlp.vocab).from_bytes(blob)
+        serialisation["doc_from_bytes_tokens_per_second"] = round(n_tokens / (time.perf_counter() - start))
+    return {**serialisation, "n_process": n_process, "texts": len(texts), "tokens": n_tokens,
             "seconds": round(seconds, 2), "tokens_per_second": round(n_tokens / seconds),
             "parent_peak_rss_mb": kib_to_mb(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss),
             "worker_peak_rss_mb": (kib_to_mb(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
