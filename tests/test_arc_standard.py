@@ -116,7 +116,7 @@ def path_score(system, doc, W, path, start=()):
                for k, a in enumerate(path))
 
 
-@pytest.mark.parametrize("n_labels", [1, 2])
+@pytest.mark.parametrize("n_labels", [1, 2, 3])
 @pytest.mark.parametrize("depth", [0, 1, 2])
 def test_lookahead_over_parser_actions_equals_brute_force(n_labels, depth):
     rng = random.Random(depth * 10 + n_labels)
@@ -140,6 +140,53 @@ def test_lookahead_over_parser_actions_equals_brute_force(n_labels, depth):
             if path:
                 assert path[0] == a
                 assert path_score(system, doc, W, path, history) == pytest.approx(values[a])
+
+
+def random_trees(system, rng, n_docs):
+    """Random labelled projective trees over WORDS: random valid derivations."""
+    docs, golds = [], []
+    for _ in range(n_docs):
+        k = rng.randint(1, len(WORDS))
+        doc = atoms_of(WORDS[:k], TAGS[:k])
+        path = []
+        while True:
+            valid, final = system.valid_actions(doc, path)
+            if final or not valid:
+                break
+            path.append(rng.choice(list(valid)))
+        docs.append(doc)
+        golds.append(system.replay(doc, numpy.array(path, dtype="int32")))
+    return docs, golds
+
+
+@pytest.mark.parametrize("how", ["lookahead-1", "lookahead-2", "beam-early", "beam-max_violation"])
+def test_score_cache_changes_nothing(how):
+    """The structure-score cache (shared by siblings that differ in an arc
+    label) must give the very same training run and predictions as scoring
+    every state from scratch, with weights updated in the middle of a doc."""
+    rng = random.Random(7)
+    runs = []
+    for cache in (True, False):
+        system = ArcStandardSystem(3, score_cache=cache)
+        docs, golds = random_trees(ArcStandardSystem(3), random.Random(3), 40)
+        W = Weights()
+        for epoch in range(3):
+            if how.startswith("lookahead"):
+                system.train(docs, golds, W, int(how[-1]), 1.0)
+            else:
+                system.train_beam(docs, golds, W, 4, how.split("-")[1])
+        search, depth = ("beam", 0) if how.startswith("beam") else ("lookahead", int(how[-1]))
+        runs.append((W.to_bytes(), system.predict(docs, W, search, depth, 4)))
+    assert len(Weights().from_bytes(runs[0][0])) > 0
+    assert runs[0][0] == runs[1][0]
+    for (h1, l1), (h2, l2) in zip(runs[0][1], runs[1][1]):
+        assert h1.tolist() == h2.tolist() and l1.tolist() == l2.tolist()
+
+
+def test_score_cache_survives_pickling():
+    import pickle
+    assert pickle.loads(pickle.dumps(ArcStandardSystem(2, score_cache=False))).score_cache is False
+    assert pickle.loads(pickle.dumps(ArcStandardSystem(2))).score_cache is True
 
 
 def complete_derivations(system, doc, prefix=()):

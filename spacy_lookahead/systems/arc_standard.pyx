@@ -12,7 +12,7 @@ leftmost/rightmost dependent, left/right valency, arc label), so that search
 copies it with memcpy. Arcs are not stored as heads: the action path is
 replayed (`replay`) to write the tree."""
 from libc.stdint cimport int64_t, uint64_t
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 from cymem.cymem cimport Pool
 from murmurhash.mrmr cimport hash64
 
@@ -32,6 +32,11 @@ from ..core.violation import METHODS
 DEF NONE = 3
 DEF NO_LABEL = 5
 DEF MAX_FEATS = 72
+# Score cache (see ArcStandardSystem.score): slots in the caller's scratch
+# buffer after the MAX_FEATS feature words; a slot is KEY_WORDS key words
+# then nr_class doubles.
+DEF N_SLOTS = 8
+DEF KEY_WORDS = 18
 DEF N_ARRAYS = 6
 
 
@@ -161,17 +166,23 @@ cdef enum:
 cdef class ArcStandardSystem(TransitionSystem):
     """The arc-standard system over `n_labels` arc labels (nr_class = 1 + 2L)."""
     cdef readonly int n_labels
+    # score() reuses the structure features' scores between states that
+    # differ only in arc labels; False scores every state from scratch (the
+    # same numbers, slower: for tests and measurements)
+    cdef public bint score_cache
 
-    def __init__(self, int n_labels):
+    def __init__(self, int n_labels, bint score_cache=True):
         if n_labels < 1:
             raise ValueError("an arc-standard system needs at least one arc label")
         self.n_labels = n_labels
+        self.score_cache = score_cache
         self.nr_class = 1 + 2 * n_labels
-        self.max_feats = MAX_FEATS
+        # features, then the score cache's slots and its clock (see score())
+        self.max_feats = MAX_FEATS + N_SLOTS * (KEY_WORDS + self.nr_class) + 1
         self.state_size = state_size_for(1)
 
     def __reduce__(self):
-        return (ArcStandardSystem, (self.n_labels,))
+        return (ArcStandardSystem, (self.n_labels, self.score_cache))
 
     # --- actions -------------------------------------------------------------
     cdef bint is_final(self, const void* state) noexcept nogil:
@@ -252,6 +263,12 @@ cdef class ArcStandardSystem(TransitionSystem):
 
     cdef int extract(self, feat_t* f, const void* state) noexcept nogil:
         cdef const ParseStateC* s = <const ParseStateC*>state
+        cdef int n = self.extract_structure(f, s)
+        return n + self.extract_labels(&f[n], s)
+
+    cdef int extract_structure(self, feat_t* f, const ParseStateC* s) noexcept nogil:
+        """The features that do not read arc labels: equal for all states
+        with the same structure_key()."""
         cdef int s0 = s_at(s, 0), s1 = s_at(s, 1), s2 = s_at(s, 2)
         cdef int q0 = s.i if s.i < s.n else -1
         cdef int q1 = s.i + 1 if s.i + 1 < s.n else -1
@@ -267,8 +284,6 @@ cdef class ArcStandardSystem(TransitionSystem):
         cdef uint64_t q1t = self.word(s, q1, A_TAG)
         cdef uint64_t s0lt = self.word(s, s0l, A_TAG), s0rt = self.word(s, s0r, A_TAG)
         cdef uint64_t s1lt = self.word(s, s1l, A_TAG), s1rt = self.word(s, s1r, A_TAG)
-        cdef uint64_t s0ll = self.label(s, s0l), s0rl = self.label(s, s0r)
-        cdef uint64_t s1ll = self.label(s, s1l), s1rl = self.label(s, s1r)
         cdef uint64_t dist = NONE
         cdef uint64_t vl0 = NONE, vr0 = NONE, vl1 = NONE, vr1 = NONE
         if s1 >= 0:
@@ -341,6 +356,20 @@ cdef class ArcStandardSystem(TransitionSystem):
         f[n] = feat2(T_S1T_VL, s1t, vl1); n += 1
         f[n] = feat2(T_S1W_VR, s1w, vr1); n += 1
         f[n] = feat2(T_S1T_VR, s1t, vr1); n += 1
+        return n
+
+    cdef int extract_labels(self, feat_t* f, const ParseStateC* s) noexcept nogil:
+        """The features of the dependents' arc labels (and the end-of-queue
+        feature), which differ between siblings LEFT-ARC(l) / RIGHT-ARC(l)."""
+        cdef int s0 = s_at(s, 0), s1 = s_at(s, 1)
+        cdef int q0 = s.i if s.i < s.n else -1
+        cdef uint64_t s0w = self.word(s, s0, A_LOWER), s0t = self.word(s, s0, A_TAG)
+        cdef uint64_t s1w = self.word(s, s1, A_LOWER), s1t = self.word(s, s1, A_TAG)
+        cdef uint64_t s0ll = self.label(s, _arr(s, LC)[s0] if s0 >= 0 else -1)
+        cdef uint64_t s0rl = self.label(s, _arr(s, RC)[s0] if s0 >= 0 else -1)
+        cdef uint64_t s1ll = self.label(s, _arr(s, LC)[s1] if s1 >= 0 else -1)
+        cdef uint64_t s1rl = self.label(s, _arr(s, RC)[s1] if s1 >= 0 else -1)
+        cdef int n = 0
         # dependent labels
         f[n] = feat1(T_S0LCL, s0ll); n += 1
         f[n] = feat1(T_S0RCL, s0rl); n += 1
@@ -352,6 +381,73 @@ cdef class ArcStandardSystem(TransitionSystem):
         f[n] = feat2(T_S1W_S1RCL, s1w, s1rl); n += 1
         f[n] = feat2(T_QEMPTY_DEPTH, 10 + (q0 < 0), 10 + min(s.depth, 3)); n += 1
         return n
+
+    cdef void score(self, double* scores, const void* state, Weights W, feat_t* buf) noexcept nogil:
+        """scores = w . phi(state, a) for every a, equal to extract() + dot()
+        (the same additions in the same order), with the structure features'
+        partial scores cached in `buf` past the features. Siblings
+        LEFT-ARC(l) / RIGHT-ARC(l) differ only in one arc label, so a labelled
+        lookahead scores each structure once, not once per label: with L
+        labels, depth D costs about 3^D structure scorings per step instead of
+        (2L + 1)^D. The cache lives in the caller's scratch buffer (one per
+        search, so threads never share it) and is keyed by the weights'
+        identity and version, so an update invalidates it."""
+        cdef const ParseStateC* s = <const ParseStateC*>state
+        cdef uint64_t key[KEY_WORDS]
+        cdef int slot_words = KEY_WORDS + self.nr_class
+        cdef uint64_t* slots = <uint64_t*>&buf[MAX_FEATS]
+        cdef uint64_t* clock = &slots[N_SLOTS * slot_words]
+        cdef uint64_t* slot
+        cdef double* cached
+        cdef int k, j, n
+        if not self.score_cache:
+            TransitionSystem.score(self, scores, state, W, buf)
+            return
+        self.structure_key(key, s, W)
+        for k in range(N_SLOTS):
+            slot = &slots[k * slot_words]
+            for j in range(KEY_WORDS):
+                if slot[j] != key[j]:
+                    break
+            else:
+                memcpy(scores, &slot[KEY_WORDS], self.nr_class * sizeof(double))
+                break
+        else:
+            # miss: score the structure features into the next slot (round robin)
+            slot = &slots[(clock[0] % N_SLOTS) * slot_words]
+            clock[0] += 1
+            cached = <double*>&slot[KEY_WORDS]
+            memset(cached, 0, self.nr_class * sizeof(double))
+            n = self.extract_structure(buf, s)
+            W.dot(cached, buf, n)
+            memcpy(slot, key, KEY_WORDS * sizeof(uint64_t))
+            memcpy(scores, cached, self.nr_class * sizeof(double))
+        n = self.extract_labels(buf, s)
+        W.dot(scores, buf, n)
+
+    cdef void structure_key(self, uint64_t* key, const ParseStateC* s, Weights W) noexcept nogil:
+        """Everything extract_structure() reads, plus the weights: states with
+        equal keys have equal structure scores. key[0] is never 0, so a zeroed
+        slot never matches."""
+        cdef int s0 = s_at(s, 0), s1 = s_at(s, 1)
+        key[0] = <uint64_t><size_t><void*>W
+        key[1] = <uint64_t>W.version
+        key[2] = <uint64_t><size_t>s.doc
+        key[3] = <uint64_t>s.n
+        key[4] = <uint64_t>s.i
+        key[5] = <uint64_t>(s0 + 1)
+        key[6] = <uint64_t>(s1 + 1)
+        key[7] = <uint64_t>(s_at(s, 2) + 1)
+        key[8] = <uint64_t>(_arr(s, LC)[s0] + 1) if s0 >= 0 else 0
+        key[9] = <uint64_t>(_arr(s, RC)[s0] + 1) if s0 >= 0 else 0
+        key[10] = <uint64_t>(_arr(s, NL)[s0]) if s0 >= 0 else 0
+        key[11] = <uint64_t>(_arr(s, NR)[s0]) if s0 >= 0 else 0
+        key[12] = <uint64_t>(_arr(s, LC)[s1] + 1) if s1 >= 0 else 0
+        key[13] = <uint64_t>(_arr(s, RC)[s1] + 1) if s1 >= 0 else 0
+        key[14] = <uint64_t>(_arr(s, NL)[s1]) if s1 >= 0 else 0
+        key[15] = <uint64_t>(_arr(s, NR)[s1]) if s1 >= 0 else 0
+        key[16] = <uint64_t>s.depth
+        key[17] = <uint64_t>s.done
 
     # --- Python entry points (one call per doc; nothing per token) ---------
 
