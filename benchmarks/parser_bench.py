@@ -41,9 +41,12 @@ def read(vocab, path, limit=0):
     return docs[:limit] if limit else docs
 
 
-def words_only(vocab, doc, tags):
+def words_only(vocab, doc, tags, sents=False):
+    """The gold doc's words (and tags; and sentence starts, for
+    respect_sent_starts) without the parse."""
     return Doc(vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc],
-               tags=[t.tag_ for t in doc] if tags else None)
+               tags=[t.tag_ for t in doc] if tags else None,
+               sent_starts=[bool(t.is_sent_start) for t in doc] if sents else None)
 
 
 def attachment_scores(predicted, gold):
@@ -68,7 +71,8 @@ def attachment_scores(predicted, gold):
 
 
 def evaluate(nlp, parser, gold, tagger=None):
-    docs = [words_only(nlp.vocab, d, tags=tagger is None) for d in gold]
+    sents = parser.cfg["respect_sent_starts"]
+    docs = [words_only(nlp.vocab, d, tags=tagger is None, sents=sents) for d in gold]
     if tagger is not None:
         docs = list(tagger.pipe(docs, batch_size=256))
     t0 = time.process_time()
@@ -97,19 +101,24 @@ def main(argv=None):
     ap.add_argument("--limit", type=int, default=0, help="first N training docs only")
     ap.add_argument("--dev-limit", type=int, default=0)
     ap.add_argument("--tagger", type=Path, default=None)
+    ap.add_argument("--respect-sent-starts", action="store_true",
+                    help="give the parser the gold sentence starts: one root per sentence, so "
+                         "every derivation of a doc has the same length (as in Huang et al.)")
     ap.add_argument("--min-label-freq", type=int, default=20)
     ap.add_argument("--output", type=Path, default=None)
     ap.add_argument("--model-dir", type=Path, default=None)
     args = ap.parse_args(argv)
     config = {"search": args.search, "depth": args.depth, "beam_width": args.beam_width,
-              "update": args.update, "margin": args.margin, "min_label_freq": args.min_label_freq}
+              "update": args.update, "margin": args.margin, "min_label_freq": args.min_label_freq,
+              "respect_sent_starts": args.respect_sent_starts}
     nlp = spacy.blank("en")
     parser = nlp.add_pipe("arc_standard_parser", config=config)
     tagger = spacy.load(args.tagger) if args.tagger else None
     train_gold = read(nlp.vocab, args.train, args.limit)
     dev_gold = read(nlp.vocab, args.dev, args.dev_limit)
     test_gold = read(nlp.vocab, args.test)
-    train = [Example(words_only(nlp.vocab, d, tags=False), d) for d in train_gold]
+    train = [Example(words_only(nlp.vocab, d, tags=False, sents=args.respect_sent_starts), d)
+             for d in train_gold]
     parser.initialize(lambda: train)
     labelled = len(parser.labels) > 1
     key = "las_nopunct" if labelled else "uas_nopunct"
