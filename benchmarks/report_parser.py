@@ -22,7 +22,9 @@ EWT_SETTINGS = [("ewt_greedy", "greedy (depth 0)"), ("ewt_greedy_m50", "greedy (
 SLICE_SETTINGS = [("ewt2k_greedy", "greedy (depth 0)"), ("ewt2k_d1", "lookahead, depth 1"),
                   ("ewt2k_d2", "lookahead, depth 2")]
 WSJ_SETTINGS = [("wsj_greedy", "greedy (depth 0)"), ("wsj_d1", "lookahead, depth 1"),
-                ("wsj_d2", "lookahead, depth 2"), ("wsj_beam8_max_violation", "beam k=8, max-violation")]
+                ("wsj_d2", "lookahead, depth 2"), ("wsj_beam8_max_violation", "beam k=8, max-violation"),
+                ("wsj_beam8_max_violation_long", "beam k=8, max-violation (30 epochs max, patience 5)"),
+                ("wsj_beam8_early", "beam k=8, early update (30 epochs max, patience 5)")]
 
 
 def _read(path: Path) -> Optional[dict]:
@@ -126,6 +128,9 @@ def parser_section(metrics: Path) -> List[str]:
         lines += _early_vs_max_violation(found.get(f"ewt_beam8_max_violation{suffix}"),
                                          found.get(f"ewt_beam8_early{suffix}"),
                                          " (gold sentence starts)" if suffix else "")
+    lines += _early_vs_max_violation(_read(metrics / "parser_wsj_beam8_max_violation_long.json"),
+                                     _read(metrics / "parser_wsj_beam8_early.json"),
+                                     " on the unlabelled WSJ sample (UAS = LAS)")
     lines += ["WSJ sample (NLTK, PTB sections 00-01; 3,396 train / 245 test sentences; unlabelled, "
               "gold POS; punctuation = gold tags `` '' , . :):", "",
               "| setting | UAS no punct (test) | UAS (test) | best dev epoch | CPU s / epoch |",
