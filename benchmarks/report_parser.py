@@ -14,7 +14,8 @@ from typing import List, Optional
 UPDATES = ("early", "max_violation", "standard", "hybrid", "latest")
 EWT_SETTINGS = [("ewt_greedy", "greedy (depth 0)"), ("ewt_greedy_m50", "greedy (depth 0)"),
                 ("ewt_d1", "lookahead, depth 1"), ("ewt_d1_m50", "lookahead, depth 1"),
-                ("ewt_d1_m200", "lookahead, depth 1"), ("ewt_d2", "lookahead, depth 2")] + \
+                ("ewt_d1_m200", "lookahead, depth 1"), ("ewt_d2", "lookahead, depth 2"),
+                ("ewt_d2_m200", "lookahead, depth 2, 2 epochs only (dev: first 300 sentences)")] + \
                [(f"ewt_beam8_{u}", f"beam k=8, {u.replace('_', '-')} update") for u in UPDATES] + \
                [(f"ewt_beam8_{u}_sents", f"beam k=8, {u.replace('_', '-')} update, gold sentence starts "
                  "(one root per sentence: all derivations of a doc have the same length)")
