@@ -106,7 +106,8 @@ def parser_section(metrics: Path) -> List[str]:
                      f"{_pct(t['uas_nopunct'])} | {_pct(t['las_nopunct'])} | {rec['best_epoch']} | "
                      f"{rec['epochs_run']} | {rec['mean_train_cpu_seconds_per_epoch']} | {inv} |")
     for name, label in (("greedy", "greedy"), ("d1", "lookahead, depth 1"),
-                        ("beam8_max_violation", "beam k=8, max-violation")):
+                        ("beam8_max_violation", "beam k=8, max-violation"),
+                        ("beam8_early", "beam k=8, early update")):
         t = _read(metrics / f"parser_test_{name}_tagger.json")
         if t:
             lines.append(f"| arc_standard_parser | {label}, POS from lookahead_tagger (depth 1) | "
