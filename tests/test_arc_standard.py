@@ -164,7 +164,6 @@ def test_score_cache_changes_nothing(how):
     """The structure-score cache (shared by siblings that differ in an arc
     label) must give the very same training run and predictions as scoring
     every state from scratch, with weights updated in the middle of a doc."""
-    rng = random.Random(7)
     runs = []
     for cache in (True, False):
         system = ArcStandardSystem(3, score_cache=cache)
