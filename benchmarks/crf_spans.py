@@ -147,9 +147,9 @@ def check_against_system(docs: Iterable[Doc], feature_set: str, use_tags: bool =
     """Compare attribute counts with the compiled feature extraction of the
     component (TaggingSystem.features at each token). Returns the number of
     tokens checked; raises AssertionError on the first difference."""
-    from spacy_lookahead.core.features import LexemeAtoms
+    from spacy_lookahead.core import views
+    from spacy_lookahead.core.features import A_TAG_COLUMN as A_TAG, LexemeAtoms
     from spacy_lookahead.systems.tagging import TaggingSystem
-    A_TAG = 16  # input column of the atoms array (as pipes/sequence.py)
     system = TaggingSystem(3, feature_set=feature_set)
     lex = LexemeAtoms(substrings=feature_set == "ner")
     fx = FeatureExtractor(feature_set)
@@ -165,7 +165,7 @@ def check_against_system(docs: Iterable[Doc], feature_set: str, use_tags: bool =
         ours, theirs = set(), set()
         for i in range(len(doc)):
             # features after i labels assigned: static features of token i + prev1
-            feats = system.features(item, [0] * i)
+            feats = views.features(system, item, [0] * i)
             static = [int(x) for x in feats[:-1]]
             mine = [a for a in attrs[i] if a != "y-1=<s>"]
             assert len(static) == len(mine), (

@@ -10,6 +10,7 @@ from spacy_lookahead.core.features import token_atoms
 from spacy_lookahead.core.weights import Weights
 from spacy_lookahead.pipes.parser import ArcStandardParser  # noqa: F401 (registers the factory)
 from spacy_lookahead.systems.arc_standard import ArcStandardSystem
+from engine import learners, nbest, predict, views  # noqa: F401
 
 from parse_data import parse_examples
 
@@ -40,9 +41,9 @@ def test_oracle_reproduces_every_projective_gold_tree(shared_data, corpus, split
             if (labels[arcs] < 0).any():
                 continue  # a rare decorated label of dev/test, not in the label set
             doc_input = parser._inputs([eg.predicted], [eg])[0]
-            actions = parser.system.oracle_actions(doc_input, (heads, labels))
+            actions = views.oracle_actions(parser.system, doc_input, (heads, labels))
             assert actions is not None, [t.text for t in eg.reference]
-            got_heads, got_labels = parser.system.replay(doc_input, actions)
+            got_heads, got_labels = views.output(parser.system, doc_input, actions)
             assert got_heads.tolist() == heads.tolist()
             assert got_labels[arcs].tolist() == labels[arcs].tolist()
             checked += 1
@@ -52,30 +53,30 @@ def test_oracle_reproduces_every_projective_gold_tree(shared_data, corpus, split
 def test_actions_and_final_states():
     system = ArcStandardSystem(2)  # actions: 0 shift, 1-2 left, 3-4 right
     atoms = atoms_of(WORDS[:3], TAGS[:3])
-    assert system.valid_actions(atoms, []) == ([SHIFT], False)
-    assert system.valid_actions(atoms, [0]) == ([SHIFT], False)
-    assert system.valid_actions(atoms, [0, 0]) == ([0, 1, 2, 3, 4], False)
+    assert views.valid_actions(system, atoms, []) == ([SHIFT], False)
+    assert views.valid_actions(system, atoms, [0]) == ([SHIFT], False)
+    assert views.valid_actions(system, atoms, [0, 0]) == ([0, 1, 2, 3, 4], False)
     # buffer empty, three words on the stack: arcs, or finish with three roots
-    assert system.valid_actions(atoms, [0, 0, 0]) == ([0, 1, 2, 3, 4], False)
-    assert system.valid_actions(atoms, [0, 0, 0, 0]) == ([], True)
-    assert system.replay(atoms, [0, 0, 0, 0])[0].tolist() == [0, 1, 2]
+    assert views.valid_actions(system, atoms, [0, 0, 0]) == ([0, 1, 2, 3, 4], False)
+    assert views.valid_actions(system, atoms, [0, 0, 0, 0]) == ([], True)
+    assert views.output(system, atoms, [0, 0, 0, 0])[0].tolist() == [0, 1, 2]
     # one word left: final without finishing
-    assert system.valid_actions(atoms, [0, 0, 0, 1, 3]) == ([], True)
-    heads, labels = system.replay(atoms, [0, 0, 0, 1, 3])
+    assert views.valid_actions(system, atoms, [0, 0, 0, 1, 3]) == ([], True)
+    heads, labels = views.output(system, atoms, [0, 0, 0, 1, 3])
     assert heads.tolist() == [0, 2, 0] and labels.tolist() == [-1, 0, 0]
-    assert system.valid_actions(atoms_of([], []), []) == ([], True)
-    assert system.valid_actions(atoms_of(["Hi"], ["UH"]), [0]) == ([], True)
+    assert views.valid_actions(system, atoms_of([], []), []) == ([], True)
+    assert views.valid_actions(system, atoms_of(["Hi"], ["UH"]), [0]) == ([], True)
 
 
 def test_given_sentences_bound_arcs_and_roots():
     system = ArcStandardSystem(1)
     doc = {"atoms": atoms_of(WORDS[:4], TAGS[:4]), "sent_ids": numpy.array([1, 1, 2, 2], dtype="int32")}
     # "I saw" on the stack: the next sentence cannot start before one root is left
-    assert system.valid_actions(doc, [0, 0]) == ([1, 2], False)
+    assert views.valid_actions(system, doc, [0, 0]) == ([1, 2], False)
     # one root of sentence 1 and "her": no arc across the boundary
-    assert system.valid_actions(doc, [0, 0, 1, 0]) == ([SHIFT], False)
-    assert system.valid_actions(doc, [0, 0, 1, 0, 0]) == ([1, 2], False)
-    assert system.valid_actions(doc, [0, 0, 1, 0, 0, 2]) == ([SHIFT], False)
+    assert views.valid_actions(system, doc, [0, 0, 1, 0]) == ([SHIFT], False)
+    assert views.valid_actions(system, doc, [0, 0, 1, 0, 0]) == ([1, 2], False)
+    assert views.valid_actions(system, doc, [0, 0, 1, 0, 0, 2]) == ([SHIFT], False)
 
 
 def test_oracle_on_a_forest():
@@ -83,9 +84,9 @@ def test_oracle_on_a_forest():
     system = ArcStandardSystem(1)
     atoms = atoms_of(WORDS[:4], TAGS[:4])
     gold = (numpy.array([1, 1, 3, 3], dtype="int32"), numpy.array([0, -1, 0, -1], dtype="int32"))
-    actions = system.oracle_actions(atoms, gold)
+    actions = views.oracle_actions(system, atoms, gold)
     assert actions.tolist() == [0, 0, 1, 0, 0, 1, 0]  # the last shift finishes
-    assert system.replay(atoms, actions)[0].tolist() == [1, 1, 3, 3]
+    assert views.output(system, atoms, actions)[0].tolist() == [1, 1, 3, 3]
 
 
 def reachable_weights(system, doc, rng, max_len):
@@ -93,7 +94,7 @@ def reachable_weights(system, doc, rng, max_len):
     actions (so that brute force and search see the same non-zero scores)."""
     W = Weights()
     for history in valid_sequences(system, doc, [], max_len):
-        for f in system.features(doc, history):
+        for f in views.features(system, doc, history):
             for c in range(system.nr_class):
                 if W.get(int(f), c) == 0.0:
                     W.add(int(f), c, rng.gauss(0, 1))
@@ -106,13 +107,13 @@ def valid_sequences(system, doc, prefix, max_len):
     yield prefix
     if len(prefix) >= max_len:
         return
-    valid, _ = system.valid_actions(doc, prefix)
+    valid, _ = views.valid_actions(system, doc, prefix)
     for a in valid:
         yield from valid_sequences(system, doc, prefix + [a], max_len)
 
 
 def path_score(system, doc, W, path, start=()):
-    return sum(W.scores(system.features(doc, list(start) + path[:k]), system.nr_class)[a]
+    return sum(W.scores(views.features(system, doc, list(start) + path[:k]), system.nr_class)[a]
                for k, a in enumerate(path))
 
 
@@ -124,13 +125,13 @@ def test_lookahead_over_parser_actions_equals_brute_force(n_labels, depth):
     doc = atoms_of(WORDS[:4], TAGS[:4])
     for history in ([], [0, 0], [0, 0, 0], [0, 0, 1 + n_labels, 0, 0]):
         W = reachable_weights(system, doc, rng, len(history) + depth + 1)
-        best, values, paths = system.lookahead(doc, history, W, depth)
+        best, values, paths = views.lookahead(system, doc, history, W, depth)
         expected = [-numpy.inf] * system.nr_class
         for full in valid_sequences(system, doc, history, len(history) + depth + 1):
             seq = full[len(history):]
             if not seq:
                 continue
-            if len(seq) < depth + 1 and not system.valid_actions(doc, full)[1]:
+            if len(seq) < depth + 1 and not views.valid_actions(system, doc, full)[1]:
                 continue  # not a leaf: neither depth D+1 nor final
             v = path_score(system, doc, W, seq, history)
             expected[seq[0]] = max(expected[seq[0]], v)
@@ -150,12 +151,12 @@ def random_trees(system, rng, n_docs):
         doc = atoms_of(WORDS[:k], TAGS[:k])
         path = []
         while True:
-            valid, final = system.valid_actions(doc, path)
+            valid, final = views.valid_actions(system, doc, path)
             if final or not valid:
                 break
             path.append(rng.choice(list(valid)))
         docs.append(doc)
-        golds.append(system.replay(doc, numpy.array(path, dtype="int32")))
+        golds.append(views.output(system, doc, numpy.array(path, dtype="int32")))
     return docs, golds
 
 
@@ -171,11 +172,11 @@ def test_score_cache_changes_nothing(how):
         W = Weights()
         for epoch in range(3):
             if how.startswith("lookahead"):
-                system.train(docs, golds, W, int(how[-1]), 1.0)
+                learners.margin_perceptron(system.instances(docs, golds), W, int(how[-1]), 1.0)
             else:
-                system.train_beam(docs, golds, W, 4, how.split("-")[1])
+                learners.violation_fixing_perceptron(system.instances(docs, golds), W, 4, how.split("-")[1])
         search, depth = ("beam", 0) if how.startswith("beam") else ("lookahead", int(how[-1]))
-        runs.append((W.to_bytes(), system.predict(docs, W, search, depth, 4)))
+        runs.append((W.to_bytes(), predict(system, docs, W, search, depth, 4)))
     assert len(Weights().from_bytes(runs[0][0])) > 0
     assert runs[0][0] == runs[1][0]
     for (h1, l1), (h2, l2) in zip(runs[0][1], runs[1][1]):
@@ -189,7 +190,7 @@ def test_score_cache_survives_pickling():
 
 
 def complete_derivations(system, doc, prefix=()):
-    valid, final = system.valid_actions(doc, list(prefix))
+    valid, final = views.valid_actions(system, doc, list(prefix))
     if final:
         yield list(prefix)
     for a in valid:
@@ -206,7 +207,7 @@ def test_wide_beam_finds_every_derivation_sorted(n_words):
     doc = atoms_of(WORDS[:n_words], TAGS[:n_words])
     W = reachable_weights(system, doc, rng, 2 * n_words + 1)
     derivations = list(complete_derivations(system, doc))
-    items = system.beam(doc, W, 1000)
+    items = views.beam(system, doc, W, 1000)
     assert sorted(tuple(p) for _, p in items) == sorted(tuple(p) for p in derivations)
     scores = [s for s, _ in items]
     assert scores == sorted(scores, reverse=True)
@@ -219,8 +220,8 @@ def test_beam_of_width_one_is_greedy_search():
     system = ArcStandardSystem(2)
     doc = atoms_of(WORDS, TAGS)
     W = reachable_weights(system, doc, rng, 5)
-    greedy = system.predict([doc], W, search="greedy")[0]
-    beam = system.predict([doc], W, search="beam", beam_width=1)[0]
+    greedy = predict(system, [doc], W, search="greedy")[0]
+    beam = predict(system, [doc], W, search="beam", beam_width=1)[0]
     assert greedy[0].tolist() == beam[0].tolist() and greedy[1].tolist() == beam[1].tolist()
-    (_, path), = system.beam(doc, W, 1)
-    assert system.replay(doc, path)[0].tolist() == greedy[0].tolist()
+    (_, path), = views.beam(system, doc, W, 1)
+    assert views.output(system, doc, path)[0].tolist() == greedy[0].tolist()

@@ -6,6 +6,7 @@ import spacy
 from spacy_lookahead.core.violation import choose
 from spacy_lookahead.core.weights import Weights
 from spacy_lookahead.pipes.parser import ArcStandardParser  # noqa: F401 (registers the factory)
+from engine import learners, nbest, predict, views  # noqa: F401
 
 from parse_data import parse_examples
 
@@ -77,7 +78,7 @@ def half_trained(shared_data):
 
 
 def phi_score(system, doc, W, path):
-    return sum(W.scores(system.features(doc, path[:k]), system.nr_class)[a]
+    return sum(W.scores(views.features(system, doc, path[:k]), system.nr_class)[a]
                for k, a in enumerate(path))
 
 
@@ -89,13 +90,13 @@ def test_every_update_is_a_violation_except_standard(half_trained, update):
     for eg in examples:
         doc = parser._inputs([eg.predicted], [eg])[0]
         gold = parser.gold(eg)
-        v = system.find_violation(doc, gold, W, 4, update)
+        v = views.find_violation(system, doc, gold, W, 4, update)
         if v is None:
             continue
         updates += 1
         y, z = v["y"], v["z"]
         assert y != z
-        assert y == system.oracle_actions(doc, gold).tolist()[:len(y)]
+        assert y == views.oracle_actions(system, doc, gold).tolist()[:len(y)]
         w_dphi = phi_score(system, doc, W, y) - phi_score(system, doc, W, z)
         assert -w_dphi == pytest.approx(v["gap"], abs=1e-6)
         if update == "standard":
@@ -106,7 +107,7 @@ def test_every_update_is_a_violation_except_standard(half_trained, update):
             if update == "early":
                 assert v["full"] or len(y) <= v["step"]
         if update == "max_violation":
-            assert v["gap"] >= system.find_violation(doc, gold, W, 4, "latest")["gap"] - 1e-9
+            assert v["gap"] >= views.find_violation(system, doc, gold, W, 4, "latest")["gap"] - 1e-9
     assert updates >= 20
 
 
@@ -117,11 +118,11 @@ def test_the_update_moves_the_weights_towards_the_gold_prefix(half_trained):
     for eg in examples[:20]:
         doc = parser._inputs([eg.predicted], [eg])[0]
         gold = parser.gold(eg)
-        before = system.find_violation(doc, gold, W, 4, "max_violation")
+        before = views.find_violation(system, doc, gold, W, 4, "max_violation")
         if before is None:
             continue
         y, z = before["y"], before["z"]
-        system.find_violation(doc, gold, W, 4, "max_violation", fix=True)
+        views.find_violation(system, doc, gold, W, 4, "max_violation", fix=True)
         gap = phi_score(system, doc, W, z) - phi_score(system, doc, W, y)
         assert gap < before["gap"]  # w += dPhi: the violation shrinks
 
@@ -132,9 +133,9 @@ def test_beam_training_counts_invalid_standard_updates(half_trained):
     golds = [parser.gold(eg) for eg in examples]
     inputs = parser._inputs([eg.predicted for eg in examples], examples)
     W = Weights().from_bytes(parser.weights.average().to_bytes())
-    stats = system.train_beam(inputs, golds, W, 2, "standard")
+    stats = learners.violation_fixing_perceptron(system.instances(inputs, golds), W, 2, "standard")
     assert stats["docs"] == len(examples) and stats["updates"] > 0
     assert 0 < stats["invalid"] < stats["updates"]
     W = Weights().from_bytes(parser.weights.average().to_bytes())
-    assert system.train_beam(inputs, golds, W, 2, "max_violation")["invalid"] == 0
+    assert learners.violation_fixing_perceptron(system.instances(inputs, golds), W, 2, "max_violation")["invalid"] == 0
     assert W.time == len(examples)

@@ -9,6 +9,7 @@ from hypothesis import given, settings, strategies as st
 from spacy_lookahead.core.features import token_atoms
 from spacy_lookahead.core.weights import Weights
 from spacy_lookahead.systems.tagging import TaggingSystem
+from engine import learners, nbest, predict, views  # noqa: F401
 
 WORDS = ["The", "old", "man", "the", "boats", "."]
 
@@ -24,7 +25,7 @@ def atoms_of(words, tags=None):
 def step_scores(system, atoms, history, W):
     """Scores of every action after `history`, from phi() and the weights
     alone (no incremental cache)."""
-    return W.scores(system.features(atoms, history), system.nr_class)
+    return W.scores(views.features(system, atoms, history), system.nr_class)
 
 
 def brute_force(system, atoms, history, W, depth):
@@ -45,7 +46,7 @@ def random_weights(system, atoms, rng):
     n = len(atoms)
     for length in range(n):
         for history in itertools.product(range(system.nr_class), repeat=length):
-            for f in system.features(atoms, list(history)):
+            for f in views.features(system, atoms, list(history)):
                 for c in range(system.nr_class):
                     if W.get(int(f), c) == 0.0:
                         W.add(int(f), c, rng.gauss(0, 1))
@@ -62,7 +63,7 @@ def test_lookahead_equals_brute_force(direction, depth, trigrams):
     W = random_weights(system, atoms, rng)
     for prefix_len in range(len(atoms)):
         history = [rng.randrange(3) for _ in range(prefix_len)]
-        best, values, paths = system.lookahead(atoms, history, W, depth)
+        best, values, paths = views.lookahead(system, atoms, history, W, depth)
         expected = brute_force(system, atoms, history, W, depth)
         numpy.testing.assert_allclose(values, expected, rtol=1e-12)
         assert best == int(numpy.argmax(expected))
@@ -75,7 +76,7 @@ def test_lookahead_equals_brute_force(direction, depth, trigrams):
 def test_final_state_has_no_action():
     system = TaggingSystem(2)
     atoms = atoms_of(["a", "b"])
-    best, values, paths = system.lookahead(atoms, [0, 1], Weights(), 1)
+    best, values, paths = views.lookahead(system, atoms, [0, 1], Weights(), 1)
     assert best == -1 and paths == [[], []]
 
 
@@ -89,9 +90,9 @@ def test_update_depth0_mistake_moves_features_from_predicted_to_gold():
     system = TaggingSystem(2)
     atoms = atoms_of(["dogs", "bark"])
     W = Weights()
-    phi = system.features(atoms, [])
+    phi = views.features(system, atoms, [])
     set_scores(W, phi, [1.0, 0.5])
-    assert system.update_weight(atoms, [], 1, W, 0, 0.0) == 1
+    assert views.update_weight(system, atoms, [], 1, W, 0, 0.0) == 1
     for f in phi:  # w += phi(S*_c) - phi(S*): +1 on gold class, -1 on predicted
         expected = (1.0 if f == phi[0] else 0.0)
         assert W.get(int(f), 0) == expected - 1.0
@@ -101,11 +102,11 @@ def test_update_depth0_mistake_moves_features_from_predicted_to_gold():
 def test_update_margin_applies_when_correct_but_too_close():
     system = TaggingSystem(2)
     atoms = atoms_of(["dogs"])
-    phi = system.features(atoms, [])
+    phi = views.features(system, atoms, [])
     W = Weights()
     set_scores(W, phi, [0.5, 1.0])  # gold 1 wins by 0.5
-    assert system.update_weight(atoms, [], 1, W, 0, 0.4) == 0  # margin met
-    assert system.update_weight(atoms, [], 1, W, 0, 1.0) == 1  # 1.0 - C < 0.5
+    assert views.update_weight(system, atoms, [], 1, W, 0, 0.4) == 0  # margin met
+    assert views.update_weight(system, atoms, [], 1, W, 0, 1.0) == 1  # 1.0 - C < 0.5
     assert W.get(int(phi[0]), 1) == 2.0 and W.get(int(phi[0]), 0) == -0.5
 
 
@@ -120,20 +121,20 @@ def test_update_depth1_uses_best_continuations():
     system = TaggingSystem(2)
     atoms = atoms_of(["dogs", "bark"])
     W = Weights()
-    phi0 = system.features(atoms, [])
+    phi0 = views.features(system, atoms, [])
     W.add(int(phi0[1]), 0, 1.0)  # the word feature of "dogs": first step only
-    prev1_feat = {h: [int(f) for f in system.features(atoms, [h])
-                      if f not in set(system.features(atoms, [1 - h]))] for h in (0, 1)}
+    prev1_feat = {h: [int(f) for f in views.features(system, atoms, [h])
+                      if f not in set(views.features(system, atoms, [1 - h]))] for h in (0, 1)}
     (f_after1,) = prev1_feat[1]  # the history feature "previous label = 1"
     W.add(f_after1, 1, 3.0)
-    best, values, paths = system.lookahead(atoms, [], W, 1)
+    best, values, paths = views.lookahead(system, atoms, [], W, 1)
     assert values == [1.0, 3.0] and paths == [[0, 0], [1, 1]] and best == 1
-    assert system.update_weight(atoms, [], 1, W, 1, 0.0) == 0
-    phi_gold = [(int(f), 1) for f in phi0] + [(int(f), 1) for f in system.features(atoms, [1])]
-    phi_pred = [(int(f), 0) for f in phi0] + [(int(f), 0) for f in system.features(atoms, [0])]
+    assert views.update_weight(system, atoms, [], 1, W, 1, 0.0) == 0
+    phi_gold = [(int(f), 1) for f in phi0] + [(int(f), 1) for f in views.features(system, atoms, [1])]
+    phi_pred = [(int(f), 0) for f in phi0] + [(int(f), 0) for f in views.features(system, atoms, [0])]
     keys = set(phi_gold) | set(phi_pred)
     before = {k: W.get(*k) for k in keys}
-    assert system.update_weight(atoms, [], 1, W, 1, 2.5) == 1
+    assert views.update_weight(system, atoms, [], 1, W, 1, 2.5) == 1
     for k in keys:  # w += phi(S*_c) - phi(S*), S*_c = (1, 1), S* = (0, 0)
         assert W.get(*k) == before[k] + phi_gold.count(k) - phi_pred.count(k)
     assert W.get(f_after1, 1) == 4.0
@@ -146,10 +147,10 @@ def test_training_learns_a_separable_toy_problem():
     golds = [numpy.array([0, 1, 2], dtype="int32")] * 3
     W = Weights()
     for _ in range(5):
-        system.train(docs, golds, W, 1, 1.0)
-    for labels in system.predict(docs, W.average(), 1):
+        learners.margin_perceptron(system.instances(docs, golds), W, 1, 1.0)
+    for labels in predict(system, docs, W.average(), "lookahead", 1):
         assert labels.tolist() == [0, 1, 2]
-    assert system.train(docs, golds, W, 1, 0.0) == (0, 9)
+    assert learners.margin_perceptron(system.instances(docs, golds), W, 1, 0.0) == (0, 9)
 
 
 @settings(max_examples=25, deadline=None)
@@ -162,7 +163,7 @@ def test_lookahead_equals_brute_force_property(nr_class, length, depth, directio
     atoms = atoms_of(rng.sample(WORDS, length))
     W = random_weights(system, atoms, rng)
     history = [rng.randrange(nr_class) for _ in range(rng.randrange(length))]
-    best, values, _ = system.lookahead(atoms, history, W, depth)
+    best, values, _ = views.lookahead(system, atoms, history, W, depth)
     expected = brute_force(system, atoms, history, W, depth)
     numpy.testing.assert_allclose(values, expected, rtol=1e-12)
     assert best == int(numpy.argmax(expected))
@@ -205,7 +206,7 @@ def test_constrained_lookahead_equals_brute_force(length, depth, direction, feat
     prefixes = [h for k in range(length) for h in itertools.product(range(3), repeat=k)
                 if is_valid_sequence(args, list(h), (), length)]
     history = list(rng.choice(prefixes))
-    best, values, _ = system.lookahead(atoms, history, W, depth)
+    best, values, _ = views.lookahead(system, atoms, history, W, depth)
     steps = min(depth + 1, length - len(history))
     expected = [-numpy.inf] * nr_class
     for seq in itertools.product(range(nr_class), repeat=steps):

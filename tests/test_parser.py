@@ -9,8 +9,10 @@ import spacy
 from spacy.tokens import Doc
 from spacy.training import Example
 from spacy_lookahead.pipes.parser import ArcStandardParser  # noqa: F401 (registers the factory)
+from spacy_lookahead.pipes.transition import Prediction
 
 from conftest import reload_pipeline
+from engine import predict
 from parse_data import gold_docs, parse_examples, words_only
 
 
@@ -68,8 +70,8 @@ def test_lookahead_setting_predicts_with_depth(greedy_nlp):
     docs = [words_only(greedy_nlp.vocab, d, tags=True) for d in gold]
     inputs = parser._inputs(docs)
     W = parser.averaged_weights
-    d1 = parser.system.predict(inputs, W, search="lookahead", depth=1)
-    d0 = parser.system.predict(inputs, W, search="greedy")
+    d1 = predict(parser.system, inputs, W, search="lookahead", depth=1)
+    d0 = predict(parser.system, inputs, W, search="greedy")
     assert any((a[0] != b[0]).any() for a, b in zip(d0, d1))  # the search changes decisions
     for heads, _ in d1:
         assert ((heads >= 0) & (heads < len(heads))).all()
@@ -136,7 +138,7 @@ def test_non_projective_training_trees_are_lifted_and_restored(greedy_nlp):
     lid = {label: i for i, label in enumerate(parser.labels)}
     heads = numpy.array([1, 2, 2, 2], dtype="int32")
     labels = numpy.array([lid[deco], lid.get(head_label, 0), -1, lid[base]], dtype="int32")
-    parser.set_annotations([doc], [(heads, labels)])
+    parser.set_annotations([doc], [Prediction((heads, labels))])
     assert all("||" not in t.dep_ for t in doc)
     assert doc[0].dep_ == base
 
@@ -173,7 +175,7 @@ def test_round_trip(greedy_nlp, tmp_path, how):
     ("depth", -1, "depth must be an integer 0-3"),
     ("depth", 9, "depth must be an integer 0-3"),
     ("margin", -2, "margin must be a number >= 0"),
-    ("beam_width", 0, "beam_width must be an integer >= 1"),
+    ("beam_width", 0, "beam_width must be an integer in 1..1000"),
     ("update", "late", "update must be one of"),
     ("min_label_freq", 0, "min_label_freq must be an integer >= 1"),
 ])

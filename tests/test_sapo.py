@@ -7,6 +7,7 @@ import numpy
 import pytest
 from spacy_lookahead.core.weights import Weights
 from spacy_lookahead.systems.tagging import TaggingSystem
+from engine import learners, nbest, predict, views  # noqa: F401
 from test_lookahead import WORDS, atoms_of, random_weights
 
 
@@ -15,7 +16,7 @@ def F(system, atoms, labels):
     labels in tagging order."""
     out = collections.Counter()
     for t, a in enumerate(labels):
-        for f in system.features(atoms, list(labels[:t])):
+        for f in views.features(system, atoms, list(labels[:t])):
             out[(int(f), a)] += 1
     return out
 
@@ -50,11 +51,11 @@ def test_update_is_algorithm_1(direction):
     atoms = atoms_of(WORDS[:4])
     W = random_weights(system, atoms, rng)
     gold = numpy.array([0, 2, 1, 1], dtype="int32")
-    [(paths, scores)] = system.nbest([atoms], W, 5)
+    [(paths, scores)] = nbest(system, [atoms], W, 5)
     to_steps = (lambda y: list(y[::-1])) if direction == "rtl" else list
     expected = algorithm1(system, atoms, paths, scores, gold, 0.3, to_steps)
     before = snapshot(W, expected)
-    loss, wrong = system.train_sapo([atoms], [gold], W, 5, 0.3, 1.0)
+    loss, wrong = learners.sapo(system.instances([atoms], [gold]), W, 5, 0.3, 1.0)
     after = snapshot(W, expected)
     for k in expected:
         assert after[k] == pytest.approx(before[k] + expected[k], abs=1e-9)
@@ -67,19 +68,19 @@ def test_n1_without_l2_is_the_structured_perceptron():
     system = TaggingSystem(3)
     atoms = atoms_of(WORDS[:5])
     W = random_weights(system, atoms, rng)
-    [(paths, _)] = system.nbest([atoms], W, 1)
+    [(paths, _)] = nbest(system, [atoms], W, 1)
     gold = (paths[0] + 1) % 3  # wrong everywhere: a real update
     expected = F(system, atoms, list(gold))
     expected.subtract(F(system, atoms, list(paths[0])))
     before = snapshot(W, expected)
-    system.train_sapo([atoms], [gold], W, 1, 1.0, 1.0)
+    learners.sapo(system.instances([atoms], [gold]), W, 1, 1.0, 1.0)
     for k, v in expected.items():
         assert W.get(*k) == pytest.approx(before[k] + v, abs=1e-9)
     # ... and a correct output leaves every weight alone.
-    [(paths, _)] = system.nbest([atoms], W, 1)
+    [(paths, _)] = nbest(system, [atoms], W, 1)
     keys = F(system, atoms, list(paths[0])) | expected
     before = snapshot(W, keys)
-    system.train_sapo([atoms], [paths[0]], W, 1, 1.0, 1.0)
+    learners.sapo(system.instances([atoms], [paths[0]]), W, 1, 1.0, 1.0)
     assert snapshot(W, keys) == before
 
 
@@ -99,11 +100,11 @@ def test_lazy_l2_equals_explicit_scaling():
         ref = Weights()
         for k, v in explicit.items():
             ref.add(k[0], k[1], v)
-        [(paths, scores)] = system.nbest([atoms], ref, 3)
+        [(paths, scores)] = nbest(system, [atoms], ref, 3)
         explicit.update(algorithm1(system, atoms, paths, scores, gold, gamma))
         for k in explicit:
             explicit[k] *= shrink
-        system.train_sapo([atoms], [gold], lazy, 3, gamma, shrink)
+        learners.sapo(system.instances([atoms], [gold]), lazy, 3, gamma, shrink)
     assert lazy.scale == pytest.approx(shrink ** len(docs))
     for k, v in explicit.items():
         assert lazy.get(*k) == pytest.approx(v, abs=1e-9)
@@ -114,11 +115,11 @@ def test_loss_is_the_negative_log_likelihood():
     system = TaggingSystem(3)
     atoms = atoms_of(WORDS[:3])
     W = random_weights(system, atoms, rng)
-    [(paths, scores)] = system.nbest([atoms], W, 27)  # every output: the exact NLL
+    [(paths, scores)] = nbest(system, [atoms], W, 27)  # every output: the exact NLL
     gold = paths[4]
-    loss, _ = system.train_sapo([atoms], [gold], W.copy(), 27, 1.0, 1.0)
+    loss, _ = learners.sapo(system.instances([atoms], [gold]), W.copy(), 27, 1.0, 1.0)
     assert loss == pytest.approx(-numpy.log(softmax(scores)[4]))
-    loss, wrong = system.train_sapo([atoms], [paths[0]], W.copy(), 27, 1.0, 1.0)
+    loss, wrong = learners.sapo(system.instances([atoms], [paths[0]]), W.copy(), 27, 1.0, 1.0)
     assert loss == pytest.approx(-numpy.log(softmax(scores)[0])) and wrong == 0
 
 
@@ -129,12 +130,12 @@ def test_unknown_gold_is_completed_by_the_model():
     system = TaggingSystem(3)
     atoms = atoms_of(WORDS[:4])
     W = random_weights(system, atoms, random.Random(9))
-    [(paths, _)] = system.nbest([atoms], W, 1)
+    [(paths, _)] = nbest(system, [atoms], W, 1)
     gold = paths[0].copy()
     gold[[1, 3]] = -1
     keys = F(system, atoms, list(paths[0]))
     before = snapshot(W, keys)
-    loss, wrong = system.train_sapo([atoms], [gold], W, 1, 1.0, 1.0)
+    loss, wrong = learners.sapo(system.instances([atoms], [gold]), W, 1, 1.0, 1.0)
     assert wrong == 0 and loss == pytest.approx(0.0)
     assert snapshot(W, keys) == before
 
@@ -146,9 +147,9 @@ def test_update_with_trigrams_is_algorithm_1():
     atoms = atoms_of(WORDS[:4])
     W = random_weights(system, atoms, random.Random(6))
     gold = numpy.array([1, 0, 2, 2], dtype="int32")
-    [(paths, scores)] = system.nbest([atoms], W, 5, 81)
+    [(paths, scores)] = nbest(system, [atoms], W, 5, 81)
     expected = algorithm1(system, atoms, paths, scores, gold, 0.5)
     before = snapshot(W, expected)
-    system.train_sapo([atoms], [gold], W, 5, 0.5, 1.0, 81)
+    learners.sapo(system.instances([atoms], [gold]), W, 5, 0.5, 1.0, 81)
     for k in expected:
         assert W.get(*k) == pytest.approx(before[k] + expected[k], abs=1e-9)

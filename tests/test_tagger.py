@@ -9,6 +9,7 @@ from spacy.training import Example
 
 from conftest import reload_pipeline
 from ewt import ewt_examples
+from engine import predict
 
 
 def train_tagger(examples, epochs=3, **config):
@@ -47,8 +48,8 @@ def test_predicts_with_averaged_weights(small_nlp):
     tagger = small_nlp.get_pipe("lookahead_tagger")
     docs = [Doc(small_nlp.vocab, words="The service was great .".split())]
     atoms = [tagger._atoms.doc_atoms(d) for d in docs]
-    averaged = tagger.system.predict(atoms, tagger.weights.average(), 1)
-    assert [a.ids.tolist() for a in tagger.predict(docs)] == [a.tolist() for a in averaged]
+    averaged = predict(tagger.system, atoms, tagger.weights.average(), "lookahead", 1)
+    assert [a.best.tolist() for a in tagger.predict(docs)] == [a.tolist() for a in averaged]
     assert tagger.averaged_weights.to_bytes() != tagger.weights.to_bytes()
 
 
@@ -102,8 +103,8 @@ def test_very_long_doc(small_nlp):
 
 
 @pytest.mark.parametrize("config,match", [
-    ({"depth": -1}, "depth must be an integer >= 0"),
-    ({"depth": 9}, "impractical"),
+    ({"depth": -1}, "depth must be an integer 0-3"),
+    ({"depth": 9}, "depth must be an integer 0-3"),
     ({"direction": "up"}, "direction must be one of"),
     ({"target": "lemma"}, "target must be one of"),
     ({"margin": -1.0}, "margin must be a number >= 0"),

@@ -10,6 +10,7 @@ from spacy_lookahead.systems.tagging import TaggingSystem
 from test_lookahead import WORDS, atoms_of, random_weights, step_scores
 
 from spacy_lookahead.systems.schemes import label_constraints, scheme_actions
+from engine import learners, nbest, predict, views  # noqa: F401
 
 
 def all_sequences(system, atoms, W, constraints=None):
@@ -48,7 +49,7 @@ def test_astar_equals_brute_force(n, direction):
     atoms = atoms_of(WORDS[:4])
     W = random_weights(system, atoms, rng)
     expected = all_sequences(system, atoms, W)[:n]
-    [(paths, scores)] = system.nbest([atoms], W, n)
+    [(paths, scores)] = nbest(system, [atoms], W, n)
     assert paths.shape == (min(n, 3 ** 4), 4)
     numpy.testing.assert_allclose(scores, [s for s, _ in expected], rtol=1e-12)
     assert paths.tolist() == [p for _, p in expected]  # random weights: no ties
@@ -64,7 +65,7 @@ def test_astar_obeys_the_scheme(direction):
     atoms = atoms_of(WORDS[:4])
     W = random_weights(system, atoms, random.Random(11))
     expected = all_sequences(system, atoms, W, constraints)[:20]
-    [(paths, scores)] = system.nbest([atoms], W, 20)
+    [(paths, scores)] = nbest(system, [atoms], W, 20)
     numpy.testing.assert_allclose(scores, [s for s, _ in expected], rtol=1e-12)
     assert paths.tolist() == [p for _, p in expected]
 
@@ -73,13 +74,13 @@ def test_fewer_outputs_than_asked():
     system = TaggingSystem(2)
     atoms = atoms_of(WORDS[:2])
     W = random_weights(system, atoms, random.Random(3))
-    [(paths, scores)] = system.nbest([atoms], W, 10)
+    [(paths, scores)] = nbest(system, [atoms], W, 10)
     assert paths.shape == (4, 2) and numpy.all(numpy.diff(scores) <= 0)
 
 
 def test_empty_doc_has_one_empty_output():
     system = TaggingSystem(2)
-    [(paths, scores)] = system.nbest([numpy.zeros((0, 18), dtype="uint64")], Weights(), 5)
+    [(paths, scores)] = nbest(system, [numpy.zeros((0, 18), dtype="uint64")], Weights(), 5)
     assert paths.shape == (1, 0) and scores.tolist() == [0.0]
 
 
@@ -92,9 +93,9 @@ def test_beam_topn_with_trigrams_equals_brute_force_when_wide(direction):
     atoms = atoms_of(WORDS[:4])
     W = random_weights(system, atoms, rng)
     expected = all_sequences(system, atoms, W)[:10]
-    [(paths, scores)] = system.nbest([atoms], W, 10, 81)
+    [(paths, scores)] = nbest(system, [atoms], W, 10, 81)
     numpy.testing.assert_allclose(scores, [s for s, _ in expected], rtol=1e-12)
     assert paths.tolist() == [p for _, p in expected]
-    [(narrow, narrow_scores)] = system.nbest([atoms], W, 5, 5)
+    [(narrow, narrow_scores)] = nbest(system, [atoms], W, 5, 5)
     assert len({tuple(p) for p in narrow.tolist()}) == 5
     assert list(narrow_scores) == sorted(narrow_scores, reverse=True)

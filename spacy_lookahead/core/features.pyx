@@ -131,7 +131,10 @@ cdef class LexemeAtoms:
         return (LexemeAtoms, (self.substrings,))
 
 
+# The atoms array's columns, for Python code that fills the per-token inputs.
 ATOMS_PER_TOKEN = N_ATOMS
+A_TAG_COLUMN = A_TAG
+A_CHUNK_COLUMN = A_CHUNK
 
 
 def token_atoms(str text, tag=None, chunk=None):

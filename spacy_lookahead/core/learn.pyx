@@ -71,8 +71,3 @@ cdef int train_sequence(Workspace ws, Weights W, void* state, double margin,
         sys.apply(state, actions[n])
         n += 1
     return mistakes
-
-
-def update_weight_at(Workspace ws, Weights W, size_t state_addr, int gold, double margin):
-    """Python view of update_weight, for tests."""
-    return update_weight(ws, W, <const void*>state_addr, gold, margin)

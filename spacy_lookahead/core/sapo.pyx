@@ -44,7 +44,7 @@ cdef void softmax(double* probs, const double* scores, int k) noexcept nogil:
 
 
 cdef double sapo_update(Workspace ws, Weights W, const void* state, NBest nbest,
-                        const int* gold, double gamma, Chain chain) except? -1:
+                        const int* gold, int n_gold, double gamma, Chain chain) except? -1:
     """Lines 5-7 of Algorithm 1 for one example, given its n-best (scored
     with the weights before the update). Returns the negative log-likelihood
     of y* with the normaliser over the n-best and y* (so it is >= 0).
@@ -52,7 +52,8 @@ cdef double sapo_update(Workspace ws, Weights W, const void* state, NBest nbest,
     With `chain` (a first-order system) the n + 1 feature vectors are summed
     per (step, previous action, action) first: where every output agrees
     with y*, the deltas cancel (sum P_k = 1) and no weight is touched. The
-    result is the same update, in far fewer weight writes."""
+    result is the same update, in far fewer weight writes. Without it, the
+    outputs may differ in length (n_gold: the length of y*)."""
     cdef int T = nbest.T, k = nbest.k, i, t, p, c, C = ws.nr_class, n_feats
     cdef vector[double] probs
     cdef double gold_score, z, top, d
@@ -62,22 +63,22 @@ cdef double sapo_update(Workspace ws, Weights W, const void* state, NBest nbest,
     probs.resize(k)
     softmax(probs.data(), nbest.scores.data(), k)
     # Loss: -log P(y*), normalised over the n-best plus y*.
-    gold_score = path_score(ws, W, state, gold, T)
+    gold_score = path_score(ws, W, state, gold, n_gold)
     top = gold_score
     for i in range(k):
         if nbest.scores[i] > top:
             top = nbest.scores[i]
     z = exp(gold_score - top)
     for i in range(k):
-        if _same(&nbest.paths[i * T], gold, T):
+        if _same(&nbest.paths[i * T], nbest.lengths[i], gold, n_gold):
             gold_in_nbest = True
         else:
             z += exp(nbest.scores[i] - top)
     cdef double loss = log(z) - (gold_score - top)
     if chain is None:
         for i in range(k):
-            add_path(ws, W, state, &nbest.paths[i * T], T, -gamma * probs[i])
-        add_path(ws, W, state, gold, T, gamma)
+            add_path(ws, W, state, &nbest.paths[i * T], nbest.lengths[i], -gamma * probs[i])
+        add_path(ws, W, state, gold, n_gold, gamma)
         return loss
     cdef vector[pair[int64_t, double]] deltas
     cdef const int* path
@@ -109,9 +110,11 @@ cdef double sapo_update(Workspace ws, Weights W, const void* state, NBest nbest,
     return loss
 
 
-cdef bint _same(const int* a, const int* b, int T) noexcept nogil:
+cdef bint _same(const int* a, int na, const int* b, int nb) noexcept nogil:
     cdef int t
-    for t in range(T):
+    if na != nb:
+        return False
+    for t in range(na):
         if a[t] != b[t]:
             return False
     return True

@@ -115,12 +115,3 @@ cdef int decode(Workspace ws, Weights W, void* state, int* actions, int max_acti
         n += 1
         ws.system.apply(state, a)
     return n
-
-
-def lookahead_values(Workspace ws, Weights W, size_t state_addr):
-    """Python view of lookahead_first for tests: (best action, values, paths)."""
-    cdef int best = lookahead_first(ws, W, <const void*>state_addr)
-    values = [ws.values[a] for a in range(ws.nr_class)]
-    paths = [[ws.paths[a * (ws.depth + 1) + k] for k in range(ws.path_lens[a])]
-             for a in range(ws.nr_class)]
-    return best, values, paths

@@ -38,3 +38,17 @@ cdef class TransitionSystem:
     cdef int oracle(self, const void* state) noexcept nogil:
         """The gold action in this state, or -1 if the gold is unknown."""
         return -1
+
+    # --- Python: the docs as the engine sees them ---------------------------
+    def instance(self, doc_input, gold=None):
+        """The `core.instance.Instance` of one doc (its inputs as the
+        system's docs take them; gold for the oracle while training)."""
+        raise NotImplementedError(f"{type(self).__name__} does not build instances")
+
+    def instances(self, list inputs, golds=None):
+        """Instances of a batch of docs, for the learners and decoders."""
+        if golds is None:
+            return [self.instance(x) for x in inputs]
+        if len(golds) != len(inputs):
+            raise ValueError(f"{len(inputs)} docs but {len(golds)} golds")
+        return [self.instance(x, g) for x, g in zip(inputs, golds)]

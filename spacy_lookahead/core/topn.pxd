@@ -32,10 +32,13 @@ cdef struct Node:
 
 
 cdef class NBest:
-    """The n best action sequences found by a top-n search, best first."""
+    """The n best action sequences found by a top-n search, best first.
+    Derivations may differ in length (a parser's number of roots): sequence
+    i is paths[i * T : i * T + lengths[i]]."""
     cdef readonly int k           # how many were found (<= n)
-    cdef readonly int T           # steps per sequence
+    cdef readonly int T           # the row stride: no sequence is longer
     cdef vector[int] paths        # k x T
+    cdef vector[int] lengths      # k
     cdef vector[double] scores    # k
 
     cdef void clear(self, int T) noexcept nogil

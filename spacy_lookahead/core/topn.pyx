@@ -102,11 +102,18 @@ cdef class NBest:
         self.k = 0
         self.T = T
         self.paths.clear()
+        self.lengths.clear()
         self.scores.clear()
 
+    def sequences(self):
+        """([actions int32 per sequence], scores (k,) float64), best first."""
+        paths, scores = self.as_arrays()
+        return [paths[i, :self.lengths[i]] for i in range(self.k)], scores
+
     def as_arrays(self):
-        """(paths (k, T) int32, scores (k,) float64)."""
-        paths = numpy.zeros((self.k, self.T), dtype="int32")
+        """(paths (k, T) int32, scores (k,) float64); a shorter sequence is
+        padded with -1."""
+        paths = numpy.full((self.k, self.T), -1, dtype="int32")
         scores = numpy.zeros((self.k,), dtype="float64")
         cdef int[:, ::1] pv = paths
         cdef double[::1] sv = scores
@@ -133,6 +140,7 @@ cdef int astar(Chain chain, Weights W, int n, NBest out) except -1 nogil:
         return 0
     if T == 0:
         out.k = 1
+        out.lengths.push_back(0)
         out.scores.push_back(0.0)
         return 0
     chain.backward(W)
@@ -157,6 +165,7 @@ cdef int astar(Chain chain, Weights W, int n, NBest out) except -1 nogil:
                 out.paths[out.k * T + t] = nodes[i].c
                 i = nodes[i].parent
                 t -= 1
+            out.lengths.push_back(T)
             out.scores.push_back(node.g)
             out.k += 1
             continue
@@ -172,17 +181,17 @@ cdef int astar(Chain chain, Weights W, int n, NBest out) except -1 nogil:
 
 cdef int beam_nbest(Beam beam, Weights W, const void* state, int T, int n, NBest out) except -1:
     """The n best final items of a beam search from `state` (beam width >= n;
-    at most T steps), best first. Items are distinct action sequences."""
+    at most T steps), best first. Items are distinct action sequences, of
+    different lengths where the system's derivations differ in length."""
     cdef int j, k, step
     beam.reset(state, T)
     with nogil:
         step = beam.search(W)
     out.clear(T)
     k = min(n, beam.size_at(step))
-    out.paths.resize(k * T)
+    out.paths.resize(max(1, k * T))
     for j in range(k):
-        if beam.path(step, j, &out.paths[j * T]) != T:
-            raise ValueError("beam search ended before the sequence did")
+        out.lengths.push_back(beam.path(step, j, &out.paths[j * T]))
         out.scores.push_back(beam.score_at(step, j))
     out.k = k
     return 0

@@ -1,6 +1,7 @@
 """What every search-based component shares: the weight table, averaged
 weights for prediction, serialisation and the spaCy plumbing."""
 import threading
+import time
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
 import numpy
@@ -10,13 +11,12 @@ from spacy import util
 from spacy.errors import Errors
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc, Span
-from spacy.training import Example
+from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 from thinc.api import Model
 
+from ..core.features import A_CHUNK_COLUMN as A_CHUNK, A_TAG_COLUMN as A_TAG
 from ..core.weights import Weights
-
-A_TAG, A_CHUNK = 16, 17  # input columns of the atoms array (core/features.pxd)
 
 
 def placeholder_model(name: str) -> Model:
@@ -51,6 +51,7 @@ class SearchPipe(TrainablePipe):
         self._averaged: Optional[Weights] = None
         self._averaged_version = -1
         self._lock = threading.Lock()
+        self._update_seconds = 0.0  # time spent learning, for per-epoch timings
 
     # --- labels ------------------------------------------------------------
     @property
@@ -91,6 +92,39 @@ class SearchPipe(TrainablePipe):
                 self._averaged = self.weights.average()
                 self._averaged_version = self.weights.version
             return self._averaged
+
+    # --- training ------------------------------------------------------------
+    def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd: Any = None,
+               losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
+        """One online pass of the component's learner over the examples, in
+        order; the loss is what the learner counts (see `learn`)."""
+        if losses is None:
+            losses = {}
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_examples(examples, f"{type(self).__name__}.update")
+        self._require_labels()
+        start = time.perf_counter()
+        losses[self.name] += self.learn(examples)
+        self._update_seconds += time.perf_counter() - start
+        return losses
+
+    def learn(self, examples: List[Example]) -> float:
+        """The learner's pass over the examples; returns the loss."""
+        raise NotImplementedError
+
+    def get_loss(self, examples, scores):
+        raise NotImplementedError(f"[{self.name}] the loss is computed by the learner and "
+                                  "reported by update()")
+
+    def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, Any]:
+        """The scorer's figures plus the mean |w| of the training weights (Sun
+        et al.'s w-complexity curve) and the time spent in update(), so that
+        training logs show both."""
+        scores = dict(super().score(examples, **kwargs))
+        scores[f"{self.name}_w_mean_abs"] = self.weights.mean_abs()
+        scores[f"{self.name}_update_seconds"] = self._update_seconds
+        return scores
 
     def finish_update(self, sgd: Any) -> None:
         """Updates are applied in update(); there is no optimizer step."""

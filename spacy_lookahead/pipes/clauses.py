@@ -119,22 +119,14 @@ class PhrasePipe(SearchPipe):
             spans = [Span(doc, int(s), int(e) + 1, label=labels[k]) for s, e, k in rows]
             doc.spans[key] = SpanGroup(doc, name=key, spans=spans)
 
-    def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd=None,
-               losses: Optional[dict] = None) -> dict:
+    def learn(self, examples: List[Example]) -> float:
         """One online pass (FR-Perceptron, or CO-VP with feedback =
         "classification"); the loss is the number of missed plus
         over-predicted phrases."""
-        if losses is None:
-            losses = {}
-        losses.setdefault(self.name, 0.0)
-        examples = list(examples)
-        validate_examples(examples, f"{type(self).__name__}.update")
-        self._require_labels()
         golds = [self.gold_phrases(eg) for eg in examples]
         inputs = self._inputs([eg.predicted for eg in examples], examples)
         mistakes, _ = self.system.train(inputs, golds, self.weights, self.cfg["feedback"])
-        losses[self.name] += mistakes
-        return losses
+        return mistakes
 
     def filter_stats(self, examples: Iterable[Example]) -> Dict[str, float]:
         """The filtering layer on gold-annotated examples (averaged weights):
@@ -167,10 +159,6 @@ class PhrasePipe(SearchPipe):
             stats[f"{name}_p"] = both / fired if fired else 0.0
             stats[f"{name}_r"] = both / boundary if boundary else 0.0
         return stats
-
-    def get_loss(self, examples, scores):
-        raise NotImplementedError(f"[{self.name}] the loss is the number of phrase mistakes, "
-                                  "reported by update()")
 
     def _on_load(self) -> None:
         self._system = None

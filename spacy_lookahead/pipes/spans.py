@@ -12,7 +12,8 @@ from spacy.vocab import Vocab
 
 from ..systems.schemes import (SCHEMES, action_arrays, ids_to_spans, label_constraints,
                                 scheme_actions, span_probabilities, spans_to_ids)
-from .sequence import LEARNER_DEFAULTS, Labelling, SequencePipe
+from .sequence import SEQUENCE_DEFAULTS, SequencePipe
+from .transition import Prediction
 
 SpanTuple = Tuple[int, int, str]
 # Default perceptron margin C. Appendix A of the paper: the learnt margin
@@ -21,6 +22,7 @@ SpanTuple = Tuple[int, int, str]
 # set on that scale. CoNLL-2000, depth 1: held-out 10% of train 94.21 (C = 1)
 # vs 94.23 (C = 60); test 93.45 vs 93.72. JNLPBA rtl: test 70.33 vs 71.26 (C = 50).
 MARGIN = 50.0
+SPAN_DEFAULTS = {**SEQUENCE_DEFAULTS, "margin": MARGIN}
 
 
 class SpanLabeller(SequencePipe):
@@ -28,6 +30,7 @@ class SpanLabeller(SequencePipe):
     "biluo"); the search only follows label sequences the scheme allows."""
 
     history_setting = "label_trigrams"
+    search_defaults = SPAN_DEFAULTS
 
     def __init__(self, vocab: Vocab, name: str, *, scheme: str, **settings) -> None:
         if scheme not in SCHEMES:
@@ -90,18 +93,19 @@ class SpanLabeller(SequencePipe):
             ids[missing] = -1
         return ids
 
-    def set_annotations(self, docs: Iterable[Doc], labellings: List[Labelling]) -> None:
+    def set_annotations(self, docs: Iterable[Doc], predictions: List[Prediction]) -> None:
         """Write the spans of the best labelling; with SAPO, each span's
         probability (the summed probability of the n best outputs that
         contain it) goes to the span group's attrs["scores"], as spancat does."""
         kinds, types = self._kinds_types()
         labels = self.labels
-        for doc, out in zip(docs, labellings):
-            best = ids_to_spans(out.ids, kinds, types)
+        for doc, out in zip(docs, predictions):
+            best = ids_to_spans(out.best, kinds, types)
             spans = [Span(doc, start, end, label=labels[t]) for start, end, t in best]
             scores = None
             if out.probs is not None:
-                scores = span_probabilities(best, out.nbest, out.probs, kinds, types)
+                nbest = numpy.asarray(out.nbest, dtype="int32").reshape((len(out.nbest), len(doc)))
+                scores = span_probabilities(best, nbest, out.probs, kinds, types)
             self.write_spans(doc, spans, scores)
 
 
@@ -110,33 +114,34 @@ class SpanLabeller(SequencePipe):
     assigns=["doc.spans"],
     requires=["token.tag"],
     default_config={
-        "depth": 1,
-        "margin": 50.0,
         "direction": "ltr",
         "scheme": "iob",
         "spans_key": "chunks",
         "label_trigrams": False,
-        **LEARNER_DEFAULTS,
+        **SPAN_DEFAULTS,
         "scorer": {"@scorers": "spacy_lookahead.chunk_scorer.v1"},
     },
     default_score_weights={"chunks_f": 1.0, "chunks_p": 0.0, "chunks_r": 0.0, "chunks_per_type": None},
 )
-def make_lookahead_chunker(nlp: Language, name: str, depth: int, margin: float, direction: str,
-                           scheme: str, spans_key: str, label_trigrams: bool, learner: str,
-                           n: int, learning_rate: float, learning_rate_decay: float, l2: float, beam_width: int,
+def make_lookahead_chunker(nlp: Language, name: str, direction: str, scheme: str, spans_key: str,
+                           label_trigrams: bool, search: str, depth: int, margin: float,
+                           beam_width: int, update: str, learner: str, n: int,
+                           learning_rate: float, learning_rate_decay: float, l2: float,
                            scorer: Optional[Callable]) -> "LookaheadChunker":
     """Base-phrase chunking into doc.spans[spans_key] from words and POS tags.
 
-    depth, margin, direction: the lookahead search and perceptron (see the tagger).
+    direction: "ltr" or "rtl", the order in which tokens are labelled.
     scheme: "iob" (IOB2) or "biluo" labelling of the chunks.
     label_trigrams: add the (label t-1, label t-2) history feature.
-    learner, n, learning_rate, learning_rate_decay, l2: see the tagger. With
-    "sapo" each chunk's probability goes to doc.spans[spans_key].attrs["scores"].
+    search, depth, margin, beam_width, update, learner, n, learning_rate,
+    learning_rate_decay, l2: see the tagger. With "sapo" each chunk's
+    probability goes to doc.spans[spans_key].attrs["scores"].
     """
-    return LookaheadChunker(nlp.vocab, name, depth=depth, margin=margin, direction=direction,
-                            scheme=scheme, spans_key=spans_key, label_trigrams=label_trigrams,
+    return LookaheadChunker(nlp.vocab, name, direction=direction, scheme=scheme,
+                            spans_key=spans_key, label_trigrams=label_trigrams, search=search,
+                            depth=depth, margin=margin, beam_width=beam_width, update=update,
                             learner=learner, n=n, learning_rate=learning_rate,
-                            learning_rate_decay=learning_rate_decay, l2=l2, beam_width=beam_width, scorer=scorer)
+                            learning_rate_decay=learning_rate_decay, l2=l2, scorer=scorer)
 
 
 class LookaheadChunker(SpanLabeller):
@@ -147,13 +152,12 @@ class LookaheadChunker(SpanLabeller):
     feature_settings = ("direction", "label_trigrams", "scheme")
     gold_description = "doc.spans[spans_key] on the gold docs"
 
-    def __init__(self, vocab: Vocab, name: str = "lookahead_chunker", *, depth: int = 1,
-                 margin: float = MARGIN, direction: str = "ltr", scheme: str = "iob",
-                 spans_key: str = "chunks", label_trigrams: bool = False,
-                 scorer: Optional[Callable] = None, **learner) -> None:
-        super().__init__(vocab, name, depth=depth, margin=margin, direction=direction,
-                         scheme=scheme, spans_key=spans_key, label_trigrams=bool(label_trigrams),
-                         scorer=scorer, **learner)
+    def __init__(self, vocab: Vocab, name: str = "lookahead_chunker", *, direction: str = "ltr",
+                 scheme: str = "iob", spans_key: str = "chunks", label_trigrams: bool = False,
+                 scorer: Optional[Callable] = None, **search_settings) -> None:
+        super().__init__(vocab, name, direction=direction, scheme=scheme, spans_key=spans_key,
+                         label_trigrams=bool(label_trigrams), scorer=scorer,
+                         search_settings=search_settings)
 
     def input_columns(self, doc: Doc, atoms: numpy.ndarray, example: Optional[Example]) -> None:
         self._tag_column(doc, atoms, example, "chunking")
@@ -171,24 +175,23 @@ class LookaheadChunker(SpanLabeller):
     "lookahead_ner",
     assigns=["doc.ents", "token.ent_iob", "token.ent_type"],
     default_config={
-        "depth": 1,
-        "margin": 50.0,
         "direction": "ltr",
         "scheme": "iob",
         "label_trigrams": False,
         "pos_features": False,
         "chunk_features": False,
         "chunks_key": "chunks",
-        **LEARNER_DEFAULTS,
+        **SPAN_DEFAULTS,
         "scores_key": "ents",
         "scorer": {"@scorers": "spacy_lookahead.entity_scorer.v1"},
     },
     default_score_weights={"ents_f": 1.0, "ents_p": 0.0, "ents_r": 0.0, "ents_per_type": None},
 )
-def make_lookahead_ner(nlp: Language, name: str, depth: int, margin: float, direction: str,
-                       scheme: str, label_trigrams: bool, pos_features: bool, chunk_features: bool,
-                       chunks_key: str, learner: str, n: int, learning_rate: float,
-                       learning_rate_decay: float, l2: float, beam_width: int, scores_key: str,
+def make_lookahead_ner(nlp: Language, name: str, direction: str, scheme: str,
+                       label_trigrams: bool, pos_features: bool, chunk_features: bool,
+                       chunks_key: str, search: str, depth: int, margin: float, beam_width: int,
+                       update: str, learner: str, n: int, learning_rate: float,
+                       learning_rate_decay: float, l2: float, scores_key: str,
                        scorer: Optional[Callable]) -> "LookaheadNER":
     """Named entities into doc.ents.
 
@@ -196,15 +199,17 @@ def make_lookahead_ner(nlp: Language, name: str, depth: int, margin: float, dire
     pos_features / chunk_features: use token.tag_ / doc.spans[chunks_key] as
     input features (then required on every doc, e.g. from a tagger and a
     chunker earlier in the pipeline).
-    learner, n, learning_rate, learning_rate_decay, l2: see the tagger. With
-    "sapo" the entities are also written to doc.spans[scores_key] with their
-    probabilities in attrs["scores"].
+    search, depth, margin, beam_width, update, learner, n, learning_rate,
+    learning_rate_decay, l2: see the tagger. With "sapo" the entities are also
+    written to doc.spans[scores_key] with their probabilities in attrs["scores"].
     """
-    return LookaheadNER(nlp.vocab, name, depth=depth, margin=margin, direction=direction,
-                        scheme=scheme, label_trigrams=label_trigrams, pos_features=pos_features,
-                        chunk_features=chunk_features, chunks_key=chunks_key, learner=learner,
-                        n=n, learning_rate=learning_rate, learning_rate_decay=learning_rate_decay,
-                        l2=l2, beam_width=beam_width, scores_key=scores_key, scorer=scorer)
+    return LookaheadNER(nlp.vocab, name, direction=direction, scheme=scheme,
+                        label_trigrams=label_trigrams, pos_features=pos_features,
+                        chunk_features=chunk_features, chunks_key=chunks_key, search=search,
+                        depth=depth, margin=margin, beam_width=beam_width, update=update,
+                        learner=learner, n=n, learning_rate=learning_rate,
+                        learning_rate_decay=learning_rate_decay, l2=l2, scores_key=scores_key,
+                        scorer=scorer)
 
 
 class LookaheadNER(SpanLabeller):
@@ -219,15 +224,15 @@ class LookaheadNER(SpanLabeller):
     feature_settings = ("direction", "label_trigrams", "scheme", "pos_features", "chunk_features")
     gold_description = "doc.ents on the gold docs"
 
-    def __init__(self, vocab: Vocab, name: str = "lookahead_ner", *, depth: int = 1,
-                 margin: float = MARGIN, direction: str = "ltr", scheme: str = "iob",
-                 label_trigrams: bool = False, pos_features: bool = False,
+    def __init__(self, vocab: Vocab, name: str = "lookahead_ner", *, direction: str = "ltr",
+                 scheme: str = "iob", label_trigrams: bool = False, pos_features: bool = False,
                  chunk_features: bool = False, chunks_key: str = "chunks",
-                 scores_key: str = "ents", scorer: Optional[Callable] = None, **learner) -> None:
-        super().__init__(vocab, name, depth=depth, margin=margin, direction=direction,
-                         scheme=scheme, label_trigrams=bool(label_trigrams),
-                         pos_features=bool(pos_features), chunk_features=bool(chunk_features),
-                         chunks_key=chunks_key, scores_key=scores_key, scorer=scorer, **learner)
+                 scores_key: str = "ents", scorer: Optional[Callable] = None,
+                 **search_settings) -> None:
+        super().__init__(vocab, name, direction=direction, scheme=scheme,
+                         label_trigrams=bool(label_trigrams), pos_features=bool(pos_features),
+                         chunk_features=bool(chunk_features), chunks_key=chunks_key,
+                         scores_key=scores_key, scorer=scorer, search_settings=search_settings)
 
     def input_columns(self, doc: Doc, atoms: numpy.ndarray, example: Optional[Example]) -> None:
         if self.cfg["pos_features"]:

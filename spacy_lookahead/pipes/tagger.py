@@ -8,7 +8,8 @@ from spacy.tokens import Doc, Token
 from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 
-from .sequence import LEARNER_DEFAULTS, Labelling, SequencePipe
+from .sequence import SEQUENCE_DEFAULTS, SequencePipe
+from .transition import Prediction
 
 TARGETS = ("tag", "pos")
 TAG_PROBS = "tag_probs"  # doc.user_data key of the SAPO tag probabilities
@@ -27,35 +28,35 @@ if not Token.has_extension("tag_prob"):
     "lookahead_tagger",
     assigns=["token.tag"],
     default_config={
-        "depth": 1,
-        "margin": 1.0,
         "direction": "ltr",
         "target": "tag",
         "tag_trigrams": False,
-        **LEARNER_DEFAULTS,
+        **SEQUENCE_DEFAULTS,
         "scorer": {"@scorers": "spacy_lookahead.tagger_scorer.v1"},
     },
     default_score_weights={"tag_acc": 1.0, "pos_acc": None},
 )
-def make_lookahead_tagger(nlp: Language, name: str, depth: int, margin: float, direction: str,
-                          target: str, tag_trigrams: bool, learner: str, n: int,
-                          learning_rate: float, learning_rate_decay: float, l2: float, beam_width: int,
+def make_lookahead_tagger(nlp: Language, name: str, direction: str, target: str,
+                          tag_trigrams: bool, search: str, depth: int, margin: float,
+                          beam_width: int, update: str, learner: str, n: int,
+                          learning_rate: float, learning_rate_decay: float, l2: float,
                           scorer: Optional[Callable]) -> "LookaheadTagger":
     """Create a lookahead tagger.
 
-    depth: lookahead depth D (0 = greedy; the paper's Table 1 uses 0-2).
-    margin: the perceptron margin C of Figure 3.
     direction: "ltr" or "rtl", the order in which tokens are tagged.
     target: "tag" (token.tag_, e.g. PTB/XPOS) or "pos" (token.pos_, UPOS).
     tag_trigrams: add (t-1, t-2) history features (the paper's "+ tag trigram").
-    learner: "perceptron" (lookahead search + margin perceptron, averaged) or
-        "sapo" (Sun et al.: exact top-n search, probabilities, L2; then depth and
-        margin are unused and n, learning_rate, learning_rate_decay, l2 apply).
+    search, depth, margin, beam_width, update: the search and the perceptron
+        update: "greedy", "lookahead" (depth D, margin C; Tsuruoka et al.
+        Figures 2-3) or "beam" (width k, violation-fixing `update`; Huang et al.).
+    learner: "perceptron" (averaged) or "sapo" (Sun et al.: top-n search,
+        probabilities, L2 with n, learning_rate, learning_rate_decay, l2).
     """
-    return LookaheadTagger(nlp.vocab, name, depth=depth, margin=margin, direction=direction,
-                           target=target, tag_trigrams=tag_trigrams, learner=learner, n=n,
+    return LookaheadTagger(nlp.vocab, name, direction=direction, target=target,
+                           tag_trigrams=tag_trigrams, search=search, depth=depth, margin=margin,
+                           beam_width=beam_width, update=update, learner=learner, n=n,
                            learning_rate=learning_rate, learning_rate_decay=learning_rate_decay,
-                           l2=l2, beam_width=beam_width, scorer=scorer)
+                           l2=l2, scorer=scorer)
 
 
 class LookaheadTagger(SequencePipe):
@@ -66,13 +67,16 @@ class LookaheadTagger(SequencePipe):
     feature_settings = ("direction", "tag_trigrams")
     feature_set = "pos"
 
-    def __init__(self, vocab: Vocab, name: str = "lookahead_tagger", *, depth: int = 1,
-                 margin: float = 1.0, direction: str = "ltr", target: str = "tag",
-                 tag_trigrams: bool = False, scorer: Optional[Callable] = None, **learner) -> None:
+    def __init__(self, vocab: Vocab, name: str = "lookahead_tagger", *, direction: str = "ltr",
+                 target: str = "tag", tag_trigrams: bool = False,
+                 scorer: Optional[Callable] = None, **search_settings) -> None:
+        """search_settings: search, depth, margin, beam_width, update, learner,
+        n, learning_rate, learning_rate_decay, l2 (settings.py)."""
         if target not in TARGETS:
             raise ValueError(f"[{name}] target must be one of {TARGETS}, got {target!r}")
-        super().__init__(vocab, name, depth=depth, margin=margin, direction=direction,
-                         scorer=scorer, target=target, tag_trigrams=bool(tag_trigrams), **learner)
+        super().__init__(vocab, name, direction=direction, scorer=scorer,
+                         search_settings=search_settings, target=target,
+                         tag_trigrams=bool(tag_trigrams))
 
     @property
     def attr(self) -> str:
@@ -98,14 +102,16 @@ class LookaheadTagger(SequencePipe):
         aligned = example.get_aligned(self.attr, as_string=True)
         return numpy.asarray([ids.get(t, -1) if t else -1 for t in aligned], dtype="int32")
 
-    def set_annotations(self, docs: Iterable[Doc], labellings: List[Labelling]) -> None:
+    def set_annotations(self, docs: Iterable[Doc], predictions: List[Prediction]) -> None:
         """Write the tags; with SAPO also each tag's probability (the summed
         probability of the n best outputs that agree on it), read through
         `token._.tag_prob` (doc.user_data["tag_probs"])."""
         strings = self.vocab.strings
         label_hashes = numpy.asarray([strings.add(label) for label in self.labels], dtype="uint64")
-        for doc, out in zip(docs, labellings):
+        for doc, out in zip(docs, predictions):
             if len(doc):
-                doc.from_array([self.attr], label_hashes[out.ids].reshape((-1, 1)))
+                doc.from_array([self.attr], label_hashes[out.best].reshape((-1, 1)))
             if out.probs is not None:
-                doc.user_data[TAG_PROBS] = (out.nbest == out.ids).T.astype("float64") @ out.probs
+                nbest = numpy.asarray(out.nbest, dtype="int32").reshape((len(out.nbest), len(doc)))
+                agree = nbest == out.best
+                doc.user_data[TAG_PROBS] = agree.T.astype("float64") @ out.probs

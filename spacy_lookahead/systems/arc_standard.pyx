@@ -18,15 +18,10 @@ from murmurhash.mrmr cimport hash64
 
 import numpy
 
-from ..core.beam cimport Beam
 from ..core.features cimport N_ATOMS, A_LOWER, A_TAG, feat1, feat2, feat3
-from ..core.learn cimport train_sequence
-from ..core.search cimport Workspace, decode
+from ..core.instance cimport Instance
 from ..core.system cimport TransitionSystem
-from ..core.violation cimport (StepRecord, Violation, find_violation, fix_violation)
 from ..core.weights cimport Weights, feat_t
-
-from ..core.violation import METHODS
 
 # Atom values for empty positions (never a string hash, which is > 7).
 DEF NONE = 3
@@ -449,195 +444,26 @@ cdef class ArcStandardSystem(TransitionSystem):
         key[16] = <uint64_t>s.depth
         key[17] = <uint64_t>s.done
 
-    # --- Python entry points (one call per doc; nothing per token) ---------
-
-    def predict(self, list docs, Weights W, str search="greedy", int depth=0, int beam_width=1):
-        """(heads, labels) int32 arrays per doc: heads absolute, i for a root;
-        labels -1 for a root. search: "greedy"/"lookahead" (depth) or "beam"."""
-        if search == "beam":
-            return [self._beam_parse(_ParseDoc(self, d), W, beam_width) for d in docs]
-        return [self._decode(_ParseDoc(self, d), W, depth) for d in docs]
-
-    cdef tuple _decode(self, _ParseDoc doc, Weights W, int depth):
-        cdef int n = doc.c.length
-        if n == 0:
-            return doc.empty_tree()
-        cdef Workspace ws = Workspace(self, depth, state_size_for(n))
-        actions = numpy.zeros((2 * n + 2,), dtype="int32")
-        cdef int[::1] act = actions
-        cdef void* state = doc.start([])
-        cdef int k
-        with nogil:
-            k = decode(ws, W, state, &act[0], 2 * n + 2)
-        return doc.replay(actions[:k])
-
-    cdef tuple _beam_parse(self, _ParseDoc doc, Weights W, int width):
-        cdef int n = doc.c.length
-        if n == 0:
-            return doc.empty_tree()
-        cdef Beam beam = Beam(self, width, state_size_for(n))
-        beam.reset(doc.start([]), 2 * n + 2)
-        with nogil:
-            beam.search(W)
-        actions = numpy.zeros((2 * n + 2,), dtype="int32")
-        cdef int[::1] act = actions
-        k = beam.path(beam.step, 0, &act[0])
-        return doc.replay(actions[:k])
-
-    def train(self, list docs, list golds, Weights W, int depth, double margin):
-        """One margin-perceptron pass (Tsuruoka et al. 2011, Figure 3) along
-        the oracle path of each doc. golds: (heads, labels) per doc, -1 where
-        unknown. Returns (mistakes, decisions)."""
-        mistakes = decisions = 0
-        cdef _ParseDoc doc
-        cdef Workspace ws
-        cdef int n_dec = 0, m
-        cdef int[::1] act
-        for d, gold in zip(docs, golds):
-            doc = _ParseDoc(self, d, gold)
-            n = doc.c.length
-            if n == 0:
-                continue
-            ws = Workspace(self, depth, state_size_for(n))
-            actions = numpy.zeros((2 * n + 2,), dtype="int32")
-            act = actions
-            m = train_sequence(ws, W, doc.start([]), margin, &act[0], 2 * n + 2, &n_dec)
-            mistakes += m
-            decisions += n_dec
-        return mistakes, decisions
-
-    def train_beam(self, list docs, list golds, Weights W, int width, str update):
-        """One violation-fixing perceptron pass with beam search (Huang et al.
-        2012, Algorithm 2 with FINDVIOLATION per `update`). Docs whose gold
-        tree the oracle cannot derive in full are skipped. One tick per doc.
-        Returns dict(updates, invalid, docs, skipped)."""
-        if update not in METHODS:
-            raise ValueError(f"update must be one of {sorted(METHODS)}, got {update!r}")
-        cdef int method = METHODS[update]
-        cdef _ParseDoc doc
-        cdef Beam beam
-        cdef Workspace ws
-        cdef Violation v
-        cdef int n, n_gold, due
-        cdef Pool mem
-        cdef StepRecord* rec
-        cdef void* gold_state
-        cdef void* start
-        cdef int[::1] gv
-        cdef int[::1] zv
-        stats = {"updates": 0, "invalid": 0, "docs": 0, "skipped": 0}
-        for d, gold in zip(docs, golds):
-            doc = _ParseDoc(self, d, gold)
-            n = doc.c.length
-            if n == 0:
-                continue
-            gold_actions = doc.oracle_path()
-            if gold_actions is None:
-                stats["skipped"] += 1
-                continue
-            n_gold = len(gold_actions)
-            gv = gold_actions
-            zbuf = numpy.zeros((2 * n + 4,), dtype="int32")
-            zv = zbuf
-            size = state_size_for(n)
-            beam = Beam(self, width, size)
-            ws = Workspace(self, 0, size)
-            mem = Pool()
-            rec = <StepRecord*>mem.alloc(2 * n + 4, sizeof(StepRecord))
-            gold_state = mem.alloc(1, size)
-            start = doc.start([])
-            beam.reset(start, 2 * n + 2)
-            with nogil:
-                due = find_violation(beam, W, start, &gv[0], n_gold, method, rec, gold_state, &v)
-            if due:
-                fix_violation(beam, ws, W, start, &gv[0], n_gold, &v, &zv[0])
-                stats["updates"] += 1
-                stats["invalid"] += not v.valid
-            W.time += 1
-            stats["docs"] += 1
-        return stats
-
-    # --- For tests ------------------------------------------------------------
-    def oracle_actions(self, doc_input, gold):
-        """The oracle's action path for a doc, or None if it gets stuck."""
-        return _ParseDoc(self, doc_input, gold).oracle_path()
-
-    def replay(self, doc_input, actions):
-        """(heads, labels) after the given actions."""
-        return _ParseDoc(self, doc_input).replay(numpy.asarray(actions, dtype="int32"))
-
-    def features(self, doc_input, list history):
-        cdef _ParseDoc doc = _ParseDoc(self, doc_input)
-        cdef void* state = doc.start(history)
-        feats = numpy.zeros((self.max_feats,), dtype="uint64")
-        cdef uint64_t[::1] fv = feats
-        n = self.extract(&fv[0], state)
-        return feats[:n].copy()
-
-    def valid_actions(self, doc_input, list history):
-        cdef _ParseDoc doc = _ParseDoc(self, doc_input)
-        cdef void* state = doc.start(history)
-        valid = numpy.zeros((self.nr_class,), dtype="int32")
-        cdef int[::1] vv = valid
-        self.set_valid(&vv[0], state)
-        return [a for a in range(self.nr_class) if valid[a]], bool(self.is_final(state))
-
-    def lookahead(self, doc_input, list history, Weights W, int depth):
-        from ..core.search import lookahead_values
-        cdef _ParseDoc doc = _ParseDoc(self, doc_input)
-        cdef void* state = doc.start(history)
-        return lookahead_values(Workspace(self, depth, state_size_for(doc.c.length)), W,
-                                <size_t>state)
-
-    def beam(self, doc_input, Weights W, int width):
-        """The final beam items [(score, actions)], best first."""
-        cdef _ParseDoc doc = _ParseDoc(self, doc_input)
-        n = doc.c.length
-        beam = Beam(self, width, state_size_for(n))
-        return beam.run(W, <size_t>doc.start([]), 2 * n + 2)
-
-    def find_violation(self, doc_input, gold, Weights W, int width, str update, bint fix=False):
-        """The triple the update method picks: None, or dict(step, full, gap,
-        valid, y=gold prefix, z=predicted prefix). With fix, also update W."""
-        cdef _ParseDoc doc = _ParseDoc(self, doc_input, gold)
-        n = doc.c.length
-        gold_actions = doc.oracle_path()
-        cdef int[::1] gv = gold_actions
-        size = state_size_for(n)
-        cdef Beam beam = Beam(self, width, size)
-        cdef Pool mem = Pool()
-        cdef StepRecord* rec = <StepRecord*>mem.alloc(2 * n + 4, sizeof(StepRecord))
-        cdef void* gold_state = mem.alloc(1, size)
-        cdef void* start = doc.start([])
-        cdef Violation v
-        beam.reset(start, 2 * n + 2)
-        if not find_violation(beam, W, start, &gv[0], len(gold_actions), METHODS[update],
-                              rec, gold_state, &v):
-            return None
-        zbuf = numpy.zeros((2 * n + 4,), dtype="int32")
-        cdef int[::1] zv = zbuf
-        nz = beam.path(v.step, 0, &zv[0])
-        ny = len(gold_actions) if v.full else min(v.step, len(gold_actions))
-        out = {"step": v.step, "full": bool(v.full), "gap": v.gap, "valid": bool(v.valid),
-               "y": [int(a) for a in gold_actions[:ny]], "z": [int(a) for a in zbuf[:nz]]}
-        if fix:
-            fix_violation(beam, Workspace(self, 0, size), W, start, &gv[0], len(gold_actions),
-                          &v, &zv[0])
-        return out
+    # --- Python: the engine's view of a doc ---------------------------------
+    def instance(self, doc_input, gold=None):
+        """A doc as the engine sees it: its atoms array (n, N_ATOMS), or a
+        dict with "atoms" and optionally "sent_ids"; gold: (heads, labels),
+        -1 where unknown. The output of an action sequence is the tree
+        (heads, labels)."""
+        return _ParseDoc(self, doc_input, gold)
 
 
-cdef class _ParseDoc:
-    """Owns the C arrays of one document (and its start state) for a call.
-    Input: the (n, N_ATOMS) atoms array, or a dict with "atoms" and
-    optionally "sent_ids" (int32 per token). Gold: (heads, labels)."""
+cdef class _ParseDoc(Instance):
+    """The C arrays of one document. Input: the (n, N_ATOMS) atoms array, or
+    a dict with "atoms" and optionally "sent_ids" (int32 per token). Gold:
+    (heads, labels). A derivation has at most 2n + 2 actions."""
     cdef ParseDocC c
-    cdef ArcStandardSystem system
-    cdef Pool mem
+    cdef ArcStandardSystem parsing
     cdef object atoms, sents, heads, labels, kids
 
     def __init__(self, ArcStandardSystem system, doc_input, gold=None):
-        self.system = system
-        self.mem = Pool()
+        Instance.__init__(self, system)
+        self.parsing = system
         extras = doc_input if isinstance(doc_input, dict) else {"atoms": doc_input}
         self.atoms = numpy.ascontiguousarray(extras["atoms"], dtype="uint64")
         n = self.atoms.shape[0]
@@ -645,6 +471,9 @@ cdef class _ParseDoc:
             raise ValueError(f"expected ({n}, {N_ATOMS}) word atoms, got {self.atoms.shape}")
         memset(&self.c, 0, sizeof(ParseDocC))
         self.c.length = n
+        self.length = n
+        self.max_steps = 2 * n + 2
+        self.state_size = state_size_for(n)
         cdef uint64_t[:, ::1] av
         cdef int[::1] iv
         if n:
@@ -672,10 +501,11 @@ cdef class _ParseDoc:
             self.c.gold_labels = &iv[0]
             iv = self.kids
             self.c.gold_kids = &iv[0]
+            self.has_gold = True
 
-    cdef void* start(self, list history) except NULL:
+    cdef int init_state(self, void* state) except -1:
         cdef int n = self.c.length
-        cdef ParseStateC* s = <ParseStateC*>self.mem.alloc(1, state_size_for(n))
+        cdef ParseStateC* s = <ParseStateC*>state
         s.doc = &self.c
         s.n = n
         s.i = s.depth = s.done = 0
@@ -684,35 +514,14 @@ cdef class _ParseDoc:
             _arr(s, LC)[k] = -1
             _arr(s, RC)[k] = -1
             _arr(s, LAB)[k] = -1
-        for a in history:
-            self.system.apply(s, a)
-        return s
+        return 0
 
-    def oracle_path(self):
-        """The oracle's actions from the start, or None if it gets stuck or
-        the gold is incomplete."""
-        cdef int n = self.c.length
-        cdef void* s = self.start([])
-        out = numpy.zeros((2 * n + 2,), dtype="int32")
-        cdef int k = 0, a
-        valid = numpy.zeros((self.system.nr_class,), dtype="int32")
-        cdef int[::1] vv = valid
-        while not self.system.is_final(s) and k < 2 * n + 2:
-            a = self.system.oracle(s)
-            self.system.set_valid(&vv[0], s)
-            if a < 0 or not vv[a]:
-                return None
-            out[k] = a
-            k += 1
-            self.system.apply(s, a)
-        return out[:k]
-
-    def replay(self, actions):
+    def output(self, actions):
         """(heads, labels) after the actions: words left on the stack (and
         any never shifted) are roots (head = self, label -1)."""
         cdef int n = self.c.length
-        cdef ParseStateC* s = <ParseStateC*>self.start([])
-        cdef int L = self.system.n_labels, a, s0, s1
+        cdef ParseStateC* s = <ParseStateC*>self.start()
+        cdef int L = self.parsing.n_labels, a, s0, s1
         heads = numpy.arange(n, dtype="int32")
         labels = numpy.full((n,), -1, dtype="int32")
         cdef int[::1] hv = heads
@@ -732,6 +541,3 @@ cdef class _ParseDoc:
                     lv[s0] = a - 1 - L
             self.system.apply(s, a)
         return heads, labels
-
-    def empty_tree(self):
-        return numpy.zeros((0,), dtype="int32"), numpy.zeros((0,), dtype="int32")

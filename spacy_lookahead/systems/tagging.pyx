@@ -11,11 +11,7 @@ from ..core.features cimport (N_ATOMS, A_ORTH, A_LOWER, A_PRE1, A_SUF1,
                               A_SHAPE, A_HAS_DIGIT, A_HAS_UPPER, A_HAS_HYPHEN,
                               A_ALL_CAPS, A_INIT_CAP, A_TAG, A_CHUNK,
                               feat1, feat2, feat3)
-from ..core.search cimport Workspace, decode
-from ..core.learn cimport train_sequence
-from ..core.sapo cimport sapo_update
-from ..core.beam cimport Beam
-from ..core.topn cimport Chain, NBest, astar, beam_nbest
+from ..core.instance cimport Instance
 from ..core.system cimport TransitionSystem
 from ..core.weights cimport Weights, feat_t
 
@@ -315,153 +311,12 @@ cdef class TaggingSystem(TransitionSystem):
             return -1
         return s.doc.gold[self.position(s)]
 
-    # --- Python entry points (one call per doc; nothing per token) ---------
-
-    def predict(self, list docs_atoms, Weights W, int depth):
-        """Labels (int32 arrays, in document order) for each doc's atoms."""
-        cdef Workspace ws = Workspace(self, depth)
-        return [self._run(ws, W, atoms, None, 0.0)[0] for atoms in docs_atoms]
-
-    def train(self, list docs_atoms, list golds, Weights W, int depth, double margin):
-        """One margin-perceptron pass over the docs; gold labels are int32
-        arrays with -1 where unknown. Returns (mistakes, decisions)."""
-        cdef Workspace ws = Workspace(self, depth)
-        mistakes = decisions = 0
-        for atoms, gold in zip(docs_atoms, golds):
-            _, m, d = self._run(ws, W, atoms, gold, margin)
-            mistakes += m
-            decisions += d
-        return mistakes, decisions
-
-    cdef tuple _run(self, Workspace ws, Weights W, atoms_array, gold_array, double margin):
-        cdef _TagDoc doc = _TagDoc(self, atoms_array, gold_array)
-        cdef int n = doc.c.length
-        cdef int i, mistakes = 0, decisions = 0
-        out = numpy.full((n,), -1, dtype="int32")
-        if n == 0:
-            return out, 0, 0
-        actions = numpy.zeros((n,), dtype="int32")
-        cdef int[::1] act = actions
-        cdef TagStateC state = doc.start([])
-        if gold_array is None:
-            with nogil:
-                decode(ws, W, &state, &act[0], n)
-        else:
-            mistakes = train_sequence(ws, W, &state, margin, &act[0], n, &decisions)
-        for i in range(n):
-            out[n - 1 - i if self.rtl else i] = act[i]
-        return out, mistakes, decisions
-
-    # --- SAPO (Sun et al.): top-n search and the probabilistic update ---------
-
-    cdef int _nbest(self, Workspace ws, Beam beam, Weights W, TagStateC* state, int n,
-                    NBest out) except -1:
-        """Exact A* when the features are first-order, else beam search."""
-        cdef Chain chain
-        if beam is None:
-            chain = Chain(ws, <size_t>state)
-            with nogil:
-                astar(chain, W, n, out)
-        else:
-            beam_nbest(beam, W, state, state.doc.length, n, out)
-        return 0
-
-    cdef Beam _beam(self, int n, int beam_width):
-        return None if self.first_order else Beam(self, max(n, beam_width))
-
-    def nbest(self, list docs_inputs, Weights W, int n, int beam_width=16):
-        """The n best label sequences of each doc, best first: a list of
-        (labels (k, length) int32 in document order, scores (k,)). Exact
-        (A*) for first-order features; with tag_trigrams, beam search of
-        width max(n, beam_width)."""
-        cdef Workspace ws = Workspace(self, 0)
-        cdef Beam beam = self._beam(n, beam_width)
-        cdef NBest out = NBest()
-        cdef _TagDoc doc
-        cdef TagStateC state
-        results = []
-        for inputs in docs_inputs:
-            doc = _TagDoc(self, inputs, None)
-            state = doc.start([])
-            self._nbest(ws, beam, W, &state, n, out)
-            paths, scores = out.as_arrays()
-            results.append((paths[:, ::-1].copy() if self.rtl else paths, scores))
-        return results
-
-    def train_sapo(self, list docs_inputs, list golds, Weights W, int n, double gamma,
-                   double shrink, int beam_width=16):
-        """One pass of Algorithm 1 over the docs (in the given order): top-n
-        search (A*, or beam search with tag_trigrams), the update with
-        learning rate gamma, then the lazy L2 step w *= shrink
-        (= 1 - gamma lambda / |S|). Tokens with unknown gold take the model's
-        labels: the best ones consistent with the known labels (A*), or those
-        of its best output (beam). Returns (summed negative log-likelihood,
-        wrong outputs)."""
-        cdef Workspace ws = Workspace(self, 0)
-        cdef Beam beam = self._beam(n, beam_width)
-        cdef NBest out = NBest()
-        cdef _TagDoc doc
-        cdef TagStateC state
-        cdef Chain chain = None
-        cdef int[::1] gv
-        loss = 0.0
-        wrong = 0
-        for inputs, gold in zip(docs_inputs, golds):
-            doc = _TagDoc(self, inputs, gold)
-            if doc.c.length == 0:
-                continue
-            state = doc.start([])
-            steps = numpy.ascontiguousarray(gold[::-1] if self.rtl else gold, dtype="int32")
-            unknown = steps < 0
-            if beam is None:
-                chain = Chain(ws, <size_t>&state, steps)
-                if unknown.any():
-                    astar(chain, W, 1, out)
-                    if out.k == 0:
-                        continue
-                    steps = out.as_arrays()[0][0]
-                chain.fixed = NULL
-            self._nbest(ws, beam, W, &state, n, out)
-            if out.k == 0:
-                continue
-            best = out.as_arrays()[0][0]
-            if beam is not None and unknown.any():
-                steps = numpy.where(unknown, best, steps).astype("int32")
-            gv = steps
-            if not numpy.array_equal(best, steps):
-                wrong += 1
-            loss += sapo_update(ws, W, &state, out, &gv[0], gamma, chain)
-            if shrink < 1.0:
-                W.shrink(shrink)
-            W.time += 1
-        return loss, wrong
-
-    # --- For tests: the pieces of the engine, seen from Python -------------
-
-    def features(self, atoms_array, list history):
-        """phi(S) of the state after `history` (labels in tagging order)."""
-        cdef _TagDoc doc = _TagDoc(self, atoms_array, None)
-        cdef TagStateC state = doc.start(history)
-        feats = numpy.zeros((self.max_feats,), dtype="uint64")
-        cdef uint64_t[::1] fv = feats
-        n = self.extract(&fv[0], &state)
-        return feats[:n].copy()
-
-    def lookahead(self, atoms_array, list history, Weights W, int depth):
-        """(best action, value per first action, path per first action) of the
-        lookahead search from the state after `history`."""
-        from ..core.search import lookahead_values
-        cdef _TagDoc doc = _TagDoc(self, atoms_array, None)
-        cdef TagStateC state = doc.start(history)
-        return lookahead_values(Workspace(self, depth), W, <size_t>&state)
-
-    def update_weight(self, atoms_array, list history, int gold, Weights W,
-                      int depth, double margin):
-        """Figure 3 at the state after `history`; returns 1 if it updated."""
-        from ..core.learn import update_weight_at
-        cdef _TagDoc doc = _TagDoc(self, atoms_array, None)
-        cdef TagStateC state = doc.start(history)
-        return update_weight_at(Workspace(self, depth), W, <size_t>&state, gold, margin)
+    # --- Python: the engine's view of a doc ---------------------------------
+    def instance(self, doc_input, gold=None):
+        """A doc as the engine sees it: its atoms array (n, N_ATOMS), or a
+        dict with "atoms" and optionally "substrings" and "forced" (see
+        _TagDoc); gold: an int32 label per token, -1 where unknown."""
+        return _TagDoc(self, doc_input, gold)
 
     def __reduce__(self):
         allowed, start, end = self.constraints
@@ -469,17 +324,19 @@ cdef class TaggingSystem(TransitionSystem):
                                 self.feature_set_name, allowed, start, end))
 
 
-cdef class _TagDoc:
-    """Owns the C arrays of one document for the duration of a call. The
-    input is the (n, N_ATOMS) atoms array, or a dict with "atoms" and
-    optionally "substrings" (CSR offsets, hashes) and "forced" (a label per
-    token fixed by preset annotation, -1 where free)."""
+cdef class _TagDoc(Instance):
+    """The C arrays of one document. The input is the (n, N_ATOMS) atoms
+    array, or a dict with "atoms" and optionally "substrings" (CSR offsets,
+    hashes) and "forced" (a label per token fixed by preset annotation, -1
+    where free). One action per token: the output is a label per token in
+    document order."""
     cdef TagDocC c
-    cdef TaggingSystem system
+    cdef TaggingSystem tagging
     cdef object atoms, gold, cache, versions, offsets, subs, forced
 
-    def __init__(self, TaggingSystem system, doc_input, gold_array):
-        self.system = system
+    def __init__(self, TaggingSystem system, doc_input, gold_array=None):
+        Instance.__init__(self, system)
+        self.tagging = system
         extras = doc_input if isinstance(doc_input, dict) else {"atoms": doc_input}
         self.atoms = numpy.ascontiguousarray(extras["atoms"], dtype="uint64")
         n = self.atoms.shape[0]
@@ -492,6 +349,8 @@ cdef class _TagDoc:
         cdef int64_t[::1] vv = self.versions
         cdef int[::1] gv
         self.c.length = n
+        self.length = n
+        self.max_steps = n
         self.c.atoms = NULL
         if n:
             av = self.atoms
@@ -530,12 +389,22 @@ cdef class _TagDoc:
             if n:
                 gv = self.gold
                 self.c.gold = &gv[0]
+                self.has_gold = True
 
-    cdef TagStateC start(self, list history) except *:
-        cdef TagStateC state
-        state.doc = &self.c
-        state.step = 0
-        state.prev1 = state.prev2 = -1
-        for a in history:
-            self.system.apply(&state, a)
-        return state
+    cdef int init_state(self, void* state) except -1:
+        cdef TagStateC* s = <TagStateC*>state
+        s.doc = &self.c
+        s.step = 0
+        s.prev1 = s.prev2 = -1
+        return 0
+
+    def output(self, actions):
+        """The labels in document order (tokens not reached: label 0)."""
+        n = self.c.length
+        out = numpy.zeros((n,), dtype="int32")
+        k = len(actions)
+        if self.tagging.rtl:
+            out[n - k:] = actions[::-1]
+        else:
+            out[:k] = actions
+        return out

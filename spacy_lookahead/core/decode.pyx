@@ -1,0 +1,79 @@
+"""Prediction over any TransitionSystem: the best derivation of each
+instance by greedy search, depth-D lookahead (Tsuruoka et al. 2011,
+Figure 2) or beam search (Huang et al. 2012), and the n best derivations
+with their scores (Sun et al.: exact A* for first-order systems, beam
+n-best otherwise). Outputs are what `Instance.output` makes of the actions."""
+import numpy
+
+from .beam cimport Beam
+from .instance cimport Instance
+from .learners cimport beam_for, workspace_for
+from .search cimport Workspace, decode as lookahead_decode
+from .topn cimport Chain, NBest, astar, beam_nbest
+from .weights cimport Weights
+
+SEARCHES = ("greedy", "lookahead", "beam")
+
+
+def decode(list instances, Weights W, str search="lookahead", int depth=0, int beam_width=1):
+    """The best derivation of each instance, as its output. search: "greedy"
+    (depth 0), "lookahead" (depth D) or "beam" (width beam_width)."""
+    if search not in SEARCHES:
+        raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
+    cdef Instance inst
+    cdef Workspace ws = None
+    cdef Beam beam = None
+    cdef int[::1] act
+    cdef void* start
+    cdef int k
+    if search == "greedy":
+        depth = 0
+    outputs = []
+    for inst in instances:
+        actions = numpy.zeros((max(1, inst.max_steps),), dtype="int32")
+        act = actions
+        k = 0
+        if inst.length and search == "beam":
+            beam = beam_for(beam, inst, beam_width)
+            beam.reset(inst.start(), inst.max_steps)
+            with nogil:
+                beam.search(W)
+            k = beam.path(beam.step, 0, &act[0])
+        elif inst.length:
+            ws = workspace_for(ws, inst, depth)
+            start = inst.start()
+            with nogil:
+                k = lookahead_decode(ws, W, start, &act[0], inst.max_steps)
+        outputs.append(inst.output(actions[:k]))
+    return outputs
+
+
+def nbest(list instances, Weights W, int n, int beam_width=16, bint exact=True):
+    """The n best derivations of each instance, best first: a list of
+    (outputs, scores (k,)). Exact (A*) for first-order systems when `exact`;
+    otherwise beam search of width max(n, beam_width)."""
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    cdef Instance inst
+    cdef Workspace ws = None
+    cdef Beam beam = None
+    cdef NBest out = NBest()
+    cdef Chain chain
+    results = []
+    for inst in instances:
+        if exact and inst.system.first_order:
+            ws = workspace_for(ws, inst, 0)
+            chain = Chain(ws, <size_t>inst.start())
+            with nogil:
+                astar(chain, W, n, out)
+        elif inst.length == 0:
+            out.clear(0)
+            out.k = 1
+            out.lengths.push_back(0)
+            out.scores.push_back(0.0)
+        else:
+            beam = beam_for(beam, inst, max(n, beam_width))
+            beam_nbest(beam, W, inst.start(), inst.max_steps, n, out)
+        sequences, scores = out.sequences()
+        results.append(([inst.output(seq) for seq in sequences], scores))
+    return results

@@ -1,0 +1,19 @@
+from cymem.cymem cimport Pool
+
+from .system cimport TransitionSystem
+
+
+cdef class Instance:
+    """One document as a transition system sees it: the C arrays its states
+    point into (inputs, and the gold the oracle reads while training), owned
+    here for as long as the instance lives. Systems subclass it; the learners
+    and decoders in core see only this and the TransitionSystem."""
+    cdef Pool mem
+    cdef readonly TransitionSystem system
+    cdef readonly int length          # tokens; 0: nothing to search
+    cdef readonly int max_steps       # no derivation has more actions
+    cdef readonly size_t state_size   # bytes of one state of this doc
+    cdef readonly bint has_gold       # the oracle knows (some of) the gold
+
+    cdef int init_state(self, void* state) except -1
+    cdef void* start(self) except NULL

@@ -1,0 +1,82 @@
+"""What a transition system gives the engine per document (see instance.pxd)."""
+import numpy
+
+from .system cimport TransitionSystem
+from .weights cimport Weights, feat_t
+
+
+cdef class Instance:
+    def __init__(self, TransitionSystem system):
+        self.mem = Pool()
+        self.system = system
+        self.length = 0
+        self.max_steps = 0
+        self.state_size = system.state_size
+        self.has_gold = False
+
+    cdef int init_state(self, void* state) except -1:
+        """Write the start state into `state` (state_size zeroed bytes)."""
+        raise NotImplementedError(f"{type(self).__name__} does not define its start state")
+
+    cdef void* start(self) except NULL:
+        """A new start state, owned by the instance (freed with it): callers
+        may apply actions to it."""
+        # rounded up as the beam rounds its copies (it reads whole words)
+        cdef void* state = self.mem.alloc(1, (self.state_size + 7) // 8 * 8)
+        self.init_state(state)
+        return state
+
+    def output(self, actions):
+        """The prediction an action sequence stands for, as the component
+        writes it back (labels in document order, a tree, ...)."""
+        raise NotImplementedError(f"{type(self).__name__} does not define its output")
+
+    def state_after(self, history):
+        """For tests and views: the address of a new state after the actions
+        in `history` (valid while the instance lives)."""
+        cdef void* state = self.start()
+        for a in history:
+            self.system.apply(state, a)
+        return <size_t>state
+
+    def oracle_actions(self, Weights W=None):
+        """The gold action sequence from the start state, by the system's
+        oracle: (actions int32, known bool per action), or None if the oracle
+        picks an action that is not valid (a gold tree this system cannot
+        derive). Where the gold is unknown (missing annotation) the oracle
+        says -1: with W, the model's best valid action fills the gap (greedy;
+        the learners treat it as latent) and known[k] is False; without W
+        the path stops there."""
+        cdef TransitionSystem sys = self.system
+        cdef int C = sys.nr_class, k = 0, a, c
+        cdef void* state = self.start()
+        out = numpy.zeros((max(1, self.max_steps),), dtype="int32")
+        known = numpy.zeros((max(1, self.max_steps),), dtype="bool")
+        valid = numpy.zeros((C,), dtype="int32")
+        scores = numpy.zeros((C,), dtype="float64")
+        feats = numpy.zeros((max(1, sys.max_feats),), dtype="uint64")
+        cdef int[::1] ov = out, vv = valid
+        cdef double[::1] sv = scores
+        cdef feat_t[::1] fv = feats
+        cdef double best
+        while k < self.max_steps and not sys.is_final(state):
+            a = sys.oracle(state)
+            sys.set_valid(&vv[0], state)
+            if a >= 0:
+                if not vv[a]:
+                    return None
+                known[k] = True
+            elif W is None:
+                return None
+            else:
+                sys.score(&sv[0], state, W, &fv[0])
+                for c in range(C):
+                    if vv[c] and (a < 0 or sv[c] > best):
+                        a = c
+                        best = sv[c]
+                if a < 0:
+                    return None
+            ov[k] = a
+            k += 1
+            sys.apply(state, a)
+        return out[:k], known[:k]

@@ -1,0 +1,186 @@
+"""The learners: one training function per learner, generic over every
+TransitionSystem. Each makes one online pass over the instances of a batch
+of docs (built by the system: `system.instances(inputs, golds)`), in the
+given order, and returns what its paper counts.
+
+* `margin_perceptron`    - lookahead search of depth D and UPDATEWEIGHT at
+  every state on the gold path (Tsuruoka et al. 2011, Figure 3).
+* `violation_fixing_perceptron` - beam search of width k beside the gold
+  derivation, FINDVIOLATION by the update method (standard, early,
+  max_violation, hybrid, latest) and w += dPhi (Huang et al. 2012,
+  Algorithm 2, Sections 4-5).
+* `sapo`                 - top-n search, probabilities over the n best, the
+  real-valued update and the L2 step (Sun et al., Algorithm 1): exact A*
+  where the system is first-order, beam n-best otherwise.
+* (`fr_perceptron`, the FR-Perceptron of Carreras et al. 2005, lives with
+  its recogniser in `core.phrases`: its decoder is not a transition system.)
+
+Averaging ticks (Weights.time, the unit the averaged weights are the mean
+over): the margin perceptron ticks once per decision (each state on the gold
+path is a training example of Figure 3); the sequence-level learners
+(violation-fixing, SAPO) once per document, Algorithm 2's unit.
+
+Gold: the system's oracle walked from the start state
+(`Instance.oracle_actions`). Where it does not know the gold (missing
+annotation) the margin perceptron takes the model's action and learns
+nothing there; the sequence learners fill the gap with the model's best
+action (latent), or, where exact search is possible, with the best
+sequence that agrees with every known action (constrained A*). A doc whose
+gold the system cannot derive is skipped and counted.
+"""
+from libc.string cimport memcpy
+from cymem.cymem cimport Pool
+
+import numpy
+
+from .beam cimport Beam
+from .instance cimport Instance
+from .learn cimport train_sequence
+from .sapo cimport sapo_update
+from .search cimport Workspace
+from .system cimport TransitionSystem
+from .topn cimport Chain, NBest, astar, beam_nbest
+from .violation cimport StepRecord, Violation, find_violation, fix_violation
+from .weights cimport Weights
+
+from .violation import METHODS
+
+UPDATES = tuple(METHODS)
+
+
+cdef Workspace workspace_for(Workspace ws, Instance inst, int depth):
+    """A workspace for the instance's states (reused while their size fits)."""
+    if ws is None or ws.state_size != inst.state_size or ws.system is not inst.system:
+        ws = Workspace(inst.system, depth, inst.state_size)
+    return ws
+
+
+cdef Beam beam_for(Beam beam, Instance inst, int width):
+    if beam is None or beam.state_size != (inst.state_size + 7) // 8 * 8 or beam.system is not inst.system:
+        beam = Beam(inst.system, width, inst.state_size)
+    return beam
+
+
+def margin_perceptron(list instances, Weights W, int depth, double margin):
+    """One pass of Figure 3: at each state on the gold path, lookahead search
+    of depth D and UPDATEWEIGHT with margin C, then the gold action.
+    Returns (mistakes, decisions)."""
+    cdef Workspace ws = None
+    cdef Instance inst
+    cdef int[::1] act
+    cdef int n_dec = 0
+    mistakes = decisions = 0
+    for inst in instances:
+        if inst.length == 0:
+            continue
+        ws = workspace_for(ws, inst, depth)
+        actions = numpy.zeros((max(1, inst.max_steps),), dtype="int32")
+        act = actions
+        mistakes += train_sequence(ws, W, inst.start(), margin, &act[0], inst.max_steps, &n_dec)
+        decisions += n_dec
+    return mistakes, decisions
+
+
+def violation_fixing_perceptron(list instances, Weights W, int beam_width, str update):
+    """One pass of Algorithm 2 (Huang et al. 2012) with beam search of width
+    k: FINDVIOLATION by `update` and w += Phi(x, y[1:i]) - Phi(x, z[1:i]).
+    One tick per doc. Returns dict(updates, invalid, docs, skipped): invalid
+    counts updates that were not violations (only `standard` makes them,
+    Figure 5); skipped, docs whose gold the system cannot derive."""
+    if update not in METHODS:
+        raise ValueError(f"update must be one of {UPDATES}, got {update!r}")
+    cdef int method = METHODS[update], n_gold, due
+    cdef Instance inst
+    cdef Beam beam = None
+    cdef Workspace ws = None
+    cdef Violation v
+    cdef Pool mem
+    cdef StepRecord* rec
+    cdef void* gold_state
+    cdef void* start
+    cdef int[::1] gv, zv
+    stats = {"updates": 0, "invalid": 0, "docs": 0, "skipped": 0}
+    for inst in instances:
+        if inst.length == 0:
+            continue
+        path = inst.oracle_actions(W)
+        if path is None:
+            stats["skipped"] += 1
+            continue
+        gold = path[0]
+        n_gold = gold.shape[0]
+        gv = gold
+        zbuf = numpy.zeros((inst.max_steps + 2,), dtype="int32")
+        zv = zbuf
+        beam = beam_for(beam, inst, beam_width)
+        ws = workspace_for(ws, inst, 0)
+        mem = Pool()
+        rec = <StepRecord*>mem.alloc(inst.max_steps + 2, sizeof(StepRecord))
+        gold_state = mem.alloc(1, beam.state_size)
+        start = inst.start()
+        beam.reset(start, inst.max_steps)
+        with nogil:
+            due = find_violation(beam, W, start, &gv[0], n_gold, method, rec, gold_state, &v)
+        if due:
+            fix_violation(beam, ws, W, start, &gv[0], n_gold, &v, &zv[0])
+            stats["updates"] += 1
+            stats["invalid"] += not v.valid
+        W.time += 1
+        stats["docs"] += 1
+    return stats
+
+
+def sapo(list instances, Weights W, int n, double gamma, double shrink, int beam_width=16,
+         bint exact=True):
+    """One pass of Algorithm 1 (Sun et al.): the n best outputs by A* (exact,
+    for first-order systems when `exact`) or by beam search of width
+    max(n, beam_width); the update with learning rate gamma; then the lazy
+    L2 step w *= shrink (= 1 - gamma lambda / |S|). One tick per doc.
+    Returns (summed negative log-likelihood, wrong outputs)."""
+    cdef Instance inst
+    cdef TransitionSystem sys
+    cdef Workspace ws = None
+    cdef Beam beam = None
+    cdef Chain chain
+    cdef NBest out = NBest()
+    cdef int[::1] gv
+    cdef void* start
+    loss = 0.0
+    wrong = 0
+    for inst in instances:
+        if inst.length == 0:
+            continue
+        sys = inst.system
+        ws = workspace_for(ws, inst, 0)
+        path = inst.oracle_actions(W)
+        if path is None:
+            continue
+        steps, known = path
+        start = inst.start()
+        chain = None
+        if exact and sys.first_order:
+            # Unknown steps: the best output that agrees with the known ones.
+            chain = Chain(ws, <size_t>start, numpy.where(known, steps, -1))
+            if not known.all():
+                astar(chain, W, 1, out)
+                if out.k == 0:
+                    continue
+                steps = out.as_arrays()[0][0]
+            chain.fixed = NULL
+            with nogil:
+                astar(chain, W, n, out)
+        else:
+            beam = beam_for(beam, inst, max(n, beam_width))
+            beam_nbest(beam, W, start, inst.max_steps, n, out)
+        if out.k == 0:
+            continue
+        steps = numpy.ascontiguousarray(steps, dtype="int32")
+        gv = steps if steps.shape[0] else numpy.zeros((1,), dtype="int32")
+        best = out.sequences()[0][0]
+        if not numpy.array_equal(best, steps):
+            wrong += 1
+        loss += sapo_update(ws, W, start, out, &gv[0], steps.shape[0], gamma, chain)
+        if shrink < 1.0:
+            W.shrink(shrink)
+        W.time += 1
+    return loss, wrong

@@ -1,0 +1,105 @@
+"""The engine seen from Python, for tests and inspection: one state of a
+doc (after a history of actions) and what each part of the engine does
+there. Generic over every TransitionSystem (`system.instance(doc_input)`)."""
+import numpy
+
+from cymem.cymem cimport Pool
+
+from .beam cimport Beam
+from .instance cimport Instance
+from .learn cimport update_weight as _update_weight
+from .search cimport Workspace, lookahead_first
+from .system cimport TransitionSystem
+from .violation cimport StepRecord, Violation, find_violation as _find_violation, fix_violation
+from .weights cimport Weights, feat_t
+
+from .violation import METHODS
+
+
+def features(TransitionSystem system, doc_input, history):
+    """phi(S) of the state after `history`."""
+    cdef Instance inst = system.instance(doc_input)
+    cdef size_t state = inst.state_after(history)
+    feats = numpy.zeros((max(1, system.max_feats),), dtype="uint64")
+    cdef feat_t[::1] fv = feats
+    n = system.extract(&fv[0], <const void*>state)
+    return feats[:n].copy()
+
+
+def valid_actions(TransitionSystem system, doc_input, history):
+    """([valid actions], is_final) in the state after `history`."""
+    cdef Instance inst = system.instance(doc_input)
+    cdef size_t state = inst.state_after(history)
+    valid = numpy.zeros((system.nr_class,), dtype="int32")
+    cdef int[::1] vv = valid
+    system.set_valid(&vv[0], <const void*>state)
+    return [a for a in range(system.nr_class) if valid[a]], bool(system.is_final(<const void*>state))
+
+
+def lookahead(TransitionSystem system, doc_input, history, Weights W, int depth):
+    """(best action, value per first action, path per first action) of the
+    lookahead search (Figure 2) from the state after `history`."""
+    cdef Instance inst = system.instance(doc_input)
+    cdef size_t state = inst.state_after(history)
+    cdef Workspace ws = Workspace(system, depth, inst.state_size)
+    cdef int best = lookahead_first(ws, W, <const void*>state)
+    values = [ws.values[a] for a in range(ws.nr_class)]
+    paths = [[ws.paths[a * (ws.depth + 1) + k] for k in range(ws.path_lens[a])]
+             for a in range(ws.nr_class)]
+    return best, values, paths
+
+
+def update_weight(TransitionSystem system, doc_input, history, int gold, Weights W, int depth,
+                  double margin):
+    """UPDATEWEIGHT (Figure 3) at the state after `history`; 1 if it updated."""
+    cdef Instance inst = system.instance(doc_input)
+    cdef size_t state = inst.state_after(history)
+    return _update_weight(Workspace(system, depth, inst.state_size), W, <const void*>state, gold,
+                          margin)
+
+
+def output(TransitionSystem system, doc_input, actions):
+    """What the actions stand for (labels, a tree, ...)."""
+    return system.instance(doc_input).output(numpy.asarray(actions, dtype="int32"))
+
+
+def oracle_actions(TransitionSystem system, doc_input, gold):
+    """The oracle's action path, or None if it gets stuck or the gold is
+    incomplete."""
+    path = system.instance(doc_input, gold).oracle_actions()
+    return None if path is None else path[0]
+
+
+def beam(TransitionSystem system, doc_input, Weights W, int width):
+    """The final beam items [(score, actions)], best first."""
+    cdef Instance inst = system.instance(doc_input)
+    return Beam(system, width, inst.state_size).run(W, <size_t>inst.start(), inst.max_steps)
+
+
+def find_violation(TransitionSystem system, doc_input, gold, Weights W, int width, str update,
+                   bint fix=False):
+    """The triple the update method picks: None, or dict(step, full, gap,
+    valid, y=gold prefix, z=predicted prefix). With fix, also update W."""
+    cdef Instance inst = system.instance(doc_input, gold)
+    gold_actions = oracle_actions(system, doc_input, gold)
+    cdef int[::1] gv = gold_actions
+    cdef Beam b = Beam(system, width, inst.state_size)
+    cdef Pool mem = Pool()
+    cdef StepRecord* rec = <StepRecord*>mem.alloc(inst.max_steps + 2, sizeof(StepRecord))
+    cdef void* gold_state = mem.alloc(1, b.state_size)
+    cdef void* start = inst.start()
+    cdef Violation v
+    b.reset(start, inst.max_steps)
+    if not _find_violation(b, W, start, &gv[0], len(gold_actions), METHODS[update], rec,
+                           gold_state, &v):
+        return None
+    zbuf = numpy.zeros((inst.max_steps + 2,), dtype="int32")
+    cdef int[::1] zv = zbuf
+    nz = b.path(v.step, 0, &zv[0])
+    ny = len(gold_actions) if v.full else min(v.step, len(gold_actions))
+    out = {"step": v.step, "full": bool(v.full), "gap": v.gap, "valid": bool(v.valid),
+           "y": [int(a) for a in gold_actions[:ny]], "z": [int(a) for a in zbuf[:nz]]}
+    if fix:
+        fix_violation(b, Workspace(system, 0, inst.state_size), W, start, &gv[0],
+                      len(gold_actions), &v, &zv[0])
+    return out

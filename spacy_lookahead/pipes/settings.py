@@ -1,0 +1,128 @@
+"""The search and learner settings every transition-system component takes,
+with the same names and meaning, and their one validator.
+
+| setting | used by | meaning |
+| --- | --- | --- |
+| `search` | all | "greedy", "lookahead" (depth D, Tsuruoka et al. 2011) or "beam" (Huang et al. 2012) |
+| `depth` | lookahead | lookahead depth D, 0-3 |
+| `margin` | perceptron, greedy/lookahead | the margin C of Figure 3 |
+| `beam_width` | beam; SAPO's n-best where not exact | the beam width k |
+| `update` | perceptron, beam | standard, early, max_violation, hybrid, latest |
+| `learner` | all | "perceptron" or "sapo" (Sun et al., Algorithm 1) |
+| `n`, `learning_rate`, `learning_rate_decay`, `l2` | sapo | top-n, gamma, its decay per epoch, lambda |
+
+With `learner = "sapo"` the search is SAPO's top-n search: "lookahead" (the
+default) asks for the exact one (A*) where the system is first-order and a
+beam of width max(n, beam_width) otherwise; "beam" always uses the beam.
+
+A setting the chosen search and learner do not use must keep its default:
+a changed value would be silently ignored, so it is an error that says
+which search or learner would use it.
+"""
+from typing import Any, Dict, Optional
+
+from ..core.learners import UPDATES
+
+SEARCHES = ("greedy", "lookahead", "beam")
+LEARNERS = ("perceptron", "sapo")
+DIRECTIONS = ("ltr", "rtl")
+MAX_DEPTH = 3
+
+# Factory defaults shared by every component (a component may change one,
+# e.g. the span labellers' margin). SAPO: the n best outputs per update (Sun
+# et al. use n = 5), gamma 0.1 decaying by 0.8 per epoch (CoNLL-2000, 10
+# epochs: test F1 93.80 vs 93.48 with a fixed rate, where F1 swings by 0.4
+# between epochs) and lambda 1 (the L2 step shrinks the weights by
+# gamma * lambda / |S| after each of the |S| training examples).
+SEARCH_DEFAULTS: Dict[str, Any] = {
+    "search": "lookahead",
+    "depth": 1,
+    "margin": 1.0,
+    "beam_width": 8,
+    "update": "max_violation",
+    "learner": "perceptron",
+    "n": 5,
+    "learning_rate": 0.1,
+    "learning_rate_decay": 0.8,
+    "l2": 1.0,
+}
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def check_values(name: str, s: Dict[str, Any]) -> None:
+    """Each setting on its own: type and range."""
+    def fail(key: str, rule: str) -> None:
+        raise ValueError(f"[{name}] {key} must be {rule}, got {s[key]!r}")
+
+    if s["search"] not in SEARCHES:
+        fail("search", f"one of {SEARCHES}")
+    if s["learner"] not in LEARNERS:
+        fail("learner", f"one of {LEARNERS}")
+    if s["update"] not in UPDATES:
+        fail("update", f"one of {UPDATES} (Huang et al. 2012, Sections 4-5)")
+    if not _is_int(s["depth"]) or not 0 <= s["depth"] <= MAX_DEPTH:
+        fail("depth", f"an integer 0-{MAX_DEPTH} (the lookahead depth D; the search costs "
+                      "O(actions^(D+1)) per decision)")
+    if not _is_number(s["margin"]) or s["margin"] < 0:
+        fail("margin", "a number >= 0")
+    for key in ("beam_width", "n"):
+        if not _is_int(s[key]) or not 1 <= s[key] <= 1000:
+            fail(key, "an integer in 1..1000")
+    if not _is_number(s["learning_rate"]) or s["learning_rate"] <= 0:
+        fail("learning_rate", "a number > 0")
+    if not _is_number(s["learning_rate_decay"]) or not 0 < s["learning_rate_decay"] <= 1:
+        fail("learning_rate_decay", "a number in (0, 1]")
+    if not _is_number(s["l2"]) or s["l2"] < 0:
+        fail("l2", "a number >= 0")
+    if "direction" in s and s["direction"] not in DIRECTIONS:
+        fail("direction", f"one of {DIRECTIONS}")
+
+
+def unused_settings(s: Dict[str, Any]) -> Dict[str, str]:
+    """The settings the chosen search and learner do not read, each with
+    what would read it."""
+    unused = {}
+    sapo = s["learner"] == "sapo"
+    if sapo:
+        unused["margin"] = "learner = perceptron"
+        unused["update"] = "learner = perceptron with search = beam"
+        unused["depth"] = "learner = perceptron with search = lookahead"
+    else:
+        for key in ("n", "learning_rate", "learning_rate_decay", "l2"):
+            unused[key] = "learner = sapo"
+        if s["search"] != "lookahead":
+            unused["depth"] = "search = lookahead"
+        if s["search"] == "beam":
+            unused["margin"] = "search = greedy or lookahead"
+        else:
+            unused["beam_width"] = "search = beam (or learner = sapo)"
+            unused["update"] = "search = beam"
+    return unused
+
+
+def validate_search_settings(name: str, settings: Dict[str, Any],
+                             defaults: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """Check the settings (values, and that none is set but unused); returns
+    them with margin etc. as floats."""
+    defaults = {**SEARCH_DEFAULTS, **(defaults or {})}
+    s = {**defaults, **settings}
+    check_values(name, s)
+    if s["learner"] == "sapo" and s["search"] == "greedy":
+        raise ValueError(f"[{name}] learner = sapo searches the n best outputs: use search = "
+                         "lookahead (exact top-n where possible) or beam, not greedy")
+    for key, user in unused_settings(s).items():
+        if s[key] != defaults[key] and not (key == "depth" and s[key] == 0):
+            raise ValueError(
+                f"[{name}] {key} = {s[key]!r} is not used with search = {s['search']!r} and "
+                f"learner = {s['learner']!r} (it is read with {user}). Remove it from the "
+                f"config or set it back to {defaults[key]!r}.")
+    for key in ("margin", "learning_rate", "learning_rate_decay", "l2"):
+        s[key] = float(s[key])
+    return s

@@ -1,0 +1,193 @@
+"""What every transition-system component (tagger, chunker, NER, parser)
+shares: the search and learner settings (`settings.py`), the system's
+instances of a batch of docs, the learner chosen by the config (one function
+per learner in `core.learners`), prediction by the chosen search, and the
+n best outputs with their probabilities."""
+from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
+
+import numpy
+from spacy.tokens import Doc
+from spacy.training import Example
+from spacy.vocab import Vocab
+
+from ..core import decode as decoding
+from ..core import learners
+from ..core.system import TransitionSystem
+from ..core.weights import Weights
+from .base import SearchPipe
+from .settings import validate_search_settings
+
+
+class Prediction(NamedTuple):
+    """What predict() returns per doc: the output written to the doc (labels
+    in document order, or a tree), and with SAPO the n best outputs and their
+    probabilities (eq. 1: a softmax over the n best)."""
+    best: Any
+    nbest: Optional[List[Any]] = None
+    probs: Optional[numpy.ndarray] = None
+
+
+def softmax(scores: numpy.ndarray) -> numpy.ndarray:
+    if not len(scores):
+        return scores
+    e = numpy.exp(scores - scores.max())
+    return e / e.sum()
+
+
+class TransitionPipe(SearchPipe):
+    """Subclasses give the system (`make_system`), the inputs of a doc, the
+    gold of an example (`gold`), how outputs are written (`set_annotations`)
+    and shown (`describe`)."""
+
+    # SAPO weights are read as they are (no averaging) and give probabilities;
+    # |S| is counted at initialize().
+    model_settings = ("learner", "train_size")
+    # the component's own defaults of the shared settings (settings.SEARCH_DEFAULTS)
+    search_defaults: Dict[str, Any] = {}
+
+    def __init__(self, vocab: Vocab, name: str, *, scorer: Optional[Callable], search_settings:
+                 Dict[str, Any], **settings: Any) -> None:
+        checked = validate_search_settings(name, search_settings, self.search_defaults)
+        super().__init__(vocab, name, scorer=scorer, **checked, **settings)
+        self._system: Optional[TransitionSystem] = None
+        self._seen = 0  # training examples seen (SAPO's epoch count)
+        # Beam training: how many updates, and how many were not violations
+        # (only possible for the standard update; Huang et al. Figure 5).
+        self.update_stats = {"updates": 0, "invalid": 0, "docs": 0, "skipped": 0}
+
+    # --- to define in subclasses -------------------------------------------------
+    def make_system(self) -> TransitionSystem:
+        raise NotImplementedError
+
+    def system_is_current(self, system: TransitionSystem) -> bool:
+        return True
+
+    def _inputs(self, docs: List[Doc], examples: Optional[List[Example]] = None) -> list:
+        raise NotImplementedError
+
+    def gold(self, example: Example) -> Any:
+        raise NotImplementedError
+
+    def describe(self, output: Any) -> Any:
+        """An output as predict_nbest shows it (label names, a tree)."""
+        return output
+
+    # --- shared ------------------------------------------------------------------
+    @property
+    def system(self) -> TransitionSystem:
+        if self._system is None or not self.system_is_current(self._system):
+            self._require_labels()
+            self._system = self.make_system()
+        return self._system
+
+    def _on_load(self) -> None:
+        self._system = None
+
+    @property
+    def is_sapo(self) -> bool:
+        return self.cfg["learner"] == "sapo"
+
+    @property
+    def exact_topn(self) -> bool:
+        """SAPO's top-n search: exact (A*) unless search = beam asks for the
+        beam (the system must be first-order for A*: otherwise the beam)."""
+        return self.cfg["search"] != "beam"
+
+    @property
+    def averaged_weights(self) -> Weights:
+        """The weights to predict with. SAPO's are the current weights: its
+        L2 step keeps them bounded and its probabilities are defined by them
+        (Algorithm 1 has no averaging; Sun et al. compare it against the
+        averaged perceptron)."""
+        return self.weights if self.is_sapo else super().averaged_weights
+
+    def instances(self, docs: List[Doc], examples: Optional[List[Example]] = None) -> list:
+        golds = None if examples is None else [self.gold(eg) for eg in examples]
+        return self.system.instances(self._inputs(docs, examples), golds)
+
+    def learn(self, examples: List[Example]) -> float:
+        """Perceptron with greedy/lookahead search: the margin perceptron along
+        the gold path (Tsuruoka et al. Figure 3; loss = mistakes). With beam
+        search: the violation-fixing perceptron (Huang et al. Algorithm 2;
+        loss = updates). SAPO: Algorithm 1 (loss = the negative
+        log-likelihood of the gold output over the n best)."""
+        cfg = self.cfg
+        instances = self.instances([eg.predicted for eg in examples], examples)
+        if self.is_sapo:
+            gamma, shrink = self._sapo_step()
+            loss, _ = learners.sapo(instances, self.weights, cfg["n"], gamma, shrink,
+                                    cfg["beam_width"], self.exact_topn)
+            self._seen += len(examples)
+            return loss
+        if cfg["search"] == "beam":
+            stats = learners.violation_fixing_perceptron(instances, self.weights,
+                                                         cfg["beam_width"], cfg["update"])
+            for key, value in stats.items():
+                self.update_stats[key] += value
+            return stats["updates"]
+        depth = cfg["depth"] if cfg["search"] == "lookahead" else 0
+        mistakes, _ = learners.margin_perceptron(instances, self.weights, depth, cfg["margin"])
+        return mistakes
+
+    def predict(self, docs: Iterable[Doc]) -> List[Prediction]:
+        """Perceptron: the best output by the configured search. SAPO: the n
+        best (exact A* where possible), the best written to the doc and the
+        probabilities kept for scores."""
+        docs = list(docs)
+        self._require_labels()
+        instances = self.instances(docs)
+        cfg = self.cfg
+        if self.is_sapo:
+            results = decoding.nbest(instances, self.weights, cfg["n"], cfg["beam_width"],
+                                     self.exact_topn)
+            # No output at all only where constraints leave no valid sequence.
+            return [Prediction(outputs[0] if outputs else inst.output(numpy.zeros(0, "int32")),
+                               outputs, softmax(scores))
+                    for inst, (outputs, scores) in zip(instances, results)]
+        depth = cfg["depth"] if cfg["search"] == "lookahead" else 0
+        return [Prediction(out) for out in
+                decoding.decode(instances, self.averaged_weights, cfg["search"], depth,
+                                cfg["beam_width"])]
+
+    def predict_nbest(self, docs: Iterable[Doc], n: int = 5) -> List[List[Tuple[Any, float]]]:
+        """The n best outputs of each doc with their probabilities (a softmax
+        over the n best, Sun et al. eq. 1), best first, as `describe` shows
+        them. Meaningful as probabilities for SAPO models; for perceptron
+        models the ranking is exact (first-order systems) or a beam's, but the
+        scores are not calibrated."""
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"[{self.name}] n must be a positive integer, got {n!r}")
+        docs = list(docs)
+        self._require_labels()
+        out = []
+        for outputs, scores in decoding.nbest(self.instances(docs), self.averaged_weights, n,
+                                              self.cfg["beam_width"], self.exact_topn):
+            out.append([(self.describe(o), float(p)) for o, p in zip(outputs, softmax(scores))])
+        return out
+
+    # --- SAPO ----------------------------------------------------------------------
+    def _sapo_step(self) -> Tuple[float, float]:
+        """(gamma, shrink) for the current epoch: gamma decays per epoch of
+        |S| examples; the L2 step is w -= (gamma lambda / |S|) w (eq. 5)."""
+        size = self.cfg.get("train_size") or 0
+        if size < 1:
+            raise ValueError(f"[{self.name}] SAPO needs the training set size |S| for its L2 "
+                             "step: initialize the component with the training examples first.")
+        gamma = self.cfg["learning_rate"] * self.cfg["learning_rate_decay"] ** (self._seen // size)
+        shrink = 1.0 - gamma * self.cfg["l2"] / size
+        if shrink <= 0.0:
+            raise ValueError(f"[{self.name}] learning_rate * l2 = {gamma * self.cfg['l2']:g} is not "
+                             f"below the training set size {size}: the L2 step would flip the "
+                             "weights. Lower learning_rate or l2.")
+        return gamma, shrink
+
+    def _count_training_set(self, get_examples: Callable[[], Iterable[Example]]) -> None:
+        self.cfg["train_size"] = sum(1 for _ in get_examples())
+        self._seen = 0
+
+    def _reset(self) -> None:
+        self.cfg["labels"] = []
+        self._seen = 0
+        self._label_ids = None
+        self._system = None
+        self.weights = Weights()
