@@ -53,7 +53,8 @@ cdef int train_sequence(Workspace ws, Weights W, void* state, double margin,
     """One training pass over a sequence of decisions: at each state on the
     gold path, UPDATEWEIGHT with the oracle's action, then take that action.
     Where the gold is unknown (missing annotation) the model's own best action
-    is taken and nothing is learnt. One tick (averaging unit) per decision."""
+    is taken and nothing is learnt. The caller ticks the averaging clock
+    (once per doc, see core.learners)."""
     cdef TransitionSystem sys = ws.system
     cdef int n = 0, gold, mistakes = 0
     n_decisions[0] = 0
@@ -61,7 +62,6 @@ cdef int train_sequence(Workspace ws, Weights W, void* state, double margin,
         gold = sys.oracle(state)
         if gold >= 0:
             mistakes += update_weight(ws, W, state, gold, margin)
-            W.time += 1
             n_decisions[0] += 1
             actions[n] = gold
         else:

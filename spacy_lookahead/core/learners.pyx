@@ -15,10 +15,12 @@ given order, and returns what its paper counts.
 * (`fr_perceptron`, the FR-Perceptron of Carreras et al. 2005, lives with
   its recogniser in `core.phrases`: its decoder is not a transition system.)
 
-Averaging ticks (Weights.time, the unit the averaged weights are the mean
-over): the margin perceptron ticks once per decision (each state on the gold
-path is a training example of Figure 3); the sequence-level learners
-(violation-fixing, SAPO) once per document, Algorithm 2's unit.
+Averaging: every learner ticks the clock (Weights.time) once per document
+it learns from, so the averaged weights are the mean of the weight vectors
+after each training document (Collins 2002; Huang et al.'s Algorithm 2 and
+Carreras et al.'s Figure 1 count examples the same way). Empty documents
+are skipped without a tick. SAPO predicts with its final weights, so its
+ticks only keep the clock comparable.
 
 Gold: the system's oracle walked from the start state
 (`Instance.oracle_actions`). Where it does not know the gold (missing
@@ -63,8 +65,8 @@ cdef Beam beam_for(Beam beam, Instance inst, int width):
 
 def margin_perceptron(list instances, Weights W, int depth, double margin):
     """One pass of Figure 3: at each state on the gold path, lookahead search
-    of depth D and UPDATEWEIGHT with margin C, then the gold action.
-    Returns (mistakes, decisions)."""
+    of depth D and UPDATEWEIGHT with margin C, then the gold action. One
+    tick per doc. Returns (mistakes, decisions)."""
     cdef Workspace ws = None
     cdef Instance inst
     cdef int[::1] act
@@ -78,6 +80,7 @@ def margin_perceptron(list instances, Weights W, int depth, double margin):
         act = actions
         mistakes += train_sequence(ws, W, inst.start(), margin, &act[0], inst.max_steps, &n_dec)
         decisions += n_dec
+        W.time += 1
     return mistakes, decisions
 
 
