@@ -35,7 +35,9 @@ SETTINGS = {
     "tagger_d0_rtl_trigrams": ("lookahead_tagger", {"depth": 0, "direction": "rtl",
                                                     "tag_trigrams": True}, "ewt", 150),
     "tagger_sapo": ("lookahead_tagger", SAPO, "ewt", 150),
-    "tagger_sapo_trigrams": ("lookahead_tagger", {**SAPO, "tag_trigrams": True}, "ewt", 100),
+    # update = standard: Sun et al.'s complete-output update with the n-best beam
+    "tagger_sapo_trigrams": ("lookahead_tagger", {**SAPO, "tag_trigrams": True,
+                                                  "update": "standard"}, "ewt", 100),
     "chunker_d1": ("lookahead_chunker", {"depth": 1}, "conll2000", 150),
     "chunker_biluo_rtl_trigrams": ("lookahead_chunker", {"depth": 1, "scheme": "biluo",
                                                          "direction": "rtl",

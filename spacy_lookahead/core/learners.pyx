@@ -11,7 +11,13 @@ given order, and returns what its paper counts.
   Algorithm 2, Sections 4-5).
 * `sapo`                 - top-n search, probabilities over the n best, the
   real-valued update and the L2 step (Sun et al., Algorithm 1): exact A*
-  where the system is first-order, beam n-best otherwise.
+  where the system is first-order, beam n-best otherwise. With the beam,
+  `update` picks what is compared, as for the perceptron: "standard" is
+  Sun et al.'s update on complete outputs; "early", "max_violation", ...
+  compare the n best prefixes of the step FINDVIOLATION picks with the gold
+  prefix (Huang et al.'s argument: a complete-output update after the gold
+  fell off the beam need not correct any search error; on a parser, where it
+  falls off early, that update hardly learns).
 * (`fr_perceptron`, the FR-Perceptron of Carreras et al. 2005, lives with
   its recogniser in `core.phrases`: its decoder is not a transition system.)
 
@@ -41,8 +47,8 @@ from .learn cimport train_sequence
 from .sapo cimport sapo_update
 from .search cimport Workspace
 from .system cimport TransitionSystem
-from .topn cimport Chain, NBest, astar, beam_nbest
-from .violation cimport StepRecord, Violation, find_violation, fix_violation
+from .topn cimport Chain, NBest, astar, beam_nbest, beam_row_nbest
+from .violation cimport STANDARD, StepRecord, Violation, find_violation, fix_violation
 from .weights cimport Weights
 
 from .violation import METHODS
@@ -134,12 +140,16 @@ def violation_fixing_perceptron(list instances, Weights W, int beam_width, str u
 
 
 def sapo(list instances, Weights W, int n, double gamma, double shrink, int beam_width=16,
-         bint exact=True):
+         bint exact=True, str update="standard"):
     """One pass of Algorithm 1 (Sun et al.): the n best outputs by A* (exact,
     for first-order systems when `exact`) or by beam search of width
-    max(n, beam_width); the update with learning rate gamma; then the lazy
-    L2 step w *= shrink (= 1 - gamma lambda / |S|). One tick per doc.
-    Returns (summed negative log-likelihood, wrong outputs)."""
+    max(n, beam_width) (with `update` choosing complete outputs or prefixes,
+    see above); the update with learning rate gamma; then the lazy L2 step
+    w *= shrink (= 1 - gamma lambda / |S|). One tick per doc. Returns
+    (summed negative log-likelihood, wrong outputs)."""
+    if update not in METHODS:
+        raise ValueError(f"update must be one of {UPDATES}, got {update!r}")
+    cdef int method = METHODS[update], n_gold
     cdef Instance inst
     cdef TransitionSystem sys
     cdef Workspace ws = None
@@ -148,6 +158,11 @@ def sapo(list instances, Weights W, int n, double gamma, double shrink, int beam
     cdef NBest out = NBest()
     cdef int[::1] gv
     cdef void* start
+    cdef Pool mem
+    cdef StepRecord* rec
+    cdef void* gold_state
+    cdef Violation v
+    cdef bint due
     loss = 0.0
     wrong = 0
     for inst in instances:
@@ -161,6 +176,7 @@ def sapo(list instances, Weights W, int n, double gamma, double shrink, int beam
         steps, known = path
         start = inst.start()
         chain = None
+        n_gold = steps.shape[0]
         if exact and sys.first_order:
             # Unknown steps: the best output that agrees with the known ones.
             chain = Chain(ws, <size_t>start, numpy.where(known, steps, -1))
@@ -172,17 +188,32 @@ def sapo(list instances, Weights W, int n, double gamma, double shrink, int beam
             chain.fixed = NULL
             with nogil:
                 astar(chain, W, n, out)
-        else:
+        elif method == STANDARD:
             beam = beam_for(beam, inst, max(n, beam_width))
             beam_nbest(beam, W, start, inst.max_steps, n, out)
+        else:
+            beam = beam_for(beam, inst, max(n, beam_width))
+            steps = numpy.ascontiguousarray(steps, dtype="int32")
+            gv = steps
+            mem = Pool()
+            rec = <StepRecord*>mem.alloc(inst.max_steps + 2, sizeof(StepRecord))
+            gold_state = mem.alloc(1, beam.state_size)
+            beam.reset(start, inst.max_steps)
+            with nogil:
+                due = find_violation(beam, W, start, &gv[0], n_gold, method, rec, gold_state, &v)
+            beam_row_nbest(beam, beam.step, inst.max_steps, 1, out)
+            wrong += not numpy.array_equal(out.sequences()[0][0], steps)
+            if due and not v.full:
+                n_gold = min(v.step, n_gold)  # the prefixes of v.step steps
+            beam_row_nbest(beam, v.step if due and not v.full else beam.step, inst.max_steps,
+                           n, out)
         if out.k == 0:
             continue
         steps = numpy.ascontiguousarray(steps, dtype="int32")
         gv = steps if steps.shape[0] else numpy.zeros((1,), dtype="int32")
-        best = out.sequences()[0][0]
-        if not numpy.array_equal(best, steps):
-            wrong += 1
-        loss += sapo_update(ws, W, start, out, &gv[0], steps.shape[0], gamma, chain)
+        if method == STANDARD or (exact and sys.first_order):
+            wrong += not numpy.array_equal(out.sequences()[0][0], steps)
+        loss += sapo_update(ws, W, start, out, &gv[0], n_gold, gamma, chain)
         if shrink < 1.0:
             W.shrink(shrink)
         W.time += 1

@@ -46,3 +46,4 @@ cdef class NBest:
 
 cdef int astar(Chain chain, Weights W, int n, NBest out) except -1 nogil
 cdef int beam_nbest(Beam beam, Weights W, const void* state, int T, int n, NBest out) except -1
+cdef int beam_row_nbest(Beam beam, int t, int T, int n, NBest out) except -1

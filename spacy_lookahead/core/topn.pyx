@@ -183,16 +183,22 @@ cdef int beam_nbest(Beam beam, Weights W, const void* state, int T, int n, NBest
     """The n best final items of a beam search from `state` (beam width >= n;
     at most T steps), best first. Items are distinct action sequences, of
     different lengths where the system's derivations differ in length."""
-    cdef int j, k, step
+    cdef int step
     beam.reset(state, T)
     with nogil:
         step = beam.search(W)
+    return beam_row_nbest(beam, step, T, n, out)
+
+
+cdef int beam_row_nbest(Beam beam, int t, int T, int n, NBest out) except -1:
+    """The n best items of row t of the beam's lattice (prefixes of t steps,
+    or final derivations carried over), best first; T: the row stride."""
+    cdef int j, k
     out.clear(T)
-    k = min(n, beam.size_at(step))
+    k = min(n, beam.size_at(t))
     out.paths.resize(max(1, k * T))
     for j in range(k):
-        out.lengths.push_back(beam.path(step, j, &out.paths[j * T]))
-        out.scores.push_back(beam.score_at(step, j))
+        out.lengths.push_back(beam.path(t, j, &out.paths[j * T]))
+        out.scores.push_back(beam.score_at(t, j))
     out.k = k
     return 0
-

@@ -79,7 +79,8 @@ def beam(TransitionSystem system, doc_input, Weights W, int width):
 def find_violation(TransitionSystem system, doc_input, gold, Weights W, int width, str update,
                    bint fix=False):
     """The triple the update method picks: None, or dict(step, full, gap,
-    valid, y=gold prefix, z=predicted prefix). With fix, also update W."""
+    valid, y=gold prefix, z=predicted prefix, row=the beam's items
+    [(score, actions)] at that step). With fix, also update W."""
     cdef Instance inst = system.instance(doc_input, gold)
     gold_actions = oracle_actions(system, doc_input, gold)
     cdef int[::1] gv = gold_actions
@@ -98,7 +99,8 @@ def find_violation(TransitionSystem system, doc_input, gold, Weights W, int widt
     nz = b.path(v.step, 0, &zv[0])
     ny = len(gold_actions) if v.full else min(v.step, len(gold_actions))
     out = {"step": v.step, "full": bool(v.full), "gap": v.gap, "valid": bool(v.valid),
-           "y": [int(a) for a in gold_actions[:ny]], "z": [int(a) for a in zbuf[:nz]]}
+           "y": [int(a) for a in gold_actions[:ny]], "z": [int(a) for a in zbuf[:nz]],
+           "row": b.items(v.step)}
     if fix:
         fix_violation(b, Workspace(system, 0, inst.state_size), W, start, &gv[0],
                       len(gold_actions), &v, &zv[0])

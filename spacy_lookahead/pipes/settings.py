@@ -7,13 +7,16 @@ with the same names and meaning, and their one validator.
 | `depth` | lookahead | lookahead depth D, 0-3 |
 | `margin` | perceptron, greedy/lookahead | the margin C of Figure 3 |
 | `beam_width` | beam; SAPO's n-best where not exact | the beam width k |
-| `update` | perceptron, beam | standard, early, max_violation, hybrid, latest |
+| `update` | beam (perceptron; SAPO's n-best beam) | standard, early, max_violation, hybrid, latest |
 | `learner` | all | "perceptron" or "sapo" (Sun et al., Algorithm 1) |
 | `n`, `learning_rate`, `learning_rate_decay`, `l2` | sapo | top-n, gamma, its decay per epoch, lambda |
 
 With `learner = "sapo"` the search is SAPO's top-n search: "lookahead" (the
 default) asks for the exact one (A*) where the system is first-order and a
 beam of width max(n, beam_width) otherwise; "beam" always uses the beam.
+With the beam, `update` = "standard" is Sun et al.'s update on complete
+outputs; the others compare the n best prefixes at the step they pick with
+the gold prefix (Huang et al.'s violation fixing, applied to SAPO).
 
 A setting the chosen search and learner do not use must keep its default:
 a changed value would be silently ignored, so it is an error that says
@@ -92,7 +95,6 @@ def unused_settings(s: Dict[str, Any]) -> Dict[str, str]:
     sapo = s["learner"] == "sapo"
     if sapo:
         unused["margin"] = "learner = perceptron"
-        unused["update"] = "learner = perceptron with search = beam"
         unused["depth"] = "learner = perceptron with search = lookahead"
     else:
         for key in ("n", "learning_rate", "learning_rate_decay", "l2"):

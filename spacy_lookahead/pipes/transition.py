@@ -110,13 +110,15 @@ class TransitionPipe(SearchPipe):
         the gold path (Tsuruoka et al. Figure 3; loss = mistakes). With beam
         search: the violation-fixing perceptron (Huang et al. Algorithm 2;
         loss = updates). SAPO: Algorithm 1 (loss = the negative
-        log-likelihood of the gold output over the n best)."""
+        log-likelihood of the gold output over the n best); where its n best
+        come from a beam, `update` says whether it compares complete outputs
+        (standard) or prefixes (early, max_violation, ...)."""
         cfg = self.cfg
         instances = self.instances([eg.predicted for eg in examples], examples)
         if self.is_sapo:
             gamma, shrink = self._sapo_step()
             loss, _ = learners.sapo(instances, self.weights, cfg["n"], gamma, shrink,
-                                    cfg["beam_width"], self.exact_topn)
+                                    cfg["beam_width"], self.exact_topn, cfg["update"])
             self._seen += len(examples)
             return loss
         if cfg["search"] == "beam":
