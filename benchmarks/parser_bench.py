@@ -3,7 +3,8 @@ every epoch (the learning curves of Huang et al. 2012, Figure 6) to JSON.
 
     python benchmarks/parser_bench.py NAME --train T.spacy --dev D.spacy --test E.spacy
         [--search greedy|lookahead|beam] [--depth D] [--beam-width K]
-        [--update max_violation] [--epochs 10] [--patience 3] [--limit N]
+        [--update max_violation] [--learner perceptron|sapo] [--n 5] [--l2 1.0]
+        [--learning-rate 0.1] [--learning-rate-decay 0.8] [--epochs 10] [--patience 3] [--limit N]
         [--tagger MODEL_DIR] [--output metrics/parser_NAME.json] [--model-dir DIR]
 
 Each epoch is one pass over the shuffled training docs (batches of 100 docs,
@@ -15,6 +16,9 @@ lookahead_tagger first (predicted POS) instead of giving the gold tags.
 Scores: UAS/LAS with and without punctuation (punctuation = gold label
 `punct` (UD) or gold PTB tag in `` '' , . : (WSJ, as Penn2Malt evaluations)),
 plus spaCy's parser scorer (`dep_uas`/`dep_las` ignore `punct`/`p` labels).
+With `--learner sapo`, the calibration of the head probabilities
+(token._.head_prob against "head and label right", benchmarks/calibration.py's
+bins and ECE) on dev and test.
 Stops after `--patience` epochs without a better dev score.
 """
 import argparse
@@ -32,6 +36,9 @@ from spacy.training import Example
 
 import spacy_lookahead.pipes.parser  # noqa: F401 (registers the factory)
 import spacy_lookahead.pipes.tagger  # noqa: F401
+
+sys.path.insert(0, str(Path(__file__).parent))
+from calibration import calibration  # noqa: E402
 
 PUNCT_TAGS = {"``", "''", ",", ".", ":"}
 
@@ -82,6 +89,10 @@ def evaluate(nlp, parser, gold, tagger=None):
     spacy_scores = parser.scorer([Example(p, g) for p, g in zip(predicted, gold)])
     scores.update({"dep_uas": spacy_scores["dep_uas"], "dep_las": spacy_scores["dep_las"],
                    "sents_f": spacy_scores.get("sents_f"), "parse_seconds": round(seconds, 2)})
+    if parser.cfg["learner"] == "sapo":
+        scores["head_calibration"] = calibration(
+            [(t._.head_prob, t.head.i == g.head.i and t.dep_.lower() == g.dep_.lower())
+             for p, gd in zip(predicted, gold) for t, g in zip(p, gd)])
     return scores
 
 
@@ -96,6 +107,11 @@ def main(argv=None):
     ap.add_argument("--beam-width", type=int, default=8)
     ap.add_argument("--update", default="max_violation")
     ap.add_argument("--margin", type=float, default=1.0)
+    ap.add_argument("--learner", default="perceptron", choices=("perceptron", "sapo"))
+    ap.add_argument("--n", type=int, default=5)
+    ap.add_argument("--learning-rate", type=float, default=0.1)
+    ap.add_argument("--learning-rate-decay", type=float, default=0.8)
+    ap.add_argument("--l2", type=float, default=1.0)
     ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--patience", type=int, default=3)
     ap.add_argument("--limit", type=int, default=0, help="first N training docs only")
@@ -110,7 +126,9 @@ def main(argv=None):
     args = ap.parse_args(argv)
     config = {"search": args.search, "depth": args.depth, "beam_width": args.beam_width,
               "update": args.update, "margin": args.margin, "min_label_freq": args.min_label_freq,
-              "respect_sent_starts": args.respect_sent_starts}
+              "respect_sent_starts": args.respect_sent_starts, "learner": args.learner,
+              "n": args.n, "learning_rate": args.learning_rate,
+              "learning_rate_decay": args.learning_rate_decay, "l2": args.l2}
     nlp = spacy.blank("en")
     parser = nlp.add_pipe("arc_standard_parser", config=config)
     tagger = spacy.load(args.tagger) if args.tagger else None
@@ -136,7 +154,7 @@ def main(argv=None):
         stats = {k: parser.update_stats[k] - before[k] for k in before}
         record = {"epoch": epoch, "train_cpu_seconds": round(train_seconds, 2),
                   "loss": losses.get(parser.name, 0.0), "dev": dev}
-        if args.search == "beam":
+        if args.search == "beam" and args.learner == "perceptron":
             record["updates"] = stats["updates"]
             record["invalid_updates"] = stats["invalid"]
             record["invalid_fraction"] = stats["invalid"] / max(1, stats["updates"])

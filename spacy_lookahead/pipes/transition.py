@@ -167,6 +167,15 @@ class TransitionPipe(SearchPipe):
             out.append([(self.describe(o), float(p)) for o, p in zip(outputs, softmax(scores))])
         return out
 
+    def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, Any]:
+        """With beam search, also the updates and invalid (non-violation)
+        updates made so far (Huang et al. Figure 5), for the training curves."""
+        scores = super().score(examples, **kwargs)
+        if self.cfg["search"] == "beam" and not self.is_sapo:
+            scores[f"{self.name}_beam_updates"] = self.update_stats["updates"]
+            scores[f"{self.name}_beam_invalid"] = self.update_stats["invalid"]
+        return scores
+
     # --- SAPO ----------------------------------------------------------------------
     def _sapo_step(self) -> Tuple[float, float]:
         """(gamma, shrink) for the current epoch: gamma decays per epoch of
