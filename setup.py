@@ -19,8 +19,11 @@ MODULES = [
     "spacy_lookahead.core.learners",
     "spacy_lookahead.core.decode",
     "spacy_lookahead.core.views",
+    "spacy_lookahead.core.fr_perceptron",
     "spacy_lookahead.systems.tagging",
     "spacy_lookahead.systems.arc_standard",
+    "spacy_lookahead.systems.phrase_features",
+    "spacy_lookahead.systems.phrase_decoders",
     "spacy_lookahead.systems.phrases",
 ]
 

@@ -5,6 +5,7 @@ import itertools
 import numpy
 import pytest
 from spacy_lookahead.core.features import token_atoms
+from spacy_lookahead.core.fr_perceptron import fr_perceptron, recognise
 from spacy_lookahead.core.weights import Weights
 from spacy_lookahead.systems.phrases import PhraseSystem
 
@@ -29,42 +30,110 @@ def brute_force(candidates, scores, embedded):
     return best
 
 
+def static_model(system, item, rng, start, end, n):
+    """Weights that make the filters fire exactly at start/end ((n, K)
+    booleans, through a feature of each word's phi_w that no other word has)
+    and give every candidate a score that does not depend on the partial
+    solution: random weights only on phrase features that are present
+    whatever the solution. Returns (W, scores (n, n, K), those features)."""
+    K = system.nr_type
+    W = Weights()
+    # the word itself (offset 0 of the word window: after the bias and the
+    # windows' left halves; the words are distinct): not the flags of the
+    # decisions on the left, which change as the filters run
+    offset = 10 if system.embedded else 5
+    phis = [set(system.phi_w(item, i).tolist()) for i in range(n)]
+    for i in range(n):
+        own = int(system.phi_w(item, i)[offset])
+        assert all(own not in phis[j] for j in range(n) if j != i)
+        for k in range(K):
+            W.add(own, 3 * k, 1.0 if start[i, k] else -1.0)
+            W.add(own, 3 * k + 1, 1.0 if end[i, k] else -1.0)
+    spans = [(a, b) for a in range(n) for b in range(a, n)]
+    contexts = [[]] + [[[a, b, int(rng.integers(K))] for a, b in spans if rng.random() < 0.3]
+                       for _ in range(4)]
+    if not system.embedded:  # flat solutions: no overlap
+        contexts = [[]] + [[[i, i, int(rng.integers(K))] for i in range(n) if rng.random() < 0.5]
+                           for _ in range(4)]
+    present, varying = set(), set()
+    for a, b in spans:
+        seen = [set(system.phi_p(item, a, b, ctx).tolist()) for ctx in contexts]
+        always = set.intersection(*seen)
+        present |= always
+        varying |= set.union(*seen) - always
+    for f in sorted(present - varying):
+        for k in range(K):
+            W.add(f, 3 * k + 2, float(rng.normal()))
+    scores = numpy.zeros((n, n, K))
+    for a, b in spans:
+        scores[a, b] = W.scores(system.phi_p(item, a, b, []), 3 * K)[2::3]
+    return W, scores, present - varying
+
+
 @pytest.mark.parametrize("embedded", [False, True])
-def test_dp_equals_brute_force(embedded):
+@pytest.mark.parametrize("max_length", [0, 3])
+def test_production_decoders_equal_brute_force(embedded, max_length):
+    """R(x) by the production DPs (phrase_decoders, through recognise())
+    against the best coherent subset of the candidates, with candidate
+    scores that do not depend on the partial solution."""
     rng = numpy.random.default_rng(7)
+    tags = ["DT", "NN", "VBD", "IN", "JJ", ",", "CC", "WDT"]
     checked = 0
-    for _ in range(300):
-        n = int(rng.integers(1, 8))
+    for trial in range(120):
+        n = int(rng.integers(1, 7))
         K = int(rng.integers(1, 3))
         start = rng.random((n, K)) < 0.45
         end = rng.random((n, K)) < 0.45
-        scores = rng.normal(size=(n, n, K))
         cands = [(s, e, k) for s in range(n) for e in range(s, n) for k in range(K)
-                 if start[s, k] and end[e, k]]
-        if len(cands) > 11:
+                 if start[s, k] and end[e, k] and (not max_length or e - s + 1 <= max_length)]
+        if len(cands) > 10:
             continue
-        system = PhraseSystem(K, embedded, "chunk" if not embedded else "clause")
-        phrases, total = system.decode_scores(n, start, end, scores)
+        words = [f"w{trial}x{i}" for i in range(n)]
+        item = {"atoms": numpy.asarray([token_atoms(w, str(rng.choice(tags)), "B-NP")
+                                        for w in words], dtype="uint64")}
+        system = PhraseSystem(K, embedded, "clause" if embedded else "chunk", max_length)
+        W, scores, _ = static_model(system, item, rng, start, end, n)
+        (phrases, n_candidates, fired_s, fired_e), = recognise(system.instances([item]), W)
+        assert (fired_s == start).all() and (fired_e == end).all()
+        assert n_candidates == len(cands)
         found = [tuple(p) for p in phrases.tolist()]
         assert set(found) <= set(cands)
         assert coherent(found, embedded)
-        assert sum(scores[s, e, k] for s, e, k in found) == pytest.approx(total)
+        total = sum(scores[s, e, k] for s, e, k in found)
         assert total == pytest.approx(brute_force(cands, scores, embedded))
         checked += 1
-    assert checked > 150
+    assert checked > 60
 
 
 def test_embedded_prefers_nesting_and_flat_forbids_it():
     n, K = 4, 1
     start = numpy.array([[True], [True], [False], [False]])
     end = numpy.array([[False], [False], [True], [True]])
-    scores = numpy.full((n, n, K), -5.0)
-    scores[0, 3, 0] = 1.0
-    scores[1, 2, 0] = 1.0
-    nested, total = PhraseSystem(K, True, "clause").decode_scores(n, start, end, scores)
-    assert nested.tolist() == [[0, 3, 0], [1, 2, 0]] and total == pytest.approx(2.0)
-    flat, total = PhraseSystem(K, False, "chunk").decode_scores(n, start, end, scores)
-    assert len(flat) == 1 and total == pytest.approx(1.0)
+    item = {"atoms": numpy.asarray([token_atoms(w, t, "B-NP") for w, t in
+                                    zip(["a", "b", "c", "d"], ["DT", "NN", "VBD", "RB"])],
+                                   dtype="uint64")}
+    for embedded, expected in ((True, [[0, 3, 0], [1, 2, 0]]), (False, None)):
+        system = PhraseSystem(K, embedded, "clause" if embedded else "chunk")
+        W, scores, static = static_model(system, item, numpy.random.default_rng(0), start, end, n)
+        # the candidates (0, 3) and (1, 2) are worth 1 each, (0, 2) and (1, 3) -5
+        for s, e, target in ((0, 3, 1.0), (1, 2, 1.0), (0, 2, -5.0), (1, 3, -5.0)):
+            W.add(_span_feature(system, item, s, e, static), 2, target - scores[s, e, 0])
+        (phrases, *_), = recognise(system.instances([item]), W)
+        if expected:
+            assert phrases.tolist() == expected
+        else:
+            assert len(phrases) == 1 and phrases[0, :2].tolist() in ([0, 3], [1, 2])
+
+
+def _span_feature(system, item, s, e, static):
+    """A phrase feature only the span (s, e) has, whatever the solution."""
+    n = len(item["atoms"])
+    own = set(system.phi_p(item, s, e, []).tolist()) & static
+    for a in range(n):
+        for b in range(a, n):
+            if (a, b) != (s, e):
+                own -= set(system.phi_p(item, a, b, []).tolist())
+    return sorted(own)[0]
 
 
 # --- the feedback rule (Figure 1) on hand-built weights ----------------------------
@@ -91,7 +160,7 @@ def word_only(system, i):
 
 
 def filters(system, W):
-    (phrases, _, start, end), = system.predict([doc_input()], W)
+    (phrases, _, start, end), = recognise(system.instances([doc_input()]), W)
     return phrases.tolist(), start[:, 0].tolist(), end[:, 0].tolist()
 
 
@@ -105,7 +174,7 @@ def test_type_a_promotes_filters_that_blocked_a_missed_phrase():
     system = chunk_system()
     W = Weights()
     # Nothing fires: gold (0, 1) is missed, both boundary words get type A.
-    mistakes, _ = system.train([doc_input()], [[[0, 1, 0]]], W, "recognition")
+    mistakes, _ = fr_perceptron(system.instances([doc_input()], [[[0, 1, 0]]]), W, "recognition")
     assert mistakes == 1
     _, start, end = filters(system, W)
     assert start[0] and end[1]
@@ -124,7 +193,7 @@ def test_score_promoted_only_when_the_candidate_was_generated():
     assert start == [True, False, False, False] and end == [False, True, False, False]
     assert phrases == []  # candidate (0, 1) scores 0: not selected
     before = len(W)
-    system.train([doc_input()], [[[0, 1, 0]]], W, "recognition")
+    fr_perceptron(system.instances([doc_input()], [[[0, 1, 0]]]), W, "recognition")
     # Filters were right (> 0): no type-A update; the score vector moved up.
     _, start2, end2 = filters(system, W)
     assert start2 == start and end2 == end
@@ -145,7 +214,7 @@ def test_type_b_demotes_wrong_boundaries_once_per_word():
     assert phrases == [[0, 0, 0], [1, 1, 0], [2, 2, 0], [3, 3, 0]]
     gold = [[0, 1, 0], [2, 2, 0]]
     W_before = W.copy()
-    system.train([doc_input()], [gold], W, "recognition")
+    fr_perceptron(system.instances([doc_input()], [gold]), W, "recognition")
     # Over-predicted: (0,0) (1,1) (3,3). Start filters demoted at words that
     # start no gold phrase: 1 and 3 (once each); end filters at 0 and 3.
     for i, (ds, de) in enumerate([(0, -1), (-1, 0), (0, 0), (-1, -1)]):
@@ -181,7 +250,7 @@ def test_classification_feedback_corrects_every_local_decision():
     W.add(bias_of(system), 1, 1.0)
     gold = [[0, 1, 0], [2, 2, 0]]
     W_before = W.copy()
-    system.train([doc_input()], [gold], W, "classification")
+    fr_perceptron(system.instances([doc_input()], [gold]), W, "classification")
     # Every word whose start decision is wrong is corrected, here words 1 and
     # 3 (gold starts: 0, 2); recognition feedback would leave a word alone
     # when its wrong decision produced no phrase.
@@ -198,17 +267,17 @@ def test_training_learns_a_small_sample():
     W = Weights()
     gold = [[0, 1, 0], [2, 2, 0], [3, 3, 0]]
     for _ in range(10):
-        system.train([doc_input()], [gold], W, "recognition")
-    (phrases, *_), = system.predict([doc_input()], W.average())
+        fr_perceptron(system.instances([doc_input()], [gold]), W, "recognition")
+    (phrases, *_), = recognise(system.instances([doc_input()]), W.average())
     assert phrases.tolist() == gold
 
 
 def test_bad_gold_and_feedback_raise():
     system = chunk_system()
     with pytest.raises(ValueError, match="feedback"):
-        system.train([doc_input()], [[[0, 1, 0]]], Weights(), "global")
+        fr_perceptron(system.instances([doc_input()], [[[0, 1, 0]]]), Weights(), "global")
     with pytest.raises(ValueError, match="out of range"):
-        system.train([doc_input()], [[[0, 9, 0]]], Weights(), "recognition")
+        fr_perceptron(system.instances([doc_input()], [[[0, 9, 0]]]), Weights(), "recognition")
 
 
 def test_empty_and_one_token_docs():
@@ -218,8 +287,8 @@ def test_empty_and_one_token_docs():
         one = {"atoms": numpy.asarray([token_atoms("Go", "VB")], dtype="uint64")}
         W = Weights()
         for _ in range(3):
-            system.train([empty, one], [[], [[0, 0, 0]]], W, "recognition")
-        (p0, c0, *_), (p1, *_) = system.predict([empty, one], W.average())
+            fr_perceptron(system.instances([empty, one], [[], [[0, 0, 0]]]), W, "recognition")
+        (p0, c0, *_), (p1, *_) = recognise(system.instances([empty, one]), W.average())
         assert p0.shape == (0, 3) and c0 == 0
         assert p1.tolist() == [[0, 0, 0]]
 

@@ -14,11 +14,11 @@ from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 
 from ..core.features import LexemeAtoms
+from ..core.fr_perceptron import FEEDBACKS, fr_perceptron, recognise
 from ..core.weights import Weights
 from ..systems.phrases import PhraseSystem
 from .base import SearchPipe
 
-FEEDBACKS = ("recognition", "classification")
 
 
 def validate_fr_settings(name: str, feedback: Any, max_length: Any, **keys: Any) -> None:
@@ -109,7 +109,7 @@ class PhrasePipe(SearchPipe):
     def predict(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
         docs = list(docs)
         self._require_labels()
-        results = self.system.predict(self._inputs(docs), self.averaged_weights)
+        results = recognise(self.system.instances(self._inputs(docs)), self.averaged_weights)
         return [phrases for phrases, *_ in results]
 
     def set_annotations(self, docs: Iterable[Doc], phrases: List[numpy.ndarray]) -> None:
@@ -125,7 +125,8 @@ class PhrasePipe(SearchPipe):
         over-predicted phrases."""
         golds = [self.gold_phrases(eg) for eg in examples]
         inputs = self._inputs([eg.predicted for eg in examples], examples)
-        mistakes, _ = self.system.train(inputs, golds, self.weights, self.cfg["feedback"])
+        mistakes, _ = fr_perceptron(self.system.instances(inputs, golds), self.weights,
+                                    self.cfg["feedback"])
         return mistakes
 
     def filter_stats(self, examples: Iterable[Example]) -> Dict[str, float]:
@@ -135,7 +136,7 @@ class PhrasePipe(SearchPipe):
         on them (precision 1, that recall): the paper's Figure 5."""
         examples = list(examples)
         inputs = self._inputs([eg.predicted for eg in examples], examples)
-        results = self.system.predict(inputs, self.averaged_weights)
+        results = recognise(self.system.instances(inputs), self.averaged_weights)
         max_length = self.cfg["max_length"]
         n_gold = n_reachable = n_candidates = 0
         counts = numpy.zeros((2, 3), dtype="int64")  # start/end x (fired, gold, both)
