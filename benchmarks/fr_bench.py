@@ -34,7 +34,7 @@ from spacy.tokens import Doc, Span, SpanGroup
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-import spacy_lookahead.pipes.clauses  # noqa: E402,F401  (factories)
+import spacy_lookahead.pipes.phrases  # noqa: E402,F401  (factories)
 import spacy_lookahead.scoring  # noqa: E402,F401
 from spacy_lookahead.readers.clauses import ClauseCorpus  # noqa: E402
 from spacy_lookahead.readers.columns import create_conll2000_reader  # noqa: E402

@@ -11,7 +11,7 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example
 from test_spans import train
 
-import spacy_lookahead.pipes.clauses  # noqa: F401  (factories, when not pip-installed)
+import spacy_lookahead.pipes.phrases  # noqa: F401  (factories, when not pip-installed)
 import spacy_lookahead.scoring  # noqa: F401
 from spacy_lookahead.readers.clauses import (
     ClauseCorpus,

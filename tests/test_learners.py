@@ -27,10 +27,10 @@ def make_system(name):
         return system, atoms_of(WORDS), numpy.array([rng.randrange(4) for _ in WORDS], "int32")
     if name in ("chunker", "ner_rtl"):
         direction = "rtl" if name == "ner_rtl" else "ltr"
-        actions = scheme_actions(["NP", "VP"], "iob")
+        actions = scheme_actions(["NP", "VP"], "iob2")
         system = TaggingSystem(len(actions), direction=direction,
                                feature_set="chunk" if name == "chunker" else "ner",
-                               **label_constraints(actions, "iob", direction))
+                               **label_constraints(actions, "iob2", direction))
         labels = ["B-NP", "I-NP", "I-NP", "B-NP", "I-NP", "O", "B-VP"]
         return system, atoms_of(WORDS, TAGS), numpy.array([actions.index(x) for x in labels], "int32")
     system = ArcStandardSystem(2)

@@ -39,7 +39,7 @@ def satisfies(ids, c, rtl):
 
 
 @settings(max_examples=200, deadline=None)
-@given(data=span_sets(), scheme=st.sampled_from(["iob", "biluo"]))
+@given(data=span_sets(), scheme=st.sampled_from(["iob2", "biluo"]))
 def test_round_trip_and_gold_is_always_allowed(data, scheme):
     n, spans = data
     actions = scheme_actions(TYPES, scheme)
@@ -51,11 +51,11 @@ def test_round_trip_and_gold_is_always_allowed(data, scheme):
 
 
 def test_iob2_constraints_by_hand():
-    actions = scheme_actions(["NP"], "iob")  # O, B-NP, I-NP
-    c = label_constraints(actions, "iob", "ltr")
+    actions = scheme_actions(["NP"], "iob2")  # O, B-NP, I-NP
+    c = label_constraints(actions, "iob2", "ltr")
     assert c["allowed"].tolist() == [[1, 1, 0], [1, 1, 0], [1, 1, 1], [1, 1, 1]]
     assert c["at_doc_start"].tolist() == [1, 1, 0] and c["at_doc_end"].tolist() == [1, 1, 1]
-    rtl = label_constraints(actions, "iob", "rtl")  # previous = right neighbour
+    rtl = label_constraints(actions, "iob2", "rtl")  # previous = right neighbour
     assert rtl["allowed"].tolist() == [[1, 1, 1], [1, 1, 1], [1, 1, 1], [0, 1, 1]]
 
 
@@ -68,15 +68,15 @@ def test_biluo_constraints_by_hand():
 
 
 def test_conlleval_reading_of_an_i_without_b():
-    actions = scheme_actions(["NP", "VP"], "iob")  # O B-NP I-NP B-VP I-VP
+    actions = scheme_actions(["NP", "VP"], "iob2")  # O B-NP I-NP B-VP I-VP
     kinds, types = action_arrays(actions)
     ids = numpy.asarray([2, 2, 0, 4, 2, 1, 2], dtype="int32")  # I-NP I-NP O I-VP I-NP B-NP I-NP
     assert ids_to_spans(ids, kinds, types) == [(0, 2, 0), (3, 4, 1), (4, 5, 0), (5, 7, 0)]
 
 
 def test_unknown_span_type_is_unknown_gold():
-    actions = scheme_actions(["NP"], "iob")
-    assert spans_to_ids(4, [(1, 3, "XP")], actions, "iob").tolist() == [0, -1, -1, 0]
+    actions = scheme_actions(["NP"], "iob2")
+    assert spans_to_ids(4, [(1, 3, "XP")], actions, "iob2").tolist() == [0, -1, -1, 0]
 
 
 def test_unknown_scheme():
@@ -85,7 +85,7 @@ def test_unknown_scheme():
 
 
 
-@pytest.mark.parametrize("scheme", ["iob", "biluo"])
+@pytest.mark.parametrize("scheme", ["iob2", "biluo"])
 def test_span_probabilities_equal_counting_spans(scheme):
     """Vectorised span probabilities = summing P_k over the sequences whose
     spans (read as conlleval does) include the span; also for label

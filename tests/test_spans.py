@@ -108,7 +108,7 @@ def test_overlapping_gold_spans_and_unseen_types_do_not_break_training():
 
 
 @pytest.mark.parametrize("direction", ["ltr", "rtl"])
-@pytest.mark.parametrize("scheme", ["iob", "biluo"])
+@pytest.mark.parametrize("scheme", ["iob2", "biluo"])
 def test_ner_on_jnlpba_slice(shared_data, direction, scheme):
     nlp = spacy.blank("en")
     nlp.add_pipe("lookahead_ner", config={"depth": 1, "direction": direction, "scheme": scheme})
@@ -187,3 +187,26 @@ def test_corrupt_span_model_raises_a_clear_error(toy_ner, chunker_nlp, tmp_path,
     (tmp_path / "m" / factory / "weights").write_bytes(b"\x00garbage")
     with pytest.raises(ValueError, match=f"{factory}.*Corrupt"):
         spacy.load(tmp_path / "m")
+
+
+def test_models_saved_with_the_old_scheme_name_load(shared_data):
+    """The span labellers' scheme "iob" is now "iob2", the readers' name; a
+    model saved with the old name loads and predicts the same."""
+    import srsly
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lookahead_chunker", config={"depth": 0})
+    train(nlp, conll2000(shared_data, nlp.vocab, "train", 100), 1)
+    pipe = nlp.get_pipe("lookahead_chunker")
+    msg = srsly.msgpack_loads(pipe.to_bytes(exclude=["vocab"]))
+    cfg = srsly.json_loads(msg["cfg"])
+    assert cfg["scheme"] == "iob2"
+    msg["cfg"] = srsly.json_dumps({**cfg, "scheme": "iob"})
+    other = spacy.blank("en", vocab=nlp.vocab).add_pipe("lookahead_chunker", config={"depth": 0})
+    other.from_bytes(srsly.msgpack_dumps(msg), exclude=["vocab"])
+    docs = [eg.predicted for eg in conll2000(shared_data, nlp.vocab, "test", 30)]
+    def chunks(component):
+        out = [component(d.copy()) for d in docs]
+        return [[(s.start, s.end, s.label_) for s in d.spans["chunks"]] for d in out]
+
+    ours, theirs = chunks(pipe), chunks(other)
+    assert ours == theirs and any(ours)

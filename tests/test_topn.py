@@ -59,8 +59,8 @@ def test_astar_equals_brute_force(n, direction):
 @pytest.mark.parametrize("direction", ["ltr", "rtl"])
 def test_astar_obeys_the_scheme(direction):
     """IOB2 constraints: only valid sequences, still the exact n best."""
-    actions = scheme_actions(["NP", "VP"], "iob")
-    constraints = label_constraints(actions, "iob", direction)
+    actions = scheme_actions(["NP", "VP"], "iob2")
+    constraints = label_constraints(actions, "iob2", direction)
     system = TaggingSystem(len(actions), direction=direction, **constraints)
     atoms = atoms_of(WORDS[:4])
     W = random_weights(system, atoms, random.Random(11))

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import spacy
 
-import spacy_lookahead.pipes.clauses  # noqa: F401  (factories, when not pip-installed)
+import spacy_lookahead.pipes.phrases  # noqa: F401  (factories, when not pip-installed)
 import spacy_lookahead.pipes.parser  # noqa: F401
 import spacy_lookahead.pipes.spans  # noqa: F401
 import spacy_lookahead.pipes.tagger  # noqa: F401

@@ -10,7 +10,7 @@ from spacy.training import Example, validate_examples
 from spacy.util import filter_spans
 from spacy.vocab import Vocab
 
-from ..systems.schemes import (SCHEMES, action_arrays, ids_to_spans, label_constraints,
+from ..systems.schemes import (ALIASES, SCHEMES, action_arrays, ids_to_spans, label_constraints,
                                 scheme_actions, span_probabilities, spans_to_ids)
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
 from .transition import Prediction
@@ -26,13 +26,14 @@ SPAN_DEFAULTS = {**SEQUENCE_DEFAULTS, "margin": MARGIN}
 
 
 class SpanLabeller(SequencePipe):
-    """Labels spans through one label per token (scheme "iob" = IOB2, or
+    """Labels spans through one label per token (scheme "iob2", or
     "biluo"); the search only follows label sequences the scheme allows."""
 
     history_setting = "label_trigrams"
     search_defaults = SPAN_DEFAULTS
 
     def __init__(self, vocab: Vocab, name: str, *, scheme: str, **settings) -> None:
+        scheme = ALIASES.get(scheme, scheme)
         if scheme not in SCHEMES:
             raise ValueError(f"[{name}] scheme must be one of {sorted(SCHEMES)}, got {scheme!r}")
         super().__init__(vocab, name, scheme=scheme, **settings)
@@ -41,6 +42,12 @@ class SpanLabeller(SequencePipe):
     @property
     def actions(self) -> List[str]:
         return scheme_actions(self.labels, self.cfg["scheme"])
+
+    def _load(self, cfg, weights_bytes: bytes) -> None:
+        # models saved before the scheme took the readers' name ("iob")
+        if isinstance(cfg, dict) and "scheme" in cfg:
+            cfg = {**cfg, "scheme": ALIASES.get(cfg["scheme"], cfg["scheme"])}
+        super()._load(cfg, weights_bytes)
 
     def constraints(self):
         return label_constraints(self.actions, self.cfg["scheme"], self.cfg["direction"])
@@ -115,7 +122,7 @@ class SpanLabeller(SequencePipe):
     requires=["token.tag"],
     default_config={
         "direction": "ltr",
-        "scheme": "iob",
+        "scheme": "iob2",
         "spans_key": "chunks",
         "label_trigrams": False,
         **SPAN_DEFAULTS,
@@ -131,7 +138,7 @@ def make_lookahead_chunker(nlp: Language, name: str, direction: str, scheme: str
     """Base-phrase chunking into doc.spans[spans_key] from words and POS tags.
 
     direction: "ltr" or "rtl", the order in which tokens are labelled.
-    scheme: "iob" (IOB2) or "biluo" labelling of the chunks.
+    scheme: "iob2" or "biluo" labelling of the chunks (as the readers name them).
     label_trigrams: add the (label t-1, label t-2) history feature.
     search, depth, margin, beam_width, update, learner, n, learning_rate,
     learning_rate_decay, l2: see the tagger. With "sapo" each chunk's
@@ -153,7 +160,7 @@ class LookaheadChunker(SpanLabeller):
     gold_description = "doc.spans[spans_key] on the gold docs"
 
     def __init__(self, vocab: Vocab, name: str = "lookahead_chunker", *, direction: str = "ltr",
-                 scheme: str = "iob", spans_key: str = "chunks", label_trigrams: bool = False,
+                 scheme: str = "iob2", spans_key: str = "chunks", label_trigrams: bool = False,
                  scorer: Optional[Callable] = None, **search_settings) -> None:
         super().__init__(vocab, name, direction=direction, scheme=scheme, spans_key=spans_key,
                          label_trigrams=bool(label_trigrams), scorer=scorer,
@@ -176,7 +183,7 @@ class LookaheadChunker(SpanLabeller):
     assigns=["doc.ents", "token.ent_iob", "token.ent_type"],
     default_config={
         "direction": "ltr",
-        "scheme": "iob",
+        "scheme": "iob2",
         "label_trigrams": False,
         "pos_features": False,
         "chunk_features": False,
@@ -225,7 +232,7 @@ class LookaheadNER(SpanLabeller):
     gold_description = "doc.ents on the gold docs"
 
     def __init__(self, vocab: Vocab, name: str = "lookahead_ner", *, direction: str = "ltr",
-                 scheme: str = "iob", label_trigrams: bool = False, pos_features: bool = False,
+                 scheme: str = "iob2", label_trigrams: bool = False, pos_features: bool = False,
                  chunk_features: bool = False, chunks_key: str = "chunks",
                  scores_key: str = "ents", scorer: Optional[Callable] = None,
                  **search_settings) -> None:

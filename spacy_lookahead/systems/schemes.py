@@ -5,13 +5,16 @@ from typing import Dict, List, Sequence, Tuple
 
 import numpy
 
-SCHEMES = {"iob": "BI", "biluo": "BILU"}
+SCHEMES = {"iob2": "BI", "biluo": "BILU"}  # the readers' names (readers/tags.py)
+# The components' scheme before it was named as the readers name it.
+ALIASES = {"iob": "iob2"}
 O, B, I, L, U = 0, 1, 2, 3, 4
 KIND = {"O": O, "B": B, "I": I, "L": L, "U": U}
 
 
 def scheme_actions(types: Sequence[str], scheme: str) -> List[str]:
     """The action (label) names: "O", then e.g. B-NP, I-NP, B-VP, ..."""
+    scheme = ALIASES.get(scheme, scheme)
     if scheme not in SCHEMES:
         raise ValueError(f"scheme must be one of {sorted(SCHEMES)}, got {scheme!r}")
     return ["O"] + [f"{prefix}-{t}" for t in types for prefix in SCHEMES[scheme]]
