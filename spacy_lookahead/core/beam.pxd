@@ -44,6 +44,7 @@ cdef class Beam:
     cdef double* action_scores
     cdef int* valid
     cdef feat_t* feats
+    cdef void* cache           # the system's score cache (cache_size bytes)
     cdef double* top_scores
     cdef int* top_parents
     cdef int* top_actions

@@ -22,6 +22,7 @@ cdef class Beam:
         self.action_scores = <double*>self.mem.alloc(width * self.nr_class, sizeof(double))
         self.valid = <int*>self.mem.alloc(width * self.nr_class, sizeof(int))
         self.feats = <feat_t*>self.mem.alloc(max(1, system.max_feats), sizeof(feat_t))
+        self.cache = self.mem.alloc(max(1, system.cache_size), 1)
         self.top_scores = <double*>self.mem.alloc(width, sizeof(double))
         self.top_parents = <int*>self.mem.alloc(width, sizeof(int))
         self.top_actions = <int*>self.mem.alloc(width, sizeof(int))
@@ -95,7 +96,7 @@ cdef class Beam:
                 continue
             s = &self.action_scores[j * self.nr_class]
             v = &self.valid[j * self.nr_class]
-            self.system.score(s, st, W, self.feats)
+            self.system.score(s, st, W, self.feats, self.cache)
             self.system.set_valid(v, st)
             for a in range(self.nr_class):
                 if v[a]:

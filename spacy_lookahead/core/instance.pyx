@@ -55,6 +55,8 @@ cdef class Instance:
         valid = numpy.zeros((C,), dtype="int32")
         scores = numpy.zeros((C,), dtype="float64")
         feats = numpy.zeros((max(1, sys.max_feats),), dtype="uint64")
+        cache = numpy.zeros((max(1, sys.cache_size),), dtype="uint8")
+        cdef unsigned char[::1] cv = cache
         cdef int[::1] ov = out, vv = valid
         cdef double[::1] sv = scores
         cdef feat_t[::1] fv = feats
@@ -69,7 +71,7 @@ cdef class Instance:
             elif W is None:
                 return None
             else:
-                sys.score(&sv[0], state, W, &fv[0])
+                sys.score(&sv[0], state, W, &fv[0], &cv[0])
                 for c in range(C):
                     if vv[c] and (a < 0 or sv[c] > best):
                         a = c

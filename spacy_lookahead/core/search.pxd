@@ -5,18 +5,32 @@ from .weights cimport Weights, feat_t
 
 
 cdef class Workspace:
-    # Scratch memory of one search: per depth level a state, scores and
-    # validity; never shared between threads.
+    """Scratch memory of one search; never shared between threads. Who owns
+    which part:
+      levels 0..depth (state_at, scores, valid, scratch_paths): the lookahead
+        search (lookahead_first) only;
+      replay_state, replay_scores, replay_valid: a replay of actions from a
+        given state outside the search: learn.add_path, sapo.path_score and
+        topn.Chain (state_after, row). One replay at a time: a caller holding
+        the replay state (Chain.state_after) finishes with it before it
+        starts another replay;
+      feats, cache: whoever is scoring or extracting right now (never kept
+        across calls, except the system's own cache, see TransitionSystem);
+      values, paths, path_lens: the results of the last lookahead_first()."""
     cdef Pool mem
     cdef readonly TransitionSystem system
     cdef readonly int depth
     cdef int nr_class
-    cdef size_t state_size
-    cdef char* states
-    cdef double* scores
-    cdef int* valid
+    cdef readonly size_t state_size
+    cdef char* states          # depth + 1 levels
+    cdef double* scores        # [level * nr_class + a]
+    cdef int* valid            # [level * nr_class + a]
     cdef int* scratch_paths
-    cdef feat_t* feats
+    cdef char* replay_state
+    cdef double* replay_scores
+    cdef int* replay_valid
+    cdef feat_t* feats         # room for max_feats features
+    cdef void* cache           # the system's score cache (cache_size bytes)
     # Results of lookahead_first(), per first action a:
     cdef double* values      # best backed-up leaf score (-inf if invalid)
     cdef int* paths          # [a * (depth + 1) + k]: the best action path

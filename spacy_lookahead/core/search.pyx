@@ -17,12 +17,17 @@ cdef class Workspace:
         self.depth = depth
         self.nr_class = system.nr_class
         self.state_size = state_size or system.state_size
-        cdef int levels = depth + 2
+        cdef int levels = depth + 1
         self.states = <char*>self.mem.alloc(levels, self.state_size)
         self.scores = <double*>self.mem.alloc(levels * self.nr_class, sizeof(double))
         self.valid = <int*>self.mem.alloc(levels * self.nr_class, sizeof(int))
-        self.scratch_paths = <int*>self.mem.alloc(levels * levels, sizeof(int))
+        # a path of up to depth + 1 actions per level (rows of depth + 2)
+        self.scratch_paths = <int*>self.mem.alloc(levels * (depth + 2), sizeof(int))
+        self.replay_state = <char*>self.mem.alloc(1, self.state_size)
+        self.replay_scores = <double*>self.mem.alloc(self.nr_class, sizeof(double))
+        self.replay_valid = <int*>self.mem.alloc(self.nr_class, sizeof(int))
         self.feats = <feat_t*>self.mem.alloc(max(1, system.max_feats), sizeof(feat_t))
+        self.cache = self.mem.alloc(max(1, system.cache_size), 1)
         self.values = <double*>self.mem.alloc(self.nr_class, sizeof(double))
         self.paths = <int*>self.mem.alloc(self.nr_class * (depth + 1), sizeof(int))
         self.path_lens = <int*>self.mem.alloc(self.nr_class, sizeof(int))
@@ -58,7 +63,7 @@ cdef bint _expand(Workspace ws, Weights W, int level) noexcept nogil:
     cdef const void* state = ws.state_at(level)
     if ws.system.is_final(state):
         return False
-    ws.system.score(&ws.scores[level * ws.nr_class], state, W, ws.feats)
+    ws.system.score(&ws.scores[level * ws.nr_class], state, W, ws.feats, ws.cache)
     ws.system.set_valid(&ws.valid[level * ws.nr_class], state)
     return True
 

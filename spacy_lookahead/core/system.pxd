@@ -8,6 +8,11 @@ cdef class TransitionSystem:
     features conjoined with a, so one pass scores every action."""
     cdef readonly int nr_class
     cdef readonly int max_feats
+    # Bytes of scratch score() may keep between its calls within one search
+    # (a cache of partial scores): each Workspace and Beam owns such a buffer,
+    # zeroed when allocated, so that it is never shared between searches or
+    # threads. 0: the system keeps nothing.
+    cdef readonly size_t cache_size
     cdef readonly size_t state_size
     # True when w . phi(S, a) depends only on the step and the previous
     # action (a linear chain): top-n search can then be exact (A*, topn).
@@ -17,5 +22,6 @@ cdef class TransitionSystem:
     cdef int set_valid(self, int* is_valid, const void* state) noexcept nogil
     cdef void apply(self, void* state, int clas) noexcept nogil
     cdef int extract(self, feat_t* feats, const void* state) noexcept nogil
-    cdef void score(self, double* scores, const void* state, Weights W, feat_t* buf) noexcept nogil
+    cdef void score(self, double* scores, const void* state, Weights W, feat_t* feats,
+                    void* cache) noexcept nogil
     cdef int oracle(self, const void* state) noexcept nogil

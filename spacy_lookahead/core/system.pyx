@@ -27,13 +27,15 @@ cdef class TransitionSystem:
         """Write the state's features (at most max_feats); return their number."""
         return 0
 
-    cdef void score(self, double* scores, const void* state, Weights W, feat_t* buf) noexcept nogil:
-        """scores[a] = w . phi(state, a) for every class. Systems may override
-        this to reuse cached partial scores (incremental scoring); it must
+    cdef void score(self, double* scores, const void* state, Weights W, feat_t* feats,
+                    void* cache) noexcept nogil:
+        """scores[a] = w . phi(state, a) for every class; feats: room for
+        max_feats features; cache: the caller's cache_size bytes. Systems may
+        override this to reuse partial scores (incremental scoring); it must
         equal extract() followed by Weights.dot()."""
         memset(scores, 0, self.nr_class * sizeof(double))
-        cdef int n = self.extract(buf, state)
-        W.dot(scores, buf, n)
+        cdef int n = self.extract(feats, state)
+        W.dot(scores, feats, n)
 
     cdef int oracle(self, const void* state) noexcept nogil:
         """The gold action in this state, or -1 if the gold is unknown."""

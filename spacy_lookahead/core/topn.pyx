@@ -55,7 +55,7 @@ cdef class Chain:
     cdef void* state_after(self, int t, int p) noexcept nogil:
         """The state at step t whose previous action was p (t = 0: the start)."""
         cdef size_t size = self.ws.state_size
-        cdef void* s = self.ws.state_at(self.ws.depth + 1)
+        cdef void* s = self.ws.replay_state
         if t == 0:
             memcpy(s, self.spine, size)
         else:
@@ -66,8 +66,8 @@ cdef class Chain:
     cdef int row(self, Weights W, int t, int p, double* out) except -1 nogil:
         cdef const void* s = self.state_after(t, p)
         cdef int c
-        cdef int* valid = self.ws.valid
-        self.ws.system.score(out, s, W, self.ws.feats)
+        cdef int* valid = self.ws.replay_valid
+        self.ws.system.score(out, s, W, self.ws.feats, self.ws.cache)
         self.ws.system.set_valid(valid, s)
         for c in range(self.C):
             if not valid[c] or (self.fixed != NULL and self.fixed[t] >= 0 and self.fixed[t] != c):

@@ -90,7 +90,7 @@ cdef int find_violation(Beam beam, Weights W, const void* start, const int* gold
         t = beam.step
         a = gold[t - 1] if t - 1 < n_gold else -1
         if a >= 0:
-            beam.system.score(beam.action_scores, gold_state, W, beam.feats)
+            beam.system.score(beam.action_scores, gold_state, W, beam.feats, beam.cache)
             gold_score += beam.action_scores[a]
             beam.system.apply(gold_state, a)
         # y[1:t] is in B_t iff an item extends y[1:t-1]'s item by the gold action
@@ -108,7 +108,7 @@ cdef int find_violation(Beam beam, Weights W, const void* start, const int* gold
     T = beam.step
     # The full gold score, if y is longer than the beam's derivations.
     while t < n_gold:
-        beam.system.score(beam.action_scores, gold_state, W, beam.feats)
+        beam.system.score(beam.action_scores, gold_state, W, beam.feats, beam.cache)
         gold_score += beam.action_scores[gold[t]]
         beam.system.apply(gold_state, gold[t])
         t += 1

@@ -27,9 +27,9 @@ from ..core.weights cimport Weights, feat_t
 DEF NONE = 3
 DEF NO_LABEL = 5
 DEF MAX_FEATS = 72
-# Score cache (see ArcStandardSystem.score): slots in the caller's scratch
-# buffer after the MAX_FEATS feature words; a slot is KEY_WORDS key words
-# then nr_class doubles.
+# Score cache (see ArcStandardSystem.score): slots in the caller's cache
+# buffer (cache_size bytes); a slot is KEY_WORDS key words then nr_class
+# doubles, and a clock word follows the slots.
 DEF N_SLOTS = 8
 DEF KEY_WORDS = 18
 DEF N_ARRAYS = 6
@@ -173,7 +173,8 @@ cdef class ArcStandardSystem(TransitionSystem):
         self.score_cache = score_cache
         self.nr_class = 1 + 2 * n_labels
         # features, then the score cache's slots and its clock (see score())
-        self.max_feats = MAX_FEATS + N_SLOTS * (KEY_WORDS + self.nr_class) + 1
+        self.max_feats = MAX_FEATS
+        self.cache_size = (N_SLOTS * (KEY_WORDS + self.nr_class) + 1) * sizeof(uint64_t)
         self.state_size = state_size_for(1)
 
     def __reduce__(self):
@@ -377,26 +378,27 @@ cdef class ArcStandardSystem(TransitionSystem):
         f[n] = feat2(T_QEMPTY_DEPTH, 10 + (q0 < 0), 10 + min(s.depth, 3)); n += 1
         return n
 
-    cdef void score(self, double* scores, const void* state, Weights W, feat_t* buf) noexcept nogil:
+    cdef void score(self, double* scores, const void* state, Weights W, feat_t* buf,
+                    void* cache) noexcept nogil:
         """scores = w . phi(state, a) for every a, equal to extract() + dot()
         (the same additions in the same order), with the structure features'
-        partial scores cached in `buf` past the features. Siblings
+        partial scores cached in `cache` (cache_size bytes). Siblings
         LEFT-ARC(l) / RIGHT-ARC(l) differ only in one arc label, so a labelled
         lookahead scores each structure once, not once per label: with L
         labels, depth D costs about 3^D structure scorings per step instead of
-        (2L + 1)^D. The cache lives in the caller's scratch buffer (one per
-        search, so threads never share it) and is keyed by the weights'
+        (2L + 1)^D. The cache belongs to the caller's Workspace or Beam (one
+        per search, so threads never share it) and is keyed by the weights'
         identity and version, so an update invalidates it."""
         cdef const ParseStateC* s = <const ParseStateC*>state
         cdef uint64_t key[KEY_WORDS]
         cdef int slot_words = KEY_WORDS + self.nr_class
-        cdef uint64_t* slots = <uint64_t*>&buf[MAX_FEATS]
+        cdef uint64_t* slots = <uint64_t*>cache
         cdef uint64_t* clock = &slots[N_SLOTS * slot_words]
         cdef uint64_t* slot
         cdef double* cached
         cdef int k, j, n
         if not self.score_cache:
-            TransitionSystem.score(self, scores, state, W, buf)
+            TransitionSystem.score(self, scores, state, W, buf, cache)
             return
         self.structure_key(key, s, W)
         for k in range(N_SLOTS):

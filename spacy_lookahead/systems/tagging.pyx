@@ -287,7 +287,8 @@ cdef class TaggingSystem(TransitionSystem):
         cdef int n = self.extract_static(feats, s.doc, self.position(s))
         return n + self.extract_dynamic(&feats[n], s)
 
-    cdef void score(self, double* scores, const void* state, Weights W, feat_t* buf) noexcept nogil:
+    cdef void score(self, double* scores, const void* state, Weights W, feat_t* buf,
+                    void* cache) noexcept nogil:
         # Incremental scoring: the static part is computed once per position
         # and weights version; only the history features are looked up here.
         cdef const TagStateC* s = <const TagStateC*>state
