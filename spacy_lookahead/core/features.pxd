@@ -31,6 +31,14 @@ cdef enum:
     A_CHUNK
     N_ATOMS
 
+# Atom values no string's hash takes (features.hash_text and spaCy's string
+# ids are never below 8): what a feature sees where there is no token or no
+# label. Every system uses these, so that equal situations hash alike.
+cdef enum:
+    ATOM_BEFORE = 3      # a position before the doc, or an empty slot (no such word)
+    ATOM_AFTER = 5       # a position after the doc
+    LABEL_ATOM = 8       # label (action) l is seen as the atom LABEL_ATOM + l
+
 # Substrings of the current word shorter than this (bio-NER features, after
 # Tsuruoka et al. 2009 / Sun et al. Section 4.2), at most MAX_SUBSTRINGS.
 

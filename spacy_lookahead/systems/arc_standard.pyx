@@ -18,14 +18,12 @@ from murmurhash.mrmr cimport hash64
 
 import numpy
 
-from ..core.features cimport N_ATOMS, A_LOWER, A_TAG, feat1, feat2, feat3
+from ..core.features cimport (N_ATOMS, A_LOWER, A_TAG, ATOM_BEFORE, LABEL_ATOM, feat1, feat2,
+                              feat3)
 from ..core.instance cimport Instance
 from ..core.system cimport TransitionSystem
 from ..core.weights cimport Weights, feat_t
 
-# Atom values for empty positions (never a string hash, which is > 7).
-DEF NONE = 3
-DEF NO_LABEL = 5
 DEF MAX_FEATS = 72
 # Score cache (see ArcStandardSystem.score): slots in the caller's cache
 # buffer (cache_size bytes); a slot is KEY_WORDS key words then nr_class
@@ -252,10 +250,10 @@ cdef class ArcStandardSystem(TransitionSystem):
 
     # --- features ------------------------------------------------------------
     cdef inline uint64_t word(self, const ParseStateC* s, int i, int atom) noexcept nogil:
-        return s.doc.atoms[i * N_ATOMS + atom] if i >= 0 else NONE
+        return s.doc.atoms[i * N_ATOMS + atom] if i >= 0 else ATOM_BEFORE
 
     cdef inline uint64_t label(self, const ParseStateC* s, int i) noexcept nogil:
-        return NO_LABEL + 1 + _arr(s, LAB)[i] if i >= 0 else NONE
+        return LABEL_ATOM + _arr(s, LAB)[i] if i >= 0 else ATOM_BEFORE
 
     cdef int extract(self, feat_t* f, const void* state) noexcept nogil:
         cdef const ParseStateC* s = <const ParseStateC*>state
@@ -280,8 +278,8 @@ cdef class ArcStandardSystem(TransitionSystem):
         cdef uint64_t q1t = self.word(s, q1, A_TAG)
         cdef uint64_t s0lt = self.word(s, s0l, A_TAG), s0rt = self.word(s, s0r, A_TAG)
         cdef uint64_t s1lt = self.word(s, s1l, A_TAG), s1rt = self.word(s, s1r, A_TAG)
-        cdef uint64_t dist = NONE
-        cdef uint64_t vl0 = NONE, vr0 = NONE, vl1 = NONE, vr1 = NONE
+        cdef uint64_t dist = ATOM_BEFORE
+        cdef uint64_t vl0 = ATOM_BEFORE, vr0 = ATOM_BEFORE, vl1 = ATOM_BEFORE, vr1 = ATOM_BEFORE
         if s1 >= 0:
             dist = 10 + min(s0 - s1, 5)
             vl1 = 10 + _arr(s, NL)[s1]

@@ -7,8 +7,6 @@ from libc.stdint cimport uint64_t
 from ..core.weights cimport feat_t
 
 cdef enum:
-    BEFORE = 3        # atom of a position before the doc (never a string's hash)
-    AFTER = 5         # ... after the doc
     MAX_WFEATS = 64   # phi_w of one word
     N_EL = 7          # relevant elements (paper Section 4.1): bits of elem
     FS_CHUNK = 0      # feature sets

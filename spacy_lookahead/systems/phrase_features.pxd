@@ -1,8 +1,8 @@
 from libc.stdint cimport uint64_t
 
 from ..core.weights cimport Weights, feat_t
-from ..core.features cimport N_ATOMS
-from .phrase_doc cimport AFTER, BEFORE, PhraseDocC
+from ..core.features cimport ATOM_AFTER as AFTER, ATOM_BEFORE as BEFORE, N_ATOMS
+from .phrase_doc cimport PhraseDocC
 
 
 cdef class PhraseFeatures:

@@ -15,10 +15,11 @@ from libc.string cimport memset
 
 from spacy.strings import get_string_id
 
-from ..core.features cimport N_ATOMS, A_ORTH, A_LOWER, A_TAG, A_CHUNK, feat1, feat2, feat3
+from ..core.features cimport (ATOM_AFTER as AFTER, ATOM_BEFORE as BEFORE, N_ATOMS, A_ORTH,
+                              A_LOWER, A_TAG, A_CHUNK, feat1, feat2, feat3)
 from ..core.features import word_atoms
 from ..core.weights cimport Weights, feat_t
-from .phrase_doc cimport AFTER, BEFORE, FS_CHUNK, FS_CLAUSE, MAX_WFEATS, N_EL, PhraseDocC
+from .phrase_doc cimport FS_CHUNK, FS_CLAUSE, MAX_WFEATS, N_EL, PhraseDocC
 
 # Relevant elements (paper Section 4.1): bits of doc.elem.
 DEF EL_PUNCT = 1     # , . :

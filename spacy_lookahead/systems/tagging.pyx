@@ -9,16 +9,12 @@ import numpy
 
 from ..core.features cimport (N_ATOMS, A_ORTH, A_LOWER, A_PRE1, A_SUF1,
                               A_SHAPE, A_HAS_DIGIT, A_HAS_UPPER, A_HAS_HYPHEN,
-                              A_ALL_CAPS, A_INIT_CAP, A_TAG, A_CHUNK,
-                              feat1, feat2, feat3)
+                              A_ALL_CAPS, A_INIT_CAP, A_TAG, A_CHUNK, ATOM_AFTER,
+                              ATOM_BEFORE, LABEL_ATOM, feat1, feat2, feat3)
 from ..core.instance cimport Instance
 from ..core.system cimport TransitionSystem
 from ..core.weights cimport Weights, feat_t
 
-# Atom values for positions outside the sentence (never a hash of a string).
-DEF BEFORE = 3
-DEF AFTER = 5
-DEF NO_LABEL = 7
 
 
 cdef struct TagDocC:
@@ -155,9 +151,9 @@ cdef class TaggingSystem(TransitionSystem):
 
     cdef inline uint64_t word(self, const TagDocC* doc, int i, int atom) noexcept nogil:
         if i < 0:
-            return BEFORE
+            return ATOM_BEFORE
         if i >= doc.length:
-            return AFTER
+            return ATOM_AFTER
         return doc.atoms[i * N_ATOMS + atom]
 
     cdef int extract_static(self, feat_t* f, const TagDocC* doc, int i) noexcept nogil:
@@ -244,8 +240,8 @@ cdef class TaggingSystem(TransitionSystem):
         return n + self.affix_shape(&f[n], w)
 
     cdef int extract_dynamic(self, feat_t* f, const TagStateC* s) noexcept nogil:
-        cdef uint64_t p1 = NO_LABEL + 1 + s.prev1 if s.prev1 >= 0 else BEFORE
-        cdef uint64_t p2 = NO_LABEL + 1 + s.prev2 if s.prev2 >= 0 else BEFORE
+        cdef uint64_t p1 = LABEL_ATOM + s.prev1 if s.prev1 >= 0 else ATOM_BEFORE
+        cdef uint64_t p2 = LABEL_ATOM + s.prev2 if s.prev2 >= 0 else ATOM_BEFORE
         f[0] = feat1(T_PREV1, p1)
         if self.tag_trigrams:
             f[1] = feat2(T_PREV12, p1, p2)
