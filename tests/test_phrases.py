@@ -93,7 +93,8 @@ def test_production_decoders_equal_brute_force(embedded, max_length):
                                         for w in words], dtype="uint64")}
         system = PhraseSystem(K, embedded, "clause" if embedded else "chunk", max_length)
         W, scores, _ = static_model(system, item, rng, start, end, n)
-        (phrases, n_candidates, fired_s, fired_e), = recognise(system.instances([item]), W)
+        [(phrases, n_candidates, fired_s, fired_e)] = recognise(system.instances([item]), W,
+                                                                details=True)
         assert (fired_s == start).all() and (fired_e == end).all()
         assert n_candidates == len(cands)
         found = [tuple(p) for p in phrases.tolist()]
@@ -118,7 +119,7 @@ def test_embedded_prefers_nesting_and_flat_forbids_it():
         # the candidates (0, 3) and (1, 2) are worth 1 each, (0, 2) and (1, 3) -5
         for s, e, target in ((0, 3, 1.0), (1, 2, 1.0), (0, 2, -5.0), (1, 3, -5.0)):
             W.add(_span_feature(system, item, s, e, static), 2, target - scores[s, e, 0])
-        (phrases, *_), = recognise(system.instances([item]), W)
+        (phrases, *_), = recognise(system.instances([item]), W, details=True)
         if expected:
             assert phrases.tolist() == expected
         else:
@@ -160,7 +161,7 @@ def word_only(system, i):
 
 
 def filters(system, W):
-    (phrases, _, start, end), = recognise(system.instances([doc_input()]), W)
+    (phrases, _, start, end), = recognise(system.instances([doc_input()]), W, details=True)
     return phrases.tolist(), start[:, 0].tolist(), end[:, 0].tolist()
 
 
@@ -268,7 +269,7 @@ def test_training_learns_a_small_sample():
     gold = [[0, 1, 0], [2, 2, 0], [3, 3, 0]]
     for _ in range(10):
         fr_perceptron(system.instances([doc_input()], [gold]), W, "recognition")
-    (phrases, *_), = recognise(system.instances([doc_input()]), W.average())
+    (phrases, *_), = recognise(system.instances([doc_input()]), W.average(), details=True)
     assert phrases.tolist() == gold
 
 
@@ -288,7 +289,8 @@ def test_empty_and_one_token_docs():
         W = Weights()
         for _ in range(3):
             fr_perceptron(system.instances([empty, one], [[], [[0, 0, 0]]]), W, "recognition")
-        (p0, c0, *_), (p1, *_) = recognise(system.instances([empty, one]), W.average())
+        (p0, c0, *_), (p1, *_) = recognise(system.instances([empty, one]), W.average(),
+                                           details=True)
         assert p0.shape == (0, 3) and c0 == 0
         assert p1.tolist() == [[0, 0, 0]]
 

@@ -15,7 +15,7 @@ from .weights cimport Weights
 SEARCHES = ("greedy", "lookahead", "beam")
 
 
-def decode(list instances, Weights W, str search="lookahead", int depth=0, int beam_width=1):
+def decode(instances, Weights W, str search="lookahead", int depth=0, int beam_width=1):
     """The best derivation of each instance, as its output. search: "greedy"
     (depth 0), "lookahead" (depth D) or "beam" (width beam_width)."""
     if search not in SEARCHES:
@@ -48,7 +48,7 @@ def decode(list instances, Weights W, str search="lookahead", int depth=0, int b
     return outputs
 
 
-def nbest(list instances, Weights W, int n, int beam_width=16, bint exact=True):
+def nbest(instances, Weights W, int n, int beam_width=16, bint exact=True):
     """The n best derivations of each instance, best first: a list of
     (outputs, scores (k,)). Exact (A*) for first-order systems when `exact`;
     otherwise beam search of width max(n, beam_width)."""

@@ -94,19 +94,23 @@ cdef class PhraseInstance:
         return out
 
 
-def recognise(list instances, Weights W):
-    """R(x) of each instance: (phrases (m, 3) int32, candidates, start fired
-    (n, K), end fired (n, K))."""
+def recognise(instances, Weights W, bint details=False):
+    """R(x) of each instance: its phrases (m, 3) int32 (start, end inclusive,
+    type); with details, (phrases, candidates, start fired (n, K), end fired
+    (n, K))."""
     cdef PhraseInstance inst
     out = []
     for inst in instances:
         if inst.n:
             inst.recognise(W)
-        out.append((inst.solution(), inst.n_candidates, inst.fired(True), inst.fired(False)))
+        if details:
+            out.append((inst.solution(), inst.n_candidates, inst.fired(True), inst.fired(False)))
+        else:
+            out.append(inst.solution())
     return out
 
 
-def fr_perceptron(list instances, Weights W, str feedback="recognition"):
+def fr_perceptron(instances, Weights W, str feedback="recognition"):
     """One online pass of Figure 1 (feedback "recognition") or of CO-VP
     ("classification") over the instances, which carry their gold phrases.
     Returns (mistakes, candidates): missed plus over-predicted phrases, and

@@ -69,7 +69,7 @@ cdef Beam beam_for(Beam beam, Instance inst, int width):
     return beam
 
 
-def margin_perceptron(list instances, Weights W, int depth, double margin):
+def margin_perceptron(instances, Weights W, int depth, double margin):
     """One pass of Figure 3: at each state on the gold path, lookahead search
     of depth D and UPDATEWEIGHT with margin C, then the gold action. One
     tick per doc. Returns (mistakes, decisions)."""
@@ -90,7 +90,7 @@ def margin_perceptron(list instances, Weights W, int depth, double margin):
     return mistakes, decisions
 
 
-def violation_fixing_perceptron(list instances, Weights W, int beam_width, str update):
+def violation_fixing_perceptron(instances, Weights W, int beam_width, str update):
     """One pass of Algorithm 2 (Huang et al. 2012) with beam search of width
     k: FINDVIOLATION by `update` and w += Phi(x, y[1:i]) - Phi(x, z[1:i]).
     One tick per doc. Returns dict(updates, invalid, docs, skipped): invalid
@@ -139,7 +139,7 @@ def violation_fixing_perceptron(list instances, Weights W, int beam_width, str u
     return stats
 
 
-def sapo(list instances, Weights W, int n, double gamma, double shrink, int beam_width=16,
+def sapo(instances, Weights W, int n, double gamma, double shrink, int beam_width=16,
          bint exact=True, str update="standard"):
     """One pass of Algorithm 1 (Sun et al.): the n best outputs by A* (exact,
     for first-order systems when `exact`) or by beam search of width

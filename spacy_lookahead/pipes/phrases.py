@@ -109,8 +109,8 @@ class PhrasePipe(SearchPipe):
     def predict(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
         docs = list(docs)
         self._require_labels()
-        results = recognise(self.system.instances(self._inputs(docs)), self.averaged_weights)
-        return [phrases for phrases, *_ in results]
+        system = self.system
+        return recognise((system.instance(x) for x in self._inputs(docs)), self.averaged_weights)
 
     def set_annotations(self, docs: Iterable[Doc], phrases: List[numpy.ndarray]) -> None:
         key = self.cfg["spans_key"]
@@ -125,8 +125,9 @@ class PhrasePipe(SearchPipe):
         over-predicted phrases."""
         golds = [self.gold_phrases(eg) for eg in examples]
         inputs = self._inputs([eg.predicted for eg in examples], examples)
-        mistakes, _ = fr_perceptron(self.system.instances(inputs, golds), self.weights,
-                                    self.cfg["feedback"])
+        system = self.system
+        mistakes, _ = fr_perceptron((system.instance(x, g) for x, g in zip(inputs, golds)),
+                                    self.weights, self.cfg["feedback"])
         return mistakes
 
     def filter_stats(self, examples: Iterable[Example]) -> Dict[str, float]:
@@ -136,7 +137,7 @@ class PhrasePipe(SearchPipe):
         on them (precision 1, that recall): the paper's Figure 5."""
         examples = list(examples)
         inputs = self._inputs([eg.predicted for eg in examples], examples)
-        results = recognise(self.system.instances(inputs), self.averaged_weights)
+        results = recognise(self.system.instances(inputs), self.averaged_weights, details=True)
         max_length = self.cfg["max_length"]
         n_gold = n_reachable = n_candidates = 0
         counts = numpy.zeros((2, 3), dtype="int64")  # start/end x (fired, gold, both)

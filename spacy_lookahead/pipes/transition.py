@@ -3,7 +3,7 @@ shares: the search and learner settings (`settings.py`), the system's
 instances of a batch of docs, the learner chosen by the config (one function
 per learner in `core.learners`), prediction by the chosen search, and the
 n best outputs with their probabilities."""
-from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
 import numpy
 from spacy.tokens import Doc
@@ -101,9 +101,15 @@ class TransitionPipe(SearchPipe):
         averaged perceptron)."""
         return self.weights if self.is_sapo else super().averaged_weights
 
-    def instances(self, docs: List[Doc], examples: Optional[List[Example]] = None) -> list:
-        golds = None if examples is None else [self.gold(eg) for eg in examples]
-        return self.system.instances(self._inputs(docs, examples), golds)
+    def instances(self, docs: List[Doc], examples: Optional[List[Example]] = None) -> Iterator:
+        """The system's instances of the docs, made one at a time as the
+        engine takes them (one doc's search arrays alive, not a batch's)."""
+        system = self.system
+        inputs = self._inputs(docs, examples)
+        if examples is None:
+            return (system.instance(x) for x in inputs)
+        golds = [self.gold(eg) for eg in examples]
+        return (system.instance(x, g) for x, g in zip(inputs, golds))
 
     def learn(self, examples: List[Example]) -> float:
         """Perceptron with greedy/lookahead search: the margin perceptron along
@@ -140,12 +146,14 @@ class TransitionPipe(SearchPipe):
         instances = self.instances(docs)
         cfg = self.cfg
         if self.is_sapo:
-            results = decoding.nbest(instances, self.weights, cfg["n"], cfg["beam_width"],
-                                     self.exact_topn)
-            # No output at all only where constraints leave no valid sequence.
-            return [Prediction(outputs[0] if outputs else inst.output(numpy.zeros(0, "int32")),
-                               outputs, softmax(scores))
-                    for inst, (outputs, scores) in zip(instances, results)]
+            out = []
+            for inst in instances:
+                [(outputs, scores)] = decoding.nbest([inst], self.weights, cfg["n"],
+                                                     cfg["beam_width"], self.exact_topn)
+                # No output at all only where constraints leave no valid sequence.
+                best = outputs[0] if outputs else inst.output(numpy.zeros(0, "int32"))
+                out.append(Prediction(best, outputs, softmax(scores)))
+            return out
         depth = cfg["depth"] if cfg["search"] == "lookahead" else 0
         return [Prediction(out) for out in
                 decoding.decode(instances, self.averaged_weights, cfg["search"], depth,

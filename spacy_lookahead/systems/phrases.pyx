@@ -163,6 +163,13 @@ cdef class _PhraseDoc(PhraseInstance):
             self.recognise(W)
         return self.solution()
 
+    def fired(self, bint start):
+        """(n, K) booleans: where the start (end) filter fired."""
+        cdef int n = self.c.n, K = self.c.K
+        if n == 0:
+            return numpy.zeros((0, K), dtype="bool")
+        return (numpy.asarray(<double[:n * K]>(self.c.hs if start else self.c.he)) > 0).reshape((n, K))
+
     # --- what the FR-Perceptron reads -----------------------------------------
     cdef double start_score(self, int i, int k) noexcept nogil:
         return self.c.hs[i * self.c.K + k]
