@@ -51,7 +51,9 @@ def decode(instances, Weights W, str search="lookahead", int depth=0, int beam_w
 def nbest(instances, Weights W, int n, int beam_width=16, bint exact=True):
     """The n best derivations of each instance, best first: a list of
     (outputs, scores (k,)). Exact (A*) for first-order systems when `exact`;
-    otherwise beam search of width max(n, beam_width)."""
+    otherwise beam search of width max(n, beam_width). Where no derivation is
+    valid (constraints that contradict each other), as decode(): the output
+    of no actions, with score 0."""
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
     cdef Instance inst
@@ -75,5 +77,7 @@ def nbest(instances, Weights W, int n, int beam_width=16, bint exact=True):
             beam = beam_for(beam, inst, max(n, beam_width))
             beam_nbest(beam, W, inst.start(), inst.max_steps, n, out)
         sequences, scores = out.sequences()
+        if not sequences:
+            sequences, scores = [numpy.zeros((0,), dtype="int32")], numpy.zeros((1,))
         results.append(([inst.output(seq) for seq in sequences], scores))
     return results

@@ -43,6 +43,16 @@ cdef enum:
 # Tsuruoka et al. 2009 / Sun et al. Section 4.2), at most MAX_SUBSTRINGS.
 
 
+cdef inline uint64_t atom_at(const uint64_t* atoms, int n, int i, int a) noexcept nogil:
+    """Atom a of token i of an (n, N_ATOMS) atoms array; the sentinels
+    outside the doc."""
+    if i < 0:
+        return ATOM_BEFORE
+    if i >= n:
+        return ATOM_AFTER
+    return atoms[i * N_ATOMS + a]
+
+
 cdef inline feat_t feat1(uint64_t template, uint64_t a) noexcept nogil:
     # A template id keeps equal atoms of different templates apart.
     return hash64(&a, sizeof(uint64_t), template)

@@ -5,6 +5,15 @@ from .system cimport TransitionSystem
 from .weights cimport Weights, feat_t
 
 
+def make_instances(make, list inputs, golds=None):
+    """[make(input, gold)] for a batch of docs (golds: one per doc, or None)."""
+    if golds is None:
+        return [make(x) for x in inputs]
+    if len(golds) != len(inputs):
+        raise ValueError(f"{len(inputs)} docs but {len(golds)} golds")
+    return [make(x, g) for x, g in zip(inputs, golds)]
+
+
 cdef class Instance:
     def __init__(self, TransitionSystem system):
         self.mem = Pool()

@@ -49,8 +49,5 @@ cdef class TransitionSystem:
 
     def instances(self, list inputs, golds=None):
         """Instances of a batch of docs, for the learners and decoders."""
-        if golds is None:
-            return [self.instance(x) for x in inputs]
-        if len(golds) != len(inputs):
-            raise ValueError(f"{len(inputs)} docs but {len(golds)} golds")
-        return [self.instance(x, g) for x, g in zip(inputs, golds)]
+        from .instance import make_instances
+        return make_instances(self.instance, inputs, golds)

@@ -11,25 +11,17 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 import numpy
 from spacy.language import Language
 from spacy.pipeline._parser_internals import nonproj
-from spacy.tokens import Doc, Token
+from spacy.tokens import Doc
 from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 
 from ..core.features import LexemeAtoms
 from ..systems.arc_standard import ArcStandardSystem
 from .settings import SEARCH_DEFAULTS
-from .transition import Prediction, TransitionPipe
+from .transition import Prediction, TransitionPipe, token_probability
 
 HEAD_PROBS = "head_probs"  # doc.user_data key of the SAPO head probabilities
-
-
-def _head_prob(token: Token) -> Optional[float]:
-    probs = token.doc.user_data.get(HEAD_PROBS)
-    return None if probs is None or len(probs) != len(token.doc) else float(probs[token.i])
-
-
-if not Token.has_extension("head_prob"):
-    Token.set_extension("head_prob", getter=_head_prob)
+token_probability("head_prob", HEAD_PROBS)
 
 
 def validate_min_label_freq(name: str, min_label_freq: Any) -> None:

@@ -4,24 +4,16 @@ from typing import Callable, Iterable, List, Optional
 
 import numpy
 from spacy.language import Language
-from spacy.tokens import Doc, Token
+from spacy.tokens import Doc
 from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
-from .transition import Prediction
+from .transition import Prediction, token_probability
 
 TARGETS = ("tag", "pos")
 TAG_PROBS = "tag_probs"  # doc.user_data key of the SAPO tag probabilities
-
-
-def _tag_prob(token: Token) -> Optional[float]:
-    probs = token.doc.user_data.get(TAG_PROBS)
-    return None if probs is None or len(probs) != len(token.doc) else float(probs[token.i])
-
-
-if not Token.has_extension("tag_prob"):
-    Token.set_extension("tag_prob", getter=_tag_prob)
+token_probability("tag_prob", TAG_PROBS)
 
 
 @Language.factory(

@@ -6,7 +6,7 @@ n best outputs with their probabilities."""
 from typing import Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
 import numpy
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Token
 from spacy.training import Example
 from spacy.vocab import Vocab
 
@@ -25,6 +25,18 @@ class Prediction(NamedTuple):
     best: Any
     nbest: Optional[List[Any]] = None
     probs: Optional[numpy.ndarray] = None
+
+
+def token_probability(extension: str, key: str) -> None:
+    """Register `token._.<extension>`: the token's entry of the per-token
+    probabilities a component keeps in doc.user_data[key] (None if it kept
+    none for this doc)."""
+    def getter(token: Token) -> Optional[float]:
+        probs = token.doc.user_data.get(key)
+        return None if probs is None or len(probs) != len(token.doc) else float(probs[token.i])
+
+    if not Token.has_extension(extension):
+        Token.set_extension(extension, getter=getter)
 
 
 def softmax(scores: numpy.ndarray) -> numpy.ndarray:
@@ -146,14 +158,9 @@ class TransitionPipe(SearchPipe):
         instances = self.instances(docs)
         cfg = self.cfg
         if self.is_sapo:
-            out = []
-            for inst in instances:
-                [(outputs, scores)] = decoding.nbest([inst], self.weights, cfg["n"],
-                                                     cfg["beam_width"], self.exact_topn)
-                # No output at all only where constraints leave no valid sequence.
-                best = outputs[0] if outputs else inst.output(numpy.zeros(0, "int32"))
-                out.append(Prediction(best, outputs, softmax(scores)))
-            return out
+            return [Prediction(outputs[0], outputs, softmax(scores)) for outputs, scores in
+                    decoding.nbest(instances, self.weights, cfg["n"], cfg["beam_width"],
+                                   self.exact_topn)]
         depth = cfg["depth"] if cfg["search"] == "lookahead" else 0
         return [Prediction(out) for out in
                 decoding.decode(instances, self.averaged_weights, cfg["search"], depth,

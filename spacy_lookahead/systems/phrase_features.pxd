@@ -1,7 +1,7 @@
 from libc.stdint cimport uint64_t
 
 from ..core.weights cimport Weights, feat_t
-from ..core.features cimport ATOM_AFTER as AFTER, ATOM_BEFORE as BEFORE, N_ATOMS
+from ..core.features cimport atom_at
 from .phrase_doc cimport PhraseDocC
 
 
@@ -18,11 +18,7 @@ cdef class PhraseFeatures:
     cdef uint64_t h_quote1, h_quote2, h_cc, h_bvp, h_bsbar
 
     cdef inline uint64_t atom(self, const PhraseDocC* d, int i, int a) noexcept nogil:
-        if i < 0:
-            return BEFORE
-        if i >= d.n:
-            return AFTER
-        return d.atoms[i * N_ATOMS + a]
+        return atom_at(d.atoms, d.n, i, a)
     cdef int element(self, const uint64_t* w) noexcept nogil
     cdef uint64_t symbol(self, const PhraseDocC* d, int i) noexcept nogil
     cdef void prepare(self, PhraseDocC* d) noexcept nogil

@@ -15,8 +15,8 @@ from libc.string cimport memset
 
 from spacy.strings import get_string_id
 
-from ..core.features cimport (ATOM_AFTER as AFTER, ATOM_BEFORE as BEFORE, N_ATOMS, A_ORTH,
-                              A_LOWER, A_TAG, A_CHUNK, feat1, feat2, feat3)
+from ..core.features cimport (ATOM_BEFORE, N_ATOMS, A_ORTH, A_LOWER, A_TAG, A_CHUNK, feat1,
+                              feat2, feat3)
 from ..core.features import word_atoms
 from ..core.weights cimport Weights, feat_t
 from .phrase_doc cimport FS_CHUNK, FS_CLAUSE, MAX_WFEATS, N_EL, PhraseDocC
@@ -227,7 +227,7 @@ cdef class PhraseFeatures:
         # Left start-end predictions: the filters' decisions on words i-3..i-1.
         for j in range(1, L + 1):
             if i - j < 0:
-                fl[j - 1] = BEFORE
+                fl[j - 1] = ATOM_BEFORE
             else:
                 fired_s = fired_e = 0
                 for k in range(d.K):
@@ -318,7 +318,7 @@ cdef class PhraseFeatures:
             if j < d.left_n:
                 f[n] = feat3(T_PLEFT, j, d.left_type[j], d.left_gap[j] == 0 if j == 0 else 2); n += 1
             else:
-                f[n] = feat2(T_PLEFT, j, BEFORE); n += 1
+                f[n] = feat2(T_PLEFT, j, ATOM_BEFORE); n += 1
         c = d.left_type[0] if d.left_n else -1
         f[n] = feat3(T_PLEFT_POS, <uint64_t>(c + 1), p_s1, self.atom(d, s, A_TAG)); n += 1
         f[n] = feat2(T_PLEFT_ADJ, <uint64_t>(c + 1), d.left_n > 0 and d.left_gap[0] == 0); n += 1

@@ -23,6 +23,7 @@ from cymem.cymem cimport Pool
 
 import numpy
 
+from ..core.instance import make_instances
 from ..core.features cimport N_ATOMS
 from ..core.fr_perceptron cimport PhraseInstance
 from ..core.weights cimport Weights, feat_t
@@ -45,11 +46,8 @@ cdef class PhraseSystem(PhraseFeatures):
         return _PhraseDoc(self, item, gold)
 
     def instances(self, list inputs, golds=None):
-        if golds is None:
-            return [self.instance(x) for x in inputs]
-        if len(golds) != len(inputs):
-            raise ValueError(f"{len(inputs)} docs but {len(golds)} golds")
-        return [self.instance(x, g) for x, g in zip(inputs, golds)]
+        """Instances of a batch of docs, for the FR-Perceptron and R(x)."""
+        return make_instances(self.instance, inputs, golds)
 
     # --- for tests: the features seen from Python ----------------------------
     def phi_w(self, item, int i):

@@ -9,8 +9,8 @@ import numpy
 
 from ..core.features cimport (N_ATOMS, A_ORTH, A_LOWER, A_PRE1, A_SUF1,
                               A_SHAPE, A_HAS_DIGIT, A_HAS_UPPER, A_HAS_HYPHEN,
-                              A_ALL_CAPS, A_INIT_CAP, A_TAG, A_CHUNK, ATOM_AFTER,
-                              ATOM_BEFORE, LABEL_ATOM, feat1, feat2, feat3)
+                              A_ALL_CAPS, A_INIT_CAP, A_TAG, A_CHUNK, ATOM_BEFORE,
+                              LABEL_ATOM, atom_at, feat1, feat2, feat3)
 from ..core.instance cimport Instance
 from ..core.system cimport TransitionSystem
 from ..core.weights cimport Weights, feat_t
@@ -150,11 +150,7 @@ cdef class TaggingSystem(TransitionSystem):
         return s.doc.length - 1 - s.step if self.rtl else s.step
 
     cdef inline uint64_t word(self, const TagDocC* doc, int i, int atom) noexcept nogil:
-        if i < 0:
-            return ATOM_BEFORE
-        if i >= doc.length:
-            return ATOM_AFTER
-        return doc.atoms[i * N_ATOMS + atom]
+        return atom_at(doc.atoms, doc.length, i, atom)
 
     cdef int extract_static(self, feat_t* f, const TagDocC* doc, int i) noexcept nogil:
         if self.feature_set == FS_POS:
