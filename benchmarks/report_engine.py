@@ -81,6 +81,8 @@ def epochs_to_reach(curve: List[Dict], target: float) -> Optional[int]:
 
 
 def plot(rows, out: Path) -> None:
+    if not any(r["curve"] for r in rows):
+        return  # nothing run (e.g. the quick workflow): keep the figure there is
     try:
         import matplotlib
         matplotlib.use("Agg")
