@@ -203,7 +203,9 @@ def section(metrics: Path, plots: Path) -> List[str]:
     for label, las, uas, best, secs, ece, _ in parser_rows(metrics):
         out.append(f"| {label} | {fmt(las)} | {fmt(uas)} | {best or '-'} | "
                    f"{fmt(secs, '.1f', 1.0)} | {fmt(ece, '.3f', 1.0)} |")
-    out += ["", "Commands:", ""]
+    out += ["", "A row with \"-\" was not run into this metrics directory (the beam k=8 "
+            "early-update perceptron is `train-parser`'s `ewt_beam8_early`, in the parser "
+            "section above).", "", "Commands:", ""]
     from engine_bench import RUNS
     out += [f"* `{name}`: `{train_command(name)}`" for name in RUNS]
     return out + [""]
