@@ -55,7 +55,7 @@ cdef class Instance:
         derive). Where the gold is unknown (missing annotation) the oracle
         says -1: with W, the model's best valid action fills the gap (greedy;
         the learners treat it as latent) and known[k] is False; without W
-        the path stops there."""
+        the gold path is incomplete: None."""
         cdef TransitionSystem sys = self.system
         cdef int C = sys.nr_class, k = 0, a, c
         cdef void* state = self.start()

@@ -18,8 +18,8 @@ given order, and returns what its paper counts.
   prefix (Huang et al.'s argument: a complete-output update after the gold
   fell off the beam need not correct any search error; on a parser, where it
   falls off early, that update hardly learns).
-* (`fr_perceptron`, the FR-Perceptron of Carreras et al. 2005, lives with
-  its recogniser in `core.phrases`: its decoder is not a transition system.)
+* (`fr_perceptron`, the FR-Perceptron of Carreras et al. 2005, is in
+  `core.fr_perceptron`: its decoder is not a transition system.)
 
 Averaging: every learner ticks the clock (Weights.time) once per document
 it learns from, so the averaged weights are the mean of the weight vectors
@@ -36,7 +36,6 @@ action (latent), or, where exact search is possible, with the best
 sequence that agrees with every known action (constrained A*). A doc whose
 gold the system cannot derive is skipped and counted.
 """
-from libc.string cimport memcpy
 from cymem.cymem cimport Pool
 
 import numpy

@@ -20,7 +20,6 @@ from ..systems.phrases import PhraseSystem
 from .base import SearchPipe
 
 
-
 def validate_fr_settings(name: str, feedback: Any, max_length: Any, **keys: Any) -> None:
     """Raise on wrong config values, naming the setting and what it accepts."""
     if feedback not in FEEDBACKS:
