@@ -92,7 +92,8 @@ def test_feature_settings_must_match_the_weights(small_nlp, tmp_path):
 def test_odd_docs_are_tagged(small_nlp, words):
     doc = small_nlp(Doc(small_nlp.vocab, words=words))
     assert len(doc) == len(words)
-    assert all(t.tag_ in small_nlp.get_pipe("lookahead_tagger").labels for t in doc)
+    labels = small_nlp.get_pipe("lookahead_tagger").labels
+    assert all(t.tag_ == "_SP" if t.is_space else t.tag_ in labels for t in doc)
 
 
 def test_very_long_doc(small_nlp):
@@ -147,7 +148,7 @@ def test_corrupt_model_directory_raises_a_clear_error(small_nlp, tmp_path, damag
         part.unlink()
     else:
         part.write_bytes(b"\x00garbage")
-    with pytest.raises(ValueError, match="lookahead_tagger.*(corrupt|Corrupt|incomplete)"):
+    with pytest.raises(ValueError, match="lookahead_tagger.*(corrupt|damaged|incomplete)"):
         spacy.load(path)
 
 

@@ -2,6 +2,7 @@
 weights for prediction, serialisation and the spaCy plumbing."""
 import threading
 import time
+import warnings
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
 import numpy
@@ -17,6 +18,8 @@ from thinc.api import Model
 
 from ..core.features import A_CHUNK_COLUMN as A_CHUNK, A_TAG_COLUMN as A_TAG
 from ..core.weights import Weights
+from .integrity import ModelFileError, seal, unseal
+from .settings import config_error
 
 
 def placeholder_model(name: str) -> Model:
@@ -140,13 +143,97 @@ class SearchPipe(TrainablePipe):
                 "nlp.initialize(lambda: examples), or train it with `spacy train`."
             )
 
+    # --- prediction ------------------------------------------------------------
+    def __call__(self, doc: Doc) -> Doc:
+        """spaCy reports any KeyError of a component as "[E109] ... did you
+        forget to call initialize()?": a KeyError here is not that, so it
+        is raised as what it is."""
+        try:
+            return super().__call__(doc)
+        except KeyError as err:
+            raise RuntimeError(
+                f"[{self.name}] internal error (KeyError: {err}) while annotating a doc of "
+                f"{len(doc)} tokens. The component is initialized; this is a bug in "
+                "spacy-lookahead: please report it with the text.") from err
+
     # --- inputs --------------------------------------------------------------
+    def reads_tags(self) -> bool:
+        """Whether token.tag_ is an input of the component."""
+        return False
+
+    def _learn_input_tags(self, get_examples: Callable[[], Iterable[Example]]) -> None:
+        """Keep the POS tags seen in training (predicted or gold docs; and
+        while training, those an annotating tagger gives), to count unseen
+        ones at prediction time."""
+        if not self.reads_tags():
+            self.cfg.pop("input_tags", None)
+            return
+        tags = set()
+        for eg in get_examples():
+            for doc in (eg.predicted, eg.reference):
+                if doc.has_annotation("TAG"):
+                    tags.update(t.tag_ for t in doc if not t.is_space)
+        self.cfg["input_tags"] = sorted(tags - {""})
+
+    def _known_tags(self) -> Optional[numpy.ndarray]:
+        tags = self.cfg.get("input_tags")
+        if tags is None:  # models saved before the tags were kept
+            return None
+        if getattr(self, "_known", (None,))[0] is not tags:
+            hashes = numpy.asarray([self.vocab.strings.add(t) for t in tags], dtype="uint64")
+            self._known = (tags, numpy.sort(hashes))
+        return self._known[1]
+
+    def _check_tags(self, doc: Doc, tags: numpy.ndarray, predicting: bool) -> None:
+        """Empty tags on words are an error; tags unseen in training are
+        counted for one warning per call (`_warn_unseen_tags`)."""
+        words = ~doc.to_array("IS_SPACE").astype(bool)
+        empty = numpy.flatnonzero((tags == 0) & words)
+        if len(empty):
+            i = int(empty[0])
+            raise ValueError(
+                f"[{self.name}] token {i} ({doc[i].text!r}) of a doc has no POS tag (token.tag_ is "
+                f"empty; {len(empty)} of {len(doc)} tokens are untagged), and the component reads "
+                "the tags. Tag every token (a tagger earlier in the pipeline tags all of them), "
+                "or set the missing tags.")
+        known = self._known_tags()
+        if known is None:
+            return
+        if not predicting:  # tags of an annotating component while training count as seen
+            new = numpy.setdiff1d(tags[words], known)
+            if len(new):
+                strings = doc.vocab.strings
+                self.cfg["input_tags"] = sorted({*self.cfg["input_tags"],
+                                                 *(strings[int(h)] for h in new)})
+            return
+        unseen = words & ~numpy.isin(tags, known)
+        tally = self.__dict__.setdefault("_unseen", {"unseen": 0, "words": 0, "tags": set()})
+        tally["words"] += int(words.sum())
+        if unseen.any():
+            tally["unseen"] += int(unseen.sum())
+            if len(tally["tags"]) < 5:
+                tally["tags"].update(doc.vocab.strings[int(h)] for h in numpy.unique(tags[unseen])[:5])
+
+    def _warn_unseen_tags(self) -> None:
+        """One warning per prediction call, with the rate of unseen tags."""
+        tally = self.__dict__.pop("_unseen", None)
+        if tally and tally["unseen"]:
+            warnings.warn(
+                f"[{self.name}] {tally['unseen']} of {tally['words']} input words "
+                f"({tally['unseen'] / tally['words']:.1%}) have POS tags never seen in training "
+                f"(e.g. {', '.join(sorted(tally['tags']))}): they count as unknown tags and "
+                "accuracy suffers. Use a tagger with the tag set of the training data.",
+                UserWarning, stacklevel=3)
+
     def _tag_column(self, doc: Doc, atoms: numpy.ndarray, example: Optional[Example],
                     what: str) -> None:
         """POS tags as an input feature: from the doc, else (training only)
-        from the aligned gold doc; missing at prediction time is an error."""
+        from the aligned gold doc; missing at prediction time is an error,
+        and so is an empty tag on a word."""
         if doc.has_annotation("TAG"):
-            atoms[:, A_TAG] = doc.to_array("TAG")
+            tags = doc.to_array("TAG")
+            self._check_tags(doc, tags, example is None)
+            atoms[:, A_TAG] = tags
         elif example is not None and example.reference.has_annotation("TAG"):
             atoms[:, A_TAG] = [t or 0 for t in example.get_aligned("TAG")]
         elif len(doc):
@@ -185,31 +272,57 @@ class SearchPipe(TrainablePipe):
     def _check_settings(self, cfg: Dict[str, Any]) -> None:
         for key in self.feature_settings:
             if key in cfg and cfg[key] != self.cfg.get(key):
-                raise ValueError(
+                raise config_error(
+                    self.name, key,
                     f"[{self.name}] the model was trained with {key} = {cfg[key]!r} but "
                     f"the component is configured with {key} = {self.cfg.get(key)!r}; "
                     "features would not match the weights. Load it with the setting "
                     "it was trained with."
                 )
 
-    def _load(self, cfg: Dict[str, Any], weights_bytes: bytes) -> None:
+    @property
+    def component_type(self) -> str:
+        """What the weights file's header names: the class that wrote it."""
+        return type(self).__name__
+
+    def _sealed_weights(self) -> bytes:
+        return seal(self.component_type, self.labels, self.averaged_weights.to_bytes())
+
+    def _load(self, cfg: Dict[str, Any], sealed: bytes, source: str = "the weights") -> None:
         if not isinstance(cfg, dict) or not isinstance(cfg.get("labels"), list):
             raise ValueError(f"[{self.name}] corrupt cfg: no label list")
         self._check_settings(cfg)
         try:
-            weights = Weights().from_bytes(weights_bytes)
+            weights = Weights().from_bytes(unseal(self.component_type, cfg["labels"], sealed,
+                                                  source))
+        except ModelFileError as err:
+            raise ModelFileError(f"[{self.name}] {err}") from err
         except ValueError as err:
-            raise ValueError(f"[{self.name}] {err}") from err
+            raise ModelFileError(f"[{self.name}] {source}: {err}") from err
         # Labels and feature settings come from the model; search settings
         # (depth, margin) from the config, so they can be changed at load time.
         self.cfg["labels"] = list(cfg["labels"])
         self.cfg.update({key: cfg[key] for key in self.model_settings if key in cfg})
+        self.cfg.pop("input_tags", None)
+        if isinstance(cfg.get("input_tags"), list):
+            self.cfg["input_tags"] = list(cfg["input_tags"])
         self._label_ids = None
         # A saved model holds averaged weights: they are already final.
         self.weights = weights
         self._averaged = weights
         self._averaged_version = weights.version
+        self._add_strings(self.vocab)
         self._on_load()
+
+    def output_strings(self) -> List[str]:
+        """Every string the component writes to docs (labels, ROOT ...)."""
+        return list(self.labels)
+
+    def _add_strings(self, vocab: Vocab) -> None:
+        """Put the strings the component writes into a vocab, so that they
+        travel with the component into any pipeline it is added to."""
+        for string in self.output_strings():
+            vocab.strings.add(string)
 
     def _on_load(self) -> None:
         pass
@@ -217,7 +330,7 @@ class SearchPipe(TrainablePipe):
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         serialize = {
             "cfg": lambda: srsly.json_dumps(self.cfg),
-            "weights": lambda: self.averaged_weights.to_bytes(),
+            "weights": self._sealed_weights,
         }
         if "vocab" not in exclude:
             serialize["vocab"] = lambda: self.vocab.to_bytes(exclude=exclude)
@@ -233,14 +346,14 @@ class SearchPipe(TrainablePipe):
                              "Serialise the component again with to_bytes().") from err
         if "vocab" in msg and "vocab" not in exclude:
             self.vocab.from_bytes(msg["vocab"], exclude=exclude)
-        self._load(cfg, weights_bytes)
+        self._load(cfg, weights_bytes, "the component's weights bytes")
         return self
 
     def to_disk(self, path, *, exclude: Iterable[str] = tuple()) -> None:
         path = util.ensure_path(path)
         serialize = {
             "cfg": lambda p: srsly.write_json(p, self.cfg),
-            "weights": lambda p: p.write_bytes(self.averaged_weights.to_bytes()),
+            "weights": lambda p: p.write_bytes(self._sealed_weights()),
         }
         if "vocab" not in exclude:
             serialize["vocab"] = lambda p: self.vocab.to_disk(p, exclude=exclude)
@@ -259,10 +372,7 @@ class SearchPipe(TrainablePipe):
                              "Save the pipeline again or re-train it.") from err
         if (path / "vocab").exists() and "vocab" not in exclude:
             self.vocab.from_disk(path / "vocab", exclude=exclude)
-        try:
-            self._load(cfg, (path / "weights").read_bytes())
-        except ValueError as err:
-            raise ValueError(f"{err} (file: {path / 'weights'})") from err
+        self._load(cfg, (path / "weights").read_bytes(), f"weights file {path / 'weights'}")
         return self
 
     def __reduce__(self):
@@ -272,6 +382,7 @@ class SearchPipe(TrainablePipe):
 
 
 def _rebuild_pipe(cls, state: Dict[str, Any]) -> SearchPipe:
-    settings = {k: v for k, v in state["cfg"].items() if k != "labels"}
+    # what was learnt comes back with the bytes
+    settings = {k: v for k, v in state["cfg"].items() if k not in ("labels", "input_tags")}
     pipe = cls(state["vocab"], state["name"], scorer=state["scorer"], **settings)
     return pipe.from_bytes(state["bytes"], exclude=["vocab"])

@@ -17,7 +17,8 @@ from spacy.vocab import Vocab
 
 from ..core.features import LexemeAtoms
 from ..systems.arc_standard import ArcStandardSystem
-from .settings import SEARCH_DEFAULTS
+from .settings import SEARCH_DEFAULTS, config_error
+from .spaces import SPACE_DEP, compact_heads, expand_tree
 from .transition import Prediction, TransitionPipe, token_probability
 
 HEAD_PROBS = "head_probs"  # doc.user_data key of the SAPO head probabilities
@@ -27,7 +28,7 @@ token_probability("head_prob", HEAD_PROBS)
 def validate_min_label_freq(name: str, min_label_freq: Any) -> None:
     if (not isinstance(min_label_freq, int) or isinstance(min_label_freq, bool)
             or min_label_freq < 1):
-        raise ValueError(f"[{name}] min_label_freq must be an integer >= 1, got {min_label_freq!r}")
+        raise config_error(name, "min_label_freq", f"[{name}] min_label_freq must be an integer >= 1, got {min_label_freq!r}")
 
 
 @Language.factory(
@@ -74,6 +75,8 @@ class ArcStandardParser(TransitionPipe):
     pipeline; while training, from the gold docs if the docs have none."""
 
     search_defaults = SEARCH_DEFAULTS
+    # the root label is learnt from the data, like the labels
+    model_settings = TransitionPipe.model_settings + ("root_label",)
 
     def __init__(self, vocab: Vocab, name: str = "arc_standard_parser", *,
                  respect_sent_starts: bool = False, min_label_freq: int = 20,
@@ -87,16 +90,14 @@ class ArcStandardParser(TransitionPipe):
                          min_label_freq=min_label_freq, root_label=root_label)
         self._atoms = LexemeAtoms()
 
+    def reads_tags(self) -> bool:
+        return True
+
     def make_system(self) -> ArcStandardSystem:
         return ArcStandardSystem(len(self.labels))
 
     def system_is_current(self, system: ArcStandardSystem) -> bool:
         return system.n_labels == len(self.labels)
-
-    def _load(self, cfg: Dict[str, Any], weights_bytes: bytes) -> None:
-        super()._load(cfg, weights_bytes)
-        # learnt from the data, like the labels
-        self.cfg["root_label"] = cfg.get("root_label", "ROOT")
 
     # --- labels and gold ---------------------------------------------------------
     def initialize(self, get_examples: Callable[[], Iterable[Example]], *,
@@ -109,8 +110,9 @@ class ArcStandardParser(TransitionPipe):
         roots: Counter = Counter()
         for eg in get_examples():
             heads, deps = self._projective(eg.reference)
+            space = eg.reference.to_array("IS_SPACE") if len(eg.reference) else []
             for i, (h, d) in enumerate(zip(heads, deps)):
-                if not d or h is None:
+                if not d or h is None or space[i]:  # whitespace: attached by rule
                     continue
                 (roots if h == i else counts)[d] += 1
         if labels is None:
@@ -134,12 +136,16 @@ class ArcStandardParser(TransitionPipe):
         deps = [t.dep_ for t in doc]
         return nonproj.projectivize(heads, deps)
 
-    def gold(self, example: Example) -> Tuple[numpy.ndarray, numpy.ndarray]:
-        """Projectivised gold (heads, label ids) on the predicted tokens: head
-        = i for a root, -1 where unknown; label -1 for roots and unknown."""
+    def gold(self, example: Example, index: Optional[numpy.ndarray] = None
+             ) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """Projectivised gold (heads, label ids) on the predicted tokens (the
+        content tokens at `index` if given): head = i for a root, -1 where
+        unknown (also a head on a whitespace token); label -1 for roots and
+        unknown."""
         n = len(example.predicted)
         if not example.reference.has_annotation("DEP"):
-            return numpy.full((n,), -1, dtype="int32"), numpy.full((n,), -1, dtype="int32")
+            m = n if index is None else len(index)
+            return numpy.full((m,), -1, dtype="int32"), numpy.full((m,), -1, dtype="int32")
         heads, deps = example.get_aligned_parse(projectivize=True)
         ids = self.label_ids
         h = numpy.asarray([-1 if x is None else x for x in heads], dtype="int32")
@@ -150,6 +156,11 @@ class ArcStandardParser(TransitionPipe):
                 if j is None and nonproj.is_decorated(d):
                     j = ids.get(nonproj.decompose(d)[0])
                 labels[i] = -1 if j is None else j
+        if index is None:
+            return h, labels
+        h = compact_heads(h, index, n)
+        labels = labels[index]
+        labels[h < 0] = -1
         return h, labels
 
     # --- inputs --------------------------------------------------------------
@@ -167,17 +178,27 @@ class ArcStandardParser(TransitionPipe):
         return inputs
 
     # --- output --------------------------------------------------------------
-    def _label_hashes(self) -> numpy.ndarray:
-        strings = self.vocab.strings
-        return numpy.asarray([strings.add(label) for label in self.labels]
-                             + [strings.add(self.cfg["root_label"])], dtype="uint64")
+    def label_names(self) -> List[str]:
+        """The names of the output label ids: the arc labels, then the label
+        of whitespace tokens' arcs (id len(labels)), then the root label (-1)."""
+        return [*self.labels, SPACE_DEP, self.cfg["root_label"]]
+
+    def output_strings(self) -> List[str]:
+        """The labels, those of lifted arcs undecorated, ROOT and `dep`."""
+        names = self.label_names()
+        return names + [nonproj.decompose(d)[0] for d in names if nonproj.is_decorated(d)]
+
+    def expand(self, tree: Tuple[numpy.ndarray, numpy.ndarray], index: numpy.ndarray,
+               n: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """Whitespace tokens attached to the preceding word (spaces.py)."""
+        return expand_tree(tree[0], tree[1], index, n, len(self.labels))
 
     def describe(self, tree: Tuple[numpy.ndarray, numpy.ndarray]) -> Tuple[List[int], List[str]]:
         """(heads, labels) as predict_nbest shows them: absolute head indices
         (a root is its own head) and label names (decorated labels of lifted
         arcs as they are; the root label for roots)."""
         heads, labels = tree
-        names = list(self.labels) + [self.cfg["root_label"]]
+        names = self.label_names()
         return heads.tolist(), [names[i] for i in labels]
 
     def set_annotations(self, docs: Iterable[Doc], predictions: List[Prediction]) -> None:
@@ -185,11 +206,17 @@ class ArcStandardParser(TransitionPipe):
         head probability (the summed probability of the n best parses that
         give it the same head and label), read through `token._.head_prob`
         (doc.user_data["head_probs"])."""
-        label_hashes = self._label_hashes()
+        vocab, label_hashes = None, None
         for doc, out in zip(docs, predictions):
             n = len(doc)
             if not n:
                 continue
+            if doc.vocab is not vocab:  # the strings go to the doc's own vocab
+                vocab = doc.vocab
+                for string in self.output_strings():
+                    vocab.strings.add(string)
+                label_hashes = numpy.asarray([vocab.strings[s] for s in self.label_names()],
+                                             dtype="uint64")
             heads, labels = out.best
             arr = numpy.zeros((n, 2), dtype="uint64")
             arr[:, 0] = (heads - numpy.arange(n, dtype="int32")).astype("int64").view("uint64")

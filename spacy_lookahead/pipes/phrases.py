@@ -5,6 +5,7 @@ The clause finder writes nested clauses to doc.spans["clauses"] from words,
 POS tags and chunks (CoNLL-2001, bottom-up DP); the chunker writes chunks to
 doc.spans["chunks"] from words and POS tags (CoNLL-2000, left-to-right DP).
 """
+import warnings
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
 import numpy
@@ -18,20 +19,26 @@ from ..core.fr_perceptron import FEEDBACKS, fr_perceptron, recognise
 from ..core.weights import Weights
 from ..systems.phrases import PhraseSystem
 from .base import SearchPipe
+from .settings import config_error
+from .spaces import compact_input, compact_spans, content_index
+
+# A doc longer than this many words and without sentence boundaries is
+# decoded as one unit: one warning says how to split it.
+LONG_UNIT = 1000
 
 
 def validate_fr_settings(name: str, feedback: Any, max_length: Any, **keys: Any) -> None:
     """Raise on wrong config values, naming the setting and what it accepts."""
     if feedback not in FEEDBACKS:
-        raise ValueError(f"[{name}] feedback must be one of {FEEDBACKS} (recognition = the "
+        raise config_error(name, "feedback", f"[{name}] feedback must be one of {FEEDBACKS} (recognition = the "
                          f"FR-Perceptron of Figure 1, classification = the CO-VP baseline), "
                          f"got {feedback!r}")
     if not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 0:
-        raise ValueError(f"[{name}] max_length must be an integer >= 0 (0: no limit on the "
+        raise config_error(name, "max_length", f"[{name}] max_length must be an integer >= 0 (0: no limit on the "
                          f"length of a candidate phrase), got {max_length!r}")
     for key, value in keys.items():
         if not isinstance(value, str) or not value:
-            raise ValueError(f"[{name}] {key} must be a non-empty span group name, got {value!r}")
+            raise config_error(name, key, f"[{name}] {key} must be a non-empty span group name, got {value!r}")
 
 
 class PhrasePipe(SearchPipe):
@@ -72,20 +79,59 @@ class PhrasePipe(SearchPipe):
             inputs.append(item)
         return inputs
 
+    def reads_tags(self) -> bool:
+        return True
+
+    def units(self, doc: Doc) -> List[Optional[numpy.ndarray]]:
+        """What prediction decodes as one unit: the words (no whitespace
+        tokens) of each sentence where the doc has sentence boundaries, else
+        of the whole doc; None for a unit of every token of the doc. The
+        cost of the DP grows with the unit, not the doc (max_length bounds
+        it in the unit's length)."""
+        index = content_index(doc)
+        if len(doc) < 2 or not doc.has_annotation("SENT_START"):
+            n_words = len(doc) if index is None else len(index)
+            if n_words > LONG_UNIT and not getattr(self, "_warned_long", False):
+                self._warned_long = True
+                warnings.warn(
+                    f"[{self.name}] a doc of {n_words} words has no sentence boundaries, so it is "
+                    "decoded as one unit: slower, and clauses may span sentences. Put a "
+                    "sentencizer or a parser before this component.", UserWarning, stacklevel=3)
+            return [index]
+        words = numpy.arange(len(doc), dtype="int32") if index is None else index
+        starts = doc.to_array("SENT_START")[words] == 1
+        starts[0] = True
+        return numpy.split(words, numpy.flatnonzero(starts)[1:])
+
     def reference_spans(self, doc: Doc) -> Optional[List[Span]]:
         key = self.cfg["spans_key"]
         return list(doc.spans[key]) if key in doc.spans else None
 
-    def gold_phrases(self, example: Example) -> numpy.ndarray:
-        """(start, end inclusive, type) of the gold phrases on the predicted tokens."""
+    def gold_phrases(self, example: Example, index: Optional[numpy.ndarray] = None) -> numpy.ndarray:
+        """(start, end inclusive, type) of the gold phrases on the predicted
+        tokens (on the content tokens at `index` if given)."""
         spans = self.reference_spans(example.reference)
         if spans is None:
             raise ValueError(f"[{self.name}] a training example has no gold "
                              f"doc.spans[{self.cfg['spans_key']!r}]: give gold docs with it.")
         ids = self.label_ids
         aligned = example.get_aligned_spans_y2x(spans, allow_overlap=True)
-        rows = sorted({(s.start, s.end - 1, ids[s.label_]) for s in aligned if s.label_ in ids})
+        tuples = [(s.start, s.end, ids[s.label_]) for s in aligned if s.label_ in ids]
+        if index is not None:
+            tuples = compact_spans(tuples, index)
+        rows = sorted({(s, e - 1, k) for s, e, k in tuples})
         return numpy.asarray(rows, dtype="int32").reshape((-1, 3))
+
+    def _training_instances(self, examples: List[Example]):
+        """One instance per example over its words (whitespace tokens out)
+        and the gold phrases on them."""
+        docs = [eg.predicted for eg in examples]
+        indexes = [content_index(doc) for doc in docs]
+        golds = [self.gold_phrases(eg, i) for eg, i in zip(examples, indexes)]
+        inputs = self._inputs(docs, examples)
+        system = self.system
+        return ((system.instance(compact_input(x, i), g) for x, i, g in zip(inputs, indexes, golds)),
+                golds)
 
     # --- spaCy API ---------------------------------------------------------------
     def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None,
@@ -104,12 +150,31 @@ class PhrasePipe(SearchPipe):
         if not self.labels:
             raise ValueError(f"[{self.name}] no gold spans found in the training examples "
                              f"(doc.spans[{self.cfg['spans_key']!r}] on the gold docs).")
+        self._learn_input_tags(get_examples)
 
     def predict(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
+        """The phrases of each doc, (m, 3) int32 (start, end inclusive, type),
+        recognised unit by unit (`units`)."""
         docs = list(docs)
         self._require_labels()
         system = self.system
-        return recognise((system.instance(x) for x in self._inputs(docs)), self.averaged_weights)
+        units = [self.units(doc) for doc in docs]
+        inputs = self._inputs(docs)
+        self._warn_unseen_tags()
+        results = iter(recognise((system.instance(compact_input(x, unit))
+                                  for x, doc_units in zip(inputs, units) for unit in doc_units),
+                                 self.averaged_weights))
+        out = []
+        for doc_units in units:
+            rows = []
+            for unit in doc_units:
+                found = next(results)
+                if unit is not None:
+                    found = found.copy()
+                    found[:, :2] = unit[found[:, :2]]
+                rows.append(found)
+            out.append(numpy.concatenate(rows) if rows else numpy.zeros((0, 3), dtype="int32"))
+        return out
 
     def set_annotations(self, docs: Iterable[Doc], phrases: List[numpy.ndarray]) -> None:
         key = self.cfg["spans_key"]
@@ -122,11 +187,8 @@ class PhrasePipe(SearchPipe):
         """One online pass (FR-Perceptron, or CO-VP with feedback =
         "classification"); the loss is the number of missed plus
         over-predicted phrases."""
-        golds = [self.gold_phrases(eg) for eg in examples]
-        inputs = self._inputs([eg.predicted for eg in examples], examples)
-        system = self.system
-        mistakes, _ = fr_perceptron((system.instance(x, g) for x, g in zip(inputs, golds)),
-                                    self.weights, self.cfg["feedback"])
+        instances, _ = self._training_instances(examples)
+        mistakes, _ = fr_perceptron(instances, self.weights, self.cfg["feedback"])
         return mistakes
 
     def filter_stats(self, examples: Iterable[Example]) -> Dict[str, float]:
@@ -135,13 +197,12 @@ class PhrasePipe(SearchPipe):
         among them (recall of F(x)) and the F1 a perfect ranker could reach
         on them (precision 1, that recall): the paper's Figure 5."""
         examples = list(examples)
-        inputs = self._inputs([eg.predicted for eg in examples], examples)
-        results = recognise(self.system.instances(inputs), self.averaged_weights, details=True)
+        instances, golds = self._training_instances(examples)
+        results = recognise(instances, self.averaged_weights, details=True)
         max_length = self.cfg["max_length"]
         n_gold = n_reachable = n_candidates = 0
         counts = numpy.zeros((2, 3), dtype="int64")  # start/end x (fired, gold, both)
-        for eg, (_, candidates, start, end) in zip(examples, results):
-            gold = self.gold_phrases(eg)
+        for gold, (_, candidates, start, end) in zip(golds, results):
             n_candidates += candidates
             n_gold += len(gold)
             n_reachable += sum(1 for s, e, k in gold if start[s, k] and end[e, k]
@@ -211,7 +272,7 @@ class FRClauseFinder(PhrasePipe):
                  max_length: int = 0, chunk_boundaries: bool = False, spans_key: str = "clauses",
                  chunks_key: str = "chunks", scorer: Optional[Callable] = None) -> None:
         if not isinstance(chunk_boundaries, bool):
-            raise ValueError(f"[{name}] chunk_boundaries must be true or false, got {chunk_boundaries!r}")
+            raise config_error(name, "chunk_boundaries", f"[{name}] chunk_boundaries must be true or false, got {chunk_boundaries!r}")
         super().__init__(vocab, name, feedback=feedback, max_length=max_length, spans_key=spans_key,
                          chunks_key=chunks_key, chunk_boundaries=chunk_boundaries, scorer=scorer)
 

@@ -43,7 +43,8 @@ class SequencePipe(TransitionPipe):
     def constraints(self) -> Dict[str, numpy.ndarray]:
         return {}
 
-    def gold_ids(self, example: Example) -> numpy.ndarray:
+    def gold_ids(self, example: Example, index: Optional[numpy.ndarray] = None) -> numpy.ndarray:
+        """Gold action ids of the content tokens at `index` (all if None)."""
         raise NotImplementedError
 
     def set_annotations(self, docs: Iterable[Doc], predictions: List[Prediction]) -> None:
@@ -65,8 +66,8 @@ class SequencePipe(TransitionPipe):
     def system_is_current(self, system: TaggingSystem) -> bool:
         return system.nr_class == len(self.actions)
 
-    def gold(self, example: Example) -> numpy.ndarray:
-        return self.gold_ids(example)
+    def gold(self, example: Example, index: Optional[numpy.ndarray] = None) -> numpy.ndarray:
+        return self.gold_ids(example, index)
 
     def describe(self, output: numpy.ndarray) -> List[str]:
         """Labels as action names in document order (tags, or IOB/BILUO span labels)."""

@@ -24,6 +24,8 @@ which search or learner would use it.
 """
 from typing import Any, Dict, Optional
 
+from thinc.api import ConfigValidationError
+
 from ..core.learners import UPDATES
 
 SEARCHES = ("greedy", "lookahead", "beam")
@@ -51,6 +53,15 @@ SEARCH_DEFAULTS: Dict[str, Any] = {
 }
 
 
+def config_error(name: str, key: str, message: str) -> ConfigValidationError:
+    """A wrong setting as spaCy's own config errors: `spacy train` prints it
+    as one line (components -> NAME -> KEY: message), not a traceback. A
+    ConfigValidationError is a ValueError."""
+    return ConfigValidationError(
+        title=f"Invalid setting of component '{name}'",
+        errors=[{"loc": ["components", name, key], "msg": message}], show_config=False)
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -62,7 +73,7 @@ def _is_number(value: Any) -> bool:
 def check_values(name: str, s: Dict[str, Any]) -> None:
     """Each setting on its own: type and range."""
     def fail(key: str, rule: str) -> None:
-        raise ValueError(f"[{name}] {key} must be {rule}, got {s[key]!r}")
+        raise config_error(name, key, f"[{name}] {key} must be {rule}, got {s[key]!r}")
 
     if s["search"] not in SEARCHES:
         fail("search", f"one of {SEARCHES}")
@@ -117,11 +128,11 @@ def validate_search_settings(name: str, settings: Dict[str, Any],
     s = {**defaults, **settings}
     check_values(name, s)
     if s["learner"] == "sapo" and s["search"] == "greedy":
-        raise ValueError(f"[{name}] learner = sapo searches the n best outputs: use search = "
+        raise config_error(name, "search", f"[{name}] learner = sapo searches the n best outputs: use search = "
                          "lookahead (exact top-n where possible) or beam, not greedy")
     for key, user in unused_settings(s).items():
         if s[key] != defaults[key] and not (key == "depth" and s[key] == 0):
-            raise ValueError(
+            raise config_error(name, key,
                 f"[{name}] {key} = {s[key]!r} is not used with search = {s['search']!r} and "
                 f"learner = {s['learner']!r} (it is read with {user}). Remove it from the "
                 f"config or set it back to {defaults[key]!r}.")

@@ -13,6 +13,8 @@ from spacy.vocab import Vocab
 from ..systems.schemes import (ALIASES, SCHEMES, action_arrays, ids_to_spans, label_constraints,
                                 scheme_actions, span_probabilities, spans_to_ids)
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
+from .settings import config_error
+from .spaces import compact_spans, expand_spans
 from .transition import Prediction
 
 SpanTuple = Tuple[int, int, str]
@@ -35,7 +37,7 @@ class SpanLabeller(SequencePipe):
     def __init__(self, vocab: Vocab, name: str, *, scheme: str, **settings) -> None:
         scheme = ALIASES.get(scheme, scheme)
         if scheme not in SCHEMES:
-            raise ValueError(f"[{name}] scheme must be one of {sorted(SCHEMES)}, got {scheme!r}")
+            raise config_error(name, "scheme", f"[{name}] scheme must be one of {sorted(SCHEMES)}, got {scheme!r}")
         super().__init__(vocab, name, scheme=scheme, **settings)
         self._arrays = None
 
@@ -43,11 +45,11 @@ class SpanLabeller(SequencePipe):
     def actions(self) -> List[str]:
         return scheme_actions(self.labels, self.cfg["scheme"])
 
-    def _load(self, cfg, weights_bytes: bytes) -> None:
+    def _load(self, cfg, sealed: bytes, source: str = "the weights") -> None:
         # models saved before the scheme took the readers' name ("iob")
         if isinstance(cfg, dict) and "scheme" in cfg:
             cfg = {**cfg, "scheme": ALIASES.get(cfg["scheme"], cfg["scheme"])}
-        super()._load(cfg, weights_bytes)
+        super()._load(cfg, sealed, source)
 
     def constraints(self):
         return label_constraints(self.actions, self.cfg["scheme"], self.cfg["direction"])
@@ -87,18 +89,30 @@ class SpanLabeller(SequencePipe):
                              f"({self.gold_description}).")
         self._count_training_set(get_examples)
 
-    def gold_ids(self, example: Example) -> numpy.ndarray:
-        n = len(example.predicted)
+    def gold_ids(self, example: Example, index: Optional[numpy.ndarray] = None) -> numpy.ndarray:
+        n = len(example.predicted) if index is None else len(index)
         spans = self.reference_spans(example.reference)
         if spans is None:
             return numpy.full((n,), -1, dtype="int32")
         aligned = filter_spans(example.get_aligned_spans_y2x(list(spans), allow_overlap=True))
-        ids = spans_to_ids(n, [(s.start, s.end, s.label_) for s in aligned], self.actions,
-                           self.cfg["scheme"])
+        tuples = [(s.start, s.end, s.label_) for s in aligned]
         missing = self.missing_gold(example)
+        if index is not None:
+            tuples = compact_spans(tuples, index)
+            missing = None if missing is None else missing[index]
+        ids = spans_to_ids(n, tuples, self.actions, self.cfg["scheme"])
         if missing is not None:
             ids[missing] = -1
         return ids
+
+    def expand(self, output: numpy.ndarray, index: numpy.ndarray, n: int) -> numpy.ndarray:
+        """The same spans over the doc's tokens: whitespace between two
+        tokens of a span is inside it, any other whitespace outside."""
+        kinds, types = self._kinds_types()
+        labels = self.labels
+        spans = expand_spans([(s, e, labels[t]) for s, e, t in ids_to_spans(output, kinds, types)],
+                             index)
+        return spans_to_ids(n, spans, self.actions, self.cfg["scheme"])
 
     def set_annotations(self, docs: Iterable[Doc], predictions: List[Prediction]) -> None:
         """Write the spans of the best labelling; with SAPO, each span's
@@ -165,6 +179,9 @@ class LookaheadChunker(SpanLabeller):
         super().__init__(vocab, name, direction=direction, scheme=scheme, spans_key=spans_key,
                          label_trigrams=bool(label_trigrams), scorer=scorer,
                          search_settings=search_settings)
+
+    def reads_tags(self) -> bool:
+        return True
 
     def input_columns(self, doc: Doc, atoms: numpy.ndarray, example: Optional[Example]) -> None:
         self._tag_column(doc, atoms, example, "chunking")
@@ -240,6 +257,9 @@ class LookaheadNER(SpanLabeller):
                          label_trigrams=bool(label_trigrams), pos_features=bool(pos_features),
                          chunk_features=bool(chunk_features), chunks_key=chunks_key,
                          scores_key=scores_key, scorer=scorer, search_settings=search_settings)
+
+    def reads_tags(self) -> bool:
+        return self.cfg["pos_features"]
 
     def input_columns(self, doc: Doc, atoms: numpy.ndarray, example: Optional[Example]) -> None:
         if self.cfg["pos_features"]:

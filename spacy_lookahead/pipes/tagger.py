@@ -9,6 +9,8 @@ from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
+from .settings import config_error
+from .spaces import SPACE_POS, SPACE_TAG
 from .transition import Prediction, token_probability
 
 TARGETS = ("tag", "pos")
@@ -65,7 +67,7 @@ class LookaheadTagger(SequencePipe):
         """search_settings: search, depth, margin, beam_width, update, learner,
         n, learning_rate, learning_rate_decay, l2 (settings.py)."""
         if target not in TARGETS:
-            raise ValueError(f"[{name}] target must be one of {TARGETS}, got {target!r}")
+            raise config_error(name, "target", f"[{name}] target must be one of {TARGETS}, got {target!r}")
         super().__init__(vocab, name, direction=direction, scorer=scorer,
                          search_settings=search_settings, target=target,
                          tag_trigrams=bool(tag_trigrams))
@@ -81,7 +83,9 @@ class LookaheadTagger(SequencePipe):
         self._reset()
         if labels is None:
             getter = f"{self.cfg['target']}_"
-            labels = sorted({getattr(t, getter) for eg in get_examples() for t in eg.reference} - {""})
+            # whitespace tokens are not tagged by the model (spaces.py)
+            labels = sorted({getattr(t, getter) for eg in get_examples() for t in eg.reference
+                             if not t.is_space} - {""})
         for label in labels:
             self.add_label(label)
         if not self.labels:
@@ -89,18 +93,43 @@ class LookaheadTagger(SequencePipe):
                              "training examples: they need gold tags to learn from.")
         self._count_training_set(get_examples)
 
-    def gold_ids(self, example: Example) -> numpy.ndarray:
+    @property
+    def space_label(self) -> str:
+        """What whitespace tokens get: `_SP` (tag) or `SPACE` (pos), as spaCy's
+        own pipelines give them."""
+        return SPACE_TAG if self.cfg["target"] == "tag" else SPACE_POS
+
+    def output_strings(self) -> List[str]:
+        return [*self.labels, self.space_label]
+
+    def describe(self, output: numpy.ndarray) -> List[str]:
+        """Tags in document order; -1 (a whitespace token): the space tag."""
+        names = [*self.actions, self.space_label]
+        return [names[i] for i in output]
+
+    def gold_ids(self, example: Example, index: Optional[numpy.ndarray] = None) -> numpy.ndarray:
         ids = self.label_ids
         aligned = example.get_aligned(self.attr, as_string=True)
-        return numpy.asarray([ids.get(t, -1) if t else -1 for t in aligned], dtype="int32")
+        gold = numpy.asarray([ids.get(t, -1) if t else -1 for t in aligned], dtype="int32")
+        return gold if index is None else gold[index]
+
+    def expand(self, output: numpy.ndarray, index: numpy.ndarray, n: int) -> numpy.ndarray:
+        """-1 (the space tag) on the whitespace tokens."""
+        out = numpy.full((n,), -1, dtype="int32")
+        out[index] = output
+        return out
 
     def set_annotations(self, docs: Iterable[Doc], predictions: List[Prediction]) -> None:
         """Write the tags; with SAPO also each tag's probability (the summed
         probability of the n best outputs that agree on it), read through
-        `token._.tag_prob` (doc.user_data["tag_probs"])."""
-        strings = self.vocab.strings
-        label_hashes = numpy.asarray([strings.add(label) for label in self.labels], dtype="uint64")
+        `token._.tag_prob` (doc.user_data["tag_probs"]). Whitespace tokens
+        (label -1) get the space tag, with probability 1."""
+        vocab, label_hashes = None, None
         for doc, out in zip(docs, predictions):
+            if doc.vocab is not vocab:  # the strings go to the doc's own vocab
+                vocab = doc.vocab
+                label_hashes = numpy.asarray([vocab.strings.add(s) for s in self.output_strings()],
+                                             dtype="uint64")
             if len(doc):
                 doc.from_array([self.attr], label_hashes[out.best].reshape((-1, 1)))
             if out.probs is not None:

@@ -15,7 +15,8 @@ from ..core import learners
 from ..core.system import TransitionSystem
 from ..core.weights import Weights
 from .base import SearchPipe
-from .settings import validate_search_settings
+from .settings import config_error, validate_search_settings
+from .spaces import compact_input, content_index
 
 
 class Prediction(NamedTuple):
@@ -75,9 +76,17 @@ class TransitionPipe(SearchPipe):
         return True
 
     def _inputs(self, docs: List[Doc], examples: Optional[List[Example]] = None) -> list:
+        """The system input of each doc, over all its tokens."""
         raise NotImplementedError
 
-    def gold(self, example: Example) -> Any:
+    def gold(self, example: Example, index: Optional[numpy.ndarray] = None) -> Any:
+        """The gold output of an example over the content tokens at `index`
+        (all tokens if None)."""
+        raise NotImplementedError
+
+    def expand(self, output: Any, index: numpy.ndarray, n: int) -> Any:
+        """An output over the content tokens at `index` as an output over the
+        n tokens of the doc (whitespace tokens filled in: spaces.py)."""
         raise NotImplementedError
 
     def describe(self, output: Any) -> Any:
@@ -113,15 +122,28 @@ class TransitionPipe(SearchPipe):
         averaged perceptron)."""
         return self.weights if self.is_sapo else super().averaged_weights
 
-    def instances(self, docs: List[Doc], examples: Optional[List[Example]] = None) -> Iterator:
-        """The system's instances of the docs, made one at a time as the
-        engine takes them (one doc's search arrays alive, not a batch's)."""
+    def instances(self, docs: List[Doc], examples: Optional[List[Example]] = None,
+                  indexes: Optional[List[Optional[numpy.ndarray]]] = None) -> Iterator:
+        """The system's instances of the docs without their whitespace
+        tokens (`indexes`: the content tokens of each doc), made one at a
+        time as the engine takes them (one doc's search arrays alive)."""
         system = self.system
+        if indexes is None:
+            indexes = [content_index(doc) for doc in docs]
         inputs = self._inputs(docs, examples)
         if examples is None:
-            return (system.instance(x) for x in inputs)
-        golds = [self.gold(eg) for eg in examples]
-        return (system.instance(x, g) for x, g in zip(inputs, golds))
+            return (system.instance(compact_input(x, i)) for x, i in zip(inputs, indexes))
+        golds = [self.gold(eg, i) for eg, i in zip(examples, indexes)]
+        return (system.instance(compact_input(x, i), g) for x, i, g in zip(inputs, indexes, golds))
+
+    def _in_doc(self, prediction: "Prediction", index: Optional[numpy.ndarray],
+                n: int) -> "Prediction":
+        if index is None:
+            return prediction
+        nbest = prediction.nbest
+        return Prediction(self.expand(prediction.best, index, n),
+                          None if nbest is None else [self.expand(o, index, n) for o in nbest],
+                          prediction.probs)
 
     def learn(self, examples: List[Example]) -> float:
         """Perceptron with greedy/lookahead search: the margin perceptron along
@@ -155,16 +177,20 @@ class TransitionPipe(SearchPipe):
         probabilities kept for scores."""
         docs = list(docs)
         self._require_labels()
-        instances = self.instances(docs)
+        indexes = [content_index(doc) for doc in docs]
+        instances = self.instances(docs, None, indexes)
         cfg = self.cfg
         if self.is_sapo:
-            return [Prediction(outputs[0], outputs, softmax(scores)) for outputs, scores in
-                    decoding.nbest(instances, self.weights, cfg["n"], cfg["beam_width"],
-                                   self.exact_topn)]
-        depth = cfg["depth"] if cfg["search"] == "lookahead" else 0
-        return [Prediction(out) for out in
-                decoding.decode(instances, self.averaged_weights, cfg["search"], depth,
-                                cfg["beam_width"])]
+            predictions = [Prediction(outputs[0], outputs, softmax(scores)) for outputs, scores in
+                           decoding.nbest(instances, self.weights, cfg["n"], cfg["beam_width"],
+                                          self.exact_topn)]
+        else:
+            depth = cfg["depth"] if cfg["search"] == "lookahead" else 0
+            predictions = [Prediction(out) for out in
+                           decoding.decode(instances, self.averaged_weights, cfg["search"], depth,
+                                           cfg["beam_width"])]
+        self._warn_unseen_tags()
+        return [self._in_doc(p, i, len(doc)) for p, i, doc in zip(predictions, indexes, docs)]
 
     def predict_nbest(self, docs: Iterable[Doc], n: int = 5) -> List[List[Tuple[Any, float]]]:
         """The n best outputs of each doc with their probabilities (a softmax
@@ -176,10 +202,15 @@ class TransitionPipe(SearchPipe):
             raise ValueError(f"[{self.name}] n must be a positive integer, got {n!r}")
         docs = list(docs)
         self._require_labels()
+        indexes = [content_index(doc) for doc in docs]
         out = []
-        for outputs, scores in decoding.nbest(self.instances(docs), self.averaged_weights, n,
-                                              self.cfg["beam_width"], self.exact_topn):
+        for (outputs, scores), index, doc in zip(
+                decoding.nbest(self.instances(docs, None, indexes), self.averaged_weights, n,
+                               self.cfg["beam_width"], self.exact_topn), indexes, docs):
+            if index is not None:
+                outputs = [self.expand(o, index, len(doc)) for o in outputs]
             out.append([(self.describe(o), float(p)) for o, p in zip(outputs, softmax(scores))])
+        self._warn_unseen_tags()
         return out
 
     def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, Any]:
@@ -210,6 +241,12 @@ class TransitionPipe(SearchPipe):
     def _count_training_set(self, get_examples: Callable[[], Iterable[Example]]) -> None:
         self.cfg["train_size"] = sum(1 for _ in get_examples())
         self._seen = 0
+        self._learn_input_tags(get_examples)
+        if self.is_sapo:  # a wrong setting found before training starts
+            try:
+                self._sapo_step()
+            except ValueError as err:
+                raise config_error(self.name, "l2", str(err)) from err
 
     def _reset(self) -> None:
         self.cfg["labels"] = []

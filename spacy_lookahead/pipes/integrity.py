@@ -1,0 +1,59 @@
+"""The sealed weights file: the weights with a header that says which
+component type wrote them, for which labels, and their checksum, so that a
+damaged, truncated or swapped file is refused instead of predicting nonsense."""
+import hashlib
+from typing import Any, Dict, List
+
+import srsly
+
+FORMAT = "spacy-lookahead.weights"
+VERSION = 1
+
+
+class ModelFileError(ValueError):
+    """A weights file that does not belong to the component loading it."""
+
+
+def _checksum(weights: bytes, labels: List[str]) -> str:
+    digest = hashlib.sha256(weights)
+    digest.update(srsly.json_dumps(list(labels)).encode("utf8"))
+    return digest.hexdigest()
+
+
+def seal(component: str, labels: List[str], weights: bytes) -> bytes:
+    """The weights bytes with their header."""
+    header = {"format": FORMAT, "version": VERSION, "component": component,
+              "n_labels": len(labels), "sha256": _checksum(weights, labels)}
+    return srsly.msgpack_dumps({"header": header, "weights": weights})
+
+
+def unseal(component: str, labels: List[str], data: bytes, source: str) -> bytes:
+    """The weights bytes of a sealed file, checked against the component
+    type and the labels of the model's cfg; `source` names the file in the
+    errors."""
+    fix = ("Save the pipeline again from an intact copy, or re-train it.")
+    try:
+        msg = srsly.msgpack_loads(data)
+    except Exception as err:
+        raise ModelFileError(f"{source} is damaged: it is not a weights file ({err}). {fix}") from err
+    header: Dict[str, Any] = msg.get("header") if isinstance(msg, dict) else None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise ModelFileError(
+            f"{source} is not a sealed spacy-lookahead weights file (no header: damaged, or "
+            f"saved by a version before checksums). {fix}")
+    if header.get("version") != VERSION:
+        raise ModelFileError(f"{source} has weights format version {header.get('version')!r}; "
+                             f"this version of spacy-lookahead reads version {VERSION}. "
+                             "Load it with the version that saved it, or re-train.")
+    if header.get("component") != component:
+        raise ModelFileError(
+            f"{source} holds the weights of a {header.get('component')!r} component, not of a "
+            f"{component!r}: the model files are swapped or mismatched. Load each component "
+            "from its own directory.")
+    weights = msg.get("weights")
+    if not isinstance(weights, bytes) or header.get("sha256") != _checksum(weights, labels):
+        raise ModelFileError(
+            f"{source} fails its checksum: the weights are damaged, or do not belong to the "
+            f"labels in the component's cfg ({len(labels)} labels, the weights were saved with "
+            f"{header.get('n_labels')!r}). {fix}")
+    return weights

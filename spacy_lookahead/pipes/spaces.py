@@ -1,0 +1,107 @@
+"""Whitespace tokens, treated as spaCy's own components treat them: they are
+not shown to the models (the systems see the doc without them, so that the
+neighbours' features read across a line break as the training data does),
+get the tag `_SP` / POS `SPACE`, never start or end a span, and are attached
+by the parser to the preceding word (to the following one at the start of a
+doc), with the label `dep`.
+
+The mapping is per doc and vectorised: no Python per token.
+"""
+from typing import List, Optional, Sequence, Tuple
+
+import numpy
+from spacy.tokens import Doc
+
+SPACE_TAG = "_SP"
+SPACE_POS = "SPACE"
+SPACE_DEP = "dep"
+
+
+def content_index(doc: Doc) -> Optional[numpy.ndarray]:
+    """The positions of the doc's non-whitespace tokens, or None if there
+    is no whitespace token (the common case: nothing to map)."""
+    if not len(doc):
+        return None
+    space = doc.to_array("IS_SPACE").astype(bool)
+    if not space.any():
+        return None
+    return numpy.flatnonzero(~space).astype("int32")
+
+
+def compact_substrings(offsets: numpy.ndarray, hashes: numpy.ndarray,
+                       index: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """The CSR substrings (offsets, hashes) of the tokens at `index`."""
+    lengths = numpy.diff(offsets)
+    owner = numpy.repeat(numpy.arange(len(lengths)), lengths)
+    keep = numpy.zeros((len(lengths),), dtype=bool)
+    keep[index] = True
+    new_offsets = numpy.zeros((len(index) + 1,), dtype="int32")
+    numpy.cumsum(lengths[index], out=new_offsets[1:])
+    kept = hashes[:len(owner)][keep[owner]]
+    return new_offsets, (kept if len(kept) else numpy.zeros((1,), dtype="uint64"))
+
+
+def compact_spans(spans: Sequence[Tuple[int, int, object]],
+                  index: numpy.ndarray) -> List[Tuple[int, int, object]]:
+    """Spans (start, end exclusive, label) in doc positions as spans over the
+    content tokens at `index`; whitespace at a span's edges is dropped, and
+    a span of whitespace only disappears."""
+    if not len(spans):
+        return []
+    starts = numpy.searchsorted(index, [s[0] for s in spans])
+    ends = numpy.searchsorted(index, [s[1] for s in spans])
+    return [(int(a), int(b), span[2]) for a, b, span in zip(starts, ends, spans) if a < b]
+
+
+def expand_spans(spans: Sequence[Tuple[int, int, object]],
+                 index: numpy.ndarray) -> List[Tuple[int, int, object]]:
+    """Spans over the content tokens back in doc positions: from the first
+    content token to the last (whitespace between them is inside)."""
+    return [(int(index[s]), int(index[e - 1]) + 1, label) for s, e, label in spans]
+
+
+def compact_heads(heads: numpy.ndarray, index: numpy.ndarray, n: int) -> numpy.ndarray:
+    """Gold heads (doc positions, -1 unknown) of the content tokens, as
+    content positions; a head on a whitespace token becomes unknown."""
+    position = numpy.full((n,), -1, dtype="int32")
+    position[index] = numpy.arange(len(index), dtype="int32")
+    h = heads[index]
+    return numpy.where(h >= 0, position[numpy.maximum(h, 0)], -1).astype("int32")
+
+
+def expand_tree(heads: numpy.ndarray, labels: numpy.ndarray, index: numpy.ndarray, n: int,
+                space_label: int, root_label: int = -1) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """A tree over the content tokens (heads in content positions) as a tree
+    over the doc: each whitespace token attached to the preceding content
+    token, or the following one where none precedes, with `space_label`; in
+    a doc of whitespace only, the last token is the root of the others."""
+    out_heads = numpy.arange(n, dtype="int32")
+    out_labels = numpy.full((n,), space_label, dtype="int32")
+    space = numpy.ones((n,), dtype=bool)
+    space[index] = False
+    where = numpy.flatnonzero(space)
+    if not len(index):
+        out_heads[:] = n - 1
+        out_labels[n - 1] = root_label
+        return out_heads, out_labels
+    out_heads[index] = index[heads]
+    out_labels[index] = labels
+    before = numpy.searchsorted(index, where) - 1
+    out_heads[where] = index[numpy.maximum(before, 0)]
+    return out_heads, out_labels
+
+
+def compact_input(item: dict, index: Optional[numpy.ndarray] = None) -> dict:
+    """A system input (per-token arrays: atoms, forced labels, sentence ids,
+    inside-chunk flags; CSR substrings) restricted to the tokens at `index`."""
+    if index is None:
+        return item
+    out = {}
+    for key, value in item.items():
+        if value is None:
+            out[key] = None
+        elif key == "substrings":
+            out[key] = compact_substrings(value[0], value[1], index)
+        else:
+            out[key] = value[index]
+    return out
