@@ -19,9 +19,7 @@ def reload_pipeline(nlp, how: str, path: Path):
     import spacy
 
     if how == "bytes":
-        other = spacy.blank(nlp.lang)
-        for name in nlp.pipe_names:
-            other.add_pipe(nlp.get_pipe_meta(name).factory, name=name)
+        other = spacy.util.load_model_from_config(nlp.config)  # the same settings
         return other.from_bytes(nlp.to_bytes())
     if how == "disk":
         nlp.to_disk(path)

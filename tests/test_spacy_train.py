@@ -75,3 +75,24 @@ def test_spacy_train_logs_curves_for_sapo(tmp_path):
     assert loaded.get_pipe("lookahead_tagger").weights.to_bytes() == trained.weights.to_bytes()
     doc = loaded(Doc(loaded.vocab, words="This is great .".split()))
     assert all(0 < t._.tag_prob <= 1 + 1e-9 for t in doc)
+
+
+def test_spacy_train_is_deterministic(tmp_path):
+    """Two `spacy train` runs with the same config and seed (shuffled
+    batches) save byte-identical weights files."""
+    vocab = spacy.blank("en").vocab
+    write_corpus(tmp_path / "train.spacy", ewt_examples(vocab, "train", 200))
+    write_corpus(tmp_path / "dev.spacy", ewt_examples(vocab, "dev", 50))
+    saved = []
+    for run in ("a", "b"):
+        config = load_config(CONFIG, overrides={
+            "paths.train": str(tmp_path / "train.spacy"),
+            "paths.dev": str(tmp_path / "dev.spacy"),
+            "training.max_epochs": 2,
+            "training.eval_frequency": 5,
+        }, interpolate=False)
+        nlp = init_nlp(config)
+        (tmp_path / run).mkdir()
+        train(nlp, tmp_path / run, stdout=sys.stdout, stderr=sys.stderr)
+        saved.append((tmp_path / run / "model-last" / "lookahead_tagger" / "weights").read_bytes())
+    assert saved[0] == saved[1]

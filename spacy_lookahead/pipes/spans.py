@@ -14,7 +14,7 @@ from ..systems.schemes import (ALIASES, SCHEMES, action_arrays, ids_to_spans, la
                                 scheme_actions, span_probabilities, spans_to_ids)
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
 from .settings import config_error
-from .spaces import compact_spans, expand_spans
+from .spaces import compact_spans, content_index, expand_spans
 from .transition import Prediction
 
 SpanTuple = Tuple[int, int, str]
@@ -285,9 +285,11 @@ class LookaheadNER(SpanLabeller):
         iob = self._preset(doc)
         if iob is None:
             return None
-        known = [e for e in doc.ents if e.label_ in self.label_ids]
-        ids = spans_to_ids(len(doc), [(e.start, e.end, e.label_) for e in known], self.actions,
-                           self.cfg["scheme"])
+        known = [(e.start, e.end, e.label_) for e in doc.ents if e.label_ in self.label_ids]
+        index = content_index(doc)
+        if index is not None:  # a preset entity's whitespace edges are dropped with the spaces
+            known = expand_spans(compact_spans(known, index), index)
+        ids = spans_to_ids(len(doc), known, self.actions, self.cfg["scheme"])
         ids[iob == 0] = -1  # free: no preset annotation
         return ids
 

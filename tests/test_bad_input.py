@@ -1,0 +1,377 @@
+"""The bad-input matrix: every component on odd texts (empty, whitespace,
+one token, unicode, a 5,000-character token, whitespace tokens, 100k
+tokens), odd annotations, wrong settings and damaged model files, and round
+trips. Each case works or raises an error that names the problem and the
+fix; outputs are checked for what would be silently wrong."""
+import pickle
+import random
+import subprocess
+import sys
+import warnings
+
+import numpy
+import pytest
+import spacy
+from spacy.tokens import Doc
+from spacy.training import Example
+from spacy.vocab import Vocab
+from thinc.api import ConfigValidationError
+
+import spacy_lookahead.pipes.phrases  # noqa: F401  (factories, when not pip-installed)
+import spacy_lookahead.pipes.parser  # noqa: F401
+import spacy_lookahead.pipes.spans  # noqa: F401
+import spacy_lookahead.pipes.tagger  # noqa: F401
+from spacy_lookahead.core.weights import Weights
+
+from conftest import reload_pipeline
+from ewt import ewt_examples
+from parse_data import parse_examples
+from test_clauses import wsj
+from test_spans import conll2000, jnlpba
+
+SPACY_COMPONENTS = ("lookahead_tagger", "lookahead_chunker", "arc_standard_parser",
+                    "lookahead_ner", "fr_clause_finder")
+SPAN_KEYS = {"lookahead_chunker": "chunks", "fr_clause_finder": "clauses", "fr_chunker": "chunks"}
+
+
+def fit(nlp, examples, epochs):
+    nlp.initialize(lambda: examples)
+    rng = random.Random(0)
+    for _ in range(epochs):
+        examples = examples[:]
+        rng.shuffle(examples)
+        for i in range(0, len(examples), 32):
+            nlp.update(examples[i:i + 32])
+    return nlp
+
+
+def trained(factory, config, examples_of, epochs=2):
+    nlp = spacy.blank("en")
+    nlp.add_pipe(factory, config=config)
+    return fit(nlp, examples_of(nlp.vocab), epochs)
+
+
+@pytest.fixture(scope="module")
+def parts(shared_data):
+    """Each component trained on its own data set, in its own pipeline (as
+    the README's nlp.update pattern makes them)."""
+    return {
+        "lookahead_tagger": trained("lookahead_tagger", {"depth": 1},
+                                    lambda v: ewt_examples(v, "train", 1000)),
+        "lookahead_chunker": trained("lookahead_chunker", {"depth": 1},
+                                     lambda v: conll2000(shared_data, v, "train", 800)),
+        "arc_standard_parser": trained("arc_standard_parser",
+                                       {"search": "greedy", "min_label_freq": 1},
+                                       lambda v: parse_examples(v, "ewt", "train", 800, 4)),
+        "lookahead_ner": trained("lookahead_ner", {"direction": "rtl", "depth": 1},
+                                 lambda v: jnlpba(shared_data, v, "train", 600)),
+        "fr_clause_finder": trained("fr_clause_finder", {},
+                                    lambda v: wsj(shared_data, v, "train", 600), 3),
+        "fr_chunker": trained("fr_chunker", {},
+                              lambda v: conll2000(shared_data, v, "train", 600)),
+    }
+
+
+def assemble(parts, names):
+    """A raw-text pipeline of components trained elsewhere (add_pipe with
+    source=: the strings they write must come with them)."""
+    nlp = spacy.blank("en")
+    for name in names:
+        nlp.add_pipe(name, source=parts[name])
+    return nlp
+
+
+@pytest.fixture(scope="module")
+def full(parts):
+    return assemble(parts, SPACY_COMPONENTS)
+
+
+@pytest.fixture(scope="module")
+def fr_chunking(parts):
+    return assemble(parts, ("lookahead_tagger", "fr_chunker"))
+
+
+def check(nlp, doc):
+    """What must hold of any doc the pipeline annotates."""
+    space = numpy.asarray([t.is_space for t in doc], dtype=bool)
+    names = nlp.pipe_names
+    if "lookahead_tagger" in names:
+        labels = set(nlp.get_pipe("lookahead_tagger").labels)
+        for t in doc:
+            assert (t.tag_ == "_SP") if t.is_space else (t.tag_ in labels), (t.i, t.text, t.tag_)
+    for name, key in SPAN_KEYS.items():
+        if name in names:
+            labels = set(nlp.get_pipe(name).labels)
+            for span in doc.spans[key]:
+                assert not space[span.start] and not space[span.end - 1], (name, span)
+                assert span.label_ in labels
+    if "lookahead_ner" in names:
+        labels = set(nlp.get_pipe("lookahead_ner").labels)
+        for ent in doc.ents:
+            assert not space[ent.start] and not space[ent.end - 1] and ent.label_ in labels
+    if "arc_standard_parser" in names and len(doc):
+        parser = nlp.get_pipe("arc_standard_parser")
+        allowed = set(parser.output_strings())
+        heads = numpy.asarray([t.head.i for t in doc])
+        for t in doc:
+            assert t.dep_ in allowed  # readable: the string is in the doc's vocab
+            if t.is_space and not space.all():
+                assert t.dep_ == "dep" and not space[t.head.i] and t.head.i != t.i
+        for i in range(len(doc)):  # a forest: every token reaches a root
+            j, steps = i, 0
+            while heads[j] != j:
+                j = heads[j]
+                steps += 1
+                assert steps <= len(doc), "cycle"
+            assert not space[j] or space.all(), "a whitespace token is a root"
+        assert sum(len(s) for s in doc.sents) == len(doc)
+
+
+ODD_TEXTS = [
+    "",
+    "   ",
+    "\n\n\t ",
+    "Hello",
+    "Ünïcödé 😀 日本語 naïve café — “quoted” 3.14 .",
+    "x" * 5000 + " is a long token .",
+    "Done today.\n\nThe   firm said so.\n",
+    "  \n  Leading whitespace , then words .",
+]
+
+
+@pytest.mark.parametrize("text", ODD_TEXTS, ids=range(len(ODD_TEXTS)))
+def test_odd_texts(full, fr_chunking, text):
+    for nlp in (full, fr_chunking):
+        doc = nlp(text)
+        assert doc.text == text
+        check(nlp, doc)
+
+
+def test_whitespace_tokens_as_spacy_treats_them(full):
+    doc = full("Done today.\n\nThe   firm said so.")
+    spaces = [t for t in doc if t.is_space]
+    assert len(spaces) == 2
+    assert all(t.tag_ == "_SP" and t.dep_ == "dep" and t.head.i == t.i - 1 for t in spaces)
+    # the words around a line break are tagged as without it
+    plain = full("Done today. The firm said so.")
+    assert [t.tag_ for t in doc if not t.is_space] == [t.tag_ for t in plain]
+
+
+def test_whitespace_in_training_data(shared_data):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lookahead_tagger", config={"depth": 0})
+    nlp.add_pipe("arc_standard_parser", config={"search": "greedy", "min_label_freq": 1})
+    words = ["Hello", "\n\n", "world", "."]
+    ex = Example.from_dict(Doc(nlp.vocab, words=words), {
+        "tags": ["UH", "_SP", "NN", "."], "heads": [2, 0, 2, 2],
+        "deps": ["discourse", "dep", "ROOT", "punct"]})
+    fit(nlp, [ex] * 4, 3)
+    assert "_SP" not in nlp.get_pipe("lookahead_tagger").labels
+    assert "dep" not in nlp.get_pipe("arc_standard_parser").labels
+    doc = nlp(Doc(nlp.vocab, words=words))
+    assert [t.tag_ for t in doc] == ["UH", "_SP", "NN", "."]
+    assert doc[1].head.i == 0 and doc[1].dep_ == "dep"
+
+
+def test_100k_token_doc(full, parts):
+    words = "The board said on Monday that it would sell its stake in the company .".split()
+    n = 100_000 // len(words) + 1
+    text = " ".join(words * n)
+    doc = full(text)
+    assert len(doc) >= 100_000
+    check(full, doc)
+    assert len(list(doc.sents)) > 1000 and len(doc.spans["clauses"]) > 1000
+
+
+def test_docs_from_another_vocab(full):
+    """Strings written into a doc go to the doc's own vocab (a parser put
+    into another pipeline used to write ROOT hashes the doc could not read)."""
+    words = ["The", "firm", "said", "so", "."]
+    doc = Doc(Vocab(), words=words, tags=["DT", "NN", "VBD", "RB", "."])
+    full.get_pipe("arc_standard_parser")(doc)
+    assert [t.dep_ for t in doc].count("ROOT") + [t.dep_ for t in doc].count("root") >= 1
+    doc = full.get_pipe("lookahead_tagger")(Doc(Vocab(), words=words))
+    assert all(t.tag_ for t in doc)
+
+
+def test_a_keyerror_is_not_reported_as_missing_initialize(full, monkeypatch):
+    tagger = full.get_pipe("lookahead_tagger")
+
+    def broken(docs):
+        raise KeyError("something")
+
+    monkeypatch.setattr(tagger, "predict", broken)
+    with pytest.raises(RuntimeError, match="internal error") as info:
+        full("Some text .")
+    assert "E109" not in str(info.value)
+
+
+# --- input annotations ------------------------------------------------------------
+
+def test_missing_input_annotations_name_the_fix(parts):
+    words = ["The", "firm", "said", "so", "."]
+    for name in ("lookahead_chunker", "arc_standard_parser", "fr_chunker"):
+        pipe = parts[name].get_pipe(name)
+        with pytest.raises(ValueError, match=r"needs POS tags.*tagger"):
+            pipe(Doc(pipe.vocab, words=words))
+    clauses = parts["fr_clause_finder"].get_pipe("fr_clause_finder")
+    with pytest.raises(ValueError, match=r"needs chunks.*chunker"):
+        clauses(Doc(clauses.vocab, words=words, tags=["DT", "NN", "VBD", "RB", "."]))
+
+
+def test_empty_input_tag_is_an_error(parts):
+    pipe = parts["arc_standard_parser"].get_pipe("arc_standard_parser")
+    doc = Doc(pipe.vocab, words=["The", "firm", "said"], tags=["DT", "", "VBD"])
+    with pytest.raises(ValueError, match=r"token 1 \('firm'\).*no POS tag"):
+        pipe(doc)
+
+
+def test_unseen_input_tags_warn_once_with_the_rate(parts):
+    pipe = parts["lookahead_chunker"].get_pipe("lookahead_chunker")
+    docs = [Doc(pipe.vocab, words=["The", "firm", "said"], tags=["DT", "NOVELTAG", "VBD"])
+            for _ in range(10)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        list(pipe.pipe(docs, batch_size=100))
+    unseen = [w for w in caught if "never seen in training" in str(w.message)]
+    assert len(unseen) == 1 and "10 of 30" in str(unseen[0].message)
+    assert "NOVELTAG" in str(unseen[0].message)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pipe(Doc(pipe.vocab, words=["The", "firm"], tags=["DT", "NN"]))
+    assert not [w for w in caught if "never seen" in str(w.message)]
+
+
+def test_unseen_gold_labels_in_training_are_ignored(parts):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lookahead_ner", config={"depth": 0})
+    ex = Example.from_dict(nlp.make_doc("IL-2 binds the receptor ."),
+                           {"entities": [(0, 4, "protein")]})
+    fit(nlp, [ex], 1)
+    other = Example.from_dict(nlp.make_doc("NF-kB is in T cells ."),
+                              {"entities": [(0, 5, "NEWTYPE"), (12, 19, "protein")]})
+    nlp.update([other])
+    assert nlp.get_pipe("lookahead_ner").labels == ("protein",)
+
+
+# --- settings -------------------------------------------------------------------
+
+BAD_SETTINGS = [
+    ("lookahead_tagger", "depth", 7), ("lookahead_tagger", "search", "bean"),
+    ("lookahead_tagger", "target", "lemma"), ("lookahead_tagger", "direction", "up"),
+    ("lookahead_tagger", "beam_width", 0), ("lookahead_tagger", "learner", "crf"),
+    ("lookahead_tagger", "margin", -1), ("lookahead_tagger", "n", 0),
+    ("lookahead_chunker", "scheme", "bioes"), ("lookahead_chunker", "update", "late"),
+    ("lookahead_ner", "l2", -1.0), ("lookahead_ner", "learning_rate", 0),
+    ("arc_standard_parser", "min_label_freq", 0), ("arc_standard_parser", "depth", "1"),
+    ("fr_clause_finder", "feedback", "mistakes"), ("fr_clause_finder", "max_length", -2),
+    ("fr_clause_finder", "chunk_boundaries", "yes"), ("fr_chunker", "spans_key", ""),
+]
+
+
+@pytest.mark.parametrize("factory,key,value", BAD_SETTINGS)
+def test_bad_settings_are_config_errors(factory, key, value):
+    nlp = spacy.blank("en")
+    with pytest.raises(ConfigValidationError) as info:
+        nlp.add_pipe(factory, config={key: value})
+    assert key in str(info.value)
+
+
+def test_unused_setting_is_a_config_error():
+    with pytest.raises(ConfigValidationError, match="depth = 2 is not used"):
+        spacy.blank("en").add_pipe("lookahead_tagger", config={"search": "greedy", "depth": 2})
+
+
+def test_spacy_train_prints_a_config_error_without_traceback(tmp_path, shared_data):
+    from pathlib import Path
+    config = Path(__file__).resolve().parents[1] / "configs" / "tagger_ewt.cfg"
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy", "train", str(config), "--paths.train", "x.spacy",
+         "--paths.dev", "x.spacy", "--components.lookahead_tagger.depth", "9"],
+        capture_output=True, text=True, cwd=tmp_path)
+    out = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "depth must be an integer 0-3" in out and "Traceback" not in out, out
+
+
+# --- model files ------------------------------------------------------------------
+
+def saved(nlp, path):
+    nlp.to_disk(path)
+    return path
+
+
+def test_damaged_weights_are_refused(parts, tmp_path):
+    nlp = parts["arc_standard_parser"]
+    weights = saved(nlp, tmp_path / "m") / "arc_standard_parser" / "weights"
+    data = weights.read_bytes()
+    cases = {
+        "truncated": data[:len(data) // 2],
+        "garbled": data[:len(data) // 2] + bytes(b ^ 0x5A for b in data[len(data) // 2:]),
+        "one byte": data[:-100] + bytes([data[-100] ^ 1]) + data[-99:],
+        "unsealed": Weights().to_bytes(),
+        "empty": b"",
+    }
+    for what, damaged in cases.items():
+        weights.write_bytes(damaged)
+        with pytest.raises(ValueError, match=r"arc_standard_parser.*weights.*(damaged|checksum|sealed)"
+                           ) as info:
+            spacy.load(tmp_path / "m")
+        assert str(weights) in str(info.value), what
+        assert "re-train" in str(info.value), what
+
+
+def test_swapped_weights_are_refused(parts, tmp_path):
+    tagger_dir = saved(parts["lookahead_tagger"], tmp_path / "t")
+    parser_dir = saved(parts["arc_standard_parser"], tmp_path / "p")
+    (tagger_dir / "lookahead_tagger" / "weights").write_bytes(
+        (parser_dir / "arc_standard_parser" / "weights").read_bytes())
+    with pytest.raises(ValueError, match="ArcStandardParser.*not of a 'LookaheadTagger'.*swapped"):
+        spacy.load(tagger_dir)
+    parser_bytes = parts["arc_standard_parser"].get_pipe("arc_standard_parser").to_bytes()
+    fresh = spacy.blank("en").add_pipe("lookahead_tagger")
+    with pytest.raises(ValueError):
+        fresh.from_bytes(parser_bytes)
+    # the same type, other labels: the checksum covers the label set
+    other = trained("lookahead_tagger", {"depth": 0}, lambda v: ewt_examples(v, "train", 30), 1)
+    other_dir = saved(other, tmp_path / "o")
+    (other_dir / "lookahead_tagger" / "weights").write_bytes(
+        (saved(parts["lookahead_tagger"], tmp_path / "t2") / "lookahead_tagger" / "weights").read_bytes())
+    with pytest.raises(ValueError, match="checksum"):
+        spacy.load(other_dir)
+
+
+# --- round trips ---------------------------------------------------------------------
+
+TEXTS = ["The firm said on Monday that it would sell its stake .",
+         "Done today.\n\nThe   firm said so.", "", "IL-2 gene expression requires NF-kB ."]
+
+
+def annotations(doc):
+    return ([t.tag_ for t in doc], [(t.head.i, t.dep_) for t in doc],
+            [(e.start, e.end, e.label_) for e in doc.ents],
+            {k: [(s.start, s.end, s.label_) for s in doc.spans[k]] for k in doc.spans})
+
+
+@pytest.mark.parametrize("how", ["bytes", "disk", "pickle"])
+def test_round_trips_give_the_same_annotations(full, tmp_path, how):
+    other = reload_pipeline(full, how, tmp_path / "m")
+    assert [annotations(d) for d in other.pipe(TEXTS)] == [annotations(d) for d in full.pipe(TEXTS)]
+
+
+def test_n_process_2_gives_the_same_annotations(full):
+    texts = TEXTS * 4
+    ours = [annotations(d) for d in full.pipe(texts)]
+    assert [annotations(d) for d in full.pipe(texts, n_process=2, batch_size=4)] == ours
+
+
+def test_preset_entities_with_whitespace_edges(parts):
+    """Preset entities are kept (as spaCy's ner keeps them); one that starts
+    on a whitespace token is planned around without it."""
+    nlp = parts["lookahead_ner"]
+    words = ["\n", "IL-2", "gene", "expression", "in", "T", "cells", "."]
+    doc = Doc(nlp.vocab, words=words, ents=["B-protein", "I-protein", "O", "O", "O",
+                                            "B-cell_type", "I-cell_type", "O"])
+    doc = nlp.get_pipe("lookahead_ner")(doc)
+    ents = [(e.start, e.end, e.label_) for e in doc.ents]
+    assert (1, 2, "protein") in ents and (5, 7, "cell_type") in ents
