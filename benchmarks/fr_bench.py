@@ -55,7 +55,9 @@ def prf(scores, key):
 def curve(args):
     factory, key = TASKS[args.task]
     nlp = spacy.blank("en")
-    config = {"feedback": args.feedback, "max_length": args.max_length}
+    config = {"feedback": args.feedback}
+    if args.max_length is not None:  # else the component's default
+        config["max_length"] = args.max_length
     if args.task == "clauses":
         config["chunk_boundaries"] = args.chunk_boundaries
     pipe = nlp.add_pipe(factory, config=config)
@@ -70,7 +72,7 @@ def curve(args):
     rng = random.Random(args.seed)
     record = {"task": args.task, "feedback": args.feedback, "train": str(args.train), "dev": str(args.dev) if args.dev else f"last {args.heldout:.0%} of train",
               "test": str(args.test) if args.test else None, "train_sentences": len(train),
-              "max_length": args.max_length, "chunk_boundaries": args.task == "clauses" and args.chunk_boundaries,
+              "max_length": pipe.cfg["max_length"], "chunk_boundaries": args.task == "clauses" and args.chunk_boundaries,
               "epochs": []}
     for epoch in range(1, args.epochs + 1):
         rng.shuffle(train)
@@ -156,7 +158,8 @@ def main(argv=None):
     c.add_argument("--epochs", type=int, default=20)
     c.add_argument("--limit", type=int, default=0)
     c.add_argument("--batch", type=int, default=32)
-    c.add_argument("--max-length", type=int, default=0)
+    c.add_argument("--max-length", type=int, default=None,
+                   help="longest candidate phrase (default: the component's; 0: no limit)")
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--chunk-boundaries", action="store_true", help="clauses: no boundary inside a chunk")
     c.add_argument("--output", type=Path)

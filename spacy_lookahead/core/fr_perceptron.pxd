@@ -11,6 +11,7 @@ cdef class PhraseInstance:
     cdef readonly int n                # tokens
     cdef readonly int K                # phrase types
     cdef readonly int n_candidates     # |F(x)| of the last recognise()
+    cdef readonly int max_length       # longest candidate phrase (0: no limit)
     cdef object gold                   # (m, 3) int32 (start, end inclusive, type), or None
 
     cdef int recognise(self, Weights W) except -1

@@ -31,10 +31,11 @@ FEEDBACKS = ("recognition", "classification")
 
 
 cdef class PhraseInstance:
-    def __init__(self, int n, int K, gold=None):
+    def __init__(self, int n, int K, gold=None, int max_length=0):
         self.n = n
         self.K = K
         self.n_candidates = 0
+        self.max_length = max_length
         self.gold = None
         if gold is not None:
             gold = numpy.ascontiguousarray(numpy.asarray(gold, dtype="int32").reshape((-1, 3)))
@@ -177,7 +178,7 @@ cdef int _learn(PhraseInstance inst, Weights W, bint recognition) except -1:
 
 cdef void _classification_feedback(PhraseInstance inst, Weights W, gold_s, gold_e,
                                    gold_set) except *:
-    cdef int n = inst.n, K = inst.K, i, k, s, e, nf
+    cdef int n = inst.n, K = inst.K, L = inst.max_length, i, k, s, e, nf
     cdef const feat_t* f
     cdef double h
     cdef feat_t[::1] fv
@@ -192,7 +193,7 @@ cdef void _classification_feedback(PhraseInstance inst, Weights W, gold_s, gold_
                 updates.append((i, 3 * k + 1, 1.0 if gold_e[i, k] else -1.0))
     phrase_updates = []
     for e in range(n):
-        for s in range(e + 1):
+        for s in range(e - L + 1 if L and e >= L else 0, e + 1):  # O(n L) pairs, not O(n^2)
             if not inst.may_be_candidate(s, e):
                 continue
             nf = inst.candidate_features(s, e, &f)

@@ -33,11 +33,25 @@ cdef struct PhraseDocC:
     double* at_start               # chunks: n x K scores of the s-only features
     double* at_end                 # n x K, e-only features
     double* bag                    # 3 x (n + 1) x K prefix sums of the inside features
-    # DP tables (flat: n + 1 cells; embedded: n x n)
+    # DP tables. Flat: n + 1 cells. Embedded: the chart cells of cell().
+    int band                       # embedded: L, the longest candidate (n when unlimited)
+    int* last_chunk                # flat: n + 1, the largest p <= pos with choice[p] >= 0, or 0
     double* best
-    double* inner
     double* top
     int* choice                    # flat: start of the last chunk; embedded: inner choice
     int* top_type                  # flat: its type; embedded: type of the phrase (s, e)
     unsigned char* best_is_top
     int n_candidates
+
+
+# The embedded chart: the cells (s, e) with e - s < L (all candidates live
+# there) as n rows of L cells, then the suffix cells (s, n - 1) longer than L,
+# the only longer cells the solution walks through. O(n L) instead of n x n.
+# (inner[s,e] is not kept: it is best[s,e] until top_dp raises it.)
+cdef inline Py_ssize_t chart_cells(int n, int band) noexcept nogil:
+    return <Py_ssize_t>n * band + (n - band)
+
+cdef inline Py_ssize_t cell(const PhraseDocC* d, int s, int e) noexcept nogil:
+    if e - s < d.band:
+        return <Py_ssize_t>s * d.band + (e - s)
+    return <Py_ssize_t>d.n * d.band + s   # e == n - 1

@@ -29,7 +29,7 @@ from ..core.fr_perceptron cimport PhraseInstance
 from ..core.weights cimport Weights, feat_t
 from .phrase_decoders cimport (any_candidate, decode_embedded, decode_flat, flat_context_dp,
                                inner_tops_dp, solution_embedded, solution_flat)
-from .phrase_doc cimport FS_CHUNK, MAX_WFEATS, N_EL, PhraseDocC
+from .phrase_doc cimport FS_CHUNK, MAX_WFEATS, N_EL, PhraseDocC, chart_cells
 from .phrase_features cimport PhraseFeatures
 
 
@@ -76,6 +76,7 @@ cdef class _PhraseDoc(PhraseInstance):
     cdef object atoms, inside
     cdef int* starts
     cdef int* out
+    cdef int* stack
 
     def __init__(self, PhraseSystem system, item, gold=None):
         self.system = system
@@ -85,7 +86,7 @@ cdef class _PhraseDoc(PhraseInstance):
         if n and (self.atoms.ndim != 2 or self.atoms.shape[1] != N_ATOMS):
             raise ValueError(f"expected ({n}, {N_ATOMS}) word atoms, got {self.atoms.shape}")
         cdef int K = system.nr_type
-        PhraseInstance.__init__(self, n, K, gold)
+        PhraseInstance.__init__(self, n, K, gold, system.max_length)
         cdef uint64_t[:, ::1] av
         cdef unsigned char[::1] iv
         memset(&self.c, 0, sizeof(PhraseDocC))
@@ -100,7 +101,10 @@ cdef class _PhraseDoc(PhraseInstance):
                 raise ValueError(f"'inside' has shape {self.inside.shape} for {n} tokens")
             iv = self.inside
             self.c.inside = &iv[0]
-        cdef int cells = n * n if system.embedded else n + 1
+        # The chart: the band of spans up to max_length words (all of them
+        # without a limit), O(n L); the flat DP needs n + 1 cells.
+        self.c.band = system.max_length if 0 < system.max_length < n else n
+        cdef Py_ssize_t cells = chart_cells(n, self.c.band) if system.embedded else n + 1
         m = max(n, 1)
         self.c.elem = <int*>self.mem.alloc(m, sizeof(int))
         self.c.prefix = <int*>self.mem.alloc((n + 1) * N_EL, sizeof(int))
@@ -115,13 +119,16 @@ cdef class _PhraseDoc(PhraseInstance):
         self.c.at_end = <double*>self.mem.alloc(m * K, sizeof(double))
         self.c.bag = <double*>self.mem.alloc(3 * (n + 1) * K, sizeof(double))
         self.c.best = <double*>self.mem.alloc(max(cells, 1), sizeof(double))
-        self.c.inner = <double*>self.mem.alloc(max(cells, 1), sizeof(double))
         self.c.top = <double*>self.mem.alloc(max(cells, 1), sizeof(double))
         self.c.choice = <int*>self.mem.alloc(max(cells, 1), sizeof(int))
         self.c.top_type = <int*>self.mem.alloc(max(cells, 1), sizeof(int))
         self.c.best_is_top = <unsigned char*>self.mem.alloc(max(cells, 1), 1)
         self.starts = <int*>self.mem.alloc(m + 1, sizeof(int))
         self.out = <int*>self.mem.alloc(3 * (2 * m + 1), sizeof(int))
+        if system.embedded:
+            self.stack = <int*>self.mem.alloc(3 * (2 * m + 2), sizeof(int))
+        else:
+            self.c.last_chunk = <int*>self.mem.alloc(n + 1, sizeof(int))
         system.prepare(&self.c)
 
     # --- the recogniser ------------------------------------------------------
@@ -139,12 +146,10 @@ cdef class _PhraseDoc(PhraseInstance):
         """The phrases of the last recognise(), sorted by start, then by
         decreasing end: (m, 3) int32 (start, end inclusive, type)."""
         cdef int m, i
-        cdef int* stack
         if self.c.n == 0:
             return numpy.zeros((0, 3), dtype="int32")
         if self.system.embedded:
-            stack = <int*>self.mem.alloc(3 * (2 * max(self.c.n, 1) + 2), sizeof(int))
-            m = solution_embedded(self.system, &self.c, self.out, stack)
+            m = solution_embedded(self.system, &self.c, self.out, self.stack)
         else:
             m = solution_flat(self.system, &self.c, self.out)
         arr = numpy.zeros((m, 3), dtype="int32")
