@@ -68,6 +68,23 @@ def test_actions_and_final_states():
     assert views.valid_actions(system, atoms_of(["Hi"], ["UH"]), [0]) == ([], True)
 
 
+def test_the_stack_is_bounded():
+    """A word pushed below 256 stack words leaves the stack as a root: the
+    state (what every search step copies) does not grow with the doc."""
+    system = ArcStandardSystem(2)
+    long = atoms_of(["w"] * 5000, ["NN"] * 5000)
+    assert system.instance(long).state_size == system.instance(long[:256]).state_size
+    assert system.instance(long[:100]).state_size < system.instance(long[:256]).state_size
+    atoms = long[:300]
+    shifted = [SHIFT] * 300
+    # the first 44 words left the stack: arcs reach only the last 256
+    heads, labels = views.output(system, atoms, shifted + [1] * 255)
+    assert heads[:44].tolist() == list(range(44)) and (labels[:44] == -1).all()
+    assert (heads[44:299] == 299).all() and heads[299] == 299
+    assert views.valid_actions(system, atoms, shifted + [1] * 255) == ([], True)
+    assert views.valid_actions(system, atoms, shifted + [1] * 254) == ([0, 1, 2, 3, 4], False)
+
+
 def test_given_sentences_bound_arcs_and_roots():
     system = ArcStandardSystem(1)
     doc = {"atoms": atoms_of(WORDS[:4], TAGS[:4]), "sent_ids": numpy.array([1, 1, 2, 2], dtype="int32")}

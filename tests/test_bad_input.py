@@ -3,8 +3,6 @@ one token, unicode, a 5,000-character token, whitespace tokens, 100k
 tokens), odd annotations, wrong settings and damaged model files, and round
 trips. Each case works or raises an error that names the problem and the
 fix; outputs are checked for what would be silently wrong."""
-import pickle
-import random
 import subprocess
 import sys
 import warnings
@@ -27,22 +25,11 @@ from conftest import reload_pipeline
 from ewt import ewt_examples
 from parse_data import parse_examples
 from test_clauses import wsj
-from test_spans import conll2000, jnlpba
+from test_spans import conll2000, jnlpba, train as fit
 
 SPACY_COMPONENTS = ("lookahead_tagger", "lookahead_chunker", "arc_standard_parser",
                     "lookahead_ner", "fr_clause_finder")
 SPAN_KEYS = {"lookahead_chunker": "chunks", "fr_clause_finder": "clauses", "fr_chunker": "chunks"}
-
-
-def fit(nlp, examples, epochs):
-    nlp.initialize(lambda: examples)
-    rng = random.Random(0)
-    for _ in range(epochs):
-        examples = examples[:]
-        rng.shuffle(examples)
-        for i in range(0, len(examples), 32):
-            nlp.update(examples[i:i + 32])
-    return nlp
 
 
 def trained(factory, config, examples_of, epochs=2):

@@ -1,7 +1,6 @@
 """Beam search over a TransitionSystem (Huang et al. 2012, Algorithm 7),
 keeping the whole lattice so that the violation-fixing updates can compare
 any step's best prefix with the gold prefix. Knows nothing of any task."""
-from libc.string cimport memcpy
 
 from .system cimport TransitionSystem
 from .weights cimport Weights, feat_t
@@ -45,7 +44,7 @@ cdef class Beam:
             self.scores = <double*>self.mem.alloc(rows, sizeof(double))
             self.sizes = <int*>self.mem.alloc(max_steps + 1, sizeof(int))
             self.max_steps = max_steps
-        memcpy(self.states, start, self.state_size)
+        self.system.copy_state(self.states, start, self.state_size)
         self.step = 0
         self.size = 1
         self.sizes[0] = 1
@@ -104,7 +103,7 @@ cdef class Beam:
         cdef char* swap
         for j in range(n):
             st = self.next_states + j * self.state_size
-            memcpy(st, self.state(self.top_parents[j]), self.state_size)
+            self.system.copy_state(st, self.state(self.top_parents[j]), self.state_size)
             if self.top_actions[j] >= 0:
                 self.system.apply(st, self.top_actions[j])
         swap = self.states

@@ -1,6 +1,5 @@
 """Learners over the search engine: the margin perceptron on lookahead scores
 (Tsuruoka et al. 2011, Figure 3)."""
-from libc.string cimport memcpy
 
 from .search cimport Workspace, lookahead_first
 from .system cimport TransitionSystem
@@ -14,7 +13,7 @@ cdef void add_path(Workspace ws, Weights W, const void* state, const int* path,
     cdef TransitionSystem sys = ws.system
     cdef void* s = ws.replay_state
     cdef int k, n_feats
-    memcpy(s, state, ws.state_size)
+    sys.copy_state(s, state, ws.state_size)
     for k in range(n):
         n_feats = sys.extract(ws.feats, s)
         W.update_all(ws.feats, n_feats, path[k], delta)

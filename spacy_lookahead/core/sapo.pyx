@@ -4,7 +4,6 @@ w -= gamma P_k F(x, y_k) for each of them (eq. 3) and w += gamma F(x, y*)
 (eq. 4). The L2 step (eq. 5) is the caller's `Weights.shrink`, lazily."""
 from libc.math cimport exp, fabs, log
 from libc.stdint cimport int64_t
-from libc.string cimport memcpy
 from libcpp.algorithm cimport sort
 from libcpp.utility cimport pair
 from libcpp.vector cimport vector
@@ -22,7 +21,7 @@ cdef double path_score(Workspace ws, Weights W, const void* state, const int* pa
     cdef void* s = ws.replay_state
     cdef double total = 0.0
     cdef int t
-    memcpy(s, state, ws.state_size)
+    ws.system.copy_state(s, state, ws.state_size)
     for t in range(T):
         ws.system.score(ws.replay_scores, s, W, ws.feats, ws.cache)
         total += ws.replay_scores[path[t]]

@@ -1,7 +1,6 @@
 """Search over a TransitionSystem: depth-D lookahead (Tsuruoka et al. 2011,
 Figure 2). Depth 0 is plain greedy search."""
 from libc.math cimport INFINITY
-from libc.string cimport memcpy
 from cymem.cymem cimport Pool
 
 from .system cimport TransitionSystem
@@ -78,7 +77,7 @@ cdef double _action_value(Workspace ws, Weights W, int level, int a, int d, int*
     path[0] = a
     if d > 0:
         child = ws.state_at(level + 1)
-        memcpy(child, ws.state_at(level), ws.state_size)
+        ws.system.copy_state(child, ws.state_at(level), ws.state_size)
         ws.system.apply(child, a)
         v += _search(ws, W, level + 1, d - 1, &path[1], &sub_len)
     path_len[0] = 1 + sub_len
@@ -95,7 +94,7 @@ cdef int lookahead_first(Workspace ws, Weights W, const void* state) noexcept no
     for a in range(ws.nr_class):
         ws.values[a] = -INFINITY
         ws.path_lens[a] = 0
-    memcpy(ws.state_at(0), state, ws.state_size)
+    ws.system.copy_state(ws.state_at(0), state, ws.state_size)
     if not _expand(ws, W, 0):
         return -1
     for a in range(ws.nr_class):

@@ -3,7 +3,8 @@ from .weights cimport Weights, feat_t
 
 cdef class TransitionSystem:
     """What a task tells the search engine. A state is a flat C struct of
-    `state_size` bytes (copied with memcpy: search never calls Python). The
+    `state_size` bytes (copied with copy_state, in C: search never calls
+    Python). The
     score of action a in state S is w . phi(S, a), with phi(S, a) the state's
     features conjoined with a, so one pass scores every action."""
     cdef readonly int nr_class
@@ -21,6 +22,7 @@ cdef class TransitionSystem:
     cdef bint is_final(self, const void* state) noexcept nogil
     cdef int set_valid(self, int* is_valid, const void* state) noexcept nogil
     cdef void apply(self, void* state, int clas) noexcept nogil
+    cdef void copy_state(self, void* dst, const void* src, size_t size) noexcept nogil
     cdef int extract(self, feat_t* feats, const void* state) noexcept nogil
     cdef void score(self, double* scores, const void* state, Weights W, feat_t* feats,
                     void* cache) noexcept nogil

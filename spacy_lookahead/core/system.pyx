@@ -4,7 +4,7 @@ Tagging, arc-standard parsing, ... subclass it in `spacy_lookahead.systems`
 and override the cdef methods; the engine (`search`, `learn`) only ever
 calls these, with the GIL released.
 """
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 from .weights cimport Weights, feat_t
 
@@ -22,6 +22,13 @@ cdef class TransitionSystem:
 
     cdef void apply(self, void* state, int clas) noexcept nogil:
         pass
+
+    cdef void copy_state(self, void* dst, const void* src, size_t size) noexcept nogil:
+        """Copy a state of `size` bytes (the instance's state_size). A system
+        whose states are mostly unused room (a parser's stack has room for
+        every word) copies only the used part, so that a copy costs what
+        the state holds, not the length of the doc."""
+        memcpy(dst, src, size)
 
     cdef int extract(self, feat_t* feats, const void* state) noexcept nogil:
         """Write the state's features (at most max_feats); return their number."""

@@ -7,12 +7,23 @@ the buffer is empty, SHIFT means "finish" and the words left become roots
 (sentence boundaries follow, as in spaCy's parser). With `sent_ids` given,
 arcs stay inside the given sentences and each sentence gets one root.
 
-The state is one flat block: a header, then per-token int32 arrays (stack,
-leftmost/rightmost dependent, left/right valency, arc label), so that search
-copies it with memcpy. Arcs are not stored as heads: the action path is
-replayed (`replay`) to write the tree."""
+The state is one flat block: a header, then the stack as slots, one per
+stack word, each with what the features read of it (leftmost/rightmost
+dependent and their labels, left/right valency). Only stack words get
+dependents, so this is all the state; and copy_state copies the header and
+the used slots only: a copy costs the stack's depth, not the doc's length.
+
+The stack holds at most MAX_STACK words: without sentence boundaries the
+root of every finished sentence stays on it, so a long doc would make every
+copy (and every step) cost its number of sentences. A word pushed below
+MAX_STACK leaves the stack as a root (no arc can reach it any more). Within
+a sentence the stack is far shallower than this (the gold derivations of
+EWT's training sentences need 18 words at most), so parses of ordinary docs
+are unchanged.
+Arcs are not stored as heads: the action path is replayed (`output`) to
+write the tree."""
 from libc.stdint cimport int64_t, uint64_t
-from libc.string cimport memcpy, memset
+from libc.string cimport memcpy, memmove, memset
 from cymem.cymem cimport Pool
 from murmurhash.mrmr cimport hash64
 
@@ -30,7 +41,7 @@ DEF MAX_FEATS = 72
 # doubles, and a clock word follows the slots.
 DEF N_SLOTS = 8
 DEF KEY_WORDS = 18
-DEF N_ARRAYS = 6
+DEF MAX_STACK = 256
 
 
 cdef struct ParseDocC:
@@ -48,29 +59,35 @@ cdef struct ParseStateC:
     int i          # the next buffer word (queue front q0)
     int depth      # stack size
     int done       # finished with words left on the stack
-    # followed by N_ARRAYS int32 arrays of n entries (see the accessors)
+    # followed by room for min(n, MAX_STACK) SlotC, the stack from the bottom
 
 
-cdef inline int* _arr(const ParseStateC* s, int k) noexcept nogil:
-    return (<int*>(<char*>s + sizeof(ParseStateC))) + k * s.n
+cdef struct SlotC:  # a word on the stack
+    int word
+    int lc         # leftmost dependent, -1 if none
+    int rc         # rightmost dependent, -1 if none
+    int nl         # left valency
+    int nr         # right valency
+    int lc_label   # the labels of the arcs to lc and rc
+    int rc_label
 
-# arrays: 0 stack, 1 leftmost dependent, 2 rightmost dependent,
-# 3 left valency, 4 right valency, 5 label of the arc to the head
-DEF STACK = 0
-DEF LC = 1
-DEF RC = 2
-DEF NL = 3
-DEF NR = 4
-DEF LAB = 5
+
+cdef inline SlotC* _slots(const ParseStateC* s) noexcept nogil:
+    return <SlotC*>(<char*>s + sizeof(ParseStateC))
 
 
 cdef size_t state_size_for(int n) noexcept nogil:
-    return (sizeof(ParseStateC) + N_ARRAYS * max(n, 1) * sizeof(int) + 7) // 8 * 8
+    return (sizeof(ParseStateC) + max(min(n, MAX_STACK), 1) * sizeof(SlotC) + 7) // 8 * 8
+
+
+cdef inline const SlotC* slot_at(const ParseStateC* s, int k) noexcept nogil:
+    """The k-th stack slot from the top, NULL if none."""
+    return &_slots(s)[s.depth - 1 - k] if k < s.depth else NULL
 
 
 cdef inline int s_at(const ParseStateC* s, int k) noexcept nogil:
     """The k-th stack word from the top, -1 if none."""
-    return _arr(s, STACK)[s.depth - 1 - k] if k < s.depth else -1
+    return _slots(s)[s.depth - 1 - k].word if k < s.depth else -1
 
 
 cdef inline feat_t feat4(uint64_t template, uint64_t a, uint64_t b, uint64_t c,
@@ -205,30 +222,43 @@ cdef class ArcStandardSystem(TransitionSystem):
 
     cdef void apply(self, void* state, int clas) noexcept nogil:
         cdef ParseStateC* s = <ParseStateC*>state
-        cdef int L = self.n_labels, s0, s1
-        cdef int* stack = _arr(s, STACK)
+        cdef int L = self.n_labels
+        cdef SlotC* stack = _slots(s)
+        cdef SlotC* top
+        cdef SlotC* below
         if clas == 0:
             if s.i < s.n:
-                stack[s.depth] = s.i
+                if s.depth == MAX_STACK:  # the bottom word leaves, a root
+                    memmove(&stack[0], &stack[1], (MAX_STACK - 1) * sizeof(SlotC))
+                    s.depth -= 1
+                top = &stack[s.depth]
+                top.word = s.i
+                top.lc = top.rc = top.lc_label = top.rc_label = -1
+                top.nl = top.nr = 0
                 s.depth += 1
                 s.i += 1
             else:
                 s.done = 1
             return
-        s0 = stack[s.depth - 1]
-        s1 = stack[s.depth - 2]
+        top = &stack[s.depth - 1]     # s0
+        below = &stack[s.depth - 2]   # s1
         if clas <= L:  # LEFT-ARC: s1 becomes a (left) dependent of s0
-            _arr(s, LAB)[s1] = clas - 1
-            if _arr(s, LC)[s0] < 0 or s1 < _arr(s, LC)[s0]:
-                _arr(s, LC)[s0] = s1
-            _arr(s, NL)[s0] += 1
-            stack[s.depth - 2] = s0
+            if top.lc < 0 or below.word < top.lc:
+                top.lc = below.word
+                top.lc_label = clas - 1
+            top.nl += 1
+            below[0] = top[0]         # s0 takes s1's place
         else:          # RIGHT-ARC: s0 becomes a (right) dependent of s1
-            _arr(s, LAB)[s0] = clas - 1 - L
-            if _arr(s, RC)[s1] < 0 or s0 > _arr(s, RC)[s1]:
-                _arr(s, RC)[s1] = s0
-            _arr(s, NR)[s1] += 1
+            if below.rc < 0 or top.word > below.rc:
+                below.rc = top.word
+                below.rc_label = clas - 1 - L
+            below.nr += 1
         s.depth -= 1
+
+    cdef void copy_state(self, void* dst, const void* src, size_t size) noexcept nogil:
+        """The header and the used stack slots."""
+        cdef const ParseStateC* s = <const ParseStateC*>src
+        memcpy(dst, src, sizeof(ParseStateC) + s.depth * sizeof(SlotC))
 
     cdef int oracle(self, const void* state) noexcept nogil:
         """The static oracle: LEFT-ARC if s1's head is s0; RIGHT-ARC if s0's
@@ -244,7 +274,7 @@ cdef class ArcStandardSystem(TransitionSystem):
                 return -1
             if d.gold_heads[s1] == s0:
                 return 1 + d.gold_labels[s1] if d.gold_labels[s1] >= 0 else -1
-            if d.gold_heads[s0] == s1 and _arr(s, NL)[s0] + _arr(s, NR)[s0] == d.gold_kids[s0]:
+            if d.gold_heads[s0] == s1 and slot_at(s, 0).nl + slot_at(s, 0).nr == d.gold_kids[s0]:
                 return 1 + self.n_labels + d.gold_labels[s0] if d.gold_labels[s0] >= 0 else -1
         return 0
 
@@ -252,8 +282,8 @@ cdef class ArcStandardSystem(TransitionSystem):
     cdef inline uint64_t word(self, const ParseStateC* s, int i, int atom) noexcept nogil:
         return s.doc.atoms[i * N_ATOMS + atom] if i >= 0 else ATOM_BEFORE
 
-    cdef inline uint64_t label(self, const ParseStateC* s, int i) noexcept nogil:
-        return LABEL_ATOM + _arr(s, LAB)[i] if i >= 0 else ATOM_BEFORE
+    cdef inline uint64_t label(self, int dependent, int label) noexcept nogil:
+        return LABEL_ATOM + label if dependent >= 0 else ATOM_BEFORE
 
     cdef int extract(self, feat_t* f, const void* state) noexcept nogil:
         cdef const ParseStateC* s = <const ParseStateC*>state
@@ -267,10 +297,12 @@ cdef class ArcStandardSystem(TransitionSystem):
         cdef int q0 = s.i if s.i < s.n else -1
         cdef int q1 = s.i + 1 if s.i + 1 < s.n else -1
         cdef int q2 = s.i + 2 if s.i + 2 < s.n else -1
-        cdef int s0l = _arr(s, LC)[s0] if s0 >= 0 else -1
-        cdef int s0r = _arr(s, RC)[s0] if s0 >= 0 else -1
-        cdef int s1l = _arr(s, LC)[s1] if s1 >= 0 else -1
-        cdef int s1r = _arr(s, RC)[s1] if s1 >= 0 else -1
+        cdef const SlotC* t0 = slot_at(s, 0)
+        cdef const SlotC* t1 = slot_at(s, 1)
+        cdef int s0l = t0.lc if s0 >= 0 else -1
+        cdef int s0r = t0.rc if s0 >= 0 else -1
+        cdef int s1l = t1.lc if s1 >= 0 else -1
+        cdef int s1r = t1.rc if s1 >= 0 else -1
         cdef uint64_t s0w = self.word(s, s0, A_LOWER), s0t = self.word(s, s0, A_TAG)
         cdef uint64_t s1w = self.word(s, s1, A_LOWER), s1t = self.word(s, s1, A_TAG)
         cdef uint64_t s2t = self.word(s, s2, A_TAG)
@@ -282,11 +314,11 @@ cdef class ArcStandardSystem(TransitionSystem):
         cdef uint64_t vl0 = ATOM_BEFORE, vr0 = ATOM_BEFORE, vl1 = ATOM_BEFORE, vr1 = ATOM_BEFORE
         if s1 >= 0:
             dist = 10 + min(s0 - s1, 5)
-            vl1 = 10 + _arr(s, NL)[s1]
-            vr1 = 10 + _arr(s, NR)[s1]
+            vl1 = 10 + t1.nl
+            vr1 = 10 + t1.nr
         if s0 >= 0:
-            vl0 = 10 + _arr(s, NL)[s0]
-            vr0 = 10 + _arr(s, NR)[s0]
+            vl0 = 10 + t0.nl
+            vr0 = 10 + t0.nr
         cdef int n = 0
         f[n] = feat1(T_BIAS, 1); n += 1
         # (1) unigrams
@@ -359,10 +391,12 @@ cdef class ArcStandardSystem(TransitionSystem):
         cdef int q0 = s.i if s.i < s.n else -1
         cdef uint64_t s0w = self.word(s, s0, A_LOWER), s0t = self.word(s, s0, A_TAG)
         cdef uint64_t s1w = self.word(s, s1, A_LOWER), s1t = self.word(s, s1, A_TAG)
-        cdef uint64_t s0ll = self.label(s, _arr(s, LC)[s0] if s0 >= 0 else -1)
-        cdef uint64_t s0rl = self.label(s, _arr(s, RC)[s0] if s0 >= 0 else -1)
-        cdef uint64_t s1ll = self.label(s, _arr(s, LC)[s1] if s1 >= 0 else -1)
-        cdef uint64_t s1rl = self.label(s, _arr(s, RC)[s1] if s1 >= 0 else -1)
+        cdef const SlotC* t0 = slot_at(s, 0)
+        cdef const SlotC* t1 = slot_at(s, 1)
+        cdef uint64_t s0ll = self.label(t0.lc, t0.lc_label) if s0 >= 0 else ATOM_BEFORE
+        cdef uint64_t s0rl = self.label(t0.rc, t0.rc_label) if s0 >= 0 else ATOM_BEFORE
+        cdef uint64_t s1ll = self.label(t1.lc, t1.lc_label) if s1 >= 0 else ATOM_BEFORE
+        cdef uint64_t s1rl = self.label(t1.rc, t1.rc_label) if s1 >= 0 else ATOM_BEFORE
         cdef int n = 0
         # dependent labels
         f[n] = feat1(T_S0LCL, s0ll); n += 1
@@ -433,14 +467,16 @@ cdef class ArcStandardSystem(TransitionSystem):
         key[5] = <uint64_t>(s0 + 1)
         key[6] = <uint64_t>(s1 + 1)
         key[7] = <uint64_t>(s_at(s, 2) + 1)
-        key[8] = <uint64_t>(_arr(s, LC)[s0] + 1) if s0 >= 0 else 0
-        key[9] = <uint64_t>(_arr(s, RC)[s0] + 1) if s0 >= 0 else 0
-        key[10] = <uint64_t>(_arr(s, NL)[s0]) if s0 >= 0 else 0
-        key[11] = <uint64_t>(_arr(s, NR)[s0]) if s0 >= 0 else 0
-        key[12] = <uint64_t>(_arr(s, LC)[s1] + 1) if s1 >= 0 else 0
-        key[13] = <uint64_t>(_arr(s, RC)[s1] + 1) if s1 >= 0 else 0
-        key[14] = <uint64_t>(_arr(s, NL)[s1]) if s1 >= 0 else 0
-        key[15] = <uint64_t>(_arr(s, NR)[s1]) if s1 >= 0 else 0
+        cdef const SlotC* t0 = slot_at(s, 0)
+        cdef const SlotC* t1 = slot_at(s, 1)
+        key[8] = <uint64_t>(t0.lc + 1) if s0 >= 0 else 0
+        key[9] = <uint64_t>(t0.rc + 1) if s0 >= 0 else 0
+        key[10] = <uint64_t>(t0.nl) if s0 >= 0 else 0
+        key[11] = <uint64_t>(t0.nr) if s0 >= 0 else 0
+        key[12] = <uint64_t>(t1.lc + 1) if s1 >= 0 else 0
+        key[13] = <uint64_t>(t1.rc + 1) if s1 >= 0 else 0
+        key[14] = <uint64_t>(t1.nl) if s1 >= 0 else 0
+        key[15] = <uint64_t>(t1.nr) if s1 >= 0 else 0
         key[16] = <uint64_t>s.depth
         key[17] = <uint64_t>s.done
 
@@ -509,11 +545,6 @@ cdef class _ParseDoc(Instance):
         s.doc = &self.c
         s.n = n
         s.i = s.depth = s.done = 0
-        cdef int k
-        for k in range(n):
-            _arr(s, LC)[k] = -1
-            _arr(s, RC)[k] = -1
-            _arr(s, LAB)[k] = -1
         return 0
 
     def output(self, actions):
