@@ -358,6 +358,34 @@ def scaling_section(metrics_root: Path):
                     "processes, so the time includes their start-up. benchmarks/scaling.py.", ""]
 
 
+def scale_section(metrics_root: Path):
+    """Time and peak memory per 1k tokens on one long doc (benchmarks/scale_bench.py)."""
+    record = read_json(metrics_root / "scale.json")
+    if not record:
+        return []
+    lines = ["## Cost per token on long docs: 1k, 10k and 100k tokens in one doc", "",
+             "| component | tokens | tokens/s | ms per 1k | peak MB per 1k | time x | memory x | "
+             "score (the sentences as docs) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in record["rows"]:
+        if r["status"] != "ok":
+            lines.append(f"| {r['row']} | {r['size']:,} | {r['status']} | | | | | |")
+            continue
+        key = next((k for k in r.get("check", {}) if k.endswith(("_f", "_acc", "uas"))), None)
+        score = "-" if key is None else (f"{key} {r['check'][key]:.3f} "
+                                          f"({r.get('check_sentence_docs', {}).get(key, 0):.3f})")
+        lines.append(f"| {r['factory']} | {r['tokens']:,} | {r['tokens_per_second']:,.0f} | "
+                     f"{1000 * r['seconds_per_1k']:.1f} | {r['peak_mb_per_1k']:.2f} | "
+                     f"{r['time_ratio']:.2f} | {r['memory_ratio']:.2f} | {score} |")
+    return lines + ["", "One doc of test sentences joined without sentence boundaries, small models "
+                    "(default settings) trained by the script; x = per-1k figure / that of the 1k-token "
+                    "doc (flat = bounded cost per token; timings on a shared machine move by about "
+                    "±25%). Score: of the long doc against the gold, and (in brackets) of the same "
+                    "sentences as separate docs. The clause finder needs sentence boundaries (it "
+                    "warns when a long doc has none): a third of the gold clauses span a whole "
+                    "sentence. benchmarks/scale_bench.py.", ""]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--metrics", type=Path, default=Path("metrics"))
@@ -372,6 +400,7 @@ def main(argv=None):
         body += lines + [""]
         machines += found
     body += scaling_section(args.metrics)
+    body += scale_section(args.metrics)
     plots = args.output.parent / "plots"
     figures = [("depth.png", "Accuracy against lookahead depth, with microseconds per token "
                 "(Tsuruoka et al. Tables 1-4)"),
