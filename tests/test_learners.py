@@ -215,3 +215,22 @@ def test_cell_learns_and_leaves_a_perfect_model_alone(name, learner, settings):
     assert numpy.allclose(before[2], after[2], rtol=0, atol=1e-9 * max(1.0, abs(before[2]).max()))
     if learner != "sapo":
         assert (before[2] == after[2]).all()
+
+
+@pytest.mark.parametrize("search", ["greedy", "lookahead", "beam"])
+def test_no_valid_derivation_is_an_error_not_a_padded_output(search):
+    """Preset labels the scheme cannot continue (I-VP right after B-NP):
+    decoding raises instead of writing label 0 where it got stuck."""
+    actions = scheme_actions(["NP", "VP"], "iob2")
+    system = TaggingSystem(len(actions), feature_set="chunk",
+                           **label_constraints(actions, "iob2", "ltr"))
+    forced = numpy.full((len(WORDS),), -1, dtype="int32")
+    forced[2], forced[3] = actions.index("B-NP"), actions.index("I-VP")
+    doc = {"atoms": atoms_of(WORDS, TAGS), "forced": forced}
+    with pytest.raises(decode.NoValidOutput, match="no valid output"):
+        decode.decode([system.instance(doc)], Weights(), search, 1, 4)
+    with pytest.raises(decode.NoValidOutput):
+        decode.nbest([system.instance(doc)], Weights(), 3)
+    forced[3] = actions.index("I-NP")  # a valid preset decodes
+    out = decode.decode([system.instance(doc)], Weights(), search, 1, 4)[0]
+    assert out[2] == actions.index("B-NP") and out[3] == actions.index("I-NP")

@@ -15,9 +15,31 @@ from .weights cimport Weights
 SEARCHES = ("greedy", "lookahead", "beam")
 
 
+class NoValidOutput(ValueError):
+    """The system's constraints leave a doc no complete derivation."""
+
+
+def _no_valid_output(Instance inst, int steps):
+    return NoValidOutput(
+        f"no valid output for a doc of {inst.length} tokens: after {steps} actions no action is "
+        "valid (constraints that contradict each other, e.g. preset annotation the label "
+        "scheme cannot continue). Nothing was written: check the doc's preset annotation.")
+
+
+cdef bint _complete(Instance inst, const int* actions, int k) except -1:
+    """Whether the actions lead from the start to a final state."""
+    cdef void* state = inst.start()
+    cdef int i
+    for i in range(k):
+        inst.system.apply(state, actions[i])
+    return inst.system.is_final(state)
+
+
 def decode(instances, Weights W, str search="lookahead", int depth=0, int beam_width=1):
     """The best derivation of each instance, as its output. search: "greedy"
-    (depth 0), "lookahead" (depth D) or "beam" (width beam_width)."""
+    (depth 0), "lookahead" (depth D) or "beam" (width beam_width). A doc
+    whose derivation gets stuck before a final state raises NoValidOutput
+    (a shorter output would be silently wrong)."""
     if search not in SEARCHES:
         raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
     cdef Instance inst
@@ -39,11 +61,15 @@ def decode(instances, Weights W, str search="lookahead", int depth=0, int beam_w
             with nogil:
                 beam.search(W)
             k = beam.path(beam.step, 0, &act[0])
+            if not _complete(inst, &act[0], k):
+                raise _no_valid_output(inst, k)
         elif inst.length:
             ws = workspace_for(ws, inst, depth)
             start = inst.start()
             with nogil:
                 k = lookahead_decode(ws, W, start, &act[0], inst.max_steps)
+            if not inst.system.is_final(start):
+                raise _no_valid_output(inst, k)
         outputs.append(inst.output(actions[:k]))
     return outputs
 
@@ -52,8 +78,8 @@ def nbest(instances, Weights W, int n, int beam_width=16, bint exact=True):
     """The n best derivations of each instance, best first: a list of
     (outputs, scores (k,)). Exact (A*) for first-order systems when `exact`;
     otherwise beam search of width max(n, beam_width). Where no derivation is
-    valid (constraints that contradict each other), as decode(): the output
-    of no actions, with score 0."""
+    valid (constraints that contradict each other), as decode():
+    NoValidOutput."""
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
     cdef Instance inst
@@ -78,6 +104,6 @@ def nbest(instances, Weights W, int n, int beam_width=16, bint exact=True):
             beam_nbest(beam, W, inst.start(), inst.max_steps, n, out)
         sequences, scores = out.sequences()
         if not sequences:
-            sequences, scores = [numpy.zeros((0,), dtype="int32")], numpy.zeros((1,))
+            raise _no_valid_output(inst, 0)
         results.append(([inst.output(seq) for seq in sequences], scores))
     return results
