@@ -2,12 +2,20 @@
 component type wrote them, for which labels, and their checksum, so that a
 damaged, truncated or swapped file is refused instead of predicting nonsense."""
 import hashlib
+from importlib import metadata
 from typing import Any, Dict, List
 
 import srsly
 
 FORMAT = "spacy-lookahead.weights"
 VERSION = 1
+
+
+def _package_version() -> str:
+    try:
+        return metadata.version("spacy-lookahead")
+    except metadata.PackageNotFoundError:  # run from a source tree
+        return "unknown"
 
 
 class ModelFileError(ValueError):
@@ -23,6 +31,7 @@ def _checksum(weights: bytes, labels: List[str]) -> str:
 def seal(component: str, labels: List[str], weights: bytes) -> bytes:
     """The weights bytes with their header."""
     header = {"format": FORMAT, "version": VERSION, "component": component,
+              "written_by": f"spacy-lookahead {_package_version()}",
               "n_labels": len(labels), "sha256": _checksum(weights, labels)}
     return srsly.msgpack_dumps({"header": header, "weights": weights})
 
@@ -42,7 +51,8 @@ def unseal(component: str, labels: List[str], data: bytes, source: str) -> bytes
             f"{source} is not a sealed spacy-lookahead weights file (no header: damaged, or "
             f"saved by a version before checksums). {fix}")
     if header.get("version") != VERSION:
-        raise ModelFileError(f"{source} has weights format version {header.get('version')!r}; "
+        raise ModelFileError(f"{source} has weights format version {header.get('version')!r} "
+                             f"(written by {header.get('written_by', 'an unknown version')}); "
                              f"this version of spacy-lookahead reads version {VERSION}. "
                              "Load it with the version that saved it, or re-train.")
     if header.get("component") != component:
