@@ -244,6 +244,7 @@ def test_unseen_gold_labels_in_training_are_ignored(parts):
 # --- settings -------------------------------------------------------------------
 
 BAD_SETTINGS = [
+    ("lookahead_chunker", "spans_key", ""), ("lookahead_ner", "scores_key", ""),
     ("lookahead_tagger", "depth", 7), ("lookahead_tagger", "search", "bean"),
     ("lookahead_tagger", "target", "lemma"), ("lookahead_tagger", "direction", "up"),
     ("lookahead_tagger", "beam_width", 0), ("lookahead_tagger", "learner", "crf"),
@@ -362,3 +363,59 @@ def test_preset_entities_with_whitespace_edges(parts):
     doc = nlp.get_pipe("lookahead_ner")(doc)
     ents = [(e.start, e.end, e.label_) for e in doc.ents]
     assert (1, 2, "protein") in ents and (5, 7, "cell_type") in ents
+
+
+def test_fr_units_follow_sentences_that_start_on_whitespace(parts):
+    """A sentencizer starts a sentence on the whitespace token after a full
+    stop: the FR components still decode sentence by sentence."""
+    nlp = assemble(parts, ("lookahead_tagger", "fr_chunker"))
+    nlp.add_pipe("sentencizer", first=True)
+    doc = nlp.make_doc("\n".join(["The cat sat on the mat ."] * 50))
+    for name, proc in nlp.pipeline[:2]:
+        doc = proc(doc)
+    units = nlp.get_pipe("fr_chunker").units(doc)
+    assert len(units) == 50 and max(len(u) for u in units) == 7
+    doc = nlp.get_pipe("fr_chunker")(doc)
+    assert all(s.sent == doc[s.start].sent for s in doc.spans["chunks"])
+    assert all(s.start // 8 == (s.end - 1) // 8 for s in doc.spans["chunks"])
+    spaces = Doc(doc.vocab, words=["\n", "\n"], spaces=[False, False], sent_starts=[1, 1])
+    assert len(nlp.get_pipe("fr_chunker")(spaces).spans["chunks"]) == 0
+
+
+def test_given_sentences_keep_one_root_past_the_stack_bound(parts):
+    """respect_sent_starts: a given sentence longer than the parser's stack
+    bound (256 words) still gets one root."""
+    nlp = parts["arc_standard_parser"]
+    pipe = nlp.get_pipe("arc_standard_parser")
+    pipe.cfg["respect_sent_starts"] = True
+    try:
+        words = ["the", "very", "old"] * 100 + ["."]
+        tags = ["DT", "RB", "JJ"] * 100 + ["."]
+        doc = pipe(Doc(nlp.vocab, words=words, tags=tags, sent_starts=[1] + [0] * 300))
+    finally:
+        pipe.cfg["respect_sent_starts"] = False
+    assert sum(t.head.i == t.i for t in doc) == 1 and len(list(doc.sents)) == 1
+
+
+def test_the_unseen_tag_tally_does_not_leak_into_the_next_call(parts):
+    pipe = parts["lookahead_chunker"].get_pipe("lookahead_chunker")
+    with pytest.raises(ValueError, match="no POS tag"):
+        list(pipe.pipe([Doc(pipe.vocab, words=["The", "cat"], tags=["DT", "NOVELTAG"]),
+                        Doc(pipe.vocab, words=["The", "cat"], tags=["DT", ""])]))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pipe(Doc(pipe.vocab, words=["The", "cat"], tags=["DT", "NN"]))
+    assert not [w for w in caught if "never seen" in str(w.message)]
+
+
+def test_weights_of_other_feature_settings_are_refused(tmp_path):
+    """The checksum covers the feature settings: a weights file moved to a
+    component of the same type and labels but another direction is refused."""
+    make = lambda v: ewt_examples(v, "train", 30)  # noqa: E731
+    ltr = saved(trained("lookahead_tagger", {"depth": 0}, make, 1), tmp_path / "ltr")
+    rtl = saved(trained("lookahead_tagger", {"depth": 0, "direction": "rtl"}, make, 1),
+                tmp_path / "rtl")
+    (ltr / "lookahead_tagger" / "weights").write_bytes(
+        (rtl / "lookahead_tagger" / "weights").read_bytes())
+    with pytest.raises(ValueError, match="checksum.*feature settings"):
+        spacy.load(ltr)

@@ -21,7 +21,8 @@ class NoValidOutput(ValueError):
 
 def _no_valid_output(Instance inst, int steps):
     return NoValidOutput(
-        f"no valid output for a doc of {inst.length} tokens: after {steps} actions no action is "
+        f"no valid output for a doc of {inst.length} words (whitespace tokens aside): after "
+        f"{steps} actions no action is "
         "valid (constraints that contradict each other, e.g. preset annotation the label "
         "scheme cannot continue). Nothing was written: check the doc's preset annotation.")
 

@@ -54,6 +54,9 @@ class SearchPipe(TrainablePipe):
         self._averaged: Optional[Weights] = None
         self._averaged_version = -1
         self._lock = threading.Lock()
+        # per thread: whether update() is running, and the unseen-tag tally of
+        # the prediction call under way (see _check_tags)
+        self._calls = threading.local()
         self._update_seconds = 0.0  # time spent learning, for per-epoch timings
 
     # --- labels ------------------------------------------------------------
@@ -108,7 +111,11 @@ class SearchPipe(TrainablePipe):
         validate_examples(examples, f"{type(self).__name__}.update")
         self._require_labels()
         start = time.perf_counter()
-        losses[self.name] += self.learn(examples)
+        self._calls.learning = True
+        try:
+            losses[self.name] += self.learn(examples)
+        finally:
+            self._calls.learning = False
         self._update_seconds += time.perf_counter() - start
         return losses
 
@@ -184,9 +191,10 @@ class SearchPipe(TrainablePipe):
             self._known = (tags, numpy.sort(hashes))
         return self._known[1]
 
-    def _check_tags(self, doc: Doc, tags: numpy.ndarray, predicting: bool) -> None:
-        """Empty tags on words are an error; tags unseen in training are
-        counted for one warning per call (`_warn_unseen_tags`)."""
+    def _check_tags(self, doc: Doc, tags: numpy.ndarray) -> None:
+        """Empty tags on words are an error. In update(), the tags are
+        learnt as seen; in a prediction call (`_start_tally`), those unseen
+        in training are counted for one warning (`_warn_unseen_tags`)."""
         words = ~doc.to_array("IS_SPACE").astype(bool)
         empty = numpy.flatnonzero((tags == 0) & words)
         if len(empty):
@@ -199,24 +207,32 @@ class SearchPipe(TrainablePipe):
         known = self._known_tags()
         if known is None:
             return
-        if not predicting:  # tags of an annotating component while training count as seen
+        if getattr(self._calls, "learning", False):
+            # tags of an annotating component while training count as seen
             new = numpy.setdiff1d(tags[words], known)
             if len(new):
                 strings = doc.vocab.strings
                 self.cfg["input_tags"] = sorted({*self.cfg["input_tags"],
                                                  *(strings[int(h)] for h in new)})
             return
+        tally = getattr(self._calls, "tally", None)
+        if tally is None:  # neither training nor predicting (e.g. filter_stats)
+            return
         unseen = words & ~numpy.isin(tags, known)
-        tally = self.__dict__.setdefault("_unseen", {"unseen": 0, "words": 0, "tags": set()})
         tally["words"] += int(words.sum())
         if unseen.any():
             tally["unseen"] += int(unseen.sum())
             if len(tally["tags"]) < 5:
                 tally["tags"].update(doc.vocab.strings[int(h)] for h in numpy.unique(tags[unseen])[:5])
 
+    def _start_tally(self) -> None:
+        """A prediction call starts: count its unseen tags afresh."""
+        self._calls.tally = {"unseen": 0, "words": 0, "tags": set()}
+
     def _warn_unseen_tags(self) -> None:
         """One warning per prediction call, with the rate of unseen tags."""
-        tally = self.__dict__.pop("_unseen", None)
+        tally = getattr(self._calls, "tally", None)
+        self._calls.tally = None
         if tally and tally["unseen"]:
             warnings.warn(
                 f"[{self.name}] {tally['unseen']} of {tally['words']} input words "
@@ -232,11 +248,11 @@ class SearchPipe(TrainablePipe):
         and so is an empty tag on a word."""
         if doc.has_annotation("TAG"):
             tags = doc.to_array("TAG")
-            self._check_tags(doc, tags, example is None)
+            self._check_tags(doc, tags)
             atoms[:, A_TAG] = tags
         elif example is not None and example.reference.has_annotation("TAG"):
             atoms[:, A_TAG] = [t or 0 for t in example.get_aligned("TAG")]
-        elif len(doc):
+        elif _has_words(doc):
             raise ValueError(
                 f"[{self.name}] needs POS tags (token.tag_) on its input docs for {what}, "
                 "and this doc has none. Put a tagger (e.g. lookahead_tagger) before it "
@@ -254,7 +270,7 @@ class SearchPipe(TrainablePipe):
         elif example is not None and key in example.reference.spans:
             chunks = example.get_aligned_spans_y2x(list(example.reference.spans[key]),
                                                    allow_overlap=True)
-        elif len(doc):
+        elif _has_words(doc):
             raise ValueError(
                 f"[{self.name}] needs chunks in doc.spans[{key!r}] on its input docs, and this "
                 f"doc has none. {fix}"
@@ -286,15 +302,19 @@ class SearchPipe(TrainablePipe):
         return type(self).__name__
 
     def _sealed_weights(self) -> bytes:
-        return seal(self.component_type, self.labels, self.averaged_weights.to_bytes())
+        return seal(self.component_type, self.labels, self._feature_values(self.cfg),
+                    self.averaged_weights.to_bytes())
+
+    def _feature_values(self, cfg: Dict[str, Any]) -> Dict[str, Any]:
+        return {key: cfg.get(key) for key in self.feature_settings}
 
     def _load(self, cfg: Dict[str, Any], sealed: bytes, source: str = "the weights") -> None:
         if not isinstance(cfg, dict) or not isinstance(cfg.get("labels"), list):
             raise ValueError(f"[{self.name}] corrupt cfg: no label list")
         self._check_settings(cfg)
         try:
-            weights = Weights().from_bytes(unseal(self.component_type, cfg["labels"], sealed,
-                                                  source))
+            weights = Weights().from_bytes(unseal(self.component_type, cfg["labels"],
+                                                  self._feature_values(cfg), sealed, source))
         except ModelFileError as err:
             raise ModelFileError(f"[{self.name}] {err}") from err
         except ValueError as err:
@@ -379,6 +399,12 @@ class SearchPipe(TrainablePipe):
         state = {"vocab": self.vocab, "name": self.name, "scorer": self.scorer,
                  "cfg": self.cfg, "bytes": self.to_bytes(exclude=["vocab"])}
         return (_rebuild_pipe, (type(self), state))
+
+
+def _has_words(doc: Doc) -> bool:
+    """Whether the doc has a token that is not whitespace (a doc of
+    whitespace only needs no input annotation: the models never see it)."""
+    return bool(len(doc)) and not doc.to_array("IS_SPACE").all()
 
 
 def _rebuild_pipe(cls, state: Dict[str, Any]) -> SearchPipe:

@@ -1,6 +1,7 @@
 """The sealed weights file: the weights with a header that says which
-component type wrote them, for which labels, and their checksum, so that a
-damaged, truncated or swapped file is refused instead of predicting nonsense."""
+component type wrote them, and a checksum over the weights, the labels and
+the feature settings they were trained with, so that a damaged, truncated or
+swapped file is refused instead of predicting nonsense."""
 import hashlib
 from importlib import metadata
 from typing import Any, Dict, List
@@ -22,24 +23,25 @@ class ModelFileError(ValueError):
     """A weights file that does not belong to the component loading it."""
 
 
-def _checksum(weights: bytes, labels: List[str]) -> str:
+def _checksum(weights: bytes, labels: List[str], settings: Dict[str, Any]) -> str:
     digest = hashlib.sha256(weights)
-    digest.update(srsly.json_dumps(list(labels)).encode("utf8"))
+    digest.update(srsly.json_dumps([list(labels), settings], sort_keys=True).encode("utf8"))
     return digest.hexdigest()
 
 
-def seal(component: str, labels: List[str], weights: bytes) -> bytes:
-    """The weights bytes with their header."""
+def seal(component: str, labels: List[str], settings: Dict[str, Any], weights: bytes) -> bytes:
+    """The weights bytes with their header; `settings`: the feature settings."""
     header = {"format": FORMAT, "version": VERSION, "component": component,
               "written_by": f"spacy-lookahead {_package_version()}",
-              "n_labels": len(labels), "sha256": _checksum(weights, labels)}
+              "n_labels": len(labels), "sha256": _checksum(weights, labels, settings)}
     return srsly.msgpack_dumps({"header": header, "weights": weights})
 
 
-def unseal(component: str, labels: List[str], data: bytes, source: str) -> bytes:
+def unseal(component: str, labels: List[str], settings: Dict[str, Any], data: bytes,
+           source: str) -> bytes:
     """The weights bytes of a sealed file, checked against the component
-    type and the labels of the model's cfg; `source` names the file in the
-    errors."""
+    type, the labels and the feature settings of the model's cfg; `source`
+    names the file in the errors."""
     fix = ("Save the pipeline again from an intact copy, or re-train it.")
     try:
         msg = srsly.msgpack_loads(data)
@@ -61,9 +63,9 @@ def unseal(component: str, labels: List[str], data: bytes, source: str) -> bytes
             f"{component!r}: the model files are swapped or mismatched. Load each component "
             "from its own directory.")
     weights = msg.get("weights")
-    if not isinstance(weights, bytes) or header.get("sha256") != _checksum(weights, labels):
+    if not isinstance(weights, bytes) or header.get("sha256") != _checksum(weights, labels, settings):
         raise ModelFileError(
             f"{source} fails its checksum: the weights are damaged, or do not belong to the "
-            f"labels in the component's cfg ({len(labels)} labels, the weights were saved with "
-            f"{header.get('n_labels')!r}). {fix}")
+            f"labels and feature settings in the component's cfg ({len(labels)} labels, the "
+            f"weights were saved with {header.get('n_labels')!r}; {settings}). {fix}")
     return weights

@@ -108,9 +108,9 @@ class PhrasePipe(SearchPipe):
                     "sentencizer or a parser before this component.", UserWarning, stacklevel=3)
             return [index]
         words = numpy.arange(len(doc), dtype="int32") if index is None else index
-        starts = doc.to_array("SENT_START")[words] == 1
-        starts[0] = True
-        return numpy.split(words, numpy.flatnonzero(starts)[1:])
+        # sentence ids over all tokens: a sentence may start on a whitespace token
+        sent = numpy.cumsum(doc.to_array("SENT_START") == 1)[words]
+        return numpy.split(words, numpy.flatnonzero(numpy.diff(sent)) + 1)
 
     def reference_spans(self, doc: Doc) -> Optional[List[Span]]:
         key = self.cfg["spans_key"]
@@ -166,6 +166,7 @@ class PhrasePipe(SearchPipe):
         recognised unit by unit (`units`)."""
         docs = list(docs)
         self._require_labels()
+        self._start_tally()
         system = self.system
         units = [self.units(doc) for doc in docs]
         inputs = self._inputs(docs)

@@ -35,6 +35,10 @@ class SpanLabeller(SequencePipe):
     search_defaults = SPAN_DEFAULTS
 
     def __init__(self, vocab: Vocab, name: str, *, scheme: str, **settings) -> None:
+        for key, value in settings.items():
+            if key.endswith("_key") and (not isinstance(value, str) or not value):
+                raise config_error(name, key, f"[{name}] {key} must be a non-empty span group "
+                                              f"name, got {value!r}")
         scheme = ALIASES.get(scheme, scheme)
         if scheme not in SCHEMES:
             raise config_error(name, "scheme", f"[{name}] scheme must be one of {sorted(SCHEMES)}, got {scheme!r}")

@@ -177,6 +177,7 @@ class TransitionPipe(SearchPipe):
         probabilities kept for scores."""
         docs = list(docs)
         self._require_labels()
+        self._start_tally()
         indexes = [content_index(doc) for doc in docs]
         instances = self.instances(docs, None, indexes)
         cfg = self.cfg
@@ -202,6 +203,7 @@ class TransitionPipe(SearchPipe):
             raise ValueError(f"[{self.name}] n must be a positive integer, got {n!r}")
         docs = list(docs)
         self._require_labels()
+        self._start_tally()
         indexes = [content_index(doc) for doc in docs]
         out = []
         for (outputs, scores), index, doc in zip(

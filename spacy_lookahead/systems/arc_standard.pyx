@@ -16,7 +16,9 @@ the used slots only: a copy costs the stack's depth, not the doc's length.
 The stack holds at most MAX_STACK words: without sentence boundaries the
 root of every finished sentence stays on it, so a long doc would make every
 copy (and every step) cost its number of sentences. A word pushed below
-MAX_STACK leaves the stack as a root (no arc can reach it any more). Within
+MAX_STACK leaves the stack as a root (no arc can reach it any more); with
+given sentences, only a word of a finished one (else the parser must reduce
+first, so that each given sentence keeps one root). Within
 a sentence the stack is far shallower than this (the gold derivations of
 EWT's training sentences need 18 words at most), so parses of ordinary docs
 are unchanged.
@@ -214,6 +216,11 @@ cdef class ArcStandardSystem(TransitionSystem):
             if sent[s0] == sent[s1] and (s.i >= s.n or sent[s.i] != sent[s0]):
                 shift = False
         if s.i >= s.n and s.depth < 2:
+            shift = False
+        if (sent != NULL and s.depth == MAX_STACK and s.i < s.n
+                and sent[_slots(s)[0].word] == sent[s.i]):
+            # a full stack would push out a word of the given sentence as a
+            # second root: reduce first (arcs are valid: s0, s1 are in it)
             shift = False
         is_valid[0] = shift
         for a in range(1, 1 + 2 * L):
