@@ -7,7 +7,6 @@ import tracemalloc
 
 import numpy
 import pytest
-from test_phrases import brute_force, coherent, static_model
 
 from spacy_lookahead.core.features import token_atoms
 from spacy_lookahead.core.fr_perceptron import recognise
@@ -147,36 +146,6 @@ def test_banded_decoders_equal_the_whole_chart(embedded, feature_set):
             # beyond the first L words
             banded += 0 < L < n and any(s >= L for s, _, _ in found)
     assert compared > 120 and banded > 20
-
-
-@pytest.mark.parametrize("embedded", [False, True])
-def test_banded_decoders_equal_brute_force(embedded):
-    """Scores independent of the solution: R(x) is the best coherent subset
-    of the candidates of at most L words (a check that does not share the
-    recurrences)."""
-    rng = numpy.random.default_rng(3)
-    tags = ["DT", "NN", "VBD", "IN", "JJ", ",", "CC", "WDT"]
-    checked = 0
-    for trial in range(60):
-        n = int(rng.integers(3, 9))
-        K = int(rng.integers(1, 3))
-        L = int(rng.choice([1, 2, 3, n - 1, n, n + 2]))
-        start = rng.random((n, K)) < 0.4
-        end = rng.random((n, K)) < 0.4
-        cands = [(s, e, k) for (s, e), ks in candidates(start, end, L).items() for k in ks]
-        if len(cands) > 11:
-            continue
-        words = [f"b{trial}x{i}" for i in range(n)]
-        item = {"atoms": numpy.asarray([token_atoms(w, str(rng.choice(tags)), "B-NP") for w in words],
-                                       dtype="uint64")}
-        system = PhraseSystem(K, embedded, "clause" if embedded else "chunk", L)
-        W, scores, _ = static_model(system, item, rng, start, end, n)
-        [(phrases, n_cands, _, _)] = recognise(system.instances([item]), W, details=True)
-        found = [tuple(p) for p in phrases.tolist()]
-        assert n_cands == len(cands) and set(found) <= set(cands) and coherent(found, embedded)
-        assert sum(scores[s, e, k] for s, e, k in found) == pytest.approx(brute_force(cands, scores, embedded))
-        checked += 1
-    assert checked > 30
 
 
 def test_embedded_chart_memory_is_linear_in_n():

@@ -71,7 +71,7 @@ def static_model(system, item, rng, start, end, n):
 
 
 @pytest.mark.parametrize("embedded", [False, True])
-@pytest.mark.parametrize("max_length", [0, 3])
+@pytest.mark.parametrize("max_length", [0, 1, 2, 3, 5])  # docs of 1-6 words: L < n, = n, > n
 def test_production_decoders_equal_brute_force(embedded, max_length):
     """R(x) by the production DPs (phrase_decoders, through recognise())
     against the best coherent subset of the candidates, with candidate

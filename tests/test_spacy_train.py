@@ -20,19 +20,27 @@ def write_corpus(path, examples):
     DocBin(docs=[eg.reference for eg in examples], attrs=["TAG", "POS"]).to_disk(path)
 
 
-def test_spacy_train_saves_averaged_weights(tmp_path):
+def spacy_train(tmp_path, out: str, n_train: int, n_dev: int, **overrides):
+    """`spacy train` of CONFIG on EWT slices (2 epochs) into tmp_path / out."""
     vocab = spacy.blank("en").vocab
-    write_corpus(tmp_path / "train.spacy", ewt_examples(vocab, "train", 400))
-    write_corpus(tmp_path / "dev.spacy", ewt_examples(vocab, "dev", 100))
+    write_corpus(tmp_path / "train.spacy", ewt_examples(vocab, "train", n_train))
+    write_corpus(tmp_path / "dev.spacy", ewt_examples(vocab, "dev", n_dev))
     config = load_config(CONFIG, overrides={
         "paths.train": str(tmp_path / "train.spacy"),
         "paths.dev": str(tmp_path / "dev.spacy"),
         "training.max_epochs": 2,
         "training.eval_frequency": 3,
+        **overrides,
     }, interpolate=False)
     nlp = init_nlp(config)
-    (tmp_path / "out").mkdir()
-    nlp, _ = train(nlp, tmp_path / "out", stdout=sys.stdout, stderr=sys.stderr)
+    (tmp_path / out).mkdir()
+    nlp, _ = train(nlp, tmp_path / out, stdout=sys.stdout, stderr=sys.stderr)
+    return nlp
+
+
+def test_spacy_train_saves_averaged_weights(tmp_path):
+    vocab = spacy.blank("en").vocab
+    nlp = spacy_train(tmp_path, "out", 400, 100)
     trained = nlp.get_pipe("lookahead_tagger")
     assert trained.weights.time > 0  # it has trained: raw and averaged differ
     assert trained.weights.to_bytes() != trained.weights.average().to_bytes()
@@ -51,21 +59,10 @@ def test_spacy_train_logs_curves_for_sapo(tmp_path):
     """`spacy train` with learner = "sapo" and the curves logger: one JSON
     line per evaluation with the dev score and the mean |w|; the saved model
     predicts with the trained (not averaged) weights, and gives probabilities."""
-    vocab = spacy.blank("en").vocab
-    write_corpus(tmp_path / "train.spacy", ewt_examples(vocab, "train", 300))
-    write_corpus(tmp_path / "dev.spacy", ewt_examples(vocab, "dev", 100))
     curves = tmp_path / "curves.jsonl"
-    config = load_config(CONFIG, overrides={
-        "paths.train": str(tmp_path / "train.spacy"),
-        "paths.dev": str(tmp_path / "dev.spacy"),
-        "training.max_epochs": 2,
-        "training.eval_frequency": 3,
+    nlp = spacy_train(tmp_path, "out", 300, 100, **{
         "components.lookahead_tagger.learner": "sapo",
-        "training.logger": {"@loggers": "spacy_lookahead.curves_logger.v1", "path": str(curves)},
-    }, interpolate=False)
-    nlp = init_nlp(config)
-    (tmp_path / "out").mkdir()
-    nlp, _ = train(nlp, tmp_path / "out", stdout=sys.stdout, stderr=sys.stderr)
+        "training.logger": {"@loggers": "spacy_lookahead.curves_logger.v1", "path": str(curves)}})
     rows = [srsly.json_loads(line) for line in curves.read_text().splitlines()]
     assert len(rows) >= 2 and {r["epoch"] for r in rows} == {0, 1}
     assert all(0 < r["scores"]["lookahead_tagger_w_mean_abs"] < 1 for r in rows)
@@ -80,19 +77,8 @@ def test_spacy_train_logs_curves_for_sapo(tmp_path):
 def test_spacy_train_is_deterministic(tmp_path):
     """Two `spacy train` runs with the same config and seed (shuffled
     batches) save byte-identical weights files."""
-    vocab = spacy.blank("en").vocab
-    write_corpus(tmp_path / "train.spacy", ewt_examples(vocab, "train", 200))
-    write_corpus(tmp_path / "dev.spacy", ewt_examples(vocab, "dev", 50))
     saved = []
     for run in ("a", "b"):
-        config = load_config(CONFIG, overrides={
-            "paths.train": str(tmp_path / "train.spacy"),
-            "paths.dev": str(tmp_path / "dev.spacy"),
-            "training.max_epochs": 2,
-            "training.eval_frequency": 5,
-        }, interpolate=False)
-        nlp = init_nlp(config)
-        (tmp_path / run).mkdir()
-        train(nlp, tmp_path / run, stdout=sys.stdout, stderr=sys.stderr)
+        spacy_train(tmp_path, run, 200, 50)
         saved.append((tmp_path / run / "model-last" / "lookahead_tagger" / "weights").read_bytes())
     assert saved[0] == saved[1]
