@@ -324,9 +324,10 @@ def span_table(task, metrics_root: Path, training_root: Path):
 
 def scaling_section(metrics_root: Path):
     """nlp.pipe with n_process = 1 and 2 (benchmarks/scaling.py)."""
-    lines = ["## Multi-process scaling: `nlp.pipe(texts, n_process=N)`", "",
-             "| setting | model | texts | tokens | n_process | tokens/s | speed-up | "
-             "peak RSS parent | peak RSS per worker |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["## Scaling over cores: `n_threads` and `nlp.pipe(texts, n_process=N)`", "",
+             "| setting | model | texts | tokens | n_process | n_threads | tokens/s | speed-up | "
+             "peak RSS parent | peak RSS per worker |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     found = False
     serial = []
     for setting, sub in SETTINGS.items():
@@ -337,7 +338,7 @@ def scaling_section(metrics_root: Path):
         for r in record["results"]:
             lines.append("| " + " | ".join([
                 setting, record["model"], f"{r['texts']:,}", f"{r['tokens']:,}", str(r["n_process"]),
-                f"{r['tokens_per_second']:,}", fmt(r.get("speedup_vs_1"), ".2f"),
+                str(r.get("n_threads", 1)), f"{r['tokens_per_second']:,}", fmt(r.get("speedup_vs_1"), ".2f"),
                 f"{r['parent_peak_rss_mb']:.0f} MB",
                 "-" if r["worker_peak_rss_mb"] is None else f"{r['worker_peak_rss_mb']:.0f} MB"]) + " |")
         one = next((r for r in record["results"] if "doc_to_bytes_tokens_per_second" in r), None)
@@ -355,7 +356,9 @@ def scaling_section(metrics_root: Path):
                   "whole single-process pipeline."]
     return lines + ["", "Raw texts in (the pipeline's tokenizer runs too), one subprocess per "
                     "setting; with n_process = 2 spaCy pickles the pipeline to two worker "
-                    "processes, so the time includes their start-up. benchmarks/scaling.py.", ""]
+                    "processes, so the time includes their start-up. n_threads: each component "
+                    "decodes the docs of a batch on that many threads in one process (the "
+                    "tokenizer and spaCy's own steps stay on one). benchmarks/scaling.py.", ""]
 
 
 def scale_section(metrics_root: Path):

@@ -47,6 +47,7 @@ def validate_min_label_freq(name: str, min_label_freq: Any) -> None:
 def make_arc_standard_parser(nlp: Language, name: str, search: str, depth: int, margin: float,
                              beam_width: int, update: str, learner: str, n: int,
                              learning_rate: float, learning_rate_decay: float, l2: float,
+                             n_threads: int,
                              respect_sent_starts: bool, min_label_freq: int,
                              scorer: Optional[Callable]) -> "ArcStandardParser":
     """Create an arc-standard parser.
@@ -65,7 +66,7 @@ def make_arc_standard_parser(nlp: Language, name: str, search: str, depth: int, 
     return ArcStandardParser(nlp.vocab, name, search=search, depth=depth, margin=margin,
                              beam_width=beam_width, update=update, learner=learner, n=n,
                              learning_rate=learning_rate, learning_rate_decay=learning_rate_decay,
-                             l2=l2, respect_sent_starts=respect_sent_starts,
+                             l2=l2, n_threads=n_threads, respect_sent_starts=respect_sent_starts,
                              min_label_freq=min_label_freq, scorer=scorer)
 
 

@@ -15,11 +15,12 @@ from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 
 from ..core.features import LexemeAtoms
+from ..core.batch import in_threads
 from ..core.fr_perceptron import FEEDBACKS, fr_perceptron, recognise
 from ..core.weights import Weights
 from ..systems.phrases import PhraseSystem
 from .base import SearchPipe
-from .settings import config_error
+from .settings import check_threads, config_error
 from .spaces import compact_input, compact_spans, content_index
 
 # A doc longer than this many words and without sentence boundaries is
@@ -58,11 +59,12 @@ class PhrasePipe(SearchPipe):
     feature_set = "chunk"
 
     def __init__(self, vocab: Vocab, name: str, *, feedback: str, max_length: int, spans_key: str,
-                 scorer: Optional[Callable], **settings: Any) -> None:
+                 n_threads: int, scorer: Optional[Callable], **settings: Any) -> None:
         validate_fr_settings(name, feedback, max_length, spans_key=spans_key,
                              **{k: v for k, v in settings.items() if k.endswith("_key")})
+        check_threads(name, n_threads)
         super().__init__(vocab, name, scorer=scorer, feedback=feedback, max_length=max_length,
-                         spans_key=spans_key, **settings)
+                         spans_key=spans_key, n_threads=n_threads, **settings)
         self._atoms = LexemeAtoms()
         self._system: Optional[PhraseSystem] = None
 
@@ -171,9 +173,10 @@ class PhrasePipe(SearchPipe):
         units = [self.units(doc) for doc in docs]
         inputs = self._inputs(docs)
         self._warn_unseen_tags()
-        results = iter(recognise((system.instance(compact_input(x, unit))
-                                  for x, doc_units in zip(inputs, units) for unit in doc_units),
-                                 self.averaged_weights))
+        results = iter(in_threads(recognise, (system.instance(compact_input(x, unit))
+                                              for x, doc_units in zip(inputs, units)
+                                              for unit in doc_units),
+                                  self.cfg["n_threads"], self.averaged_weights))
         out = []
         for doc_units in units:
             rows = []
@@ -246,12 +249,14 @@ class PhrasePipe(SearchPipe):
         "chunk_boundaries": False,
         "spans_key": "clauses",
         "chunks_key": "chunks",
+        "n_threads": 1,
         "scorer": {"@scorers": "spacy_lookahead.clause_scorer.v1"},
     },
     default_score_weights={"clauses_f": 1.0, "clauses_p": 0.0, "clauses_r": 0.0, "clauses_per_type": None},
 )
 def make_fr_clause_finder(nlp: Language, name: str, feedback: str, max_length: int, chunk_boundaries: bool,
-                          spans_key: str, chunks_key: str, scorer: Optional[Callable]) -> "FRClauseFinder":
+                          spans_key: str, chunks_key: str, n_threads: int,
+                          scorer: Optional[Callable]) -> "FRClauseFinder":
     """Clause identification (CoNLL-2001) into doc.spans[spans_key], nested.
 
     Needs POS tags (token.tag_) and chunks (doc.spans[chunks_key]) on its input
@@ -264,10 +269,11 @@ def make_fr_clause_finder(nlp: Language, name: str, feedback: str, max_length: i
     chunks may start (end) a clause, as the paper does to save computation.
     Off by default: on wsj_clauses, whose chunks approximate chunklink's,
     5.5% of the dev clauses cross a chunk boundary and would be unreachable.
+    n_threads: threads that decode the docs of a batch (0: every core).
     """
     return FRClauseFinder(nlp.vocab, name, feedback=feedback, max_length=max_length,
                           chunk_boundaries=chunk_boundaries, spans_key=spans_key,
-                          chunks_key=chunks_key, scorer=scorer)
+                          chunks_key=chunks_key, n_threads=n_threads, scorer=scorer)
 
 
 class FRClauseFinder(PhrasePipe):
@@ -281,11 +287,13 @@ class FRClauseFinder(PhrasePipe):
 
     def __init__(self, vocab: Vocab, name: str = "fr_clause_finder", *, feedback: str = "recognition",
                  max_length: int = CLAUSE_MAX_LENGTH, chunk_boundaries: bool = False, spans_key: str = "clauses",
-                 chunks_key: str = "chunks", scorer: Optional[Callable] = None) -> None:
+                 chunks_key: str = "chunks", n_threads: int = 1,
+                 scorer: Optional[Callable] = None) -> None:
         if not isinstance(chunk_boundaries, bool):
             raise config_error(name, "chunk_boundaries", f"[{name}] chunk_boundaries must be true or false, got {chunk_boundaries!r}")
         super().__init__(vocab, name, feedback=feedback, max_length=max_length, spans_key=spans_key,
-                         chunks_key=chunks_key, chunk_boundaries=chunk_boundaries, scorer=scorer)
+                         chunks_key=chunks_key, chunk_boundaries=chunk_boundaries,
+                         n_threads=n_threads, scorer=scorer)
 
     def input_columns(self, doc: Doc, item: Dict[str, Any], example: Optional[Example]) -> None:
         super().input_columns(doc, item, example)
@@ -308,17 +316,19 @@ class FRClauseFinder(PhrasePipe):
         "feedback": "recognition",
         "max_length": CHUNK_MAX_LENGTH,
         "spans_key": "chunks",
+        "n_threads": 1,
         "scorer": {"@scorers": "spacy_lookahead.chunk_scorer.v1"},
     },
     default_score_weights={"chunks_f": 1.0, "chunks_p": 0.0, "chunks_r": 0.0, "chunks_per_type": None},
 )
 def make_fr_chunker(nlp: Language, name: str, feedback: str, max_length: int, spans_key: str,
-                    scorer: Optional[Callable]) -> "FRChunker":
+                    n_threads: int, scorer: Optional[Callable]) -> "FRChunker":
     """Base-phrase chunking (CoNLL-2000) into doc.spans[spans_key] from words
     and POS tags, with filters and rankers per chunk type (the FRP-Chunker).
-    max_length: longest candidate chunk in words (0: no limit)."""
+    max_length: longest candidate chunk in words (0: no limit).
+    n_threads: threads that decode the docs of a batch (0: every core)."""
     return FRChunker(nlp.vocab, name, feedback=feedback, max_length=max_length, spans_key=spans_key,
-                     scorer=scorer)
+                     n_threads=n_threads, scorer=scorer)
 
 
 class FRChunker(PhrasePipe):
@@ -331,6 +341,7 @@ class FRChunker(PhrasePipe):
     gold_description = "chunking"
 
     def __init__(self, vocab: Vocab, name: str = "fr_chunker", *, feedback: str = "recognition",
-                 max_length: int = CHUNK_MAX_LENGTH, spans_key: str = "chunks", scorer: Optional[Callable] = None) -> None:
+                 max_length: int = CHUNK_MAX_LENGTH, spans_key: str = "chunks", n_threads: int = 1,
+                 scorer: Optional[Callable] = None) -> None:
         super().__init__(vocab, name, feedback=feedback, max_length=max_length, spans_key=spans_key,
-                         scorer=scorer)
+                         n_threads=n_threads, scorer=scorer)

@@ -10,6 +10,7 @@ with the same names and meaning, and their one validator.
 | `update` | beam (perceptron; SAPO's n-best beam) | standard, early, max_violation, hybrid, latest |
 | `learner` | all | "perceptron" or "sapo" (Sun et al., Algorithm 1) |
 | `n`, `learning_rate`, `learning_rate_decay`, `l2` | sapo | top-n, gamma, its decay per epoch, lambda |
+| `n_threads` | all | threads that decode the docs of a batch at prediction time (0: every core) |
 
 With `learner = "sapo"` the search is SAPO's top-n search: "lookahead" (the
 default) asks for the exact one (A*) where the system is first-order and a
@@ -50,6 +51,7 @@ SEARCH_DEFAULTS: Dict[str, Any] = {
     "learning_rate": 0.1,
     "learning_rate_decay": 0.8,
     "l2": 1.0,
+    "n_threads": 1,
 }
 
 
@@ -68,6 +70,13 @@ def _is_int(value: Any) -> bool:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def check_threads(name: str, n_threads: Any) -> None:
+    if not _is_int(n_threads) or not 0 <= n_threads <= 1024:
+        raise config_error(name, "n_threads", f"[{name}] n_threads must be an integer >= 0 (the "
+                                              f"threads that decode a batch; 0: every core), got "
+                                              f"{n_threads!r}")
 
 
 def check_values(name: str, s: Dict[str, Any]) -> None:
@@ -95,6 +104,7 @@ def check_values(name: str, s: Dict[str, Any]) -> None:
         fail("learning_rate_decay", "a number in (0, 1]")
     if not _is_number(s["l2"]) or s["l2"] < 0:
         fail("l2", "a number >= 0")
+    check_threads(name, s["n_threads"])
     if "direction" in s and s["direction"] not in DIRECTIONS:
         fail("direction", f"one of {DIRECTIONS}")
 

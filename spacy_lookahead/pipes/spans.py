@@ -151,7 +151,7 @@ class SpanLabeller(SequencePipe):
 def make_lookahead_chunker(nlp: Language, name: str, direction: str, scheme: str, spans_key: str,
                            label_trigrams: bool, search: str, depth: int, margin: float,
                            beam_width: int, update: str, learner: str, n: int,
-                           learning_rate: float, learning_rate_decay: float, l2: float,
+                           learning_rate: float, learning_rate_decay: float, l2: float, n_threads: int,
                            scorer: Optional[Callable]) -> "LookaheadChunker":
     """Base-phrase chunking into doc.spans[spans_key] from words and POS tags.
 
@@ -166,7 +166,7 @@ def make_lookahead_chunker(nlp: Language, name: str, direction: str, scheme: str
                             spans_key=spans_key, label_trigrams=label_trigrams, search=search,
                             depth=depth, margin=margin, beam_width=beam_width, update=update,
                             learner=learner, n=n, learning_rate=learning_rate,
-                            learning_rate_decay=learning_rate_decay, l2=l2, scorer=scorer)
+                            learning_rate_decay=learning_rate_decay, l2=l2, n_threads=n_threads, scorer=scorer)
 
 
 class LookaheadChunker(SpanLabeller):
@@ -219,7 +219,7 @@ def make_lookahead_ner(nlp: Language, name: str, direction: str, scheme: str,
                        label_trigrams: bool, pos_features: bool, chunk_features: bool,
                        chunks_key: str, search: str, depth: int, margin: float, beam_width: int,
                        update: str, learner: str, n: int, learning_rate: float,
-                       learning_rate_decay: float, l2: float, scores_key: str,
+                       learning_rate_decay: float, l2: float, n_threads: int, scores_key: str,
                        scorer: Optional[Callable]) -> "LookaheadNER":
     """Named entities into doc.ents.
 
@@ -236,7 +236,7 @@ def make_lookahead_ner(nlp: Language, name: str, direction: str, scheme: str,
                         chunk_features=chunk_features, chunks_key=chunks_key, search=search,
                         depth=depth, margin=margin, beam_width=beam_width, update=update,
                         learner=learner, n=n, learning_rate=learning_rate,
-                        learning_rate_decay=learning_rate_decay, l2=l2, scores_key=scores_key,
+                        learning_rate_decay=learning_rate_decay, l2=l2, n_threads=n_threads, scores_key=scores_key,
                         scorer=scorer)
 
 

@@ -33,7 +33,7 @@ token_probability("tag_prob", TAG_PROBS)
 def make_lookahead_tagger(nlp: Language, name: str, direction: str, target: str,
                           tag_trigrams: bool, search: str, depth: int, margin: float,
                           beam_width: int, update: str, learner: str, n: int,
-                          learning_rate: float, learning_rate_decay: float, l2: float,
+                          learning_rate: float, learning_rate_decay: float, l2: float, n_threads: int,
                           scorer: Optional[Callable]) -> "LookaheadTagger":
     """Create a lookahead tagger.
 
@@ -45,12 +45,14 @@ def make_lookahead_tagger(nlp: Language, name: str, direction: str, target: str,
         Figures 2-3) or "beam" (width k, violation-fixing `update`; Huang et al.).
     learner: "perceptron" (averaged) or "sapo" (Sun et al.: top-n search,
         probabilities, L2 with n, learning_rate, learning_rate_decay, l2).
+    n_threads: threads that decode the docs of a batch (0: every core); the
+        output is the same with any number.
     """
     return LookaheadTagger(nlp.vocab, name, direction=direction, target=target,
                            tag_trigrams=tag_trigrams, search=search, depth=depth, margin=margin,
                            beam_width=beam_width, update=update, learner=learner, n=n,
                            learning_rate=learning_rate, learning_rate_decay=learning_rate_decay,
-                           l2=l2, scorer=scorer)
+                           l2=l2, n_threads=n_threads, scorer=scorer)
 
 
 class LookaheadTagger(SequencePipe):

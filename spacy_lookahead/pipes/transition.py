@@ -11,6 +11,7 @@ from spacy.training import Example
 from spacy.vocab import Vocab
 
 from ..core import decode as decoding
+from ..core.batch import in_threads
 from ..core import learners
 from ..core.system import TransitionSystem
 from ..core.weights import Weights
@@ -181,15 +182,16 @@ class TransitionPipe(SearchPipe):
         indexes = [content_index(doc) for doc in docs]
         instances = self.instances(docs, None, indexes)
         cfg = self.cfg
+        threads = cfg["n_threads"]
         if self.is_sapo:
             predictions = [Prediction(outputs[0], outputs, softmax(scores)) for outputs, scores in
-                           decoding.nbest(instances, self.weights, cfg["n"], cfg["beam_width"],
-                                          self.exact_topn)]
+                           in_threads(decoding.nbest, instances, threads, self.weights, cfg["n"],
+                                      cfg["beam_width"], self.exact_topn)]
         else:
             depth = cfg["depth"] if cfg["search"] == "lookahead" else 0
             predictions = [Prediction(out) for out in
-                           decoding.decode(instances, self.averaged_weights, cfg["search"], depth,
-                                           cfg["beam_width"])]
+                           in_threads(decoding.decode, instances, threads, self.averaged_weights,
+                                      cfg["search"], depth, cfg["beam_width"])]
         self._warn_unseen_tags()
         return [self._in_doc(p, i, len(doc)) for p, i, doc in zip(predictions, indexes, docs)]
 
@@ -207,8 +209,9 @@ class TransitionPipe(SearchPipe):
         indexes = [content_index(doc) for doc in docs]
         out = []
         for (outputs, scores), index, doc in zip(
-                decoding.nbest(self.instances(docs, None, indexes), self.averaged_weights, n,
-                               self.cfg["beam_width"], self.exact_topn), indexes, docs):
+                in_threads(decoding.nbest, self.instances(docs, None, indexes), self.cfg["n_threads"],
+                           self.averaged_weights, n, self.cfg["beam_width"], self.exact_topn),
+                indexes, docs):
             if index is not None:
                 outputs = [self.expand(o, index, len(doc)) for o in outputs]
             out.append([(self.describe(o), float(p)) for o, p in zip(outputs, softmax(scores))])

@@ -1,0 +1,84 @@
+"""n_threads: the docs of a batch decoded on several threads give exactly
+what one thread gives, for every component and learner."""
+import numpy
+import pytest
+import spacy
+
+from spacy_lookahead.core.batch import in_threads, thread_count
+
+from ewt import ewt_examples
+from parse_data import parse_examples
+from test_bad_input import trained
+from test_clauses import wsj
+from test_spans import conll2000, jnlpba
+
+SETTINGS = {
+    "tagger_lookahead": ("lookahead_tagger", {"depth": 1}, "ewt"),
+    "tagger_sapo": ("lookahead_tagger", {"learner": "sapo"}, "ewt"),
+    "chunker_beam": ("lookahead_chunker", {"search": "beam", "beam_width": 4}, "conll"),
+    "ner_rtl": ("lookahead_ner", {"direction": "rtl", "depth": 1}, "jnlpba"),
+    "parser_greedy": ("arc_standard_parser", {"search": "greedy", "min_label_freq": 1}, "parse"),
+    "parser_beam_sapo": ("arc_standard_parser", {"learner": "sapo", "search": "beam",
+                                                 "min_label_freq": 1}, "parse"),
+    "fr_clause_finder": ("fr_clause_finder", {}, "clauses"),
+    "fr_chunker": ("fr_chunker", {}, "conll"),
+}
+
+
+def examples(shared_data, data, vocab, split, n):
+    if data == "ewt":
+        return ewt_examples(vocab, split, n)
+    if data == "parse":
+        return parse_examples(vocab, "ewt", split, n)
+    if data == "conll":
+        return conll2000(shared_data, vocab, split, n)
+    if data == "jnlpba":
+        return jnlpba(shared_data, vocab, split, n)
+    return wsj(shared_data, vocab, split, n)
+
+
+def annotations(doc):
+    return ([t.tag_ for t in doc], [(t.head.i, t.dep_) for t in doc],
+            [(e.start, e.end, e.label_) for e in doc.ents],
+            {k: ([(s.start, s.end, s.label_) for s in g], g.attrs.get("scores", numpy.zeros(0)).tolist())
+             for k, g in doc.spans.items()},
+            {k: numpy.asarray(v).tolist() for k, v in doc.user_data.items() if k.endswith("probs")})
+
+
+@pytest.mark.parametrize("setting", list(SETTINGS))
+def test_threads_give_the_output_of_one_thread(shared_data, setting):
+    factory, config, data = SETTINGS[setting]
+    nlp = trained(factory, config, lambda v: examples(shared_data, data, v, "train", 300), 1)
+    pipe = nlp.get_pipe(factory)
+    test = "test" if data != "clauses" else "dev"
+    docs = [eg.reference for eg in examples(shared_data, data, nlp.vocab, test, 150)]
+
+    def run(n_threads):
+        pipe.cfg["n_threads"] = n_threads
+        inputs = []
+        for doc in docs:  # the gold inputs (tags, chunks), without the outputs
+            copy = doc.copy()
+            copy.ents = []
+            inputs.append(copy)
+        return [annotations(d) for d in pipe.pipe(inputs, batch_size=64)]
+
+    one = run(1)
+    assert any(any(part) for doc in one for part in doc[:4])  # it annotated something
+    assert run(2) == one and run(0) == one
+
+
+def test_n_threads_is_set_at_load_and_checked(tmp_path, shared_data):
+    nlp = trained("lookahead_tagger", {"depth": 0}, lambda v: ewt_examples(v, "train", 50), 1)
+    nlp.to_disk(tmp_path / "m")
+    loaded = spacy.load(tmp_path / "m", config={"components": {"lookahead_tagger": {"n_threads": 2}}})
+    assert loaded.get_pipe("lookahead_tagger").cfg["n_threads"] == 2
+    with pytest.raises(ValueError, match="n_threads must be an integer >= 0"):
+        spacy.blank("en").add_pipe("fr_chunker", config={"n_threads": -1})
+
+
+def test_in_threads_keeps_the_order_of_the_instances():
+    items = list(range(103))
+    assert in_threads(lambda chunk, k: [x * k for x in chunk], iter(items), 3, 2) == \
+        [x * 2 for x in items]
+    assert in_threads(lambda chunk: list(chunk), [], 4) == []
+    assert thread_count(0) >= 1 and thread_count(3) == 3
