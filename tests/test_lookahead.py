@@ -54,7 +54,7 @@ def random_weights(system, atoms, rng):
 
 
 @pytest.mark.parametrize("direction", ["ltr", "rtl"])
-@pytest.mark.parametrize("depth", [0, 1, 2])
+@pytest.mark.parametrize("depth", [0, 1, 2, 3])
 @pytest.mark.parametrize("trigrams", [False, True])
 def test_lookahead_equals_brute_force(direction, depth, trigrams):
     rng = random.Random(depth * 7 + (direction == "rtl") + 2 * trigrams)
@@ -154,7 +154,7 @@ def test_training_learns_a_separable_toy_problem():
 
 
 @settings(max_examples=25, deadline=None)
-@given(nr_class=st.integers(2, 4), length=st.integers(1, 4), depth=st.integers(0, 2),
+@given(nr_class=st.integers(2, 4), length=st.integers(1, 4), depth=st.integers(0, 3),
        direction=st.sampled_from(["ltr", "rtl"]), trigrams=st.booleans(),
        seed=st.integers(0, 2**16))
 def test_lookahead_equals_brute_force_property(nr_class, length, depth, direction, trigrams, seed):
@@ -186,7 +186,7 @@ def is_valid_sequence(system_args, history, seq, length):
 
 
 @settings(max_examples=25, deadline=None)
-@given(length=st.integers(1, 4), depth=st.integers(0, 2), direction=st.sampled_from(["ltr", "rtl"]),
+@given(length=st.integers(1, 4), depth=st.integers(0, 3), direction=st.sampled_from(["ltr", "rtl"]),
        feature_set=st.sampled_from(["pos", "chunk", "ner"]), seed=st.integers(0, 2**16))
 def test_constrained_lookahead_equals_brute_force(length, depth, direction, feature_set, seed):
     """With label constraints (an IOB2-like matrix) and the chunk/NER
@@ -216,3 +216,36 @@ def test_constrained_lookahead_equals_brute_force(length, depth, direction, feat
         expected[seq[0]] = max(expected[seq[0]], v)
     numpy.testing.assert_allclose(values, expected, rtol=1e-12)
     assert best == (int(numpy.argmax(expected)) if max(expected) > -numpy.inf else -1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(nr_class=st.integers(2, 5), length=st.integers(1, 6), depth=st.integers(2, 3),
+       direction=st.sampled_from(["ltr", "rtl"]), constrained=st.booleans(),
+       seed=st.integers(0, 2**16))
+def test_first_order_dp_is_the_exhaustive_search(nr_class, length, depth, direction, constrained,
+                                                 seed):
+    """The Viterbi-style lookahead of a first-order system gives exactly the
+    exhaustive search's values and paths, ties included (small integer
+    weights make many ties), with and without label constraints."""
+    rng = random.Random(seed)
+    extra = {}
+    if constrained:  # label 1 never follows label 0; label 0 never ends the doc
+        allowed = [[1] * nr_class] + [[1] * nr_class for _ in range(nr_class)]
+        allowed[1][1] = 0
+        extra = {"allowed": allowed, "at_doc_end": [0] + [1] * (nr_class - 1)}
+    system = TaggingSystem(nr_class, direction=direction, **extra)
+    assert system.first_order
+    atoms = atoms_of(rng.sample(WORDS, length))
+    W = Weights()
+    for h in range(length):
+        for history in itertools.product(range(nr_class), repeat=min(h, 1)):
+            prefix = [0] * max(h - 1, 0) + list(history)
+            for f in views.features(system, atoms, prefix):
+                for c in range(nr_class):
+                    if W.get(int(f), c) == 0.0:
+                        W.add(int(f), c, float(rng.randint(-2, 2)))
+    for h in range(length):
+        history = [rng.randrange(nr_class) for _ in range(h)]
+        fast = views.lookahead(system, atoms, history, W, depth)
+        slow = views.lookahead(system, atoms, history, W, depth, exhaustive=True)
+        assert fast == slow

@@ -16,7 +16,11 @@ cdef class Workspace:
         starts another replay;
       feats, cache: whoever is scoring or extracting right now (never kept
         across calls, except the system's own cache, see TransitionSystem);
-      values, paths, path_lens: the results of the last lookahead_first()."""
+      values, paths, path_lens: the results of the last lookahead_first();
+      dp_*: the lookahead of a first-order system at depth >= 2 (lookahead_first
+        only): per level 1..D, a base state, and per previous action p the
+        state's action scores and validity, the best continuation's value
+        and its first action."""
     cdef Pool mem
     cdef readonly TransitionSystem system
     cdef readonly int depth
@@ -35,9 +39,19 @@ cdef class Workspace:
     cdef double* values      # best backed-up leaf score (-inf if invalid)
     cdef int* paths          # [a * (depth + 1) + k]: the best action path
     cdef int* path_lens
+    cdef bint dp                # first-order system, depth >= 2: lookahead by DP
+    cdef char* dp_base          # D + 1 states: level l's base (l - 1 zero actions)
+    cdef char* dp_state         # one state: a level's base plus its previous action
+    cdef double* dp_scores      # [(l * T + p) * T + b]
+    cdef int* dp_valid          # [(l * T + p) * T + b]
+    cdef double* dp_best        # [l * T + p]
+    cdef int* dp_arg            # [l * T + p]: first action of the best continuation, -1: none
 
     cdef inline void* state_at(self, int level) noexcept nogil:
         return self.states + level * self.state_size
+
+    cdef inline void* dp_base_at(self, int level) noexcept nogil:
+        return self.dp_base + level * self.state_size
 
 
 

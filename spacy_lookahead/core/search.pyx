@@ -1,5 +1,12 @@
 """Search over a TransitionSystem: depth-D lookahead (Tsuruoka et al. 2011,
-Figure 2). Depth 0 is plain greedy search."""
+Figure 2). Depth 0 is plain greedy search.
+
+Exhaustive search costs O(T^(D+1)) scorings per decision. Where the system
+is first-order (the scores of a state depend only on its step and the
+previous action: the tagging system without label trigrams), the best
+continuation of every first action is a Viterbi-style max over the next D
+steps instead: O(D T) scorings of T actions, the same values (the same sums
+in the same order) and the same paths (first in class order on ties)."""
 from libc.math cimport INFINITY
 from cymem.cymem cimport Pool
 
@@ -30,6 +37,15 @@ cdef class Workspace:
         self.values = <double*>self.mem.alloc(self.nr_class, sizeof(double))
         self.paths = <int*>self.mem.alloc(self.nr_class * (depth + 1), sizeof(int))
         self.path_lens = <int*>self.mem.alloc(self.nr_class, sizeof(int))
+        self.dp = system.first_order and depth >= 1
+        cdef int T = self.nr_class
+        if self.dp:
+            self.dp_base = <char*>self.mem.alloc(depth + 1, self.state_size)
+            self.dp_state = <char*>self.mem.alloc(1, self.state_size)
+            self.dp_scores = <double*>self.mem.alloc((depth + 1) * T * T, sizeof(double))
+            self.dp_valid = <int*>self.mem.alloc((depth + 1) * T * T, sizeof(int))
+            self.dp_best = <double*>self.mem.alloc((depth + 1) * T, sizeof(double))
+            self.dp_arg = <int*>self.mem.alloc((depth + 1) * T, sizeof(int))
 
 
 cdef double _search(Workspace ws, Weights W, int level, int d, int* best_path,
@@ -84,6 +100,61 @@ cdef double _action_value(Workspace ws, Weights W, int level, int a, int d, int*
     return v
 
 
+cdef void _continuations(Workspace ws, Weights W) noexcept nogil:
+    """First-order lookahead: for each level l = D .. 1 and previous action p,
+    dp_best[l, p] = SEARCH(D - l) from the state after p at level l, i.e. the
+    max over valid b of score(l, p, b) + dp_best[l + 1, b] (0 past level D
+    or at a final state; -inf if no action is valid), and dp_arg its first b."""
+    cdef int D = ws.depth, T = ws.nr_class, l, p, b
+    cdef double v, best
+    cdef void* base
+    cdef double* row
+    cdef int* ok
+    # level l's states: the state at level 0 plus l - 1 zero actions, plus p
+    # (first-order: the scores do not depend on the earlier actions)
+    ws.system.copy_state(ws.dp_base_at(1), ws.state_at(0), ws.state_size)
+    for l in range(2, D + 1):
+        ws.system.copy_state(ws.dp_base_at(l), ws.dp_base_at(l - 1), ws.state_size)
+        ws.system.apply(ws.dp_base_at(l), 0)
+    for l in range(D, 0, -1):
+        base = ws.dp_base_at(l)
+        for p in range(T):
+            ws.system.copy_state(ws.dp_state, base, ws.state_size)
+            ws.system.apply(ws.dp_state, p)
+            ws.dp_arg[l * T + p] = -1
+            if ws.system.is_final(ws.dp_state):
+                ws.dp_best[l * T + p] = 0.0
+                continue
+            row = &ws.dp_scores[(l * T + p) * T]
+            ok = &ws.dp_valid[(l * T + p) * T]
+            ws.system.score(row, ws.dp_state, W, ws.feats, ws.cache)
+            ws.system.set_valid(ok, ws.dp_state)
+            best = -INFINITY
+            for b in range(T):
+                if not ok[b]:
+                    continue
+                v = row[b] + (ws.dp_best[(l + 1) * T + b] if l < D else 0.0)
+                if v > best:
+                    best = v
+                    ws.dp_arg[l * T + p] = b
+            ws.dp_best[l * T + p] = best
+
+
+cdef double _dp_value(Workspace ws, int a) noexcept nogil:
+    """The value and best path of first action a from the DP tables."""
+    cdef int T = ws.nr_class, D = ws.depth, l, cur = a, n = 1
+    cdef int* path = &ws.paths[a * (D + 1)]
+    path[0] = a
+    for l in range(1, D + 1):
+        cur = ws.dp_arg[l * T + cur]
+        if cur < 0:
+            break
+        path[n] = cur
+        n += 1
+    ws.path_lens[a] = n
+    return ws.scores[a] + ws.dp_best[T + a]
+
+
 cdef int lookahead_first(Workspace ws, Weights W, const void* state) noexcept nogil:
     """For every first action a: the best score of the paths a, a_1 .. a_D
     (Figure 3, lines 9-11), in ws.values / ws.paths. Returns the best action
@@ -97,6 +168,16 @@ cdef int lookahead_first(Workspace ws, Weights W, const void* state) noexcept no
     ws.system.copy_state(ws.state_at(0), state, ws.state_size)
     if not _expand(ws, W, 0):
         return -1
+    if ws.dp:
+        _continuations(ws, W)
+        for a in range(ws.nr_class):
+            if not ws.valid[a]:
+                continue
+            ws.values[a] = _dp_value(ws, a)
+            if ws.values[a] > best:
+                best = ws.values[a]
+                best_a = a
+        return best_a
     for a in range(ws.nr_class):
         if not ws.valid[a]:
             continue

@@ -36,12 +36,17 @@ def valid_actions(TransitionSystem system, doc_input, history):
     return [a for a in range(system.nr_class) if valid[a]], bool(system.is_final(<const void*>state))
 
 
-def lookahead(TransitionSystem system, doc_input, history, Weights W, int depth):
+def lookahead(TransitionSystem system, doc_input, history, Weights W, int depth,
+              bint exhaustive=False):
     """(best action, value per first action, path per first action) of the
-    lookahead search (Figure 2) from the state after `history`."""
+    lookahead search (Figure 2) from the state after `history`. exhaustive:
+    enumerate the paths even where the system is first-order (the reference
+    the DP is tested against)."""
     cdef Instance inst = system.instance(doc_input)
     cdef size_t state = inst.state_after(history)
     cdef Workspace ws = Workspace(system, depth, inst.state_size)
+    if exhaustive:
+        ws.dp = False
     cdef int best = lookahead_first(ws, W, <const void*>state)
     values = [ws.values[a] for a in range(ws.nr_class)]
     paths = [[ws.paths[a * (ws.depth + 1) + k] for k in range(ws.path_lens[a])]

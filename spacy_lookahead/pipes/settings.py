@@ -92,7 +92,8 @@ def check_values(name: str, s: Dict[str, Any]) -> None:
         fail("update", f"one of {UPDATES} (Huang et al. 2012, Sections 4-5)")
     if not _is_int(s["depth"]) or not 0 <= s["depth"] <= MAX_DEPTH:
         fail("depth", f"an integer 0-{MAX_DEPTH} (the lookahead depth D; the search costs "
-                      "O(actions^(D+1)) per decision)")
+                      "O(D actions) scorings per decision for first-order systems, "
+                      "O(actions^(D+1)) otherwise)")
     if not _is_number(s["margin"]) or s["margin"] < 0:
         fail("margin", "a number >= 0")
     for key in ("beam_width", "n"):
