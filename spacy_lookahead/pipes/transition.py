@@ -11,8 +11,8 @@ from spacy.training import Example
 from spacy.vocab import Vocab
 
 from ..core import decode as decoding
-from ..core.batch import in_threads
 from ..core import learners
+from ..core.batch import in_threads
 from ..core.system import TransitionSystem
 from ..core.weights import Weights
 from .base import SearchPipe
