@@ -1,6 +1,6 @@
 """Parsing speed and peak memory of trained pipelines, one process each.
 
-    python benchmarks/parser_speed.py TEST.spacy NAME=MODEL_DIR [NAME=MODEL_DIR ...]
+    python benchmarks/parser_speed.py TEST.spacy NAME=MODEL_DIR[@KEY=VALUE,...] [...]
         [--reference NAME] [--code FILE] [--batch-size 1000] [--repeats 3]
         [--output metrics/parser_speed.json]
 
@@ -10,7 +10,8 @@ POS tags (the arc_standard_parser's input; spaCy's parser ignores them),
 parses 200 docs to warm up, then times `list(nlp.pipe(docs))` `--repeats`
 times (fresh docs each time, building them untimed) and reports the median
 tokens/second, the peak RSS and the UAS of the parse (a check that it
-parses)."""
+parses). `@KEY=VALUE,...` changes settings at load (benchmarks/model_spec.py),
+e.g. `parser_d2=training/parser_d1/model-best@depth=2`."""
 import argparse
 import json
 import os
@@ -21,18 +22,23 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parent))
+from model_spec import parse_spec  # noqa: E402
+
 THREADS = {v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
-def worker(data, model, batch_size, repeats, code):
+def worker(data, spec, batch_size, repeats, code):
     import importlib.util
 
-    import spacy
     from spacy.tokens import Doc, DocBin
+    sys.path.insert(0, str(Path(__file__).parent))
+    from model_spec import load, parse_spec
     if code:
-        spec = importlib.util.spec_from_file_location("code", code)
-        spec.loader.exec_module(importlib.util.module_from_spec(spec))
-    nlp = spacy.load(model)
+        module = importlib.util.spec_from_file_location("code", code)
+        module.loader.exec_module(importlib.util.module_from_spec(module))
+    _, model, overrides = parse_spec(spec)
+    nlp = load(model, overrides)
     gold = list(DocBin().from_disk(data).get_docs(nlp.vocab))
 
     def fresh():
@@ -65,11 +71,11 @@ def main(argv=None):
     args = ap.parse_args(argv)
     results = {}
     for spec in args.models:
-        name, model = spec.split("=", 1)
+        name, model, _ = parse_spec(spec)
         if not Path(model).exists():
             print(f"{name}: {model} not found, skipped", file=sys.stderr)
             continue
-        cmd = [sys.executable, __file__, "--worker", args.data, model, str(args.batch_size),
+        cmd = [sys.executable, __file__, "--worker", args.data, spec, str(args.batch_size),
                str(args.repeats), args.code]
         proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **THREADS})
         if proc.returncode != 0:

@@ -1,6 +1,6 @@
 """Tagging speed and peak memory of trained spaCy pipelines on gold tokens.
 
-    python benchmarks/speed.py DATA.spacy NAME=MODEL_DIR [NAME=MODEL_DIR ...]
+    python benchmarks/speed.py DATA.spacy NAME=MODEL_DIR[@KEY=VALUE,...] [...]
         [--task tag|chunk|ner] [--code FILE] [--limit N]
         [--reference NAME] [--batch-size 1000] [--repeats 3] [--warmup 200]
         [--min-seconds 1.0] [--output metrics/tagger_speed.json]
@@ -20,6 +20,8 @@ model tags the set in milliseconds, so a run covers the set as many times
 catch a model that does not really tag: `tag_acc_check` (token.tag_) for
 `--task tag`, `f1_check` (span F1 with the package's scorer, predictions from
 doc.spans["chunks"] or doc.ents) for chunk and ner.
+`@KEY=VALUE,...` after a model changes settings at load
+(benchmarks/model_spec.py), e.g. `tagger_d2=training/tagger_d1/model-best@depth=2`.
 `--code FILE` is imported in each worker before loading (custom factories,
 e.g. benchmarks/crf_spans.py for the CRF baseline); `--limit N` times the
 first N docs only.
@@ -82,8 +84,10 @@ def worker(name: str, model: str, data: str, batch_size: int, repeats: int,
     gold = [spanbench.inputs_of(d, task) for d in spanbench.read_gold(data, limit=limit)]
     n_tokens = sum(len(words) for words, _, _ in gold)
     base_rss = peak_rss_mb()
+    from model_spec import load, parse_spec
+    _, model_dir, overrides = parse_spec(model)
     t0 = time.perf_counter()
-    nlp = spacy.load(model)
+    nlp = load(model_dir, overrides)
     load_seconds = time.perf_counter() - t0
 
     def fresh_docs():
@@ -174,16 +178,16 @@ def main(argv=None):
         env.setdefault(var, "1")
 
     results = {}
+    sys.path.insert(0, str(Path(__file__).parent))
+    from model_spec import parse_spec
     for spec in args.models:
-        name, sep, model = spec.partition("=")
-        if not sep:
-            name, model = Path(spec).name, spec
+        name, model, _ = parse_spec(spec)
         if not (Path(model) / "config.cfg").exists():
             print(f"speed.py: skipping {name}: no trained model at {model}", file=sys.stderr)
             results[name] = {"name": name, "model": model, "skipped": "model not found"}
             continue
         print(f"speed.py: timing {name} ({model}) in a subprocess ...", file=sys.stderr)
-        results[name] = run_model(name, model, args, env)
+        results[name] = run_model(name, spec.partition("=")[2] or spec, args, env)
         if "skipped" in results[name]:
             print(f"speed.py: skipping {name}: {results[name]['skipped']}", file=sys.stderr)
 

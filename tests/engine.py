@@ -15,3 +15,19 @@ def nbest(system, docs, W, n, beam_width=16):
 
 def predict(system, docs, W, search="lookahead", depth=0, beam_width=1):
     return _decode.decode(system.instances(docs), W, search, depth, beam_width)
+
+
+def assert_fast_search_agrees(system, doc_input, history, W, depth, rng):
+    """The production search (DP or branch-and-bound) against the exhaustive
+    one: the same decision, and the winner's value and path bit for bit;
+    also with a random favoured action and handicap (the margin
+    perceptron's gold and C), where the favoured action's value and path
+    must be exact too."""
+    for favoured, handicap in [(-1, 0.0), (rng.randrange(system.nr_class), rng.choice([0.0, 1.0, 2.5]))]:
+        ref = views.lookahead(system, doc_input, history, W, depth, exhaustive=True,
+                              favoured=favoured, handicap=handicap)
+        fast = views.lookahead(system, doc_input, history, W, depth, favoured=favoured,
+                               handicap=handicap)
+        assert fast[0] == ref[0]
+        for a in {ref[0], favoured} - {-1}:
+            assert fast[1][a] == ref[1][a] and fast[2][a] == ref[2][a]

@@ -10,7 +10,7 @@ from spacy_lookahead.core.features import token_atoms
 from spacy_lookahead.core.weights import Weights
 from spacy_lookahead.pipes.parser import ArcStandardParser  # noqa: F401 (registers the factory)
 from spacy_lookahead.systems.arc_standard import ArcStandardSystem
-from engine import learners, nbest, predict, views  # noqa: F401
+from engine import assert_fast_search_agrees, learners, nbest, predict, views  # noqa: F401
 
 from parse_data import parse_examples
 
@@ -142,7 +142,8 @@ def test_lookahead_over_parser_actions_equals_brute_force(n_labels, depth):
     doc = atoms_of(WORDS[:4], TAGS[:4])
     for history in ([], [0, 0], [0, 0, 0], [0, 0, 1 + n_labels, 0, 0]):
         W = reachable_weights(system, doc, rng, len(history) + depth + 1)
-        best, values, paths = views.lookahead(system, doc, history, W, depth)
+        best, values, paths = views.lookahead(system, doc, history, W, depth, exhaustive=True)
+        assert_fast_search_agrees(system, doc, history, W, depth, rng)
         expected = [-numpy.inf] * system.nr_class
         for full in valid_sequences(system, doc, history, len(history) + depth + 1):
             seq = full[len(history):]
@@ -158,6 +159,33 @@ def test_lookahead_over_parser_actions_equals_brute_force(n_labels, depth):
             if path:
                 assert path[0] == a
                 assert path_score(system, doc, W, path, history) == pytest.approx(values[a])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_branch_and_bound_is_the_exhaustive_search(seed):
+    """Branch-and-bound lookahead over labelled parser actions, depth 1-3,
+    decides as the exhaustive search, with the winner's (and a favoured
+    action's) value and path bit for bit: small integer weights make many
+    ties; both the training table (bounds read off the rows) and its frozen
+    average (stored bounds); with and without given sentence boundaries."""
+    rng = random.Random(seed)
+    system = ArcStandardSystem(rng.choice([1, 2, 3]), score_cache=rng.random() < 0.8)
+    k = rng.randint(2, 5)
+    doc = atoms_of(WORDS[:k], TAGS[:k])
+    if seed % 2:
+        doc = {"atoms": doc, "sent_ids": numpy.array([0] * (k // 2) + [1] * (k - k // 2),
+                                                      dtype="int32")}
+    depth = 1 + seed % 3
+    W = Weights()
+    for history in valid_sequences(system, doc, [], depth + 2):
+        for f in views.features(system, doc, history):
+            for c in range(system.nr_class):
+                if W.get(int(f), c) == 0.0 and rng.random() < 0.7:
+                    W.add(int(f), c, float(rng.randint(-2, 2)))
+    W.tick()
+    for table in (W, W.average()):
+        for history in valid_sequences(system, doc, [], 3):
+            assert_fast_search_agrees(system, doc, history, table, depth, rng)
 
 
 def random_trees(system, rng, n_docs):

@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from spacy_lookahead.core.features import token_atoms
 from spacy_lookahead.core.weights import Weights
 from spacy_lookahead.systems.tagging import TaggingSystem
-from engine import learners, nbest, predict, views  # noqa: F401
+from engine import assert_fast_search_agrees, learners, nbest, predict, views  # noqa: F401
 
 WORDS = ["The", "old", "man", "the", "boats", "."]
 
@@ -63,10 +63,17 @@ def test_lookahead_equals_brute_force(direction, depth, trigrams):
     W = random_weights(system, atoms, rng)
     for prefix_len in range(len(atoms)):
         history = [rng.randrange(3) for _ in range(prefix_len)]
-        best, values, paths = views.lookahead(system, atoms, history, W, depth)
+        best, values, paths = views.lookahead(system, atoms, history, W, depth,
+                                              exhaustive=True)
         expected = brute_force(system, atoms, history, W, depth)
         numpy.testing.assert_allclose(values, expected, rtol=1e-12)
         assert best == int(numpy.argmax(expected))
+        # the fast search (DP, or branch-and-bound with label trigrams) decides
+        # the same, with the winner's value and path bit for bit
+        fast_best, fast_values, fast_paths = views.lookahead(system, atoms, history, W, depth)
+        assert fast_best == best
+        if best >= 0:
+            assert fast_values[best] == values[best] and fast_paths[best] == paths[best]
         for a in range(3):  # each stored path really scores its value
             v = sum(step_scores(system, atoms, history + paths[a][:k], W)[b]
                     for k, b in enumerate(paths[a]))
@@ -163,10 +170,11 @@ def test_lookahead_equals_brute_force_property(nr_class, length, depth, directio
     atoms = atoms_of(rng.sample(WORDS, length))
     W = random_weights(system, atoms, rng)
     history = [rng.randrange(nr_class) for _ in range(rng.randrange(length))]
-    best, values, _ = views.lookahead(system, atoms, history, W, depth)
+    best, values, _ = views.lookahead(system, atoms, history, W, depth, exhaustive=True)
     expected = brute_force(system, atoms, history, W, depth)
     numpy.testing.assert_allclose(values, expected, rtol=1e-12)
     assert best == int(numpy.argmax(expected))
+    assert_fast_search_agrees(system, atoms, history, W, depth, rng)
 
 
 def is_valid_sequence(system_args, history, seq, length):
@@ -206,7 +214,8 @@ def test_constrained_lookahead_equals_brute_force(length, depth, direction, feat
     prefixes = [h for k in range(length) for h in itertools.product(range(3), repeat=k)
                 if is_valid_sequence(args, list(h), (), length)]
     history = list(rng.choice(prefixes))
-    best, values, _ = views.lookahead(system, atoms, history, W, depth)
+    best, values, _ = views.lookahead(system, atoms, history, W, depth, exhaustive=True)
+    assert_fast_search_agrees(system, atoms, history, W, depth, rng)
     steps = min(depth + 1, length - len(history))
     expected = [-numpy.inf] * nr_class
     for seq in itertools.product(range(nr_class), repeat=steps):
@@ -249,3 +258,30 @@ def test_first_order_dp_is_the_exhaustive_search(nr_class, length, depth, direct
         fast = views.lookahead(system, atoms, history, W, depth)
         slow = views.lookahead(system, atoms, history, W, depth, exhaustive=True)
         assert fast == slow
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+def test_branch_and_bound_ties_with_tight_bounds(depth):
+    """Weights on the last label only make the bound exact (each row's
+    largest weight is the one the best label uses), so an action can be
+    bounded at exactly the best root value found. With the last label
+    favoured and a handicap that makes it tie the best other action, that
+    other action comes first in class order and must win, not be pruned."""
+    system = TaggingSystem(3, tag_trigrams=True)
+    for seed in range(20):
+        rng = random.Random(seed)
+        atoms = atoms_of(rng.sample(WORDS, 3))
+        W = Weights()
+        for length in range(3):
+            for history in itertools.product(range(3), repeat=length):
+                for f in views.features(system, atoms, list(history)):
+                    if W.get(int(f), 2) == 0.0:
+                        W.add(int(f), 2, float(rng.randint(0, 2)))
+        _, values, _ = views.lookahead(system, atoms, [], W, depth, exhaustive=True)
+        rival = 0 if values[0] >= values[1] else 1
+        handicap = values[2] - values[rival]
+        ref = views.lookahead(system, atoms, [], W, depth, exhaustive=True, favoured=2,
+                              handicap=handicap)
+        fast = views.lookahead(system, atoms, [], W, depth, favoured=2, handicap=handicap)
+        assert ref[0] == rival and fast[0] == rival
+        assert fast[1][rival] == ref[1][rival] and fast[2][rival] == ref[2][rival]

@@ -69,7 +69,10 @@ def test_spacy_train_logs_curves_for_sapo(tmp_path):
     assert rows[-1]["scores"]["tag_acc"] > 0.5 and rows[-1]["losses"]["lookahead_tagger"] > 0
     loaded = spacy.load(tmp_path / "out" / "model-last")
     trained = nlp.get_pipe("lookahead_tagger")
-    assert loaded.get_pipe("lookahead_tagger").weights.to_bytes() == trained.weights.to_bytes()
+    # the trained weights themselves (not averaged), frozen for prediction
+    assert loaded.get_pipe("lookahead_tagger").weights.to_bytes() == \
+        trained.weights.frozen_copy().to_bytes()
+    assert trained.weights.frozen_copy().to_bytes() != trained.weights.average().to_bytes()
     doc = loaded(Doc(loaded.vocab, words="This is great .".split()))
     assert all(0 < t._.tag_prob <= 1 + 1e-9 for t in doc)
 

@@ -72,3 +72,70 @@ def test_serialisation_round_trip_is_exact():
 def test_corrupt_bytes_raise_a_clear_error(data):
     with pytest.raises(ValueError, match="Corrupt or incompatible weights"):
         Weights().from_bytes(data)
+
+
+def trained_table(seed, n_feats=300, nr_class=7, with_zero_key=True):
+    """A table after random updates and ticks, with L2 scaling, over random
+    64-bit keys (and the key 0)."""
+    rng = random.Random(seed)
+    feats = [rng.getrandbits(64) for _ in range(n_feats)] + ([0] if with_zero_key else [])
+    W = Weights()
+    for step in range(400):
+        for _ in range(rng.randint(0, 6)):
+            W.add(rng.choice(feats), rng.randrange(nr_class), rng.choice([-1.0, 1.0, 0.37]))
+        W.tick()
+        if step % 50 == 49:
+            W.shrink(0.9)
+    return W, feats, nr_class
+
+
+def unfrozen(table):
+    copy = Weights()
+    copy.from_bytes(table.to_bytes())
+    return copy
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_frozen_average_scores_bitwise_as_an_unfrozen_table(seed):
+    """average() is frozen (packed rows, open addressing); its scores are the
+    same sums, bit for bit, as a table of rows holding the same weights."""
+    W, feats, nr_class = trained_table(seed)
+    avg = W.average()
+    assert avg.frozen and not W.frozen
+    plain = unfrozen(avg)
+    assert not plain.frozen
+    rng = random.Random(seed)
+    for _ in range(200):
+        fs = [rng.choice(feats + [12345, 99]) for _ in range(rng.randint(1, 30))]
+        assert avg.scores(fs, nr_class).tobytes() == plain.scores(fs, nr_class).tobytes()
+    for f in feats[:50]:
+        for c in range(nr_class):
+            assert avg.get(f, c) == plain.get(f, c)
+    assert avg.to_bytes() == plain.to_bytes()
+    assert len(avg) == len(plain)
+    assert avg.mean_abs() == pytest.approx(plain.mean_abs())
+
+
+def test_row_max_bounds_every_class():
+    W, feats, nr_class = trained_table(2)
+    avg = W.average()
+    for f in feats + [4242]:
+        row = [avg.get(f, c) for c in range(nr_class)]
+        assert avg.max_weight(f) == max([0.0] + row)
+        assert W.max_weight(f) == pytest.approx(max([0.0] + [W.get(f, c) for c in range(nr_class)]))
+
+
+def test_frozen_tables_refuse_updates_and_survive_pickle():
+    W, feats, nr_class = trained_table(3)
+    avg = W.average()
+    with pytest.raises(RuntimeError, match="frozen"):
+        avg.add(feats[0], 0, 1.0)
+    with pytest.raises(RuntimeError, match="frozen"):
+        avg.tick()
+    back = pickle.loads(pickle.dumps(avg))
+    assert back.frozen
+    assert back.scores(feats, nr_class).tobytes() == avg.scores(feats, nr_class).tobytes()
+    again = avg.average()
+    assert again.frozen and again.to_bytes() == avg.to_bytes()
+    empty = Weights().average()
+    assert empty.frozen and len(empty) == 0 and empty.scores([1, 2], 3).tolist() == [0, 0, 0]

@@ -26,20 +26,14 @@ cdef int update_weight(Workspace ws, Weights W, const void* state, int gold,
     score is lowered by the margin C; if another action then scores higher,
     w += phi(S*_c) - phi(S*), where S*_c and S* are the best leaves below the
     correct and the winning action. Returns 1 if it updated."""
-    cdef int a, best_a = -1
-    cdef double v, best = 0.0
     cdef int D = ws.depth
-    lookahead_first(ws, W, state)
-    if gold < 0 or ws.path_lens[gold] == 0:
+    if gold < 0:
+        lookahead_first(ws, W, state)
         return 0
-    for a in range(ws.nr_class):
-        if ws.path_lens[a] == 0:
-            continue
-        v = ws.values[a] - margin if a == gold else ws.values[a]
-        if best_a < 0 or v > best:
-            best_a = a
-            best = v
-    if best_a == gold:
+    # the correct action's value with the margin taken off decides (first in
+    # class order on ties); its path and the winner's are exact
+    cdef int best_a = lookahead_first(ws, W, state, gold, margin)
+    if ws.path_lens[gold] == 0 or best_a == gold:
         return 0
     # Both paths are read before either update is applied.
     add_path(ws, W, state, &ws.paths[gold * (D + 1)], ws.path_lens[gold], 1.0)

@@ -17,10 +17,11 @@ cdef class Workspace:
       feats, cache: whoever is scoring or extracting right now (never kept
         across calls, except the system's own cache, see TransitionSystem);
       values, paths, path_lens: the results of the last lookahead_first();
-      dp_*: the lookahead of a first-order system at depth >= 2 (lookahead_first
+      dp_*: the lookahead of a first-order system at depth >= 1 (lookahead_first
         only): per level 1..D, a base state, and per previous action p the
         state's action scores and validity, the best continuation's value
-        and its first action."""
+        and its first action;
+      prefix, root_*, pruning: branch-and-bound (lookahead_first only)."""
     cdef Pool mem
     cdef readonly TransitionSystem system
     cdef readonly int depth
@@ -46,6 +47,13 @@ cdef class Workspace:
     cdef int* dp_valid          # [(l * T + p) * T + b]
     cdef double* dp_best        # [l * T + p]
     cdef int* dp_arg            # [l * T + p]: first action of the best continuation, -1: none
+    # Branch-and-bound lookahead (systems that are not first-order, depth >= 1)
+    cdef public bint bnb
+    cdef bint pruning           # a root value is known: prune what cannot beat it
+    cdef double* prefix         # [level]: the score of the action taken at each level
+    cdef double root_best       # the best root value so far (handicap applied)
+    cdef int root_best_a        # its first action
+    cdef int cur_first          # the first action being evaluated
 
     cdef inline void* state_at(self, int level) noexcept nogil:
         return self.states + level * self.state_size
@@ -55,5 +63,6 @@ cdef class Workspace:
 
 
 
-cdef int lookahead_first(Workspace ws, Weights W, const void* state) noexcept nogil
+cdef int lookahead_first(Workspace ws, Weights W, const void* state, int favoured=*,
+                         double handicap=*) noexcept nogil
 cdef int decode(Workspace ws, Weights W, void* state, int* actions, int max_actions) noexcept nogil

@@ -1,12 +1,27 @@
 """Search over a TransitionSystem: depth-D lookahead (Tsuruoka et al. 2011,
 Figure 2). Depth 0 is plain greedy search.
 
-Exhaustive search costs O(T^(D+1)) scorings per decision. Where the system
-is first-order (the scores of a state depend only on its step and the
-previous action: the tagging system without label trigrams), the best
-continuation of every first action is a Viterbi-style max over the next D
-steps instead: O(D T) scorings of T actions, the same values (the same sums
-in the same order) and the same paths (first in class order on ties)."""
+Exhaustive search costs O(T^(D+1)) scorings per decision. Two exact
+shortcuts, with the same decisions (the same sums in the same order, the
+same paths, first in class order on ties):
+
+* first-order systems (the scores of a state depend only on its step and the
+  previous action: the tagging system without label trigrams): the best
+  continuation of every first action is a Viterbi-style max over the next D
+  steps, O(D T) scorings of T actions;
+* other systems (the parser, tagging with label trigrams): branch-and-bound.
+  Once one first action has been searched, an action whose last step leads
+  to a state s is skipped when the path's score plus the system's admissible
+  bound of s's best action score (TransitionSystem.upper) cannot beat the
+  best root value found. The most promising first action (the best-scoring
+  one) is searched first.
+
+With a favoured action and a handicap (the margin perceptron's gold action
+and margin C), the decision is the argmax of the values with the handicap
+subtracted from the favoured one's; the favoured action is searched first
+and in full, so that its value and path are exact. Under branch-and-bound
+the values and paths of the other first actions that lose are not computed
+exactly (a pruned one has path length 0)."""
 from libc.math cimport INFINITY
 from cymem.cymem cimport Pool
 
@@ -38,6 +53,8 @@ cdef class Workspace:
         self.paths = <int*>self.mem.alloc(self.nr_class * (depth + 1), sizeof(int))
         self.path_lens = <int*>self.mem.alloc(self.nr_class, sizeof(int))
         self.dp = system.first_order and depth >= 1
+        self.bnb = not system.first_order and depth >= 1
+        self.prefix = <double*>self.mem.alloc(depth + 1, sizeof(double))
         cdef int T = self.nr_class
         if self.dp:
             self.dp_base = <char*>self.mem.alloc(depth + 1, self.state_size)
@@ -86,7 +103,8 @@ cdef bint _expand(Workspace ws, Weights W, int level) noexcept nogil:
 cdef double _action_value(Workspace ws, Weights W, int level, int a, int d, int* path,
                           int* path_len) noexcept nogil:
     """The score of action a at `level` plus that of the best d actions after
-    it; writes the path (a first) and its length."""
+    it; writes the path (a first) and its length. Under pruning, an action
+    whose bound cannot beat the root's best gives -inf and length 0."""
     cdef double v = ws.scores[level * ws.nr_class + a]
     cdef int sub_len = 0
     cdef void* child
@@ -95,9 +113,30 @@ cdef double _action_value(Workspace ws, Weights W, int level, int a, int d, int*
         child = ws.state_at(level + 1)
         ws.system.copy_state(child, ws.state_at(level), ws.state_size)
         ws.system.apply(child, a)
+        if d == 1 and ws.pruning and _cannot_win(ws, W, level, v, child):
+            path_len[0] = 0
+            return -INFINITY
+        ws.prefix[level] = v
         v += _search(ws, W, level + 1, d - 1, &path[1], &sub_len)
     path_len[0] = 1 + sub_len
     return v
+
+
+cdef bint _cannot_win(Workspace ws, Weights W, int level, double v, const void* child) noexcept nogil:
+    """Whether every path through (the state at `level`, an action of score v,
+    then one action from `child`) scores below the root's best (or equal, and
+    later in class order): the path's root value with the child's best action
+    score replaced by the system's bound, summed as _search sums it (the
+    score at each level plus the value below it), is an upper bound of the
+    computed value because floating-point addition is monotone."""
+    cdef double bound = 0.0
+    cdef int k
+    if not ws.system.is_final(child):
+        bound = ws.system.upper(child, W, ws.feats, ws.cache)
+    bound = v + bound
+    for k in range(level - 1, -1, -1):
+        bound = ws.prefix[k] + bound
+    return bound < ws.root_best or (bound == ws.root_best and ws.cur_first > ws.root_best_a)
 
 
 cdef void _continuations(Workspace ws, Weights W) noexcept nogil:
@@ -155,14 +194,17 @@ cdef double _dp_value(Workspace ws, int a) noexcept nogil:
     return ws.scores[a] + ws.dp_best[T + a]
 
 
-cdef int lookahead_first(Workspace ws, Weights W, const void* state) noexcept nogil:
+cdef int lookahead_first(Workspace ws, Weights W, const void* state, int favoured=-1,
+                         double handicap=0.0) noexcept nogil:
     """For every first action a: the best score of the paths a, a_1 .. a_D
-    (Figure 3, lines 9-11), in ws.values / ws.paths. Returns the best action
-    (first in class order on ties), -1 if the state is final or stuck."""
-    cdef int D = ws.depth
-    cdef int a, best_a = -1
-    cdef double best = -INFINITY
-    for a in range(ws.nr_class):
+    (Figure 3, lines 9-11), in ws.values / ws.paths (see the module's note on
+    branch-and-bound). Returns the best action, with `handicap` subtracted
+    from the favoured action's value (first in class order on ties), -1 if
+    the state is final or stuck."""
+    cdef int D = ws.depth, T = ws.nr_class
+    cdef int a, best_a = -1, top = -1
+    cdef double best = -INFINITY, v
+    for a in range(T):
         ws.values[a] = -INFINITY
         ws.path_lens[a] = 0
     ws.system.copy_state(ws.state_at(0), state, ws.state_size)
@@ -170,22 +212,61 @@ cdef int lookahead_first(Workspace ws, Weights W, const void* state) noexcept no
         return -1
     if ws.dp:
         _continuations(ws, W)
-        for a in range(ws.nr_class):
-            if not ws.valid[a]:
-                continue
-            ws.values[a] = _dp_value(ws, a)
-            if ws.values[a] > best:
-                best = ws.values[a]
-                best_a = a
-        return best_a
-    for a in range(ws.nr_class):
+        for a in range(T):
+            if ws.valid[a]:
+                ws.values[a] = _dp_value(ws, a)
+    elif not ws.bnb:
+        for a in range(T):
+            if ws.valid[a]:
+                ws.values[a] = _action_value(ws, W, 0, a, D, &ws.paths[a * (D + 1)],
+                                             &ws.path_lens[a])
+    else:
+        return _branch_and_bound(ws, W, favoured, handicap)
+    for a in range(T):
         if not ws.valid[a]:
             continue
-        ws.values[a] = _action_value(ws, W, 0, a, D, &ws.paths[a * (D + 1)], &ws.path_lens[a])
-        if ws.values[a] > best:
-            best = ws.values[a]
+        v = ws.values[a] - handicap if a == favoured else ws.values[a]
+        if best_a < 0 or v > best:
+            best = v
             best_a = a
     return best_a
+
+
+cdef int _branch_and_bound(Workspace ws, Weights W, int favoured, double handicap) noexcept nogil:
+    """lookahead_first's decision by branch-and-bound: the favoured action in
+    full, then the best-scoring one, then the others in class order, each
+    pruned against the best root value found so far."""
+    cdef int D = ws.depth, T = ws.nr_class, a, k, top = -1
+    cdef double v
+    ws.pruning = False
+    ws.root_best = -INFINITY
+    ws.root_best_a = -1
+    if favoured >= 0 and ws.valid[favoured]:
+        _root_action(ws, W, favoured, handicap)
+    for a in range(T):
+        if ws.valid[a] and (top < 0 or ws.scores[a] > ws.scores[top]):
+            top = a
+    for k in range(-1, T):
+        a = top if k < 0 else k
+        if a < 0 or not ws.valid[a] or a == favoured or (k >= 0 and a == top):
+            continue
+        _root_action(ws, W, a, 0.0)
+    ws.pruning = False
+    return ws.root_best_a
+
+
+cdef void _root_action(Workspace ws, Weights W, int a, double handicap) noexcept nogil:
+    cdef int D = ws.depth
+    cdef double v
+    ws.cur_first = a
+    ws.values[a] = _action_value(ws, W, 0, a, D, &ws.paths[a * (D + 1)], &ws.path_lens[a])
+    if ws.path_lens[a] == 0:
+        return  # pruned
+    v = ws.values[a] - handicap
+    if ws.root_best_a < 0 or v > ws.root_best or (v == ws.root_best and a < ws.root_best_a):
+        ws.root_best = v
+        ws.root_best_a = a
+    ws.pruning = True
 
 
 cdef int decode(Workspace ws, Weights W, void* state, int* actions, int max_actions) noexcept nogil:

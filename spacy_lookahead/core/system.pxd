@@ -26,4 +26,6 @@ cdef class TransitionSystem:
     cdef int extract(self, feat_t* feats, const void* state) noexcept nogil
     cdef void score(self, double* scores, const void* state, Weights W, feat_t* feats,
                     void* cache) noexcept nogil
+    cdef double upper(self, const void* state, Weights W, feat_t* feats,
+                      void* cache) noexcept nogil
     cdef int oracle(self, const void* state) noexcept nogil

@@ -44,6 +44,20 @@ cdef class TransitionSystem:
         cdef int n = self.extract(feats, state)
         W.dot(scores, feats, n)
 
+    cdef double upper(self, const void* state, Weights W, feat_t* feats,
+                      void* cache) noexcept nogil:
+        """An upper bound of max over a of score(state, a), for exact
+        branch-and-bound lookahead: each feature's largest class weight
+        (Weights.row_max), summed in the order score() sums the features, so
+        that it bounds score()'s own rounded sums too (floating-point addition
+        is monotone). Systems may override it with a tighter or cheaper bound,
+        computed the same way."""
+        cdef int n = self.extract(feats, state), i
+        cdef double bound = 0.0
+        for i in range(n):
+            bound += W.row_max(feats[i])
+        return bound
+
     cdef int oracle(self, const void* state) noexcept nogil:
         """The gold action in this state, or -1 if the gold is unknown."""
         return -1

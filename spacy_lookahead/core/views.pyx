@@ -37,17 +37,19 @@ def valid_actions(TransitionSystem system, doc_input, history):
 
 
 def lookahead(TransitionSystem system, doc_input, history, Weights W, int depth,
-              bint exhaustive=False):
+              bint exhaustive=False, int favoured=-1, double handicap=0.0):
     """(best action, value per first action, path per first action) of the
-    lookahead search (Figure 2) from the state after `history`. exhaustive:
-    enumerate the paths even where the system is first-order (the reference
-    the DP is tested against)."""
+    lookahead search (Figure 2) from the state after `history`, with the
+    handicap taken off the favoured action's value for the decision.
+    exhaustive: enumerate every path, without the DP or branch-and-bound
+    (the reference both are tested against)."""
     cdef Instance inst = system.instance(doc_input)
     cdef size_t state = inst.state_after(history)
     cdef Workspace ws = Workspace(system, depth, inst.state_size)
     if exhaustive:
         ws.dp = False
-    cdef int best = lookahead_first(ws, W, <const void*>state)
+        ws.bnb = False
+    cdef int best = lookahead_first(ws, W, <const void*>state, favoured, handicap)
     values = [ws.values[a] for a in range(ws.nr_class)]
     paths = [[ws.paths[a * (ws.depth + 1) + k] for k in range(ws.path_lens[a])]
              for a in range(ws.nr_class)]

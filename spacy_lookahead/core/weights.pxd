@@ -1,4 +1,4 @@
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from preshed.maps cimport PreshMap
 
 ctypedef uint64_t feat_t
@@ -23,8 +23,24 @@ cdef struct Row:
     Entry* entries
 
 
+cdef struct FrozenSlot:
+    # A row of a frozen table: `length` weights at arena[offset + 1 ..], their
+    # classes (int32) packed after them, and the row's largest weight at
+    # arena[offset] (0 if none is positive: an absent class scores 0).
+    uint64_t key
+    uint32_t offset
+    int32_t length
+
+
 cdef class Weights:
     cdef PreshMap table
+    # A frozen table (average()): read-only, rows packed into one arena and
+    # found by open addressing, instead of the PreshMap's rows of entries.
+    cdef readonly bint frozen
+    cdef FrozenSlot* slots
+    cdef uint64_t mask
+    cdef FrozenSlot zero_slot   # the row of feature 0 (0 marks an empty slot)
+    cdef double* arena
     cdef readonly int64_t time
     cdef readonly double scale
     cdef readonly int64_t version
@@ -32,7 +48,20 @@ cdef class Weights:
 
     cdef void dot(self, double* scores, const feat_t* feats, int n_feats) noexcept nogil
     cdef double weight(self, feat_t feat, int clas) noexcept nogil
+    cdef const FrozenSlot* frozen_row(self, feat_t feat) noexcept nogil
+    cdef double row_max(self, feat_t feat) noexcept nogil
     cdef void update(self, feat_t feat, int clas, double delta) except *
     cdef void update_all(self, const feat_t* feats, int n_feats, int clas, double delta) except *
     cdef Row* _row(self, feat_t feat) except NULL
     cdef void _free_rows(self) noexcept
+    cdef void _free_frozen(self) noexcept
+
+
+cdef inline const FrozenSlot* probe(const FrozenSlot* slots, uint64_t mask, feat_t feat) noexcept nogil:
+    """The slot of feature feat != 0 in a frozen table, NULL if none."""
+    cdef uint64_t h = feat & mask
+    while slots[h].key != feat:
+        if slots[h].key == 0:
+            return NULL
+        h = (h + 1) & mask
+    return &slots[h]

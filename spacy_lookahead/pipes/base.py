@@ -110,6 +110,8 @@ class SearchPipe(TrainablePipe):
         examples = list(examples)
         validate_examples(examples, f"{type(self).__name__}.update")
         self._require_labels()
+        if self.weights.frozen:  # loaded for prediction: train on a thawed copy
+            self.weights = self.weights.copy()
         start = time.perf_counter()
         self._calls.learning = True
         try:
@@ -327,7 +329,10 @@ class SearchPipe(TrainablePipe):
         if isinstance(cfg.get("input_tags"), list):
             self.cfg["input_tags"] = list(cfg["input_tags"])
         self._label_ids = None
-        # A saved model holds averaged weights: they are already final.
+        # A saved model holds the weights to predict with (averaged, or
+        # SAPO's own): frozen for fast prediction (update() trains on a
+        # thawed copy).
+        weights = weights.frozen_copy()
         self.weights = weights
         self._averaged = weights
         self._averaged_version = weights.version

@@ -429,6 +429,38 @@ cdef class ArcStandardSystem(TransitionSystem):
         per search, so threads never share it) and is keyed by the weights'
         identity and version, so an update invalidates it."""
         cdef const ParseStateC* s = <const ParseStateC*>state
+        cdef int n
+        if not self.score_cache:
+            TransitionSystem.score(self, scores, state, W, buf, cache)
+            return
+        memcpy(scores, self.structure_scores(s, W, buf, cache), self.nr_class * sizeof(double))
+        n = self.extract_labels(buf, s)
+        W.dot(scores, buf, n)
+
+    cdef double upper(self, const void* state, Weights W, feat_t* buf, void* cache) noexcept nogil:
+        """The best structure score (cached) plus each label feature's
+        largest weight: a bound of every action's score, summed as score()
+        sums it."""
+        cdef const ParseStateC* s = <const ParseStateC*>state
+        cdef const double* row
+        cdef double bound
+        cdef int a, i, n
+        if not self.score_cache:
+            return TransitionSystem.upper(self, state, W, buf, cache)
+        row = self.structure_scores(s, W, buf, cache)
+        bound = row[0]
+        for a in range(1, self.nr_class):
+            if row[a] > bound:
+                bound = row[a]
+        n = self.extract_labels(buf, s)
+        for i in range(n):
+            bound += W.row_max(buf[i])
+        return bound
+
+    cdef const double* structure_scores(self, const ParseStateC* s, Weights W, feat_t* buf,
+                                        void* cache) noexcept nogil:
+        """The structure features' scores of every action, from the cache
+        (scored into its next slot, round robin, on a miss)."""
         cdef uint64_t key[KEY_WORDS]
         cdef int slot_words = KEY_WORDS + self.nr_class
         cdef uint64_t* slots = <uint64_t*>cache
@@ -436,9 +468,6 @@ cdef class ArcStandardSystem(TransitionSystem):
         cdef uint64_t* slot
         cdef double* cached
         cdef int k, j, n
-        if not self.score_cache:
-            TransitionSystem.score(self, scores, state, W, buf, cache)
-            return
         self.structure_key(key, s, W)
         for k in range(N_SLOTS):
             slot = &slots[k * slot_words]
@@ -446,20 +475,15 @@ cdef class ArcStandardSystem(TransitionSystem):
                 if slot[j] != key[j]:
                     break
             else:
-                memcpy(scores, &slot[KEY_WORDS], self.nr_class * sizeof(double))
-                break
-        else:
-            # miss: score the structure features into the next slot (round robin)
-            slot = &slots[(clock[0] % N_SLOTS) * slot_words]
-            clock[0] += 1
-            cached = <double*>&slot[KEY_WORDS]
-            memset(cached, 0, self.nr_class * sizeof(double))
-            n = self.extract_structure(buf, s)
-            W.dot(cached, buf, n)
-            memcpy(slot, key, KEY_WORDS * sizeof(uint64_t))
-            memcpy(scores, cached, self.nr_class * sizeof(double))
-        n = self.extract_labels(buf, s)
-        W.dot(scores, buf, n)
+                return <const double*>&slot[KEY_WORDS]
+        slot = &slots[(clock[0] % N_SLOTS) * slot_words]
+        clock[0] += 1
+        cached = <double*>&slot[KEY_WORDS]
+        memset(cached, 0, self.nr_class * sizeof(double))
+        n = self.extract_structure(buf, s)
+        W.dot(cached, buf, n)
+        memcpy(slot, key, KEY_WORDS * sizeof(uint64_t))
+        return cached
 
     cdef void structure_key(self, uint64_t* key, const ParseStateC* s, Weights W) noexcept nogil:
         """Everything extract_structure() reads, plus the weights: states with

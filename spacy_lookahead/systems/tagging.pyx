@@ -284,6 +284,29 @@ cdef class TaggingSystem(TransitionSystem):
         # Incremental scoring: the static part is computed once per position
         # and weights version; only the history features are looked up here.
         cdef const TagStateC* s = <const TagStateC*>state
+        memcpy(scores, self.static_scores(s, W, buf), self.nr_class * sizeof(double))
+        cdef int n = self.extract_dynamic(buf, s)
+        W.dot(scores, buf, n)
+
+    cdef double upper(self, const void* state, Weights W, feat_t* buf, void* cache) noexcept nogil:
+        """The best static score (cached) plus each history feature's
+        largest weight: a bound of every label's score, summed as score()
+        sums it."""
+        cdef const TagStateC* s = <const TagStateC*>state
+        cdef const double* row = self.static_scores(s, W, buf)
+        cdef double bound = row[0]
+        cdef int a, i, n
+        for a in range(1, self.nr_class):
+            if row[a] > bound:
+                bound = row[a]
+        n = self.extract_dynamic(buf, s)
+        for i in range(n):
+            bound += W.row_max(buf[i])
+        return bound
+
+    cdef const double* static_scores(self, const TagStateC* s, Weights W, feat_t* buf) noexcept nogil:
+        """The static features' scores at the state's position, cached in the
+        doc per weights version."""
         cdef TagDocC* doc = s.doc
         cdef int i = self.position(s)
         cdef double* cached = &doc.cache[i * self.nr_class]
@@ -294,9 +317,7 @@ cdef class TaggingSystem(TransitionSystem):
             W.dot(cached, buf, n)
             doc.cache_version[i] = W.version
             doc.cache_owner = <void*>W
-        memcpy(scores, cached, self.nr_class * sizeof(double))
-        n = self.extract_dynamic(buf, s)
-        W.dot(scores, buf, n)
+        return cached
 
     cdef int oracle(self, const void* state) noexcept nogil:
         cdef const TagStateC* s = <const TagStateC*>state
