@@ -1,7 +1,7 @@
 """Parsing speed and peak memory of trained pipelines, one process each.
 
     python benchmarks/parser_speed.py TEST.spacy NAME=MODEL_DIR[@KEY=VALUE,...] [...]
-        [--reference NAME] [--code FILE] [--batch-size 1000] [--repeats 3]
+        [--reference NAME] [--code FILE] [--batch-size 1000] [--repeats 3] [--limit N]
         [--output metrics/parser_speed.json]
 
 Each model runs in a fresh subprocess (its own ru_maxrss), one BLAS thread,
@@ -28,7 +28,7 @@ from model_spec import parse_spec  # noqa: E402
 THREADS = {v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
-def worker(data, spec, batch_size, repeats, code):
+def worker(data, spec, batch_size, repeats, code, limit=0):
     import importlib.util
 
     from spacy.tokens import Doc, DocBin
@@ -40,12 +40,14 @@ def worker(data, spec, batch_size, repeats, code):
     _, model, overrides = parse_spec(spec)
     nlp = load(model, overrides)
     gold = list(DocBin().from_disk(data).get_docs(nlp.vocab))
+    if limit:
+        gold = gold[:limit]
 
     def fresh():
         return [Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d],
                     tags=[t.tag_ for t in d]) for d in gold]
 
-    list(nlp.pipe(fresh()[:200], batch_size=batch_size))
+    list(nlp.pipe(fresh()[:min(200, len(gold) // 5 or 1)], batch_size=batch_size))
     n_tokens = sum(len(d) for d in gold)
     rates = []
     for _ in range(repeats):
@@ -67,6 +69,7 @@ def main(argv=None):
     ap.add_argument("--code", default="")
     ap.add_argument("--batch-size", type=int, default=1000)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--limit", type=int, default=0, help="time the first N docs only (0: all)")
     ap.add_argument("--output", type=Path, default=Path("metrics/parser_speed.json"))
     args = ap.parse_args(argv)
     results = {}
@@ -76,7 +79,7 @@ def main(argv=None):
             print(f"{name}: {model} not found, skipped", file=sys.stderr)
             continue
         cmd = [sys.executable, __file__, "--worker", args.data, spec, str(args.batch_size),
-               str(args.repeats), args.code]
+               str(args.repeats), args.code, str(args.limit)]
         proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **THREADS})
         if proc.returncode != 0:
             print(f"{name}: worker failed\n{proc.stderr[-2000:]}", file=sys.stderr)
@@ -88,6 +91,7 @@ def main(argv=None):
         for r in results.values():
             r["speed_vs_reference"] = round(r["tokens_per_second"] / ref, 2)
     record = {"data": args.data, "reference": args.reference, "batch_size": args.batch_size,
+              "limit": args.limit,
               "command": " ".join(sys.argv), "models": results}
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(record, indent=2))
@@ -95,6 +99,7 @@ def main(argv=None):
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        worker(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6])
+        worker(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6],
+               int(sys.argv[7]) if len(sys.argv) > 7 else 0)
     else:
         main()

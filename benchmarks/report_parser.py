@@ -20,8 +20,6 @@ EWT_SETTINGS = [("ewt_greedy", "greedy (depth 0)"), ("ewt_greedy_m50", "greedy (
                [(f"ewt_beam8_{u}_sents", f"beam k=8, {u.replace('_', '-')} update, gold sentence starts "
                  "(one root per sentence: all derivations of a doc have the same length)")
                 for u in ("early", "max_violation")]
-SLICE_SETTINGS = [("ewt2k_greedy", "greedy (depth 0)"), ("ewt2k_d1", "lookahead, depth 1"),
-                  ("ewt2k_d2", "lookahead, depth 2")]
 WSJ_SETTINGS = [("wsj_greedy", "greedy (depth 0)"), ("wsj_d1", "lookahead, depth 1"),
                 ("wsj_d2", "lookahead, depth 2"), ("wsj_beam8_max_violation", "beam k=8, max-violation"),
                 ("wsj_beam8_max_violation_long", "beam k=8, max-violation (30 epochs max, patience 5)"),
@@ -49,7 +47,7 @@ def epochs_to_reach(curve: List[dict], key: str, target: float) -> Optional[int]
 def write_curves(metrics: Path, out: Path) -> dict:
     """Dev score per epoch of each beam update method (and greedy/lookahead)."""
     curves = {}
-    for name, _ in EWT_SETTINGS + SLICE_SETTINGS + WSJ_SETTINGS:
+    for name, _ in EWT_SETTINGS + WSJ_SETTINGS:
         rec = _read(metrics / f"parser_{name}.json")
         if rec:
             curves[name] = [{"epoch": r["epoch"], "dev_las_nopunct": r["dev"]["las_nopunct"],
@@ -133,27 +131,6 @@ def parser_section(metrics: Path) -> List[str]:
     lines += _early_vs_max_violation(_read(metrics / "parser_wsj_beam8_max_violation_long.json"),
                                      _read(metrics / "parser_wsj_beam8_early.json"),
                                      " on the unlabelled WSJ sample (UAS = LAS)")
-    slice_rows = []
-    for name, label in SLICE_SETTINGS:
-        rec = _read(metrics / f"parser_{name}.json")
-        if rec:
-            t = rec["test"]
-            slice_rows.append(f"| {label} | {_pct(t['uas'])} | {_pct(t['las'])} | {_pct(t['uas_nopunct'])} | "
-                              f"{_pct(t['las_nopunct'])} | {rec['best_epoch']} | "
-                              f"{rec['mean_train_cpu_seconds_per_epoch']} | "
-                              f"{round(t['tokens'] / t['parse_seconds']) if t.get('parse_seconds') else '-'} |")
-    if slice_rows:
-        lines += ["Lookahead depth on labelled EWT, trained on the first 2,000 training sentences (margin "
-                  "C = 50, dev = first 300 dev sentences, gold POS; full test set). With 109 labelled "
-                  "actions, depth 2 scores 109^2 action pairs per step (the paper searched all sequences "
-                  "naively, on unlabelled WSJ with 3 actions); the structure-score cache makes it ~3x "
-                  "faster, but a full-data epoch still takes ~45 CPU minutes (2,651 CPU s measured), so "
-                  "`all` runs it on this slice; `spacy project run train-parser-d2-full` trains it on the "
-                  "full set for 2 epochs" + (" (in the table above)" if (metrics / "parser_ewt_d2_m200.json")
-                                             .exists() else "") + ":", "",
-                  "| setting | UAS | LAS | UAS no punct | LAS no punct | best dev epoch | CPU s / epoch "
-                  "| test tokens/s (process time) |", "| --- | --- | --- | --- | --- | --- | --- | --- |"] \
-            + slice_rows + [""]
     lines += ["WSJ sample (NLTK, PTB sections 00-01; 3,396 train / 245 test sentences; unlabelled, "
               "gold POS; punctuation = gold tags `` '' , . :):", "",
               "| setting | UAS no punct (test) | UAS (test) | best dev epoch | CPU s / epoch |",
@@ -172,7 +149,7 @@ def parser_section(metrics: Path) -> List[str]:
             lines.append(f"| {name} | {r['tokens_per_second']:,} | {r.get('speed_vs_reference', '-')} | "
                          f"{r['peak_rss_mb']} MB | {_pct(r['uas_check'])} |")
     runs = []
-    for name, _ in EWT_SETTINGS + SLICE_SETTINGS + WSJ_SETTINGS:
+    for name, _ in EWT_SETTINGS + WSJ_SETTINGS:
         rec = _read(metrics / f"parser_{name}.json")
         if rec:
             cmd = rec.get("command") or (f"python benchmarks/parser_bench.py {name} --train {rec['train']} "

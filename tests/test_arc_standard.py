@@ -161,13 +161,14 @@ def test_lookahead_over_parser_actions_equals_brute_force(n_labels, depth):
                 assert path_score(system, doc, W, path, history) == pytest.approx(values[a])
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(12))
 def test_branch_and_bound_is_the_exhaustive_search(seed):
     """Branch-and-bound lookahead over labelled parser actions, depth 1-3,
     decides as the exhaustive search, with the winner's (and a favoured
     action's) value and path bit for bit: small integer weights make many
-    ties; both the training table (bounds read off the rows) and its frozen
-    average (stored bounds); with and without given sentence boundaries."""
+    ties, and weights on one action only make the bounds exact; both the
+    training table (bounds read off the rows) and its frozen average
+    (stored bounds); with and without given sentence boundaries."""
     rng = random.Random(seed)
     system = ArcStandardSystem(rng.choice([1, 2, 3]), score_cache=rng.random() < 0.8)
     k = rng.randint(2, 5)
@@ -176,16 +177,61 @@ def test_branch_and_bound_is_the_exhaustive_search(seed):
         doc = {"atoms": doc, "sent_ids": numpy.array([0] * (k // 2) + [1] * (k - k // 2),
                                                       dtype="int32")}
     depth = 1 + seed % 3
+    # every other seed: weights on one action only, so that the bounds are
+    # exact and pruning decides on ties
+    concentrated = rng.randrange(system.nr_class) if seed % 4 >= 2 else None
     W = Weights()
     for history in valid_sequences(system, doc, [], depth + 2):
         for f in views.features(system, doc, history):
-            for c in range(system.nr_class):
+            for c in range(system.nr_class) if concentrated is None else [concentrated]:
                 if W.get(int(f), c) == 0.0 and rng.random() < 0.7:
-                    W.add(int(f), c, float(rng.randint(-2, 2)))
+                    W.add(int(f), c, float(rng.randint(-2, 2) if concentrated is None
+                                           else rng.randint(0, 2)))
     W.tick()
     for table in (W, W.average()):
         for history in valid_sequences(system, doc, [], 3):
             assert_fast_search_agrees(system, doc, history, table, depth, rng)
+            # the favoured action handicapped to tie the best other one
+            # exactly: that one must be searched to its exact value, so a
+            # bound that is too low makes the decision go wrong
+            _, values, _ = views.lookahead(system, doc, history, table, depth, exhaustive=True)
+            valid = [a for a in range(system.nr_class) if values[a] > -numpy.inf]
+            if len(valid) < 2:
+                continue
+            favoured = valid[-1]
+            rival = max(valid[:-1], key=lambda a: (values[a], -a))
+            handicap = values[favoured] - values[rival]
+            ref = views.lookahead(system, doc, history, table, depth, exhaustive=True,
+                                  favoured=favoured, handicap=handicap)
+            fast = views.lookahead(system, doc, history, table, depth, favoured=favoured,
+                                   handicap=handicap)
+            assert ref[0] == rival and fast[0] == rival
+            assert fast[1][rival] == ref[1][rival] and fast[2][rival] == ref[2][rival]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bounds_dominate_what_they_bound(seed):
+    """upper(S) >= every valid action's score in S; upper_after(S) >= upper()
+    of every child of S (0 for a final child): the label-sibling bound of
+    each arc direction covers every label, for the training table and its
+    frozen average."""
+    rng = random.Random(seed)
+    system = ArcStandardSystem(3)
+    doc = atoms_of(WORDS[:5], TAGS[:5])
+    W = reachable_weights(system, doc, rng, 5)
+    W.tick()
+    for table in (W, W.average()):
+        for history in valid_sequences(system, doc, [], 3):
+            valid, final = views.valid_actions(system, doc, history)
+            if final:
+                continue
+            up, after = views.bounds(system, doc, history, table)
+            scores = table.scores(views.features(system, doc, history), system.nr_class)
+            assert up >= max(scores[a] for a in valid)
+            for a in valid:
+                child_final = views.valid_actions(system, doc, history + [a])[1]
+                assert after >= (0.0 if child_final else
+                                 views.bounds(system, doc, history + [a], table)[0])
 
 
 def random_trees(system, rng, n_docs):

@@ -51,6 +51,7 @@ cdef class Workspace:
     cdef public bint bnb
     cdef bint pruning           # a root value is known: prune what cannot beat it
     cdef double* prefix         # [level]: the score of the action taken at each level
+    cdef double* children_bound # [level]: upper_after of the state there (+inf: none)
     cdef double root_best       # the best root value so far (handicap applied)
     cdef int root_best_a        # its first action
     cdef int cur_first          # the first action being evaluated

@@ -13,8 +13,10 @@ same paths, first in class order on ties):
   Once one first action has been searched, an action whose last step leads
   to a state s is skipped when the path's score plus the system's admissible
   bound of s's best action score (TransitionSystem.upper) cannot beat the
-  best root value found. The most promising first action (the best-scoring
-  one) is searched first.
+  best root value found; an action with two steps below it, when its
+  child's best action score plus the system's bound for any grandchild
+  (TransitionSystem.upper_after, where the system has one) cannot. The most
+  promising first action (the best-scoring one) is searched first.
 
 With a favoured action and a handicap (the margin perceptron's gold action
 and margin C), the decision is the argmax of the values with the handicap
@@ -55,6 +57,7 @@ cdef class Workspace:
         self.dp = system.first_order and depth >= 1
         self.bnb = not system.first_order and depth >= 1
         self.prefix = <double*>self.mem.alloc(depth + 1, sizeof(double))
+        self.children_bound = <double*>self.mem.alloc(depth + 1, sizeof(double))
         cdef int T = self.nr_class
         if self.dp:
             self.dp_base = <char*>self.mem.alloc(depth + 1, self.state_size)
@@ -66,17 +69,22 @@ cdef class Workspace:
 
 
 cdef double _search(Workspace ws, Weights W, int level, int d, int* best_path,
-                    int* best_len) noexcept nogil:
+                    int* best_len, bint expanded=False) noexcept nogil:
     """SEARCH(d, S) of Figure 2 for the state at `level`, where a leaf's score
     w.phi(S) is summed incrementally along the path: returns the best score of
     the paths of (at most) d + 1 actions from here and writes that path. A
-    final state is a leaf."""
+    final state is a leaf. expanded: the state's scores are already there."""
     cdef int* cand = &ws.scratch_paths[level * (ws.depth + 2)]
     cdef int cand_len = 0, a, k
     cdef double v, best = -INFINITY
     best_len[0] = 0
-    if not _expand(ws, W, level):
+    if not expanded and not _expand(ws, W, level):
         return 0.0
+    if d == 1 and ws.pruning and ws.system.bounds_two_steps:
+        # one bound for every child, before each child's own
+        ws.children_bound[level] = ws.system.upper_after(ws.state_at(level), W, ws.feats, ws.cache)
+    else:
+        ws.children_bound[level] = INFINITY
     for a in range(ws.nr_class):
         if not ws.valid[level * ws.nr_class + a]:
             continue
@@ -113,13 +121,42 @@ cdef double _action_value(Workspace ws, Weights W, int level, int a, int d, int*
         child = ws.state_at(level + 1)
         ws.system.copy_state(child, ws.state_at(level), ws.state_size)
         ws.system.apply(child, a)
-        if d == 1 and ws.pruning and _cannot_win(ws, W, level, v, child):
+        if d == 1 and ws.pruning and (
+                _bound_loses(ws, level, v + ws.children_bound[level])
+                or _cannot_win(ws, W, level, v, child)):
             path_len[0] = 0
             return -INFINITY
+        if d == 2 and ws.pruning and ws.system.bounds_two_steps and not ws.system.is_final(child):
+            _expand(ws, W, level + 1)
+            if _cannot_win_in_two(ws, W, level, v, child):
+                path_len[0] = 0
+                return -INFINITY
+            ws.prefix[level] = v
+            v += _search(ws, W, level + 1, d - 1, &path[1], &sub_len, True)
+            path_len[0] = 1 + sub_len
+            return v
         ws.prefix[level] = v
         v += _search(ws, W, level + 1, d - 1, &path[1], &sub_len)
     path_len[0] = 1 + sub_len
     return v
+
+
+cdef bint _cannot_win_in_two(Workspace ws, Weights W, int level, double v,
+                             const void* child) noexcept nogil:
+    """_cannot_win for an action with two more steps below it: the child (at
+    level + 1, expanded) is bounded by its best valid action score plus the
+    system's bound of the best action score of any of its children
+    (TransitionSystem.upper_after)."""
+    cdef int T = ws.nr_class, b, k
+    cdef const double* row = &ws.scores[(level + 1) * T]
+    cdef const int* ok = &ws.valid[(level + 1) * T]
+    cdef double best = -INFINITY, bound
+    for b in range(T):
+        if ok[b] and row[b] > best:
+            best = row[b]
+    if best == -INFINITY:
+        return False  # stuck: let the search find its value (-inf)
+    return _bound_loses(ws, level, v + (best + ws.system.upper_after(child, W, ws.feats, ws.cache)))
 
 
 cdef bint _cannot_win(Workspace ws, Weights W, int level, double v, const void* child) noexcept nogil:
@@ -133,7 +170,14 @@ cdef bint _cannot_win(Workspace ws, Weights W, int level, double v, const void* 
     cdef int k
     if not ws.system.is_final(child):
         bound = ws.system.upper(child, W, ws.feats, ws.cache)
-    bound = v + bound
+    return _bound_loses(ws, level, v + bound)
+
+
+cdef inline bint _bound_loses(Workspace ws, int level, double bound) noexcept nogil:
+    """Whether a bound of the value below the action at `level` (its score
+    included), with the path's scores above added as _search adds them,
+    cannot beat the root's best (or ties it later in class order)."""
+    cdef int k
     for k in range(level - 1, -1, -1):
         bound = ws.prefix[k] + bound
     return bound < ws.root_best or (bound == ws.root_best and ws.cur_first > ws.root_best_a)
@@ -241,6 +285,9 @@ cdef int _branch_and_bound(Workspace ws, Weights W, int favoured, double handica
     ws.pruning = False
     ws.root_best = -INFINITY
     ws.root_best_a = -1
+    ws.children_bound[0] = INFINITY
+    if D == 1 and ws.system.bounds_two_steps:
+        ws.children_bound[0] = ws.system.upper_after(ws.state_at(0), W, ws.feats, ws.cache)
     if favoured >= 0 and ws.valid[favoured]:
         _root_action(ws, W, favoured, handicap)
     for a in range(T):

@@ -28,4 +28,8 @@ cdef class TransitionSystem:
                     void* cache) noexcept nogil
     cdef double upper(self, const void* state, Weights W, feat_t* feats,
                       void* cache) noexcept nogil
+    # True when upper_after() is implemented (branch-and-bound two steps ahead)
+    cdef readonly bint bounds_two_steps
+    cdef double upper_after(self, const void* state, Weights W, feat_t* feats,
+                            void* cache) noexcept nogil
     cdef int oracle(self, const void* state) noexcept nogil

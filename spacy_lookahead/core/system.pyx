@@ -4,6 +4,7 @@ Tagging, arc-standard parsing, ... subclass it in `spacy_lookahead.systems`
 and override the cdef methods; the engine (`search`, `learn`) only ever
 calls these, with the GIL released.
 """
+from libc.math cimport INFINITY
 from libc.string cimport memcpy, memset
 
 from .weights cimport Weights, feat_t
@@ -57,6 +58,14 @@ cdef class TransitionSystem:
         for i in range(n):
             bound += W.row_max(feats[i])
         return bound
+
+    cdef double upper_after(self, const void* state, Weights W, feat_t* feats,
+                            void* cache) noexcept nogil:
+        """An upper bound of upper(child) over the children of a non-final
+        state (0 for a final child, whose search value is 0): lets
+        branch-and-bound skip an action two steps ahead. Only called where
+        bounds_two_steps is set."""
+        return INFINITY
 
     cdef int oracle(self, const void* state) noexcept nogil:
         """The gold action in this state, or -1 if the gold is unknown."""

@@ -56,6 +56,20 @@ def lookahead(TransitionSystem system, doc_input, history, Weights W, int depth,
     return best, values, paths
 
 
+def bounds(TransitionSystem system, doc_input, history, Weights W):
+    """(upper, upper_after) of the state after `history`: the system's bounds
+    for branch-and-bound (upper_after is +inf where the system has none)."""
+    cdef Instance inst = system.instance(doc_input)
+    cdef size_t state = inst.state_after(history)
+    cdef Pool mem = Pool()
+    cdef feat_t* feats = <feat_t*>mem.alloc(max(1, system.max_feats), sizeof(feat_t))
+    cdef void* cache = mem.alloc(max(1, system.cache_size), 1)
+    up = system.upper(<const void*>state, W, feats, cache)
+    after = system.upper_after(<const void*>state, W, feats, cache) if system.bounds_two_steps \
+        else float("inf")
+    return up, after
+
+
 def update_weight(TransitionSystem system, doc_input, history, int gold, Weights W, int depth,
                   double margin):
     """UPDATEWEIGHT (Figure 3) at the state after `history`; 1 if it updated."""

@@ -125,7 +125,7 @@ cdef class Weights:
         cdef double top = 0.0
         cdef int j
         if self.frozen:
-            slot = self.frozen_row(feat)
+            slot = probe(self.slots, self.mask, feat) if feat else self.frozen_row(0)
             return self.arena[slot.offset] if slot != NULL else 0.0
         row = <const Row*>map_get(self.table.c_map, feat)
         if row != NULL:

@@ -25,6 +25,7 @@ are unchanged.
 Arcs are not stored as heads: the action path is replayed (`output`) to
 write the tree."""
 from libc.stdint cimport int64_t, uint64_t
+from libc.math cimport INFINITY
 from libc.string cimport memcpy, memmove, memset
 from cymem.cymem cimport Pool
 from murmurhash.mrmr cimport hash64
@@ -44,6 +45,21 @@ DEF MAX_FEATS = 72
 DEF N_SLOTS = 8
 DEF KEY_WORDS = 18
 DEF MAX_STACK = 256
+# upper_after()'s scratch in the same buffer, after the score cache: a
+# direct-mapped cache of label-family bounds (LabelMaxC), a state and the
+# validity of an action row
+DEF LABEL_MAX_SLOTS = 512
+
+
+cdef struct LabelMaxC:
+    # max over labels l of the largest weight of a label feature whose
+    # label-0 version is `feature` (in the LEFT-ARC or RIGHT-ARC family,
+    # at a given position of extract_labels), for the weights `table` at
+    # `version`
+    uint64_t key
+    uint64_t table
+    int64_t version
+    double value
 
 
 cdef struct ParseDocC:
@@ -191,7 +207,9 @@ cdef class ArcStandardSystem(TransitionSystem):
         self.nr_class = 1 + 2 * n_labels
         # features, then the score cache's slots and its clock (see score())
         self.max_feats = MAX_FEATS
-        self.cache_size = (N_SLOTS * (KEY_WORDS + self.nr_class) + 1) * sizeof(uint64_t)
+        self.cache_size = (self._label_max_offset() + LABEL_MAX_SLOTS * sizeof(LabelMaxC)
+                           + state_size_for(MAX_STACK) + self.nr_class * sizeof(int))
+        self.bounds_two_steps = True
         self.state_size = state_size_for(1)
 
     def __reduce__(self):
@@ -456,6 +474,96 @@ cdef class ArcStandardSystem(TransitionSystem):
         for i in range(n):
             bound += W.row_max(buf[i])
         return bound
+
+    cdef size_t _label_max_offset(self) noexcept nogil:
+        return (N_SLOTS * (KEY_WORDS + self.nr_class) + 1) * sizeof(uint64_t)
+
+    cdef double upper_after(self, const void* state, Weights W, feat_t* buf,
+                            void* cache) noexcept nogil:
+        """A bound of upper(child) over every child: the SHIFT child's own,
+        and for each arc direction one bound for its L label siblings, which
+        share their structure: the structure's best score plus, for each
+        label feature, its largest weight (over the labels where it reads
+        the new arc's label: cached per feature family)."""
+        cdef const ParseStateC* s = <const ParseStateC*>state
+        cdef char* scratch = <char*>cache + self._label_max_offset() + LABEL_MAX_SLOTS * sizeof(LabelMaxC)
+        cdef void* child = scratch
+        cdef int* valid = <int*>(scratch + state_size_for(MAX_STACK))
+        cdef double best = -INFINITY, bound
+        cdef int L = self.n_labels
+        self.set_valid(valid, state)
+        if valid[0]:
+            self.copy_state(child, state, 0)
+            self.apply(child, 0)
+            best = 0.0 if self.is_final(child) else self.upper(child, W, buf, cache)
+        if L >= 1 and valid[1]:  # arcs are valid or not together
+            bound = self.siblings_bound(s, W, buf, cache, 1, child)
+            if bound > best:
+                best = bound
+            bound = self.siblings_bound(s, W, buf, cache, 1 + L, child)
+            if bound > best:
+                best = bound
+        return best
+
+    cdef double siblings_bound(self, const ParseStateC* s, Weights W, feat_t* buf, void* cache,
+                               int first, void* child) noexcept nogil:
+        """A bound of upper() over the children after actions first ..
+        first + L - 1 (one arc direction, every label), summed as upper()
+        sums it."""
+        cdef feat_t keys0[16]
+        cdef feat_t keys1[16]
+        cdef const double* row
+        cdef double bound
+        cdef int L = self.n_labels, i, a, n
+        self.copy_state(child, s, 0)
+        self.apply(child, first)
+        if self.is_final(child):  # the last arc: every label ends the parse (value 0)
+            return 0.0
+        row = self.structure_scores(<const ParseStateC*>child, W, buf, cache)
+        bound = row[0]
+        for a in range(1, self.nr_class):
+            if row[a] > bound:
+                bound = row[a]
+        n = self.extract_labels(keys0, <const ParseStateC*>child)
+        if L > 1:
+            self.copy_state(child, s, 0)
+            self.apply(child, first + 1)
+            self.extract_labels(keys1, <const ParseStateC*>child)
+        for i in range(n):
+            if L == 1 or keys0[i] == keys1[i]:  # does not read the new arc's label
+                bound += W.row_max(keys0[i])
+            else:
+                bound += self.label_family_max(s, W, buf, cache, first, i, keys0[i], child)
+        return bound
+
+    cdef double label_family_max(self, const ParseStateC* s, Weights W, feat_t* buf, void* cache,
+                                 int first, int position, feat_t key0, void* child) noexcept nogil:
+        """max over labels l of row_max(the position-th label feature after
+        action first + l), cached by (key0, first, position) and the weights."""
+        cdef uint64_t parts[3]
+        parts[0] = key0
+        parts[1] = <uint64_t>first
+        parts[2] = <uint64_t>position
+        cdef uint64_t key = hash64(parts, sizeof(parts), 17)
+        cdef LabelMaxC* entry = &(<LabelMaxC*>(<char*>cache + self._label_max_offset()))[
+            key & (LABEL_MAX_SLOTS - 1)]
+        cdef double top, m
+        cdef int l
+        if entry.key == key and entry.table == <uint64_t><size_t><void*>W and entry.version == W.version:
+            return entry.value
+        top = -INFINITY
+        for l in range(self.n_labels):
+            self.copy_state(child, s, 0)
+            self.apply(child, first + l)
+            self.extract_labels(buf, <const ParseStateC*>child)
+            m = W.row_max(buf[position])
+            if m > top:
+                top = m
+        entry.key = key
+        entry.table = <uint64_t><size_t><void*>W
+        entry.version = W.version
+        entry.value = top
+        return top
 
     cdef const double* structure_scores(self, const ParseStateC* s, Weights W, feat_t* buf,
                                         void* cache) noexcept nogil:
