@@ -209,16 +209,24 @@ def test_branch_and_bound_is_the_exhaustive_search(seed):
             assert fast[1][rival] == ref[1][rival] and fast[2][rival] == ref[2][rival]
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(6))
 def test_bounds_dominate_what_they_bound(seed):
     """upper(S) >= every valid action's score in S; upper_after(S) >= upper()
     of every child of S (0 for a final child): the label-sibling bound of
-    each arc direction covers every label, for the training table and its
-    frozen average."""
+    each arc direction covers every label; an arc's group bound plus its
+    score >= its lookahead value 1 and 2 steps deep; for the training table
+    and its frozen average."""
     rng = random.Random(seed)
     system = ArcStandardSystem(3)
     doc = atoms_of(WORDS[:5], TAGS[:5])
-    W = reachable_weights(system, doc, rng, 5)
+    if seed % 2:
+        W = reachable_weights(system, doc, rng, 5)
+    else:  # on one action only: the bounds are exact where they should be
+        W = Weights()
+        for history in valid_sequences(system, doc, [], 5):
+            for f in views.features(system, doc, history):
+                if W.get(int(f), 2) == 0.0:
+                    W.add(int(f), 2, float(rng.randint(0, 3)))
     W.tick()
     for table in (W, W.average()):
         for history in valid_sequences(system, doc, [], 3):
@@ -232,6 +240,45 @@ def test_bounds_dominate_what_they_bound(seed):
                 child_final = views.valid_actions(system, doc, history + [a])[1]
                 assert after >= (0.0 if child_final else
                                  views.bounds(system, doc, history + [a], table)[0])
+            # a sibling group's bound, added to an action's score, bounds the
+            # action's search value one and two steps deep
+            near = views.group_bounds(system, doc, history, table, 1)
+            far = views.group_bounds(system, doc, history, table, 2)
+            assert set(near) == set(far) == set(valid) - {0}  # the arcs
+            one = views.lookahead(system, doc, history, table, 1, exhaustive=True)[1]
+            two = views.lookahead(system, doc, history, table, 2, exhaustive=True)[1]
+            for a in near:
+                assert scores[a] + near[a] >= one[a]
+                assert scores[a] + (near[a] + far[a]) >= two[a]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_label_family_bounds_cover_every_label(seed):
+    """The parser's bound for the states after an arc of every label (then
+    SHIFT, or an arc of every label) is at least upper() of each of them:
+    the label features that read either arc's label take their largest
+    weight over all labels."""
+    rng = random.Random(seed)
+    system = ArcStandardSystem(3)
+    L = system.n_labels
+    doc = atoms_of(WORDS[:6], TAGS[:6])
+    W = reachable_weights(system, doc, rng, 6)
+    for history in ([0, 0], [0, 0, 0], [0, 0, 0, 0], [0, 0, 1, 0, 0]):
+        inst = system.instance(doc)
+        state = inst.state_after(history)
+        for first in (1, 1 + L):
+            for second in (-1, 0, 1, 1 + L):
+                labels2 = second > 0
+                ends = [history + [first + l] + ([second + m] if second >= 0 else [])
+                        for l in range(L) for m in (range(L) if labels2 else [0])]
+                if first not in views.valid_actions(system, doc, history)[0] or (
+                        second >= 0 and second not in
+                        views.valid_actions(system, doc, history + [first])[0]):
+                    continue
+                bound = system.family_bound_of(state, W, first, True, second, labels2)
+                for h in ends:
+                    final = views.valid_actions(system, doc, h)[1]
+                    assert bound >= (0.0 if final else views.bounds(system, doc, h, W)[0])
 
 
 def random_trees(system, rng, n_docs):

@@ -58,6 +58,10 @@ cdef class Workspace:
         self.bnb = not system.first_order and depth >= 1
         self.prefix = <double*>self.mem.alloc(depth + 1, sizeof(double))
         self.children_bound = <double*>self.mem.alloc(depth + 1, sizeof(double))
+        self.group_bound = <double*>self.mem.alloc(
+            (depth + 1) * max(1, system.n_sibling_groups) * 2, sizeof(double))
+        self.group_known = <bint*>self.mem.alloc(
+            (depth + 1) * max(1, system.n_sibling_groups) * 2, sizeof(bint))
         cdef int T = self.nr_class
         if self.dp:
             self.dp_base = <char*>self.mem.alloc(depth + 1, self.state_size)
@@ -80,11 +84,7 @@ cdef double _search(Workspace ws, Weights W, int level, int d, int* best_path,
     best_len[0] = 0
     if not expanded and not _expand(ws, W, level):
         return 0.0
-    if d == 1 and ws.pruning and ws.system.bounds_two_steps:
-        # one bound for every child, before each child's own
-        ws.children_bound[level] = ws.system.upper_after(ws.state_at(level), W, ws.feats, ws.cache)
-    else:
-        ws.children_bound[level] = INFINITY
+    _enter_node(ws, W, level, d)
     for a in range(ws.nr_class):
         if not ws.valid[level * ws.nr_class + a]:
             continue
@@ -95,6 +95,30 @@ cdef double _search(Workspace ws, Weights W, int level, int d, int* best_path,
                 best_path[k] = cand[k]
             best_len[0] = cand_len
     return best
+
+
+cdef void _enter_node(Workspace ws, Weights W, int level, int d) noexcept nogil:
+    """Reset the node's shared bounds: one for every child (upper_after),
+    before each child's own, and per group of sibling actions one for their
+    children and one for their grandchildren (upper_group, computed when
+    first needed)."""
+    cdef int k
+    for k in range(ws.system.n_sibling_groups * 2):
+        ws.group_known[level * ws.system.n_sibling_groups * 2 + k] = False
+    if d == 1 and ws.pruning and ws.system.bounds_two_steps:
+        ws.children_bound[level] = ws.system.upper_after(ws.state_at(level), W, ws.feats, ws.cache)
+    else:
+        ws.children_bound[level] = INFINITY
+
+
+cdef double _group_bound(Workspace ws, Weights W, int level, int g, int steps) noexcept nogil:
+    """upper_group of group g at the node at `level` (computed once per node)."""
+    cdef int k = (level * ws.system.n_sibling_groups + g) * 2 + steps - 1
+    if not ws.group_known[k]:
+        ws.group_bound[k] = ws.system.upper_group(ws.state_at(level), g, steps, W, ws.feats,
+                                                  ws.cache)
+        ws.group_known[k] = True
+    return ws.group_bound[k]
 
 
 cdef bint _expand(Workspace ws, Weights W, int level) noexcept nogil:
@@ -113,10 +137,20 @@ cdef double _action_value(Workspace ws, Weights W, int level, int a, int d, int*
     """The score of action a at `level` plus that of the best d actions after
     it; writes the path (a first) and its length. Under pruning, an action
     whose bound cannot beat the root's best gives -inf and length 0."""
-    cdef double v = ws.scores[level * ws.nr_class + a]
-    cdef int sub_len = 0
+    cdef double v = ws.scores[level * ws.nr_class + a], far = INFINITY
+    cdef int sub_len = 0, g = -1
     cdef void* child
     path[0] = a
+    if (d == 1 or d == 2) and ws.pruning and ws.system.n_sibling_groups:
+        g = ws.system.sibling_group(ws.state_at(level), a)
+        if g >= 0:
+            # the bounds shared by a's siblings: its child's best score, and
+            # two steps down, plus the grandchildren's
+            far = _group_bound(ws, W, level, g, 2) if d == 2 else 0.0
+            if _bound_loses(ws, level, v + (_group_bound(ws, W, level, g, 1) + far)
+                            if d == 2 else v + _group_bound(ws, W, level, g, 1)):
+                path_len[0] = 0
+                return -INFINITY
     if d > 0:
         child = ws.state_at(level + 1)
         ws.system.copy_state(child, ws.state_at(level), ws.state_size)
@@ -128,7 +162,7 @@ cdef double _action_value(Workspace ws, Weights W, int level, int a, int d, int*
             return -INFINITY
         if d == 2 and ws.pruning and ws.system.bounds_two_steps and not ws.system.is_final(child):
             _expand(ws, W, level + 1)
-            if _cannot_win_in_two(ws, W, level, v, child):
+            if _cannot_win_in_two(ws, W, level, v, child, far if g >= 0 else INFINITY):
                 path_len[0] = 0
                 return -INFINITY
             ws.prefix[level] = v
@@ -142,20 +176,23 @@ cdef double _action_value(Workspace ws, Weights W, int level, int a, int d, int*
 
 
 cdef bint _cannot_win_in_two(Workspace ws, Weights W, int level, double v,
-                             const void* child) noexcept nogil:
+                             const void* child, double siblings_far) noexcept nogil:
     """_cannot_win for an action with two more steps below it: the child (at
-    level + 1, expanded) is bounded by its best valid action score plus the
-    system's bound of the best action score of any of its children
+    level + 1, expanded) is bounded by its best valid action score plus a
+    bound of the best action score of any of its children: first the one
+    its group of siblings shares (siblings_far, +inf: none), then its own
     (TransitionSystem.upper_after)."""
-    cdef int T = ws.nr_class, b, k
+    cdef int T = ws.nr_class, b
     cdef const double* row = &ws.scores[(level + 1) * T]
     cdef const int* ok = &ws.valid[(level + 1) * T]
-    cdef double best = -INFINITY, bound
+    cdef double best = -INFINITY
     for b in range(T):
         if ok[b] and row[b] > best:
             best = row[b]
     if best == -INFINITY:
         return False  # stuck: let the search find its value (-inf)
+    if siblings_far < INFINITY and _bound_loses(ws, level, v + (best + siblings_far)):
+        return True
     return _bound_loses(ws, level, v + (best + ws.system.upper_after(child, W, ws.feats, ws.cache)))
 
 
@@ -285,9 +322,9 @@ cdef int _branch_and_bound(Workspace ws, Weights W, int favoured, double handica
     ws.pruning = False
     ws.root_best = -INFINITY
     ws.root_best_a = -1
-    ws.children_bound[0] = INFINITY
-    if D == 1 and ws.system.bounds_two_steps:
-        ws.children_bound[0] = ws.system.upper_after(ws.state_at(0), W, ws.feats, ws.cache)
+    ws.pruning = True  # so that the root's shared bounds are made (used once pruning starts)
+    _enter_node(ws, W, 0, D)
+    ws.pruning = False
     if favoured >= 0 and ws.valid[favoured]:
         _root_action(ws, W, favoured, handicap)
     for a in range(T):

@@ -32,4 +32,9 @@ cdef class TransitionSystem:
     cdef readonly bint bounds_two_steps
     cdef double upper_after(self, const void* state, Weights W, feat_t* feats,
                             void* cache) noexcept nogil
+    # Groups of sibling actions that share bounds (upper_group); 0: none
+    cdef readonly int n_sibling_groups
+    cdef int sibling_group(self, const void* state, int action) noexcept nogil
+    cdef double upper_group(self, const void* state, int group, int steps, Weights W,
+                            feat_t* feats, void* cache) noexcept nogil
     cdef int oracle(self, const void* state) noexcept nogil

@@ -67,6 +67,19 @@ cdef class TransitionSystem:
         bounds_two_steps is set."""
         return INFINITY
 
+    cdef int sibling_group(self, const void* state, int action) noexcept nogil:
+        """The group (< n_sibling_groups) of actions whose children share
+        upper_group() bounds, -1 for none."""
+        return -1
+
+    cdef double upper_group(self, const void* state, int group, int steps, Weights W,
+                            feat_t* feats, void* cache) noexcept nogil:
+        """For every action a of the group, with child_a the state after it:
+        steps 1, an upper bound of child_a's best action score (0 if child_a
+        is final); steps 2, an upper bound of the best action score of every
+        child of child_a (0 for a final one; 0 if child_a is final)."""
+        return INFINITY
+
     cdef int oracle(self, const void* state) noexcept nogil:
         """The gold action in this state, or -1 if the gold is unknown."""
         return -1

@@ -70,6 +70,28 @@ def bounds(TransitionSystem system, doc_input, history, Weights W):
     return up, after
 
 
+def group_bounds(TransitionSystem system, doc_input, history, Weights W, int steps):
+    """{action: upper_group of its sibling group} for the valid actions in a
+    group, at the state after `history`, `steps` (1 or 2) actions below."""
+    cdef Instance inst = system.instance(doc_input)
+    cdef size_t state = inst.state_after(history)
+    cdef Pool mem = Pool()
+    cdef feat_t* feats = <feat_t*>mem.alloc(max(1, system.max_feats), sizeof(feat_t))
+    cdef void* cache = mem.alloc(max(1, system.cache_size), 1)
+    out = {}
+    cdef int a, g
+    valid = numpy.zeros((system.nr_class,), dtype="int32")
+    cdef int[::1] vv = valid
+    system.set_valid(&vv[0], <const void*>state)
+    for a in range(system.nr_class):
+        if not vv[a]:
+            continue
+        g = system.sibling_group(<const void*>state, a)
+        if g >= 0:
+            out[a] = system.upper_group(<const void*>state, g, steps, W, feats, cache)
+    return out
+
+
 def update_weight(TransitionSystem system, doc_input, history, int gold, Weights W, int depth,
                   double margin):
     """UPDATEWEIGHT (Figure 3) at the state after `history`; 1 if it updated."""

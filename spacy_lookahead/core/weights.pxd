@@ -45,6 +45,9 @@ cdef class Weights:
     cdef readonly double scale
     cdef readonly int64_t version
     cdef readonly int64_t n_entries
+    # >= every weight and >= 0: a bound for any feature (the largest weight
+    # ever written; weights only shrink under L2, so it stays a bound)
+    cdef readonly double top
 
     cdef void dot(self, double* scores, const feat_t* feats, int n_feats) noexcept nogil
     cdef double weight(self, feat_t feat, int clas) noexcept nogil

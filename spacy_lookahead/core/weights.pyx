@@ -199,6 +199,8 @@ cdef class Weights:
         e.total += (self.time - e.time) * e.w
         e.time = self.time
         e.w += delta / self.scale
+        if e.w * self.scale > self.top:
+            self.top = e.w * self.scale
         self.version += 1
 
     cdef void update_all(self, const feat_t* feats, int n_feats, int clas, double delta) except *:
@@ -305,6 +307,7 @@ cdef class Weights:
             self._free_frozen()
             raise MemoryError()
         self.mask = capacity - 1
+        self.top = 0.0
         memset(&self.zero_slot, 0, sizeof(FrozenSlot))
         cdef uint64_t[::1] kv = numpy.ascontiguousarray(keys, dtype="uint64")
         cdef int32_t[::1] cv = numpy.ascontiguousarray(classes, dtype="int32")
@@ -332,6 +335,8 @@ cdef class Weights:
                 if wv[start + j] > top:
                     top = wv[start + j]
             self.arena[offset] = top
+            if top > self.top:
+                self.top = top
             offset += 1 + lv[r] + (lv[r] + 1) // 2
             start += lv[r]
         self.n_entries = n
@@ -520,6 +525,7 @@ cdef class Weights:
             row.length = stop - start
             self.n_entries += row.length
             start = stop
+        self.top = max(0.0, float(ws.max()) * self.scale) if ws.shape[0] else 0.0
         self.version += 1
         return self
 

@@ -39,6 +39,7 @@ from ..core.system cimport TransitionSystem
 from ..core.weights cimport Weights, feat_t
 
 DEF MAX_FEATS = 72
+DEF N_LABEL_FEATS = 9  # extract_labels()
 # Score cache (see ArcStandardSystem.score): slots in the caller's cache
 # buffer (cache_size bytes); a slot is KEY_WORDS key words then nr_class
 # doubles, and a clock word follows the slots.
@@ -48,14 +49,13 @@ DEF MAX_STACK = 256
 # upper_after()'s scratch in the same buffer, after the score cache: a
 # direct-mapped cache of label-family bounds (LabelMaxC), a state and the
 # validity of an action row
-DEF LABEL_MAX_SLOTS = 512
+DEF LABEL_MAX_SLOTS = 4096
 
 
 cdef struct LabelMaxC:
-    # max over labels l of the largest weight of a label feature whose
-    # label-0 version is `feature` (in the LEFT-ARC or RIGHT-ARC family,
-    # at a given position of extract_labels), for the weights `table` at
-    # `version`
+    # max over the labels it reads of the largest weight of a label feature
+    # (a family: see family_max; `key` hashes it), for the weights `table`
+    # at `version`
     uint64_t key
     uint64_t table
     int64_t version
@@ -210,6 +210,7 @@ cdef class ArcStandardSystem(TransitionSystem):
         self.cache_size = (self._label_max_offset() + LABEL_MAX_SLOTS * sizeof(LabelMaxC)
                            + state_size_for(MAX_STACK) + self.nr_class * sizeof(int))
         self.bounds_two_steps = True
+        self.n_sibling_groups = 3
         self.state_size = state_size_for(1)
 
     def __reduce__(self):
@@ -412,28 +413,38 @@ cdef class ArcStandardSystem(TransitionSystem):
     cdef int extract_labels(self, feat_t* f, const ParseStateC* s) noexcept nogil:
         """The features of the dependents' arc labels (and the end-of-queue
         feature), which differ between siblings LEFT-ARC(l) / RIGHT-ARC(l)."""
+        cdef int i
+        for i in range(N_LABEL_FEATS):
+            f[i] = self.label_feature(s, i)
+        return N_LABEL_FEATS
+
+    cdef feat_t label_feature(self, const ParseStateC* s, int position) noexcept nogil:
+        """The position-th feature of extract_labels (branch-and-bound computes
+        one feature over every label)."""
         cdef int s0 = s_at(s, 0), s1 = s_at(s, 1)
-        cdef int q0 = s.i if s.i < s.n else -1
-        cdef uint64_t s0w = self.word(s, s0, A_LOWER), s0t = self.word(s, s0, A_TAG)
-        cdef uint64_t s1w = self.word(s, s1, A_LOWER), s1t = self.word(s, s1, A_TAG)
         cdef const SlotC* t0 = slot_at(s, 0)
         cdef const SlotC* t1 = slot_at(s, 1)
         cdef uint64_t s0ll = self.label(t0.lc, t0.lc_label) if s0 >= 0 else ATOM_BEFORE
         cdef uint64_t s0rl = self.label(t0.rc, t0.rc_label) if s0 >= 0 else ATOM_BEFORE
         cdef uint64_t s1ll = self.label(t1.lc, t1.lc_label) if s1 >= 0 else ATOM_BEFORE
         cdef uint64_t s1rl = self.label(t1.rc, t1.rc_label) if s1 >= 0 else ATOM_BEFORE
-        cdef int n = 0
-        # dependent labels
-        f[n] = feat1(T_S0LCL, s0ll); n += 1
-        f[n] = feat1(T_S0RCL, s0rl); n += 1
-        f[n] = feat1(T_S1LCL, s1ll); n += 1
-        f[n] = feat1(T_S1RCL, s1rl); n += 1
-        f[n] = feat3(T_S0T_S0LCL_S0RCL, s0t, s0ll, s0rl); n += 1
-        f[n] = feat3(T_S1T_S1LCL_S1RCL, s1t, s1ll, s1rl); n += 1
-        f[n] = feat2(T_S0W_S0RCL, s0w, s0rl); n += 1
-        f[n] = feat2(T_S1W_S1RCL, s1w, s1rl); n += 1
-        f[n] = feat2(T_QEMPTY_DEPTH, 10 + (q0 < 0), 10 + min(s.depth, 3)); n += 1
-        return n
+        if position == 0:
+            return feat1(T_S0LCL, s0ll)
+        if position == 1:
+            return feat1(T_S0RCL, s0rl)
+        if position == 2:
+            return feat1(T_S1LCL, s1ll)
+        if position == 3:
+            return feat1(T_S1RCL, s1rl)
+        if position == 4:
+            return feat3(T_S0T_S0LCL_S0RCL, self.word(s, s0, A_TAG), s0ll, s0rl)
+        if position == 5:
+            return feat3(T_S1T_S1LCL_S1RCL, self.word(s, s1, A_TAG), s1ll, s1rl)
+        if position == 6:
+            return feat2(T_S0W_S0RCL, self.word(s, s0, A_LOWER), s0rl)
+        if position == 7:
+            return feat2(T_S1W_S1RCL, self.word(s, s1, A_LOWER), s1rl)
+        return feat2(T_QEMPTY_DEPTH, 10 + (s.i >= s.n), 10 + min(s.depth, 3))
 
     cdef void score(self, double* scores, const void* state, Weights W, feat_t* buf,
                     void* cache) noexcept nogil:
@@ -481,84 +492,144 @@ cdef class ArcStandardSystem(TransitionSystem):
     cdef double upper_after(self, const void* state, Weights W, feat_t* buf,
                             void* cache) noexcept nogil:
         """A bound of upper(child) over every child: the SHIFT child's own,
-        and for each arc direction one bound for its L label siblings, which
-        share their structure: the structure's best score plus, for each
-        label feature, its largest weight (over the labels where it reads
-        the new arc's label: cached per feature family)."""
+        and one for the L label siblings of each arc direction."""
         cdef const ParseStateC* s = <const ParseStateC*>state
-        cdef char* scratch = <char*>cache + self._label_max_offset() + LABEL_MAX_SLOTS * sizeof(LabelMaxC)
-        cdef void* child = scratch
-        cdef int* valid = <int*>(scratch + state_size_for(MAX_STACK))
+        cdef int* valid = self._scratch_valid(cache)
         cdef double best = -INFINITY, bound
         cdef int L = self.n_labels
         self.set_valid(valid, state)
         if valid[0]:
-            self.copy_state(child, state, 0)
-            self.apply(child, 0)
-            best = 0.0 if self.is_final(child) else self.upper(child, W, buf, cache)
-        if L >= 1 and valid[1]:  # arcs are valid or not together
-            bound = self.siblings_bound(s, W, buf, cache, 1, child)
+            best = self.family_bound(s, W, buf, cache, 0, False, -1, False)
+        if valid[1]:  # arcs are valid or not together
+            bound = self.family_bound(s, W, buf, cache, 1, True, -1, False)
             if bound > best:
                 best = bound
-            bound = self.siblings_bound(s, W, buf, cache, 1 + L, child)
+            bound = self.family_bound(s, W, buf, cache, 1 + L, True, -1, False)
             if bound > best:
                 best = bound
         return best
 
-    cdef double siblings_bound(self, const ParseStateC* s, Weights W, feat_t* buf, void* cache,
-                               int first, void* child) noexcept nogil:
-        """A bound of upper() over the children after actions first ..
-        first + L - 1 (one arc direction, every label), summed as upper()
-        sums it."""
-        cdef feat_t keys0[16]
-        cdef feat_t keys1[16]
+    cdef int sibling_group(self, const void* state, int action) noexcept nogil:
+        """LEFT-ARC(l) for every l is one group (1), RIGHT-ARC(l) another (2);
+        SHIFT is on its own (-1: no group bound)."""
+        if action == 0:
+            return -1
+        return 1 if action <= self.n_labels else 2
+
+    cdef double upper_group(self, const void* state, int group, int steps, Weights W,
+                            feat_t* buf, void* cache) noexcept nogil:
+        """For every action of the group (every label of one arc direction):
+        steps 1, a bound of its child's best action score (the siblings'
+        shared structure plus each label feature's largest weight over the
+        labels); steps 2, the same over the grandchildren, by family over
+        the labels of both arcs."""
+        cdef const ParseStateC* s = <const ParseStateC*>state
+        cdef int L = self.n_labels
+        cdef int first = 1 if group == 1 else 1 + L
+        cdef void* child = self._scratch_state(cache)
+        cdef int* valid = self._scratch_valid(cache)
+        cdef double far = -INFINITY, bound
+        if steps == 1:
+            return self.family_bound(s, W, buf, cache, first, True, -1, False)
+        self.copy_state(child, state, 0)
+        self.apply(child, first)
+        if self.is_final(child):
+            return 0.0
+        self.set_valid(valid, child)
+        if valid[0]:
+            far = self.family_bound(s, W, buf, cache, first, True, 0, False)
+        if valid[1]:
+            bound = self.family_bound(s, W, buf, cache, first, True, 1, True)
+            if bound > far:
+                far = bound
+            bound = self.family_bound(s, W, buf, cache, first, True, 1 + L, True)
+            if bound > far:
+                far = bound
+        return INFINITY if far == -INFINITY else far  # -inf: stuck, nothing to bound
+
+    cdef void* _scratch_state(self, void* cache) noexcept nogil:
+        return <char*>cache + self._label_max_offset() + LABEL_MAX_SLOTS * sizeof(LabelMaxC)
+
+    cdef int* _scratch_valid(self, void* cache) noexcept nogil:
+        return <int*>(<char*>self._scratch_state(cache) + state_size_for(MAX_STACK))
+
+    cdef void _apply_pair(self, void* child, const ParseStateC* s, int first, int l, int second,
+                          int m) noexcept nogil:
+        """child = s after action first + l, then (second >= 0) second + m."""
+        self.copy_state(child, s, 0)
+        self.apply(child, first + l)
+        if second >= 0:
+            self.apply(child, second + m)
+
+    cdef double family_bound(self, const ParseStateC* s, Weights W, feat_t* buf, void* cache,
+                             int first, bint labels1, int second, bint labels2) noexcept nogil:
+        """A bound of the best action score of every state reached from s by
+        action first (+ l for every label l if labels1), then action second
+        (+ m for every m if labels2; none if second < 0): they share their
+        structure, so its best score, plus for each label feature its largest
+        weight over the labels it reads (cached per feature family), summed
+        as upper() sums them. 0 if those states are final (search value 0)."""
+        cdef feat_t k00[N_LABEL_FEATS]
+        cdef feat_t k10[N_LABEL_FEATS]
+        cdef feat_t k01[N_LABEL_FEATS]
+        cdef void* child = self._scratch_state(cache)
         cdef const double* row
         cdef double bound
-        cdef int L = self.n_labels, i, a, n
-        self.copy_state(child, s, 0)
-        self.apply(child, first)
-        if self.is_final(child):  # the last arc: every label ends the parse (value 0)
+        cdef int i, a, n
+        cdef bint dep1, dep2
+        cdef bint vary1 = labels1 and self.n_labels > 1, vary2 = labels2 and self.n_labels > 1
+        self._apply_pair(child, s, first, 0, second, 0)
+        if self.is_final(child):
             return 0.0
         row = self.structure_scores(<const ParseStateC*>child, W, buf, cache)
         bound = row[0]
         for a in range(1, self.nr_class):
             if row[a] > bound:
                 bound = row[a]
-        n = self.extract_labels(keys0, <const ParseStateC*>child)
-        if L > 1:
-            self.copy_state(child, s, 0)
-            self.apply(child, first + 1)
-            self.extract_labels(keys1, <const ParseStateC*>child)
+        n = self.extract_labels(k00, <const ParseStateC*>child)
+        if vary1:
+            self._apply_pair(child, s, first, 1, second, 0)
+            self.extract_labels(k10, <const ParseStateC*>child)
+        if vary2:
+            self._apply_pair(child, s, first, 0, second, 1)
+            self.extract_labels(k01, <const ParseStateC*>child)
         for i in range(n):
-            if L == 1 or keys0[i] == keys1[i]:  # does not read the new arc's label
-                bound += W.row_max(keys0[i])
+            dep1 = vary1 and k10[i] != k00[i]
+            dep2 = vary2 and k01[i] != k00[i]
+            if dep1 or dep2:
+                bound += self.family_max(s, W, buf, cache, first, dep1, second, dep2, i, k00[i])
             else:
-                bound += self.label_family_max(s, W, buf, cache, first, i, keys0[i], child)
+                bound += W.row_max(k00[i])
         return bound
 
-    cdef double label_family_max(self, const ParseStateC* s, Weights W, feat_t* buf, void* cache,
-                                 int first, int position, feat_t key0, void* child) noexcept nogil:
-        """max over labels l of row_max(the position-th label feature after
-        action first + l), cached by (key0, first, position) and the weights."""
-        cdef uint64_t parts[3]
+    cdef double family_max(self, const ParseStateC* s, Weights W, feat_t* buf, void* cache,
+                           int first, bint dep1, int second, bint dep2, int position,
+                           feat_t key0) noexcept nogil:
+        """max of row_max(the position-th label feature) over the labels it
+        reads (those of action first if dep1, of second if dep2), cached by
+        (key0 = its labels-0 version, the actions, position) and the weights;
+        where it reads both, the table's bound of every weight (W.top)."""
+        cdef uint64_t parts[4]
         parts[0] = key0
-        parts[1] = <uint64_t>first
-        parts[2] = <uint64_t>position
+        parts[1] = <uint64_t>first | (<uint64_t>dep1 << 32)
+        parts[2] = <uint64_t>(second + 1) | (<uint64_t>dep2 << 32)
+        parts[3] = <uint64_t>position
         cdef uint64_t key = hash64(parts, sizeof(parts), 17)
         cdef LabelMaxC* entry = &(<LabelMaxC*>(<char*>cache + self._label_max_offset()))[
             key & (LABEL_MAX_SLOTS - 1)]
-        cdef double top, m
-        cdef int l
+        cdef void* child = self._scratch_state(cache)
+        cdef double top = 0.0, m
+        cdef int l, k
+        if dep1 and dep2:  # L^2 features: the table's bound of any weight instead
+            return W.top
         if entry.key == key and entry.table == <uint64_t><size_t><void*>W and entry.version == W.version:
             return entry.value
-        top = -INFINITY
-        for l in range(self.n_labels):
-            self.copy_state(child, s, 0)
-            self.apply(child, first + l)
-            self.extract_labels(buf, <const ParseStateC*>child)
-            m = W.row_max(buf[position])
-            if m > top:
-                top = m
+        for l in range(self.n_labels if dep1 else 1):
+            for k in range(self.n_labels if dep2 else 1):
+                self._apply_pair(child, s, first, l, second, k)
+                m = W.row_max(self.label_feature(<const ParseStateC*>child, position))
+                if m > top:
+                    top = m
         entry.key = key
         entry.table = <uint64_t><size_t><void*>W
         entry.version = W.version
@@ -618,6 +689,16 @@ cdef class ArcStandardSystem(TransitionSystem):
         key[15] = <uint64_t>(t1.nr) if s1 >= 0 else 0
         key[16] = <uint64_t>s.depth
         key[17] = <uint64_t>s.done
+
+    def family_bound_of(self, size_t state, Weights W, int first, bint labels1, int second,
+                        bint labels2):
+        """family_bound() at a state (a pointer from Instance.state_after),
+        for tests."""
+        cdef Pool mem = Pool()
+        cdef feat_t* feats = <feat_t*>mem.alloc(MAX_FEATS, sizeof(feat_t))
+        cdef void* cache = mem.alloc(self.cache_size, 1)
+        return self.family_bound(<const ParseStateC*>state, W, feats, cache, first, labels1,
+                                 second, labels2)
 
     # --- Python: the engine's view of a doc ---------------------------------
     def instance(self, doc_input, gold=None):
