@@ -2,7 +2,8 @@
 settings changed at load time, `NAME=MODEL_DIR@depth=2,n_threads=2`: each
 key is set on every component of the pipeline whose config has it (the
 search settings are read from the config at load, so one trained model
-can be timed at every depth)."""
+can be timed at every depth). The harnesses take `n_process` as the
+argument of nlp.pipe, e.g. `NAME=MODEL_DIR@n_process=2`."""
 from pathlib import Path
 from typing import Any, Dict, Tuple
 

@@ -38,6 +38,7 @@ def worker(data, spec, batch_size, repeats, code, limit=0):
         module = importlib.util.spec_from_file_location("code", code)
         module.loader.exec_module(importlib.util.module_from_spec(module))
     _, model, overrides = parse_spec(spec)
+    n_process = int(overrides.pop("n_process", 1))  # an argument of nlp.pipe
     nlp = load(model, overrides)
     gold = list(DocBin().from_disk(data).get_docs(nlp.vocab))
     if limit:
@@ -47,13 +48,13 @@ def worker(data, spec, batch_size, repeats, code, limit=0):
         return [Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d],
                     tags=[t.tag_ for t in d]) for d in gold]
 
-    list(nlp.pipe(fresh()[:min(200, len(gold) // 5 or 1)], batch_size=batch_size))
+    list(nlp.pipe(fresh()[:min(200, len(gold) // 5 or 1)], batch_size=batch_size, n_process=n_process))
     n_tokens = sum(len(d) for d in gold)
     rates = []
     for _ in range(repeats):
         docs = fresh()
         t0 = time.perf_counter()
-        out = list(nlp.pipe(docs, batch_size=batch_size))
+        out = list(nlp.pipe(docs, batch_size=batch_size, n_process=n_process))
         rates.append(n_tokens / (time.perf_counter() - t0))
     correct = sum(p.head.i == g.head.i for pd, gd in zip(out, gold) for p, g in zip(pd, gd))
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -7,7 +7,7 @@
 
 Each model is timed in a fresh subprocess of its own (so that its peak memory,
 ru_maxrss, is its own), with one thread for numpy/BLAS unless the environment
-says otherwise, and n_process=1. The worker reads the docs of DATA, rebuilds
+says otherwise, and n_process=1 (or `@n_process=N`). The worker reads the docs of DATA, rebuilds
 them as unannotated Doc(nlp.vocab, words=..., spaces=...) (gold tokenisation,
 no annotation; with `--task chunk` also the gold POS tags, `tags=...`, which
 the chunkers take as input: benchmarks/spanbench.py), tags `--warmup` docs
@@ -85,7 +85,8 @@ def worker(name: str, model: str, data: str, batch_size: int, repeats: int,
     n_tokens = sum(len(words) for words, _, _ in gold)
     base_rss = peak_rss_mb()
     from model_spec import load, parse_spec
-    _, model_dir, overrides = parse_spec(model)
+    _, model_dir, overrides = parse_spec(f"{name}={model}")
+    n_process = int(overrides.pop("n_process", 1))  # an argument of nlp.pipe
     t0 = time.perf_counter()
     nlp = load(model_dir, overrides)
     load_seconds = time.perf_counter() - t0
@@ -93,11 +94,11 @@ def worker(name: str, model: str, data: str, batch_size: int, repeats: int,
     def fresh_docs():
         return [spanbench.make_doc(nlp.vocab, g) for g in gold]
 
-    list(nlp.pipe(fresh_docs()[:warmup], batch_size=batch_size))
+    list(nlp.pipe(fresh_docs()[:warmup], batch_size=batch_size, n_process=n_process))
     # one untimed-for-the-result pass sets how many passes make a run last
     # at least min_seconds (a fast model tags the test set in a few ms)
     t0 = time.perf_counter()
-    predicted = list(nlp.pipe(fresh_docs(), batch_size=batch_size))
+    predicted = list(nlp.pipe(fresh_docs(), batch_size=batch_size, n_process=n_process))
     passes = max(1, math.ceil(min_seconds / max(time.perf_counter() - t0, 1e-6)))
     times = []
     for _ in tqdm(range(repeats), desc=f"{name} ({passes} x {n_tokens} tokens)",
@@ -106,7 +107,7 @@ def worker(name: str, model: str, data: str, batch_size: int, repeats: int,
         for _ in range(passes):  # one pass of docs in memory at a time
             docs = fresh_docs()
             t0 = time.perf_counter()
-            predicted = list(nlp.pipe(docs, batch_size=batch_size))
+            predicted = list(nlp.pipe(docs, batch_size=batch_size, n_process=n_process))
             elapsed += time.perf_counter() - t0
         times.append(elapsed)
     peak_rss = peak_rss_mb()  # before the gold docs are read again for the check
@@ -223,7 +224,7 @@ def main(argv=None):
         "code": str(args.code) if args.code else None, "batch_size": args.batch_size,
         "repeats": args.repeats, "warmup_docs": args.warmup,
         "min_seconds_per_run": args.min_seconds,
-        "n_process": 1, "reference": args.reference, "models": results,
+        "reference": args.reference, "models": results,
     }
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -5,6 +5,8 @@ with their scores (Sun et al.: exact A* for first-order systems, beam
 n-best otherwise). Outputs are what `Instance.output` makes of the actions."""
 import numpy
 
+from cymem.cymem cimport Pool
+
 from .beam cimport Beam
 from .instance cimport Instance
 from .learners cimport beam_for, workspace_for
@@ -13,6 +15,9 @@ from .topn cimport Chain, NBest, astar, beam_nbest
 from .weights cimport Weights
 
 SEARCHES = ("greedy", "lookahead", "beam")
+# Lookahead decoding searches runs of docs in one nogil section; a run stops
+# at this many tokens, so that only so many docs' arrays are alive at once.
+RUN_TOKENS = 4096
 
 
 class NoValidOutput(ValueError):
@@ -40,23 +45,37 @@ def decode(instances, Weights W, str search="lookahead", int depth=0, int beam_w
     """The best derivation of each instance, as its output. search: "greedy"
     (depth 0), "lookahead" (depth D) or "beam" (width beam_width). A doc
     whose derivation gets stuck before a final state raises NoValidOutput
-    (a shorter output would be silently wrong)."""
+    (a shorter output would be silently wrong). Greedy and lookahead search
+    the instances in runs of equal state size, each run in one nogil
+    section (threads decoding other parts of a batch run meanwhile)."""
     if search not in SEARCHES:
         raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
     cdef Instance inst
-    cdef Workspace ws = None
     cdef Beam beam = None
     cdef int[::1] act
-    cdef void* start
     cdef int k
     if search == "greedy":
         depth = 0
     outputs = []
+    if search != "beam":
+        run = []
+        run_tokens = 0
+        for inst in instances:  # taken as they come: a run's docs are alive at once
+            if run and ((<Instance>run[0]).state_size != inst.state_size
+                        or run_tokens + inst.length > RUN_TOKENS):
+                outputs.extend(_lookahead_run(run, W, depth))
+                run = []
+                run_tokens = 0
+            run.append(inst)
+            run_tokens += inst.length
+        if run:
+            outputs.extend(_lookahead_run(run, W, depth))
+        return outputs
     for inst in instances:
         actions = numpy.zeros((max(1, inst.max_steps),), dtype="int32")
         act = actions
         k = 0
-        if inst.length and search == "beam":
+        if inst.length:
             beam = beam_for(beam, inst, beam_width)
             beam.reset(inst.start(), inst.max_steps)
             with nogil:
@@ -64,14 +83,43 @@ def decode(instances, Weights W, str search="lookahead", int depth=0, int beam_w
             k = beam.path(beam.step, 0, &act[0])
             if not _complete(inst, &act[0], k):
                 raise _no_valid_output(inst, k)
-        elif inst.length:
-            ws = workspace_for(ws, inst, depth)
-            start = inst.start()
-            with nogil:
-                k = lookahead_decode(ws, W, start, &act[0], inst.max_steps)
-            if not inst.system.is_final(start):
-                raise _no_valid_output(inst, k)
         outputs.append(inst.output(actions[:k]))
+    return outputs
+
+
+def _lookahead_run(list instances, Weights W, int depth):
+    """Lookahead decoding of instances of one state size: their start states
+    and action buffers made first, then every search in one nogil loop, then
+    the outputs."""
+    cdef int n = len(instances), i
+    cdef Instance inst
+    cdef Pool mem = Pool()
+    cdef void** starts = <void**>mem.alloc(max(1, n), sizeof(void*))
+    cdef int** acts = <int**>mem.alloc(max(1, n), sizeof(int*))
+    cdef int* limits = <int*>mem.alloc(max(1, n), sizeof(int))
+    cdef int* taken = <int*>mem.alloc(max(1, n), sizeof(int))
+    cdef int[::1] act
+    buffers = []
+    for i in range(n):
+        inst = instances[i]
+        actions = numpy.zeros((max(1, inst.max_steps),), dtype="int32")
+        buffers.append(actions)
+        act = actions
+        acts[i] = &act[0]
+        starts[i] = inst.start() if inst.length else NULL
+        limits[i] = inst.max_steps
+    cdef Workspace ws = Workspace((<Instance>instances[0]).system, depth,
+                                  (<Instance>instances[0]).state_size) if n else None
+    with nogil:
+        for i in range(n):
+            taken[i] = lookahead_decode(ws, W, starts[i], acts[i], limits[i]) \
+                if starts[i] != NULL else 0
+    outputs = []
+    for i in range(n):
+        inst = instances[i]
+        if starts[i] != NULL and not inst.system.is_final(starts[i]):
+            raise _no_valid_output(inst, taken[i])
+        outputs.append(inst.output(buffers[i][:taken[i]]))
     return outputs
 
 

@@ -11,6 +11,7 @@ from preshed.maps cimport PreshMap
 from murmurhash.mrmr cimport hash64
 
 import numpy
+from spacy.attrs import ORTH
 
 
 cdef uint64_t hash_text(str text):
@@ -95,7 +96,7 @@ cdef class LexemeAtoms:
     def doc_atoms(self, doc):
         """(len(doc), N_ATOMS) array of the doc's word atoms; the per-token
         input columns (A_TAG, A_CHUNK) are left 0 for the caller to fill."""
-        cdef uint64_t[::1] orths = numpy.ascontiguousarray(doc.to_array("ORTH"), dtype="uint64")
+        cdef uint64_t[::1] orths = numpy.ascontiguousarray(doc.to_array(ORTH), dtype="uint64")
         cdef int n = len(doc), i
         out = numpy.zeros((n, N_ATOMS), dtype="uint64")
         cdef uint64_t[:, ::1] view = out
@@ -110,7 +111,7 @@ cdef class LexemeAtoms:
         """The substrings of each token as CSR arrays (offsets, hashes)."""
         if not self.substrings:
             raise ValueError("this LexemeAtoms does not compute substrings")
-        cdef uint64_t[::1] orths = numpy.ascontiguousarray(doc.to_array("ORTH"), dtype="uint64")
+        cdef uint64_t[::1] orths = numpy.ascontiguousarray(doc.to_array(ORTH), dtype="uint64")
         cdef int n = len(doc), i, j, k = 0
         offsets = numpy.zeros((n + 1,), dtype="int32")
         cdef int[::1] ov = offsets

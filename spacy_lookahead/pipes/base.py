@@ -9,6 +9,7 @@ import numpy
 
 import srsly
 from spacy import util
+from spacy.attrs import IS_SPACE, TAG
 from spacy.errors import Errors
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc, Span
@@ -197,7 +198,7 @@ class SearchPipe(TrainablePipe):
         """Empty tags on words are an error. In update(), the tags are
         learnt as seen; in a prediction call (`_start_tally`), those unseen
         in training are counted for one warning (`_warn_unseen_tags`)."""
-        words = ~doc.to_array("IS_SPACE").astype(bool)
+        words = doc.to_array(IS_SPACE) == 0
         empty = numpy.flatnonzero((tags == 0) & words)
         if len(empty):
             i = int(empty[0])
@@ -249,7 +250,7 @@ class SearchPipe(TrainablePipe):
         from the aligned gold doc; missing at prediction time is an error,
         and so is an empty tag on a word."""
         if doc.has_annotation("TAG"):
-            tags = doc.to_array("TAG")
+            tags = doc.to_array(TAG)
             self._check_tags(doc, tags)
             atoms[:, A_TAG] = tags
         elif example is not None and example.reference.has_annotation("TAG"):
@@ -409,7 +410,7 @@ class SearchPipe(TrainablePipe):
 def _has_words(doc: Doc) -> bool:
     """Whether the doc has a token that is not whitespace (a doc of
     whitespace only needs no input annotation: the models never see it)."""
-    return bool(len(doc)) and not doc.to_array("IS_SPACE").all()
+    return bool(len(doc)) and not doc.to_array(IS_SPACE).all()
 
 
 def _rebuild_pipe(cls, state: Dict[str, Any]) -> SearchPipe:

@@ -10,6 +10,7 @@ The mapping is per doc and vectorised: no Python per token.
 from typing import List, Optional, Sequence, Tuple
 
 import numpy
+from spacy.attrs import IS_SPACE
 from spacy.tokens import Doc
 
 SPACE_TAG = "_SP"
@@ -22,10 +23,10 @@ def content_index(doc: Doc) -> Optional[numpy.ndarray]:
     is no whitespace token (the common case: nothing to map)."""
     if not len(doc):
         return None
-    space = doc.to_array("IS_SPACE").astype(bool)
+    space = doc.to_array(IS_SPACE)  # an attribute id: spaCy resolves a name per call
     if not space.any():
         return None
-    return numpy.flatnonzero(~space).astype("int32")
+    return numpy.flatnonzero(space == 0).astype("int32")
 
 
 def compact_substrings(offsets: numpy.ndarray, hashes: numpy.ndarray,
