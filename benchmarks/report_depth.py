@@ -6,6 +6,7 @@ depth table on the full EWT training set (train-parser-depth).
     metrics/depth_speed_parse{,_d3}.json       benchmarks/parser_speed.py
     metrics/parser_depth_d<D>.json             benchmarks/parser_eval.py
     metrics/time_parser_depth_d<D>.json        benchmarks/timed.py
+    metrics/threads_{tag,chunk,ner,parse}.json speed.py / parser_speed.py (benchmark-threads)
 """
 import json
 from pathlib import Path
@@ -38,7 +39,7 @@ def _speed_rows(models: Dict[str, dict], reference: str, prefix: str) -> List[st
         if not rate:
             continue
         check = r.get("tag_acc_check", r.get("f1_check", r.get("uas_check")))
-        rows.append(f"| {depth} | {rate:,.0f} | {_ratio(rate, ref, '.2f')} | {_ratio(rate, d1, '.0%')} "
+        rows.append(f"| {depth} | {rate:,.0f} | {_ratio(rate, ref, '.2f')} | {_ratio(rate, d1, '.1%')} "
                     f"| {r.get('peak_rss_mb', '-')} | {'-' if check is None else format(check, '.4f')} |")
     if ref:
         rows.append(f"| {reference} | {ref:,.0f} | 1.00 | - | "
@@ -71,6 +72,25 @@ def section(metrics: Path) -> List[str]:
                   "labels for the first-order sequence models, branch-and-bound for the parser "
                   "(core/search.pyx). The accuracy check is that of the depth-1 weights searched at "
                   "depth D (not a model trained at D).", ""] + tables
+    thread_rows = []
+    for task, prefix in (("tag", "tagger"), ("chunk", "chunker"), ("ner", "ner"),
+                         ("parse", "parser")):
+        rec = _read(metrics / f"threads_{task}.json")
+        if not rec:
+            continue
+        models = rec.get("models", {})
+        one = _rate(models.get(f"{prefix}_t1"))
+        two, procs = _rate(models.get(f"{prefix}_t2")), _rate(models.get(f"{prefix}_p2"))
+        thread_rows.append(f"| {prefix} | {one:,.0f} | {_ratio(two, one, '.2f')} | "
+                           f"{_ratio(procs, one, '.2f')} |" if one else f"| {prefix} | - | - | - |")
+    if thread_rows:
+        lines += ["### Threads against processes", "",
+                  "Each depth-1 model on its gold-token test set, `nlp.pipe(batch_size=1000)`, "
+                  "`n_threads = 2` (`MODEL@n_threads=2`) and spaCy's `n_process = 2` "
+                  "(`MODEL@n_process=2`) against one thread, same run per task "
+                  "(`spacy project run benchmark-threads`):", "",
+                  "| component | tokens/s, 1 thread | x n_threads = 2 | x n_process = 2 |",
+                  "| --- | --- | --- | --- |"] + thread_rows + [""]
     rows = []
     for depth in range(4):
         rec = _read(metrics / f"parser_depth_d{depth}.json")
