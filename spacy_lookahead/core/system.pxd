@@ -38,3 +38,20 @@ cdef class TransitionSystem:
     cdef double upper_group(self, const void* state, int group, int steps, Weights W,
                             feat_t* feats, void* cache) noexcept nogil
     cdef int oracle(self, const void* state) noexcept nogil
+
+
+cdef inline double partial_bound(const double* row, int nr_class, Weights W, const feat_t* feats,
+                                 int n_feats) noexcept nogil:
+    """An upper bound of max over a of (row[a] + w . phi_rest(a)), for a
+    system that scores a cached partial row and then adds the features
+    `feats`: the row's best plus each feature's largest weight, added in the
+    order the score adds them (floating-point addition is monotone, so the
+    bound holds for the rounded sums too)."""
+    cdef double bound = row[0]
+    cdef int a, i
+    for a in range(1, nr_class):
+        if row[a] > bound:
+            bound = row[a]
+    for i in range(n_feats):
+        bound += W.row_max(feats[i])
+    return bound

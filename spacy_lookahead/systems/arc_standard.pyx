@@ -35,7 +35,7 @@ import numpy
 from ..core.features cimport (N_ATOMS, A_LOWER, A_TAG, ATOM_BEFORE, LABEL_ATOM, feat1, feat2,
                               feat3)
 from ..core.instance cimport Instance
-from ..core.system cimport TransitionSystem
+from ..core.system cimport TransitionSystem, partial_bound
 from ..core.weights cimport Weights, feat_t
 
 DEF MAX_FEATS = 72
@@ -472,19 +472,10 @@ cdef class ArcStandardSystem(TransitionSystem):
         sums it."""
         cdef const ParseStateC* s = <const ParseStateC*>state
         cdef const double* row
-        cdef double bound
-        cdef int a, i, n
         if not self.score_cache:
             return TransitionSystem.upper(self, state, W, buf, cache)
         row = self.structure_scores(s, W, buf, cache)
-        bound = row[0]
-        for a in range(1, self.nr_class):
-            if row[a] > bound:
-                bound = row[a]
-        n = self.extract_labels(buf, s)
-        for i in range(n):
-            bound += W.row_max(buf[i])
-        return bound
+        return partial_bound(row, self.nr_class, W, buf, self.extract_labels(buf, s))
 
     cdef size_t _label_max_offset(self) noexcept nogil:
         return (N_SLOTS * (KEY_WORDS + self.nr_class) + 1) * sizeof(uint64_t)

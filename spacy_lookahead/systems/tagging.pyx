@@ -12,7 +12,7 @@ from ..core.features cimport (N_ATOMS, A_ORTH, A_LOWER, A_PRE1, A_SUF1,
                               A_ALL_CAPS, A_INIT_CAP, A_TAG, A_CHUNK, ATOM_BEFORE,
                               LABEL_ATOM, atom_at, feat1, feat2, feat3)
 from ..core.instance cimport Instance
-from ..core.system cimport TransitionSystem
+from ..core.system cimport TransitionSystem, partial_bound
 from ..core.weights cimport Weights, feat_t
 
 
@@ -294,15 +294,7 @@ cdef class TaggingSystem(TransitionSystem):
         sums it."""
         cdef const TagStateC* s = <const TagStateC*>state
         cdef const double* row = self.static_scores(s, W, buf)
-        cdef double bound = row[0]
-        cdef int a, i, n
-        for a in range(1, self.nr_class):
-            if row[a] > bound:
-                bound = row[a]
-        n = self.extract_dynamic(buf, s)
-        for i in range(n):
-            bound += W.row_max(buf[i])
-        return bound
+        return partial_bound(row, self.nr_class, W, buf, self.extract_dynamic(buf, s))
 
     cdef const double* static_scores(self, const TagStateC* s, Weights W, feat_t* buf) noexcept nogil:
         """The static features' scores at the state's position, cached in the
