@@ -77,6 +77,7 @@ cdef struct LexemeC:
     uint64_t atoms[N_WORD_ATOMS]
     int n_subs
     uint64_t* subs
+    bint is_space   # spaCy's IS_SPACE: the text is whitespace
 
 
 cdef class LexemeAtoms:

@@ -84,6 +84,7 @@ cdef class LexemeAtoms:
             lex = <LexemeC*>self.mem.alloc(1, sizeof(LexemeC))
             for i in range(N_WORD_ATOMS):
                 lex.atoms[i] = values[i]
+            lex.is_space = text.isspace()
             if self.substrings:
                 subs = word_substrings(text)
                 lex.n_subs = len(subs)
@@ -106,6 +107,30 @@ cdef class LexemeAtoms:
             lex = self.get(orths[i], strings)
             memcpy(&view[i, 0], lex.atoms, N_WORD_ATOMS * sizeof(uint64_t))
         return out
+
+    def doc_atoms_and_content(self, doc):
+        """(doc_atoms(doc), the positions of the tokens that are not
+        whitespace as int32, or None if no token is whitespace): one pass
+        for both."""
+        cdef uint64_t[::1] orths = numpy.ascontiguousarray(doc.to_array(ORTH), dtype="uint64")
+        cdef int n = len(doc), i, k = 0, n_space = 0
+        out = numpy.zeros((n, N_ATOMS), dtype="uint64")
+        cdef uint64_t[:, ::1] view = out
+        cdef const LexemeC* lex
+        strings = doc.vocab.strings
+        for i in range(n):
+            lex = self.get(orths[i], strings)
+            memcpy(&view[i, 0], lex.atoms, N_WORD_ATOMS * sizeof(uint64_t))
+            n_space += lex.is_space
+        if not n_space:
+            return out, None
+        index = numpy.zeros((n - n_space,), dtype="int32")
+        cdef int[::1] iv = index
+        for i in range(n):
+            if not self.get(orths[i], strings).is_space:
+                iv[k] = i
+                k += 1
+        return out, index
 
     def doc_substrings(self, doc):
         """The substrings of each token as CSR arrays (offsets, hashes)."""

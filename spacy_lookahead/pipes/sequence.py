@@ -1,7 +1,7 @@
 """What the sequence labellers (tagger, chunker, NER) share: the tagging
 system built from the config, its inputs per doc, and the gold labels; the
 search and the learner are the shared ones of `TransitionPipe`."""
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 import numpy
 from spacy.tokens import Doc
@@ -75,12 +75,19 @@ class SequencePipe(TransitionPipe):
         return [names[i] for i in output]
 
     def _inputs(self, docs: List[Doc], examples: Optional[List[Example]] = None) -> list:
-        inputs = []
+        return self.inputs_and_indexes(docs, examples)[0]
+
+    def inputs_and_indexes(self, docs: List[Doc], examples: Optional[List[Example]] = None
+                           ) -> Tuple[list, List[Optional[numpy.ndarray]]]:
+        """The inputs, and the content tokens from the same pass over the
+        words (the lexeme cache knows which are whitespace)."""
+        inputs, indexes = [], []
         for i, doc in enumerate(docs):
-            atoms = self._atoms.doc_atoms(doc)
+            atoms, index = self._atoms.doc_atoms_and_content(doc)
             self.input_columns(doc, atoms, examples[i] if examples else None)
             item = {"atoms": atoms, "forced": self.forced_ids(doc)}
             if self.feature_set == "ner":
                 item["substrings"] = self._atoms.doc_substrings(doc)
             inputs.append(item)
-        return inputs
+            indexes.append(index)
+        return inputs, indexes

@@ -123,15 +123,22 @@ class TransitionPipe(SearchPipe):
         averaged perceptron)."""
         return self.weights if self.is_sapo else super().averaged_weights
 
+    def inputs_and_indexes(self, docs: List[Doc], examples: Optional[List[Example]] = None
+                           ) -> Tuple[list, List[Optional[numpy.ndarray]]]:
+        """The system inputs of the docs (`_inputs`) and the positions of
+        their content tokens (None: no whitespace token)."""
+        return self._inputs(docs, examples), [content_index(doc) for doc in docs]
+
     def instances(self, docs: List[Doc], examples: Optional[List[Example]] = None,
-                  indexes: Optional[List[Optional[numpy.ndarray]]] = None) -> Iterator:
+                  indexes: Optional[List[Optional[numpy.ndarray]]] = None,
+                  inputs: Optional[list] = None) -> Iterator:
         """The system's instances of the docs without their whitespace
-        tokens (`indexes`: the content tokens of each doc), made one at a
-        time as the engine takes them (one doc's search arrays alive)."""
+        tokens (`indexes`: the content tokens of each doc; `inputs`: from
+        inputs_and_indexes, if made already), made one at a time as the
+        engine takes them."""
         system = self.system
-        if indexes is None:
-            indexes = [content_index(doc) for doc in docs]
-        inputs = self._inputs(docs, examples)
+        if inputs is None or indexes is None:
+            inputs, indexes = self.inputs_and_indexes(docs, examples)
         if examples is None:
             return (system.instance(compact_input(x, i)) for x, i in zip(inputs, indexes))
         golds = [self.gold(eg, i) for eg, i in zip(examples, indexes)]
@@ -179,8 +186,8 @@ class TransitionPipe(SearchPipe):
         docs = list(docs)
         self._require_labels()
         self._start_tally()
-        indexes = [content_index(doc) for doc in docs]
-        instances = self.instances(docs, None, indexes)
+        inputs, indexes = self.inputs_and_indexes(docs)
+        instances = self.instances(docs, None, indexes, inputs)
         cfg = self.cfg
         threads = cfg["n_threads"]
         if self.is_sapo:
@@ -206,10 +213,11 @@ class TransitionPipe(SearchPipe):
         docs = list(docs)
         self._require_labels()
         self._start_tally()
-        indexes = [content_index(doc) for doc in docs]
+        inputs, indexes = self.inputs_and_indexes(docs)
         out = []
         for (outputs, scores), index, doc in zip(
-                in_threads(decoding.nbest, self.instances(docs, None, indexes), self.cfg["n_threads"],
+                in_threads(decoding.nbest, self.instances(docs, None, indexes, inputs),
+                           self.cfg["n_threads"],
                            self.averaged_weights, n, self.cfg["beam_width"], self.exact_topn),
                 indexes, docs):
             if index is not None:
