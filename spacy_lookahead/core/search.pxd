@@ -17,7 +17,7 @@ cdef class Workspace:
       feats, cache: whoever is scoring or extracting right now (never kept
         across calls, except the system's own cache, see TransitionSystem);
       values, paths, path_lens: the results of the last lookahead_first();
-      dp_*: the lookahead of a first-order system at depth >= 1 (lookahead_first
+      dp_*: the lookahead of a first-order system at depth >= 2 (lookahead_first
         only): per level 1..D, a base state, and per previous action p the
         state's action scores and validity, the best continuation's value
         and its first action;
@@ -47,7 +47,7 @@ cdef class Workspace:
     cdef int* dp_valid          # [(l * T + p) * T + b]
     cdef double* dp_best        # [l * T + p]
     cdef int* dp_arg            # [l * T + p]: first action of the best continuation, -1: none
-    # Branch-and-bound lookahead (systems that are not first-order, depth >= 1)
+    # Branch-and-bound lookahead (depth 1, and systems that are not first-order)
     cdef public bint bnb
     cdef bint pruning           # a root value is known: prune what cannot beat it
     cdef double* prefix         # [level]: the score of the action taken at each level

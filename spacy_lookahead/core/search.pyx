@@ -6,10 +6,11 @@ shortcuts, with the same decisions (the same sums in the same order, the
 same paths, first in class order on ties):
 
 * first-order systems (the scores of a state depend only on its step and the
-  previous action: the tagging system without label trigrams): the best
-  continuation of every first action is a Viterbi-style max over the next D
-  steps, O(D T) scorings of T actions;
-* other systems (the parser, tagging with label trigrams): branch-and-bound.
+  previous action: the tagging system without label trigrams) at depth >= 2:
+  the best continuation of every first action is a Viterbi-style max over
+  the next D steps, O(D T) scorings of T actions;
+* depth 1, and other systems (the parser, tagging with label trigrams):
+  branch-and-bound (at depth 1 it skips most first actions' T scores).
   Once one first action has been searched, an action whose last step leads
   to a state s is skipped when the path's score plus the system's admissible
   bound of s's best action score (TransitionSystem.upper) cannot beat the
@@ -54,8 +55,8 @@ cdef class Workspace:
         self.values = <double*>self.mem.alloc(self.nr_class, sizeof(double))
         self.paths = <int*>self.mem.alloc(self.nr_class * (depth + 1), sizeof(int))
         self.path_lens = <int*>self.mem.alloc(self.nr_class, sizeof(int))
-        self.dp = system.first_order and depth >= 1
-        self.bnb = not system.first_order and depth >= 1
+        self.dp = system.first_order and depth >= 2
+        self.bnb = depth >= 1 and not self.dp
         self.prefix = <double*>self.mem.alloc(depth + 1, sizeof(double))
         self.children_bound = <double*>self.mem.alloc(depth + 1, sizeof(double))
         self.group_bound = <double*>self.mem.alloc(
