@@ -23,11 +23,14 @@ def assert_fast_search_agrees(system, doc_input, history, W, depth, rng):
     also with a random favoured action and handicap (the margin
     perceptron's gold and C), where the favoured action's value and path
     must be exact too."""
-    for favoured, handicap in [(-1, 0.0), (rng.randrange(system.nr_class), rng.choice([0.0, 1.0, 2.5]))]:
-        ref = views.lookahead(system, doc_input, history, W, depth, exhaustive=True,
-                              favoured=favoured, handicap=handicap)
-        fast = views.lookahead(system, doc_input, history, W, depth, favoured=favoured,
-                               handicap=handicap)
-        assert fast[0] == ref[0]
-        for a in {ref[0], favoured} - {-1}:
-            assert fast[1][a] == ref[1][a] and fast[2][a] == ref[2][a]
+    tables = (W, W.average()) if not W.frozen else (W,)  # training and frozen weights
+    for table in tables:  # (first-order systems: the DP with the one, bounds with the other)
+        for favoured, handicap in [(-1, 0.0),
+                                   (rng.randrange(system.nr_class), rng.choice([0.0, 1.0, 2.5]))]:
+            ref = views.lookahead(system, doc_input, history, table, depth, exhaustive=True,
+                                  favoured=favoured, handicap=handicap)
+            fast = views.lookahead(system, doc_input, history, table, depth, favoured=favoured,
+                                   handicap=handicap)
+            assert fast[0] == ref[0]
+            for a in {ref[0], favoured} - {-1}:
+                assert fast[1][a] == ref[1][a] and fast[2][a] == ref[2][a]

@@ -285,3 +285,34 @@ def test_branch_and_bound_ties_with_tight_bounds(depth):
         fast = views.lookahead(system, atoms, [], W, depth, favoured=2, handicap=handicap)
         assert ref[0] == rival and fast[0] == rival
         assert fast[1][rival] == ref[1][rival] and fast[2][rival] == ref[2][rival]
+
+
+@pytest.mark.parametrize("direction", ["ltr", "rtl"])
+def test_first_order_bounds_dominate_what_they_bound(direction):
+    """The first-order tagger's bounds: upper(S) >= every label's score;
+    upper_after(S) >= upper() of every child; the group bound plus a label's
+    score >= its lookahead value 1 and 2 steps deep (training table and its
+    frozen average)."""
+    rng = random.Random(5)
+    system = TaggingSystem(3, direction=direction)
+    atoms = atoms_of(WORDS[:4])
+    W = random_weights(system, atoms, rng)
+    W.tick()
+    for table in (W, W.average()):
+        for length in range(4):
+            for history in itertools.product(range(3), repeat=length):
+                history = list(history)
+                scores = step_scores(system, atoms, history, table)
+                up, after = views.bounds(system, atoms, history, table)
+                assert up >= max(scores)
+                for a in range(3):
+                    child = history + [a]
+                    final = views.valid_actions(system, atoms, child)[1]
+                    assert after >= (0.0 if final else views.bounds(system, atoms, child, table)[0])
+                near = views.group_bounds(system, atoms, history, table, 1)
+                far = views.group_bounds(system, atoms, history, table, 2)
+                one = views.lookahead(system, atoms, history, table, 1, exhaustive=True)[1]
+                two = views.lookahead(system, atoms, history, table, 2, exhaustive=True)[1]
+                for a in range(3):
+                    assert scores[a] + near[a] >= one[a]
+                    assert scores[a] + (near[a] + far[a]) >= two[a]

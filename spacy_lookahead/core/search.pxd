@@ -47,7 +47,7 @@ cdef class Workspace:
     cdef int* dp_valid          # [(l * T + p) * T + b]
     cdef double* dp_best        # [l * T + p]
     cdef int* dp_arg            # [l * T + p]: first action of the best continuation, -1: none
-    # Branch-and-bound lookahead (depth 1, and systems that are not first-order)
+    # Branch-and-bound lookahead (depth >= 1; see _dp_pays for first-order systems)
     cdef public bint bnb
     cdef bint pruning           # a root value is known: prune what cannot beat it
     cdef double* prefix         # [level]: the score of the action taken at each level

@@ -8,9 +8,10 @@ same paths, first in class order on ties):
 * first-order systems (the scores of a state depend only on its step and the
   previous action: the tagging system without label trigrams) at depth >= 2:
   the best continuation of every first action is a Viterbi-style max over
-  the next D steps, O(D T) scorings of T actions;
-* depth 1, and other systems (the parser, tagging with label trigrams):
-  branch-and-bound (at depth 1 it skips most first actions' T scores).
+  the next D steps, O(D T) scorings of T actions (used where it is the
+  faster of the two: _dp_pays);
+* otherwise: branch-and-bound (at depth 1 it skips most first actions' T
+  scores).
   Once one first action has been searched, an action whose last step leads
   to a state s is skipped when the path's score plus the system's admissible
   bound of s's best action score (TransitionSystem.upper) cannot beat the
@@ -56,7 +57,7 @@ cdef class Workspace:
         self.paths = <int*>self.mem.alloc(self.nr_class * (depth + 1), sizeof(int))
         self.path_lens = <int*>self.mem.alloc(self.nr_class, sizeof(int))
         self.dp = system.first_order and depth >= 2
-        self.bnb = depth >= 1 and not self.dp
+        self.bnb = depth >= 1
         self.prefix = <double*>self.mem.alloc(depth + 1, sizeof(double))
         self.children_bound = <double*>self.mem.alloc(depth + 1, sizeof(double))
         self.group_bound = <double*>self.mem.alloc(
@@ -276,6 +277,14 @@ cdef double _dp_value(Workspace ws, int a) noexcept nogil:
     return ws.scores[a] + ws.dp_best[T + a]
 
 
+cdef inline bint _dp_pays(Workspace ws, Weights W) noexcept nogil:
+    """Where both are exact, which is faster (measured on EWT): the DP at
+    depth 3 (branch-and-bound bounds two steps ahead, not three), and in
+    training (a training table's bounds are read off its rows, and change
+    with every update); branch-and-bound at depth 2 with frozen weights."""
+    return ws.depth >= 3 or not W.frozen or not ws.system.bounds_two_steps
+
+
 cdef int lookahead_first(Workspace ws, Weights W, const void* state, int favoured=-1,
                          double handicap=0.0) noexcept nogil:
     """For every first action a: the best score of the paths a, a_1 .. a_D
@@ -292,7 +301,7 @@ cdef int lookahead_first(Workspace ws, Weights W, const void* state, int favoure
     ws.system.copy_state(ws.state_at(0), state, ws.state_size)
     if not _expand(ws, W, 0):
         return -1
-    if ws.dp:
+    if ws.dp and (not ws.bnb or _dp_pays(ws, W)):
         _continuations(ws, W)
         for a in range(T):
             if ws.valid[a]:
@@ -331,6 +340,8 @@ cdef int _branch_and_bound(Workspace ws, Weights W, int favoured, double handica
     for a in range(T):
         if ws.valid[a] and (top < 0 or ws.scores[a] > ws.scores[top]):
             top = a
+    if top >= 0 and top != favoured:
+        _greedy_seed(ws, W, top)
     for k in range(-1, T):
         a = top if k < 0 else k
         if a < 0 or not ws.valid[a] or a == favoured or (k >= 0 and a == top):
@@ -338,6 +349,39 @@ cdef int _branch_and_bound(Workspace ws, Weights W, int favoured, double handica
         _root_action(ws, W, a, 0.0)
     ws.pruning = False
     return ws.root_best_a
+
+
+cdef void _greedy_seed(Workspace ws, Weights W, int top) noexcept nogil:
+    """A first root value before any search: the greedy path from the best-
+    scoring action, summed as _search sums it (a path's value is at most
+    its first action's value, so pruning below it is safe, and the search
+    of `top` itself is then pruned too; ties keep their class order)."""
+    cdef int D = ws.depth, T = ws.nr_class, level, a, b
+    cdef double tail = 0.0, v
+    cdef double* taken = ws.prefix  # scratch: the path's scores (prefix is rebuilt by the search)
+    a = top
+    taken[0] = ws.scores[a]
+    for level in range(1, D + 1):
+        ws.system.copy_state(ws.state_at(level), ws.state_at(level - 1), ws.state_size)
+        ws.system.apply(ws.state_at(level), a)
+        if not _expand(ws, W, level):
+            D = level - 1  # a final state: the path ends here (value 0 below)
+            break
+        b = -1
+        for a in range(T):
+            if ws.valid[level * T + a] and (b < 0 or ws.scores[level * T + a] > ws.scores[level * T + b]):
+                b = a
+        if b < 0:
+            return  # stuck: no complete path to offer
+        a = b
+        taken[level] = ws.scores[level * T + a]
+    for level in range(D, -1, -1):
+        tail = taken[level] + tail if level < D else taken[level]
+    v = tail
+    if ws.root_best_a < 0 or v > ws.root_best or (v == ws.root_best and top < ws.root_best_a):
+        ws.root_best = v
+        ws.root_best_a = top
+    ws.pruning = True
 
 
 cdef void _root_action(Workspace ws, Weights W, int a, double handicap) noexcept nogil:

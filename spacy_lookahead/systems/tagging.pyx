@@ -78,6 +78,14 @@ DEF FS_NER = 2
 FEATURE_SETS = {"pos": FS_POS, "chunk": FS_CHUNK, "ner": FS_NER}
 
 
+cdef struct PrevMaxC:
+    # TaggingSystem.prev_max's cache: for the weights `table` at `version`
+    uint64_t table
+    int64_t version
+    double value
+    bint known
+
+
 cdef class TaggingSystem(TransitionSystem):
     """Label every token; the label set is the action set.
 
@@ -117,6 +125,13 @@ cdef class TaggingSystem(TransitionSystem):
             self.max_feats += N_SUBSTRINGS_MAX
         self.state_size = sizeof(TagStateC)
         self.first_order = not self.tag_trigrams
+        if self.first_order:
+            # branch-and-bound two steps ahead: every label is one sibling
+            # group (what follows a label differs only in the previous-label
+            # feature); the cache holds that feature's largest weight
+            self.n_sibling_groups = 1
+            self.bounds_two_steps = True
+            self.cache_size = sizeof(PrevMaxC)
         self.mem = Pool()
         ones = numpy.ones((nr_class,), dtype="int32")
         allowed = numpy.ones((nr_class + 1, nr_class), dtype="int32") if allowed is None else allowed
@@ -296,11 +311,63 @@ cdef class TaggingSystem(TransitionSystem):
         cdef const double* row = self.static_scores(s, W, buf)
         return partial_bound(row, self.nr_class, W, buf, self.extract_dynamic(buf, s))
 
+    cdef int sibling_group(self, const void* state, int action) noexcept nogil:
+        return 0
+
+    cdef double upper_group(self, const void* state, int group, int steps, Weights W,
+                            feat_t* buf, void* cache) noexcept nogil:
+        """First-order: the states 1 (2) steps after any label differ only in
+        their previous label, so one bound covers them: the best static
+        score at that position plus the previous-label feature's largest
+        weight over every label (0 where they are final)."""
+        cdef const TagStateC* s = <const TagStateC*>state
+        return self.bound_at_step(s, s.step + steps, W, buf, cache)
+
+    cdef double upper_after(self, const void* state, Weights W, feat_t* buf,
+                            void* cache) noexcept nogil:
+        cdef const TagStateC* s = <const TagStateC*>state
+        return self.bound_at_step(s, s.step + 1, W, buf, cache)
+
+    cdef double bound_at_step(self, const TagStateC* s, int step, Weights W, feat_t* buf,
+                              void* cache) noexcept nogil:
+        """A bound of the best action score of every state at `step` (its
+        previous label any): 0 if such states are final."""
+        cdef int n = s.doc.length
+        if step >= n:
+            return 0.0
+        cdef const double* row = self.static_row(s.doc, n - 1 - step if self.rtl else step, W, buf)
+        cdef double best = row[0]
+        cdef int a
+        for a in range(1, self.nr_class):
+            if row[a] > best:
+                best = row[a]
+        return best + self.prev_max(W, cache)  # added as score() adds them
+
+    cdef double prev_max(self, Weights W, void* cache) noexcept nogil:
+        """The previous-label feature's largest weight over every label, kept
+        in the caller's cache for the weights' identity and version."""
+        cdef PrevMaxC* c = <PrevMaxC*>cache
+        cdef double top = 0.0, m
+        cdef int b
+        if c.table == <uint64_t><size_t><void*>W and c.version == W.version and c.known:
+            return c.value
+        for b in range(self.nr_class):
+            m = W.row_max(feat1(T_PREV1, LABEL_ATOM + b))
+            if m > top:
+                top = m
+        c.table = <uint64_t><size_t><void*>W
+        c.version = W.version
+        c.value = top
+        c.known = True
+        return top
+
     cdef const double* static_scores(self, const TagStateC* s, Weights W, feat_t* buf) noexcept nogil:
-        """The static features' scores at the state's position, cached in the
-        doc per weights version."""
-        cdef TagDocC* doc = s.doc
-        cdef int i = self.position(s)
+        """The static features' scores at the state's position."""
+        return self.static_row(s.doc, self.position(s), W, buf)
+
+    cdef const double* static_row(self, TagDocC* doc, int i, Weights W, feat_t* buf) noexcept nogil:
+        """The static features' scores at position i, cached in the doc per
+        weights version."""
         cdef double* cached = &doc.cache[i * self.nr_class]
         cdef int n
         if doc.cache_version[i] != W.version or doc.cache_owner != <void*>W:
