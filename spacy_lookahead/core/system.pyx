@@ -74,10 +74,10 @@ cdef class TransitionSystem:
 
     cdef double upper_group(self, const void* state, int group, int steps, Weights W,
                             feat_t* feats, void* cache) noexcept nogil:
-        """For every action a of the group, with child_a the state after it:
-        steps 1, an upper bound of child_a's best action score (0 if child_a
-        is final); steps 2, an upper bound of the best action score of every
-        child of child_a (0 for a final one; 0 if child_a is final)."""
+        """For every action a of the group, an upper bound of the best action
+        score `steps` (>= 1) actions below it: of child_a (steps 1), of every
+        child of child_a (steps 2), and so on; 0 for a final state (its
+        search value is 0). +inf: no bound."""
         return INFINITY
 
     cdef int oracle(self, const void* state) noexcept nogil:

@@ -522,6 +522,8 @@ cdef class ArcStandardSystem(TransitionSystem):
         cdef double far = -INFINITY, bound
         if steps == 1:
             return self.family_bound(s, W, buf, cache, first, True, -1, False)
+        if steps > 2:
+            return INFINITY
         self.copy_state(child, state, 0)
         self.apply(child, first)
         if self.is_final(child):
