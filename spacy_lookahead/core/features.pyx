@@ -97,16 +97,7 @@ cdef class LexemeAtoms:
     def doc_atoms(self, doc):
         """(len(doc), N_ATOMS) array of the doc's word atoms; the per-token
         input columns (A_TAG, A_CHUNK) are left 0 for the caller to fill."""
-        cdef uint64_t[::1] orths = numpy.ascontiguousarray(doc.to_array(ORTH), dtype="uint64")
-        cdef int n = len(doc), i
-        out = numpy.zeros((n, N_ATOMS), dtype="uint64")
-        cdef uint64_t[:, ::1] view = out
-        cdef const LexemeC* lex
-        strings = doc.vocab.strings
-        for i in range(n):
-            lex = self.get(orths[i], strings)
-            memcpy(&view[i, 0], lex.atoms, N_WORD_ATOMS * sizeof(uint64_t))
-        return out
+        return self.doc_atoms_and_content(doc)[0]
 
     def doc_atoms_and_content(self, doc):
         """(doc_atoms(doc), the positions of the tokens that are not
