@@ -206,7 +206,6 @@ cdef bint _cannot_win(Workspace ws, Weights W, int level, double v, const void* 
     score at each level plus the value below it), is an upper bound of the
     computed value because floating-point addition is monotone."""
     cdef double bound = 0.0
-    cdef int k
     if not ws.system.is_final(child):
         bound = ws.system.upper(child, W, ws.feats, ws.cache)
     return _bound_loses(ws, level, v + bound)
