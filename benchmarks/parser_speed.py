@@ -51,7 +51,9 @@ def worker(data, spec, batch_size, repeats, code, limit=0):
     list(nlp.pipe(fresh()[:min(200, len(gold) // 5 or 1)], batch_size=batch_size, n_process=n_process))
     n_tokens = sum(len(d) for d in gold)
     rates = []
+    out = None
     for _ in range(repeats):
+        out = docs = None  # the last run's docs freed outside the timing
         docs = fresh()
         t0 = time.perf_counter()
         out = list(nlp.pipe(docs, batch_size=batch_size, n_process=n_process))

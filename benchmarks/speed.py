@@ -105,6 +105,7 @@ def worker(name: str, model: str, data: str, batch_size: int, repeats: int,
                   unit="run", file=sys.stderr, leave=False):
         elapsed = 0.0
         for _ in range(passes):  # one pass of docs in memory at a time
+            predicted = docs = None  # the last pass's docs freed outside the timing
             docs = fresh_docs()
             t0 = time.perf_counter()
             predicted = list(nlp.pipe(docs, batch_size=batch_size, n_process=n_process))

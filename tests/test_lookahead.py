@@ -6,6 +6,7 @@ import random
 import numpy
 import pytest
 from hypothesis import given, settings, strategies as st
+from spacy_lookahead.core.decode import NoValidOutput
 from spacy_lookahead.core.features import token_atoms
 from spacy_lookahead.core.weights import Weights
 from spacy_lookahead.systems.tagging import TaggingSystem
@@ -51,6 +52,29 @@ def random_weights(system, atoms, rng):
                     if W.get(int(f), c) == 0.0:
                         W.add(int(f), c, rng.gauss(0, 1))
     return W
+
+
+def integer_weights(system, atoms, rng, W=None):
+    """Small integer weights (many ties) on every feature of every history
+    a first-order system can see (added to W if given)."""
+    W = Weights() if W is None else W
+    for h in range(len(atoms)):
+        for history in itertools.product(range(system.nr_class), repeat=min(h, 1)):
+            prefix = [0] * max(h - 1, 0) + list(history)
+            for f in views.features(system, atoms, prefix):
+                for c in range(system.nr_class):
+                    if W.get(int(f), c) == 0.0:
+                        W.add(int(f), c, float(rng.randint(-2, 2)))
+    return W
+
+
+def constrained_system(nr_class, direction, constrained):
+    extra = {}
+    if constrained:  # label 1 never follows label 0; label 0 never ends the doc
+        allowed = [[1] * nr_class] + [[1] * nr_class for _ in range(nr_class)]
+        allowed[1][1] = 0
+        extra = {"allowed": allowed, "at_doc_end": [0] + [1] * (nr_class - 1)}
+    return TaggingSystem(nr_class, direction=direction, **extra)
 
 
 @pytest.mark.parametrize("direction", ["ltr", "rtl"])
@@ -237,27 +261,66 @@ def test_first_order_dp_is_the_exhaustive_search(nr_class, length, depth, direct
     exhaustive search's values and paths, ties included (small integer
     weights make many ties), with and without label constraints."""
     rng = random.Random(seed)
-    extra = {}
-    if constrained:  # label 1 never follows label 0; label 0 never ends the doc
-        allowed = [[1] * nr_class] + [[1] * nr_class for _ in range(nr_class)]
-        allowed[1][1] = 0
-        extra = {"allowed": allowed, "at_doc_end": [0] + [1] * (nr_class - 1)}
-    system = TaggingSystem(nr_class, direction=direction, **extra)
+    system = constrained_system(nr_class, direction, constrained)
     assert system.first_order
     atoms = atoms_of(rng.sample(WORDS, length))
-    W = Weights()
-    for h in range(length):
-        for history in itertools.product(range(nr_class), repeat=min(h, 1)):
-            prefix = [0] * max(h - 1, 0) + list(history)
-            for f in views.features(system, atoms, prefix):
-                for c in range(nr_class):
-                    if W.get(int(f), c) == 0.0:
-                        W.add(int(f), c, float(rng.randint(-2, 2)))
+    W = integer_weights(system, atoms, rng)
     for h in range(length):
         history = [rng.randrange(nr_class) for _ in range(h)]
         fast = views.lookahead(system, atoms, history, W, depth)
         slow = views.lookahead(system, atoms, history, W, depth, exhaustive=True)
         assert fast == slow
+
+
+@settings(max_examples=40, deadline=None)
+@given(nr_class=st.integers(2, 5), length=st.integers(1, 6), depth=st.integers(2, 3),
+       direction=st.sampled_from(["ltr", "rtl"]), constrained=st.booleans(),
+       seed=st.integers(0, 2**16))
+def test_dp_rows_kept_along_a_derivation(nr_class, length, depth, direction, constrained, seed):
+    """Decoding and training a first-order system keep the DP's rows from
+    one decision to the next (a decision shares D - 1 steps with the one
+    before it): several docs decoded in a row give the exhaustive search's
+    decisions, and a training pass along the gold path the exhaustive
+    search's updates, the weights changing on the way."""
+    rng = random.Random(seed)
+    system = constrained_system(nr_class, direction, constrained)
+    docs = [atoms_of([rng.choice(WORDS) for _ in range(rng.randint(1, length))])
+            for _ in range(3)]
+    W = Weights()
+    for atoms in docs:
+        integer_weights(system, atoms, rng, W)
+    for table in (W, W.average()):
+        expected = []
+        for atoms in docs:
+            actions = []
+            for _ in range(len(atoms)):
+                best = views.lookahead(system, atoms, actions, table, depth, exhaustive=True)[0]
+                if best < 0:  # lookahead can lead into a dead end of the constraints
+                    break
+                actions.append(best)
+            expected.append(views.output(system, atoms, actions)
+                            if len(actions) == len(atoms) else None)
+        complete = [atoms for atoms, out in zip(docs, expected) if out is not None]
+        outputs = iter(predict(system, complete, table, "lookahead", depth))
+        for atoms, out in zip(docs, expected):
+            if out is None:
+                with pytest.raises(NoValidOutput):
+                    predict(system, [atoms], table, "lookahead", depth)
+            else:
+                assert list(next(outputs)) == list(out)
+    # gold paths the constraints allow (label 1 never follows 0, 0 never ends)
+    lowest = 1 if constrained else 0
+    golds = [numpy.array([rng.randrange(lowest, nr_class) for _ in atoms], dtype="int32")
+             for atoms in docs]
+    trained, reference = W.copy(), W.copy()
+    learners.margin_perceptron(system.instances(docs, golds), trained, depth, 1.0)
+    for atoms, gold in zip(docs, golds):
+        order = list(gold) if direction == "ltr" else list(gold[::-1])
+        for h in range(len(order)):
+            views.update_weight(system, atoms, order[:h], order[h], reference, depth, 1.0,
+                                exhaustive=True)
+    for a, b in zip(trained.to_arrays()[:4], reference.to_arrays()[:4]):  # keys .. weights
+        numpy.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.parametrize("depth", [1, 2])

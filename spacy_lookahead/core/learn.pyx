@@ -51,7 +51,9 @@ cdef int train_sequence(Workspace ws, Weights W, void* state, double margin,
     cdef TransitionSystem sys = ws.system
     cdef int n = 0, gold, mistakes = 0
     n_decisions[0] = 0
+    ws.start_derivation()
     while n < max_actions and not sys.is_final(state):
+        ws.step = n
         gold = sys.oracle(state)
         if gold >= 0:
             mistakes += update_weight(ws, W, state, gold, margin)
@@ -63,4 +65,5 @@ cdef int train_sequence(Workspace ws, Weights W, void* state, double margin,
                 break
         sys.apply(state, actions[n])
         n += 1
+    ws.step = -1
     return mistakes

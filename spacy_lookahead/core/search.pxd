@@ -1,3 +1,4 @@
+from libc.stdint cimport int64_t
 from cymem.cymem cimport Pool
 
 from .system cimport TransitionSystem
@@ -18,9 +19,14 @@ cdef class Workspace:
         across calls, except the system's own cache, see TransitionSystem);
       values, paths, path_lens: the results of the last lookahead_first();
       dp_*: the lookahead of a first-order system at depth >= 2 (lookahead_first
-        only): per level 1..D, a base state, and per previous action p the
-        state's action scores and validity, the best continuation's value
-        and its first action;
+        only): in D + 1 slots, the action scores and validity of the state
+        after each previous action p at one step of the derivation (kept for
+        the next decisions, see `step`); per level 1..D, the best
+        continuation's value and its first action;
+      step: set by whoever searches the decisions of one derivation in
+        order (decode, train_sequence): the actions taken before the state
+        searched now, -1 where unknown (no DP rows are kept then). They
+        call start_derivation() first;
       prefix, root_*, pruning: branch-and-bound (lookahead_first only)."""
     cdef Pool mem
     cdef readonly TransitionSystem system
@@ -41,12 +47,17 @@ cdef class Workspace:
     cdef int* paths          # [a * (depth + 1) + k]: the best action path
     cdef int* path_lens
     cdef bint dp                # first-order system, depth >= 2: lookahead by DP
-    cdef char* dp_base          # D + 1 states: level l's base (l - 1 zero actions)
+    cdef char* dp_base          # one state: a level's base (l - 1 zero actions)
     cdef char* dp_state         # one state: a level's base plus its previous action
-    cdef double* dp_scores      # [(l * T + p) * T + b]
-    cdef int* dp_valid          # [(l * T + p) * T + b]
-    cdef double* dp_best        # [l * T + p]
+    cdef double* dp_scores      # [(slot * T + p) * T + b], -inf: b is not valid
+    cdef int* dp_valid          # [b]: scratch of one state's validity
+    cdef bint* dp_final         # [slot * T + p]: the state after p is final
+    cdef long* dp_key           # [slot]: the step after the previous action (-1: none)
+    cdef int64_t* dp_version    # [slot]: the weights' version the rows were made with
+    cdef const void** dp_weights  # [slot]: ... and the weights
+    cdef double* dp_best        # [l * T + p], l = 1 .. D + 1 (level D + 1: zeros)
     cdef int* dp_arg            # [l * T + p]: first action of the best continuation, -1: none
+    cdef public long step
     # Branch-and-bound lookahead (depth >= 1; see _dp_pays for first-order systems)
     cdef public bint bnb
     cdef bint pruning           # a root value is known: prune what cannot beat it
@@ -61,8 +72,14 @@ cdef class Workspace:
     cdef inline void* state_at(self, int level) noexcept nogil:
         return self.states + level * self.state_size
 
-    cdef inline void* dp_base_at(self, int level) noexcept nogil:
-        return self.dp_base + level * self.state_size
+    cdef inline void start_derivation(self) noexcept nogil:
+        """A new derivation is searched from its step 0: rows kept from
+        another one do not apply."""
+        cdef int k
+        self.step = 0
+        if self.dp:
+            for k in range(self.depth + 1):
+                self.dp_key[k] = -1
 
 
 

@@ -8,8 +8,9 @@ same paths, first in class order on ties):
 * first-order systems (the scores of a state depend only on its step and the
   previous action: the tagging system without label trigrams) at depth >= 2:
   the best continuation of every first action is a Viterbi-style max over
-  the next D steps, O(D T) scorings of T actions (used where it is the
-  faster of the two: _dp_pays);
+  the next D steps, O(D T^2) additions; its scorings of T actions are
+  kept along a derivation, so that a decision makes only the T of its
+  deepest step (used where it is the faster of the two: _dp_pays);
 * otherwise: branch-and-bound (at depth 1 it skips most first actions' T
   scores).
   Once one first action has been searched, an action whose last step leads
@@ -65,12 +66,19 @@ cdef class Workspace:
         self.group_known = <bint*>self.mem.alloc(
             (depth + 1) * max(1, system.n_sibling_groups) * 2, sizeof(bint))
         cdef int T = self.nr_class
+        self.step = -1
         if self.dp:
-            self.dp_base = <char*>self.mem.alloc(depth + 1, self.state_size)
+            self.dp_base = <char*>self.mem.alloc(1, self.state_size)
             self.dp_state = <char*>self.mem.alloc(1, self.state_size)
             self.dp_scores = <double*>self.mem.alloc((depth + 1) * T * T, sizeof(double))
-            self.dp_valid = <int*>self.mem.alloc((depth + 1) * T * T, sizeof(int))
-            self.dp_best = <double*>self.mem.alloc((depth + 1) * T, sizeof(double))
+            self.dp_valid = <int*>self.mem.alloc(T, sizeof(int))
+            self.dp_final = <bint*>self.mem.alloc((depth + 1) * T, sizeof(bint))
+            self.dp_key = <long*>self.mem.alloc(depth + 1, sizeof(long))
+            self.dp_version = <int64_t*>self.mem.alloc(depth + 1, sizeof(int64_t))
+            self.dp_weights = <const void**>self.mem.alloc(depth + 1, sizeof(void*))
+            for k in range(depth + 1):
+                self.dp_key[k] = -1
+            self.dp_best = <double*>self.mem.alloc((depth + 2) * T, sizeof(double))
             self.dp_arg = <int*>self.mem.alloc((depth + 1) * T, sizeof(int))
 
 
@@ -226,39 +234,66 @@ cdef void _continuations(Workspace ws, Weights W) noexcept nogil:
     dp_best[l, p] = SEARCH(D - l) from the state after p at level l, i.e. the
     max over valid b of score(l, p, b) + dp_best[l + 1, b] (0 past level D
     or at a final state; -inf if no action is valid), and dp_arg its first b."""
-    cdef int D = ws.depth, T = ws.nr_class, l, p, b
+    cdef int D = ws.depth, T = ws.nr_class, l, p, b, slot, arg
     cdef double v, best
-    cdef void* base
-    cdef double* row
-    cdef int* ok
-    # level l's states: the state at level 0 plus l - 1 zero actions, plus p
-    # (first-order: the scores do not depend on the earlier actions)
-    ws.system.copy_state(ws.dp_base_at(1), ws.state_at(0), ws.state_size)
-    for l in range(2, D + 1):
-        ws.system.copy_state(ws.dp_base_at(l), ws.dp_base_at(l - 1), ws.state_size)
-        ws.system.apply(ws.dp_base_at(l), 0)
+    cdef const double* row
+    cdef const double* below
     for l in range(D, 0, -1):
-        base = ws.dp_base_at(l)
+        slot = _dp_rows(ws, W, l)
+        below = &ws.dp_best[(l + 1) * T]  # level D + 1: zeros
         for p in range(T):
-            ws.system.copy_state(ws.dp_state, base, ws.state_size)
-            ws.system.apply(ws.dp_state, p)
-            ws.dp_arg[l * T + p] = -1
-            if ws.system.is_final(ws.dp_state):
+            if ws.dp_final[slot * T + p]:
+                ws.dp_arg[l * T + p] = -1
                 ws.dp_best[l * T + p] = 0.0
                 continue
-            row = &ws.dp_scores[(l * T + p) * T]
-            ok = &ws.dp_valid[(l * T + p) * T]
-            ws.system.score(row, ws.dp_state, W, ws.feats, ws.cache)
-            ws.system.set_valid(ok, ws.dp_state)
+            # invalid actions score -inf in the kept rows: they never win
+            row = &ws.dp_scores[(slot * T + p) * T]
             best = -INFINITY
+            arg = -1
             for b in range(T):
-                if not ok[b]:
-                    continue
-                v = row[b] + (ws.dp_best[(l + 1) * T + b] if l < D else 0.0)
+                v = row[b] + below[b]
                 if v > best:
                     best = v
-                    ws.dp_arg[l * T + p] = b
+                    arg = b
+            ws.dp_arg[l * T + p] = arg
             ws.dp_best[l * T + p] = best
+
+
+cdef int _dp_rows(Workspace ws, Weights W, int l) noexcept nogil:
+    """The slot holding, for every previous action p at level l, the scores
+    and validity of the actions of the state after p. A first-order
+    system's scores depend only on the step and p, so a decision at step k
+    shares the rows of steps k + 2 .. k + D with the one before it: a slot
+    is kept per step (while the weights do not change) and only the rows of
+    the deepest level are new. The level's states are made from the state at
+    level 0 plus l - 1 zero actions (the earlier actions do not matter)."""
+    cdef int D = ws.depth, T = ws.nr_class, p, k, b
+    cdef double* row
+    cdef const int* ok
+    cdef long key = ws.step + l if ws.step >= 0 else -1
+    cdef int slot = <int>((key if key >= 0 else l) % (D + 1))
+    if (key >= 0 and ws.dp_key[slot] == key and ws.dp_version[slot] == W.version
+            and ws.dp_weights[slot] == <void*>W):
+        return slot
+    ws.system.copy_state(ws.dp_base, ws.state_at(0), ws.state_size)
+    for k in range(l - 1):
+        ws.system.apply(ws.dp_base, 0)
+    for p in range(T):
+        ws.system.copy_state(ws.dp_state, ws.dp_base, ws.state_size)
+        ws.system.apply(ws.dp_state, p)
+        ws.dp_final[slot * T + p] = ws.system.is_final(ws.dp_state)
+        if not ws.dp_final[slot * T + p]:
+            row = &ws.dp_scores[(slot * T + p) * T]
+            ok = ws.dp_valid
+            ws.system.score(row, ws.dp_state, W, ws.feats, ws.cache)
+            ws.system.set_valid(ws.dp_valid, ws.dp_state)
+            for b in range(T):
+                if not ok[b]:
+                    row[b] = -INFINITY
+    ws.dp_key[slot] = key
+    ws.dp_version[slot] = W.version
+    ws.dp_weights[slot] = <void*>W
+    return slot
 
 
 cdef double _dp_value(Workspace ws, int a) noexcept nogil:
@@ -401,11 +436,14 @@ cdef int decode(Workspace ws, Weights W, void* state, int* actions, int max_acti
     """Deterministic decoding: at each state take the first action of the best
     lookahead path. Returns the number of actions taken."""
     cdef int n = 0, a
+    ws.start_derivation()
     while n < max_actions and not ws.system.is_final(state):
+        ws.step = n
         a = lookahead_first(ws, W, state)
         if a < 0:
             break
         actions[n] = a
         n += 1
         ws.system.apply(state, a)
+    ws.step = -1
     return n

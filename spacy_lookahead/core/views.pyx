@@ -93,12 +93,16 @@ def group_bounds(TransitionSystem system, doc_input, history, Weights W, int ste
 
 
 def update_weight(TransitionSystem system, doc_input, history, int gold, Weights W, int depth,
-                  double margin):
-    """UPDATEWEIGHT (Figure 3) at the state after `history`; 1 if it updated."""
+                  double margin, bint exhaustive=False):
+    """UPDATEWEIGHT (Figure 3) at the state after `history`; 1 if it updated.
+    exhaustive: with the reference search (see lookahead)."""
     cdef Instance inst = system.instance(doc_input)
     cdef size_t state = inst.state_after(history)
-    return _update_weight(Workspace(system, depth, inst.state_size), W, <const void*>state, gold,
-                          margin)
+    cdef Workspace ws = Workspace(system, depth, inst.state_size)
+    if exhaustive:
+        ws.dp = False
+        ws.bnb = False
+    return _update_weight(ws, W, <const void*>state, gold, margin)
 
 
 def output(TransitionSystem system, doc_input, actions):
