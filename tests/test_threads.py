@@ -82,3 +82,34 @@ def test_in_threads_keeps_the_order_of_the_instances():
         [x * 2 for x in items]
     assert in_threads(lambda chunk: list(chunk), [], 4) == []
     assert thread_count(0) >= 1 and thread_count(3) == 3
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_a_failing_batch_goes_to_the_error_handler(shared_data, n_threads):
+    """With threads the batches are pipelined; a batch that fails (here:
+    docs without the POS tags the chunker reads) still reaches spaCy's
+    error handler, and the other batches come out annotated, in order, as
+    with one thread."""
+    nlp = trained("lookahead_chunker", {"depth": 0},
+                  lambda v: conll2000(shared_data, v, "train", 100), 1)
+    pipe = nlp.get_pipe("lookahead_chunker")
+    pipe.cfg["n_threads"] = n_threads
+    docs = [eg.reference for eg in conll2000(shared_data, nlp.vocab, "test", 30)]
+
+    def inputs():
+        out = []
+        for i, doc in enumerate(docs):
+            copy = doc.copy()
+            if 10 <= i < 20:  # the second batch has no tags
+                copy = spacy.tokens.Doc(nlp.vocab, words=[t.text for t in doc])
+            out.append(copy)
+        return out
+
+    with pytest.raises(ValueError, match="needs POS tags"):
+        list(pipe.pipe(inputs(), batch_size=10))
+    failed = []
+    pipe.set_error_handler(lambda name, proc, batch, err: failed.append(len(batch)))
+    out = list(pipe.pipe(inputs(), batch_size=10))
+    assert failed == [10] and len(out) == 20
+    assert [d.text for d in out] == [d.text for d in docs[:10] + docs[20:]]
+    assert any(len(d.spans["chunks"]) for d in out)

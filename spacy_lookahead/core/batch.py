@@ -26,6 +26,13 @@ def thread_count(n_threads: int) -> int:
         return os.cpu_count() or 1
 
 
+def chunks_for(instances: list, threads: int) -> List[list]:
+    """Contiguous chunks of the instances for `threads` threads."""
+    parts = max(1, min(len(instances), threads * CHUNKS_PER_THREAD))
+    size = max(1, -(-len(instances) // parts))
+    return [instances[i:i + size] for i in range(0, len(instances), size)]
+
+
 def in_threads(run: Callable[..., List[Any]], instances: Iterable, n_threads: int,
                *args: Any) -> List[Any]:
     """run(chunk, *args) over contiguous chunks of the instances on
@@ -38,9 +45,18 @@ def in_threads(run: Callable[..., List[Any]], instances: Iterable, n_threads: in
     instances = list(instances)
     if len(instances) < 2:
         return run(instances, *args)
-    parts = min(len(instances), threads * CHUNKS_PER_THREAD)
-    size = -(-len(instances) // parts)
-    chunks = [instances[i:i + size] for i in range(0, len(instances), size)]
+    chunks = chunks_for(instances, threads)
     with ThreadPoolExecutor(max_workers=min(threads, len(chunks))) as pool:
-        results = pool.map(lambda chunk: run(chunk, *args), chunks)
-        return [out for part in results for out in part]
+        return Started(pool, run, chunks, args).results()
+
+
+class Started:
+    """run(chunk, *args) of each chunk submitted to a pool of threads; the
+    results, in the chunks' order, when asked for."""
+
+    def __init__(self, pool: ThreadPoolExecutor, run: Callable[..., List[Any]], chunks: List[list],
+                 args: tuple) -> None:
+        self.futures = [pool.submit(run, chunk, *args) for chunk in chunks]
+
+    def results(self) -> List[Any]:
+        return [out for future in self.futures for out in future.result()]

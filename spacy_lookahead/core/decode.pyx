@@ -5,6 +5,7 @@ with their scores (Sun et al.: exact A* for first-order systems, beam
 n-best otherwise). Outputs are what `Instance.output` makes of the actions."""
 import numpy
 
+from libc.stdint cimport int64_t
 from cymem.cymem cimport Pool
 
 from .beam cimport Beam
@@ -98,14 +99,14 @@ def _lookahead_run(list instances, Weights W, int depth):
     cdef int** acts = <int**>mem.alloc(max(1, n), sizeof(int*))
     cdef int* limits = <int*>mem.alloc(max(1, n), sizeof(int))
     cdef int* taken = <int*>mem.alloc(max(1, n), sizeof(int))
-    cdef int[::1] act
-    buffers = []
+    cdef int64_t* offsets = <int64_t*>mem.alloc(n + 1, sizeof(int64_t))
+    for i in range(n):  # one buffer for the run's actions
+        offsets[i + 1] = offsets[i] + max(1, (<Instance>instances[i]).max_steps)
+    buffer = numpy.zeros((max(1, offsets[n]),), dtype="int32")
+    cdef int[::1] act = buffer
     for i in range(n):
         inst = instances[i]
-        actions = numpy.zeros((max(1, inst.max_steps),), dtype="int32")
-        buffers.append(actions)
-        act = actions
-        acts[i] = &act[0]
+        acts[i] = &act[offsets[i]]
         starts[i] = inst.start() if inst.length else NULL
         limits[i] = inst.max_steps
     cdef Workspace ws = Workspace((<Instance>instances[0]).system, depth,
@@ -119,7 +120,7 @@ def _lookahead_run(list instances, Weights W, int depth):
         inst = instances[i]
         if starts[i] != NULL and not inst.system.is_final(starts[i]):
             raise _no_valid_output(inst, taken[i])
-        outputs.append(inst.output(buffers[i][:taken[i]]))
+        outputs.append(inst.output(buffer[offsets[i]:offsets[i] + taken[i]]))
     return outputs
 
 

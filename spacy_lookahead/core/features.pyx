@@ -5,7 +5,7 @@ they are computed in Python once per type and cached in C; per token, the
 systems copy them and hash conjunctions with murmurhash in `nogil` code.
 """
 from libc.string cimport memcpy
-from libc.stdint cimport uint64_t
+from libc.stdint cimport int64_t, uint64_t
 from cymem.cymem cimport Pool
 from preshed.maps cimport PreshMap
 from murmurhash.mrmr cimport hash64
@@ -103,46 +103,74 @@ cdef class LexemeAtoms:
         """(doc_atoms(doc), the positions of the tokens that are not
         whitespace as int32, or None if no token is whitespace): one pass
         for both."""
-        cdef uint64_t[::1] orths = numpy.ascontiguousarray(doc.to_array(ORTH), dtype="uint64")
-        cdef int n = len(doc), i, k = 0, n_space = 0
-        out = numpy.zeros((n, N_ATOMS), dtype="uint64")
-        cdef uint64_t[:, ::1] view = out
-        cdef const LexemeC* lex
-        strings = doc.vocab.strings
-        for i in range(n):
-            lex = self.get(orths[i], strings)
-            memcpy(&view[i, 0], lex.atoms, N_WORD_ATOMS * sizeof(uint64_t))
-            n_space += lex.is_space
-        if not n_space:
-            return out, None
-        index = numpy.zeros((n - n_space,), dtype="int32")
-        cdef int[::1] iv = index
-        for i in range(n):
-            if not self.get(orths[i], strings).is_space:
-                iv[k] = i
-                k += 1
-        return out, index
+        batch = self.docs_inputs([doc])
+        space = batch["space"]
+        return batch["atoms"], None if space is None else numpy.flatnonzero(space == 0).astype("int32")
 
     def doc_substrings(self, doc):
         """The substrings of each token as CSR arrays (offsets, hashes)."""
         if not self.substrings:
             raise ValueError("this LexemeAtoms does not compute substrings")
-        cdef uint64_t[::1] orths = numpy.ascontiguousarray(doc.to_array(ORTH), dtype="uint64")
-        cdef int n = len(doc), i, j, k = 0
-        offsets = numpy.zeros((n + 1,), dtype="int32")
-        cdef int[::1] ov = offsets
-        strings = doc.vocab.strings
-        for i in range(n):
-            ov[i + 1] = ov[i] + self.get(orths[i], strings).n_subs
-        hashes = numpy.zeros((max(1, ov[n]),), dtype="uint64")
-        cdef uint64_t[::1] hv = hashes
+        return self.docs_inputs([doc])["substrings"]
+
+    def docs_inputs(self, docs):
+        """The word inputs of a batch of docs as one set of arrays over their
+        tokens one after the other: "atoms" (N, N_ATOMS) (the input columns
+        A_TAG, A_CHUNK left 0 for the caller), "starts" (n_docs + 1,) int64
+        where each doc's tokens begin, "space" (N,) uint8, 1 on whitespace
+        tokens (None if there is none), and with substrings "substrings":
+        CSR (offsets (N + 1,) int32, hashes). One to_array per doc; the
+        rest is C."""
+        cdef int n_docs = len(docs), d, i, j
+        cdef int64_t k = 0, N = 0, n_space = 0, n_subs = 0
+        orth_arrays = []
+        starts = numpy.zeros((n_docs + 1,), dtype="int64")
+        cdef int64_t[::1] st = starts
+        for d in range(n_docs):
+            orth_arrays.append(numpy.ascontiguousarray(docs[d].to_array(ORTH), dtype="uint64"))
+            st[d + 1] = st[d] + orth_arrays[d].shape[0]
+        N = st[n_docs]
+        atoms = numpy.zeros((N, N_ATOMS), dtype="uint64")
+        space = numpy.zeros((N,), dtype="uint8")
+        cdef uint64_t[:, ::1] view = atoms
+        cdef unsigned char[::1] sp = space
+        cdef uint64_t[::1] orths
         cdef const LexemeC* lex
-        for i in range(n):
-            lex = self.get(orths[i], strings)
-            for j in range(lex.n_subs):
-                hv[k] = lex.subs[j]
+        for d in range(n_docs):
+            if st[d + 1] == st[d]:
+                continue
+            orths = orth_arrays[d]
+            strings = docs[d].vocab.strings
+            for i in range(st[d + 1] - st[d]):
+                lex = self.get(orths[i], strings)
+                memcpy(&view[k, 0], lex.atoms, N_WORD_ATOMS * sizeof(uint64_t))
+                sp[k] = lex.is_space
+                n_space += lex.is_space
+                n_subs += lex.n_subs
                 k += 1
-        return offsets, hashes
+        out = {"atoms": atoms, "starts": starts, "space": space if n_space else None}
+        if not self.substrings:
+            return out
+        offsets = numpy.zeros((N + 1,), dtype="int32")
+        hashes = numpy.zeros((max(1, n_subs),), dtype="uint64")
+        cdef int[::1] ov = offsets
+        cdef uint64_t[::1] hv = hashes
+        k = 0
+        n_subs = 0
+        for d in range(n_docs):
+            if st[d + 1] == st[d]:
+                continue
+            orths = orth_arrays[d]
+            strings = docs[d].vocab.strings
+            for i in range(st[d + 1] - st[d]):
+                lex = self.get(orths[i], strings)
+                for j in range(lex.n_subs):
+                    hv[n_subs] = lex.subs[j]
+                    n_subs += 1
+                k += 1
+                ov[k] = <int>n_subs
+        out["substrings"] = (offsets, hashes)
+        return out
 
     def __reduce__(self):
         return (LexemeAtoms, (self.substrings,))

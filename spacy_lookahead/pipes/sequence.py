@@ -11,6 +11,7 @@ from spacy.vocab import Vocab
 from ..core.features import LexemeAtoms
 from ..systems.tagging import TaggingSystem
 from .settings import SEARCH_DEFAULTS
+from .spaces import without_whitespace
 from .transition import Prediction, TransitionPipe
 
 # The search and learner settings of the sequence components (see
@@ -74,20 +75,37 @@ class SequencePipe(TransitionPipe):
         names = self.actions
         return [names[i] for i in output]
 
-    def _inputs(self, docs: List[Doc], examples: Optional[List[Example]] = None) -> list:
-        return self.inputs_and_indexes(docs, examples)[0]
-
     def inputs_and_indexes(self, docs: List[Doc], examples: Optional[List[Example]] = None
-                           ) -> Tuple[list, List[Optional[numpy.ndarray]]]:
-        """The inputs, and the content tokens from the same pass over the
-        words (the lexeme cache knows which are whitespace)."""
-        inputs, indexes = [], []
-        for i, doc in enumerate(docs):
-            atoms, index = self._atoms.doc_atoms_and_content(doc)
-            self.input_columns(doc, atoms, examples[i] if examples else None)
-            item = {"atoms": atoms, "forced": self.forced_ids(doc)}
-            if self.feature_set == "ner":
-                item["substrings"] = self._atoms.doc_substrings(doc)
-            inputs.append(item)
-            indexes.append(index)
-        return inputs, indexes
+                           ) -> Tuple[Dict[str, Any], List[Optional[numpy.ndarray]]]:
+        """The system input of the whole batch, without Python per token:
+        the docs' word inputs in one set of arrays (LexemeAtoms.docs_inputs)
+        with the input columns and preset labels filled in per doc and the
+        whitespace tokens left out (TaggingSystem.batch_instances reads
+        it); and the positions of each doc's content tokens (None: no
+        whitespace token)."""
+        batch = self._atoms.docs_inputs(docs)
+        atoms, starts = batch["atoms"], batch["starts"]
+        if type(self).input_columns is not SequencePipe.input_columns:
+            for i, doc in enumerate(docs):
+                self.input_columns(doc, atoms[starts[i]:starts[i + 1]],
+                                   examples[i] if examples else None)
+        if type(self).forced_ids is not SequencePipe.forced_ids:
+            for i, doc in enumerate(docs):
+                ids = self.forced_ids(doc)
+                if ids is not None:
+                    if batch.get("forced") is None:
+                        batch["forced"] = numpy.full((len(atoms),), -1, dtype="int32")
+                    batch["forced"][starts[i]:starts[i + 1]] = ids
+        space = batch.pop("space")
+        if space is None:
+            return batch, [None] * len(docs)
+        return without_whitespace(batch, space)
+
+    def instances(self, docs: List[Doc], examples: Optional[List[Example]] = None,
+                  indexes: Optional[List[Optional[numpy.ndarray]]] = None,
+                  inputs: Optional[Dict[str, Any]] = None) -> list:
+        """The instances of the batch, made at once from its arrays."""
+        if inputs is None or indexes is None:
+            inputs, indexes = self.inputs_and_indexes(docs, examples)
+        golds = None if examples is None else [self.gold(eg, i) for eg, i in zip(examples, indexes)]
+        return self.system.batch_instances(inputs, golds)

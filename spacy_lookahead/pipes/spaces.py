@@ -106,3 +106,30 @@ def compact_input(item: dict, index: Optional[numpy.ndarray] = None) -> dict:
         else:
             out[key] = value[index]
     return out
+
+
+def without_whitespace(batch: dict, space: numpy.ndarray
+                       ) -> Tuple[dict, List[Optional[numpy.ndarray]]]:
+    """A batch input over the tokens of several docs (per-token arrays,
+    "starts" where each doc begins, CSR "substrings") without its
+    whitespace tokens (`space`: 1 on them), and the positions of each doc's
+    content tokens (None for a doc without whitespace)."""
+    starts = batch["starts"]
+    keep = space == 0
+    kept = numpy.zeros((len(keep) + 1,), dtype="int64")
+    numpy.cumsum(keep, out=kept[1:])
+    spaces_per_doc = (starts[1:] - starts[:-1]) - (kept[starts[1:]] - kept[starts[:-1]])
+    indexes: List[Optional[numpy.ndarray]] = [None] * (len(starts) - 1)
+    for d in numpy.flatnonzero(spaces_per_doc):
+        indexes[d] = numpy.flatnonzero(keep[starts[d]:starts[d + 1]]).astype("int32")
+    out = {}
+    for key, value in batch.items():
+        if value is None:
+            out[key] = None
+        elif key == "starts":
+            out[key] = kept[starts]
+        elif key == "substrings":
+            out[key] = compact_substrings(value[0], value[1], numpy.flatnonzero(keep))
+        else:
+            out[key] = value[keep]
+    return out, indexes

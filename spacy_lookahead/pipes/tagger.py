@@ -127,13 +127,14 @@ class LookaheadTagger(SequencePipe):
         `token._.tag_prob` (doc.user_data["tag_probs"]). Whitespace tokens
         (label -1) get the space tag, with probability 1."""
         vocab, label_hashes = None, None
+        attrs = [self.attr]
         for doc, out in zip(docs, predictions):
             if doc.vocab is not vocab:  # the strings go to the doc's own vocab
                 vocab = doc.vocab
                 label_hashes = numpy.asarray([vocab.strings.add(s) for s in self.output_strings()],
-                                             dtype="uint64")
-            if len(doc):
-                doc.from_array([self.attr], label_hashes[out.best].reshape((-1, 1)))
+                                             dtype="uint64")[:, None]
+            if len(out.best):
+                doc.from_array(attrs, label_hashes[out.best])
             if out.probs is not None:
                 nbest = numpy.asarray(out.nbest, dtype="int32").reshape((len(out.nbest), len(doc)))
                 agree = nbest == out.best

@@ -369,13 +369,16 @@ cdef class TaggingSystem(TransitionSystem):
         """The static features' scores at position i, cached in the doc per
         weights version."""
         cdef double* cached = &doc.cache[i * self.nr_class]
-        cdef int n
-        if doc.cache_version[i] != W.version or doc.cache_owner != <void*>W:
+        cdef int n, k
+        if doc.cache_owner != <void*>W:  # rows of other weights, whatever their version
+            for k in range(doc.length):
+                doc.cache_version[k] = -1
+            doc.cache_owner = <void*>W
+        if doc.cache_version[i] != W.version:
             memset(cached, 0, self.nr_class * sizeof(double))
             n = self.extract_static(buf, doc, i)
             W.dot(cached, buf, n)
             doc.cache_version[i] = W.version
-            doc.cache_owner = <void*>W
         return cached
 
     cdef int oracle(self, const void* state) noexcept nogil:
@@ -387,9 +390,44 @@ cdef class TaggingSystem(TransitionSystem):
     # --- Python: the engine's view of a doc ---------------------------------
     def instance(self, doc_input, gold=None):
         """A doc as the engine sees it: its atoms array (n, N_ATOMS), or a
-        dict with "atoms" and optionally "substrings" and "forced" (see
-        _TagDoc); gold: an int32 label per token, -1 where unknown."""
-        return _TagDoc(self, doc_input, gold)
+        dict with "atoms" and optionally "substrings" (CSR offsets, hashes)
+        and "forced" (see batch_instances); gold: an int32 label per token,
+        -1 where unknown."""
+        extras = doc_input if isinstance(doc_input, dict) else {"atoms": doc_input}
+        atoms = numpy.asarray(extras["atoms"])
+        n = atoms.shape[0] if atoms.ndim else 0
+        return self.batch_instances({**extras, "atoms": atoms, "starts": [0, n]},
+                                    None if gold is None else [gold])[0]
+
+    def batch_instances(self, dict batch, golds=None):
+        """The instances of a batch of docs from one set of arrays, without
+        Python per token: "atoms" (N, N_ATOMS), the docs' tokens one after
+        the other; "starts" (n_docs + 1,): where each doc's tokens begin;
+        optionally "forced" (N,): a label fixed by preset annotation, -1
+        where free; "substrings": CSR (offsets (N + 1,), hashes) over the N
+        tokens. golds: per doc, an int32 label per token (-1: unknown)."""
+        starts = numpy.ascontiguousarray(batch["starts"], dtype="int64")
+        n_docs = starts.shape[0] - 1
+        atoms = numpy.ascontiguousarray(batch["atoms"], dtype="uint64")
+        N = starts[n_docs] if n_docs >= 0 else 0
+        if atoms.size == 0 and N == 0:
+            atoms = numpy.zeros((0, N_ATOMS), dtype="uint64")
+        if atoms.ndim != 2 or atoms.shape[1] != N_ATOMS or atoms.shape[0] != N:
+            raise ValueError(f"expected ({N}, {N_ATOMS}) word atoms, got {atoms.shape}")
+        if n_docs < 0 or starts[0] != 0 or (n_docs and numpy.any(numpy.diff(starts) < 0)):
+            raise ValueError("starts must rise from 0 to the number of tokens")
+        held = _TagBatch(self, atoms, batch.get("forced"), batch.get("substrings"))
+        if golds is not None and len(golds) != n_docs:
+            raise ValueError(f"{n_docs} docs but {len(golds)} golds")
+        cdef int64_t[::1] sv = starts
+        cdef _TagDoc inst
+        cdef int i
+        out = []
+        for i in range(n_docs):
+            inst = _TagDoc.__new__(_TagDoc)
+            inst.view(self, held, sv[i], sv[i + 1], None if golds is None else golds[i])
+            out.append(inst)
+        return out
 
     def __reduce__(self):
         allowed, start, end = self.constraints
@@ -397,62 +435,84 @@ cdef class TaggingSystem(TransitionSystem):
                                 self.feature_set_name, allowed, start, end))
 
 
-cdef class _TagDoc(Instance):
-    """The C arrays of one document. The input is the (n, N_ATOMS) atoms
-    array, or a dict with "atoms" and optionally "substrings" (CSR offsets,
-    hashes) and "forced" (a label per token fixed by preset annotation, -1
-    where free). One action per token: the output is a label per token in
-    document order."""
-    cdef TagDocC c
-    cdef TaggingSystem tagging
-    cdef object atoms, gold, cache, versions, offsets, subs, forced
+cdef class _TagBatch:
+    """The arrays the instances of one batch of docs point into (each
+    instance keeps it alive): the atoms, preset labels and substrings of
+    every token, and the per-token cache of static scores."""
+    cdef object atoms, forced, offsets, subs, cache, versions
+    cdef uint64_t* atoms_p
+    cdef int* forced_p
+    cdef int* offsets_p
+    cdef uint64_t* subs_p
+    cdef double* cache_p
+    cdef int64_t* versions_p
 
-    def __init__(self, TaggingSystem system, doc_input, gold_array=None):
-        Instance.__init__(self, system)
-        self.tagging = system
-        extras = doc_input if isinstance(doc_input, dict) else {"atoms": doc_input}
-        self.atoms = numpy.ascontiguousarray(extras["atoms"], dtype="uint64")
-        n = self.atoms.shape[0]
-        if n and (self.atoms.ndim != 2 or self.atoms.shape[1] != N_ATOMS):
-            raise ValueError(f"expected ({n}, {N_ATOMS}) word atoms, got {self.atoms.shape}")
-        self.cache = numpy.zeros((max(n, 1), system.nr_class), dtype="float64")
-        self.versions = numpy.full((max(n, 1),), -1, dtype="int64")
+    def __init__(self, TaggingSystem system, atoms, forced, substrings):
+        cdef int64_t N = atoms.shape[0]
         cdef uint64_t[:, ::1] av
-        cdef double[:, ::1] cv = self.cache
-        cdef int64_t[::1] vv = self.versions
-        cdef int[::1] gv
-        self.c.length = n
-        self.length = n
-        self.max_steps = n
-        self.c.atoms = NULL
-        if n:
-            av = self.atoms
-            self.c.atoms = &av[0, 0]
-        self.c.cache = &cv[0, 0]
-        self.c.cache_version = &vv[0]
-        self.c.cache_owner = NULL
-        self.c.gold = NULL
-        self.c.sub_offsets = NULL
-        self.c.subs = NULL
-        self.c.forced = NULL
-        cdef int[::1] ofv, fv
+        cdef int[::1] fv, ofv
         cdef uint64_t[::1] sv
-        if extras.get("substrings") is not None and n:
-            offsets, subs = extras["substrings"]
+        cdef double[:, ::1] cv
+        cdef int64_t[::1] vv
+        self.atoms = atoms
+        if N:
+            av = atoms
+            self.atoms_p = &av[0, 0]
+        if forced is not None and N:
+            self.forced = numpy.ascontiguousarray(forced, dtype="int32")
+            if self.forced.shape != (N,) or self.forced.max() >= system.nr_class:
+                raise ValueError("forced labels do not match the doc or the label set")
+            fv = self.forced
+            self.forced_p = &fv[0]
+        if substrings is not None and N:
+            offsets, subs = substrings
             self.offsets = numpy.ascontiguousarray(offsets, dtype="int32")
             self.subs = numpy.ascontiguousarray(subs, dtype="uint64")
-            if self.offsets.shape != (n + 1,) or self.subs.shape[0] < max(1, self.offsets[n]):
+            if self.offsets.shape != (N + 1,) or self.subs.shape[0] < max(1, self.offsets[N]):
                 raise ValueError("substring offsets do not match the doc")
             ofv = self.offsets
             sv = self.subs
-            self.c.sub_offsets = &ofv[0]
-            self.c.subs = &sv[0]
-        if extras.get("forced") is not None and n:
-            self.forced = numpy.ascontiguousarray(extras["forced"], dtype="int32")
-            if self.forced.shape != (n,) or self.forced.max() >= system.nr_class:
-                raise ValueError("forced labels do not match the doc or the label set")
-            fv = self.forced
-            self.c.forced = &fv[0]
+            self.offsets_p = &ofv[0]
+            self.subs_p = &sv[0]
+        # rows are made when first read (static_row): nothing to zero
+        self.cache = numpy.empty((max(N, 1), system.nr_class), dtype="float64")
+        self.versions = numpy.full((max(N, 1),), -1, dtype="int64")
+        cv = self.cache
+        vv = self.versions
+        self.cache_p = &cv[0, 0]
+        self.versions_p = &vv[0]
+
+
+cdef class _TagDoc(Instance):
+    """The C view of one document: its tokens' part of a _TagBatch (atoms,
+    and optionally substrings and preset labels), and its gold while
+    training. One action per token: the output is a label per token in
+    document order."""
+    cdef TagDocC c
+    cdef TaggingSystem tagging
+    cdef _TagBatch batch
+    cdef object gold
+
+    cdef void view(self, TaggingSystem system, _TagBatch batch, int64_t start,
+                   int64_t end, gold_array) except *:
+        cdef int n = <int>(end - start)
+        cdef int[::1] gv
+        self.mem = Pool()
+        self.system = system
+        self.state_size = system.state_size
+        self.tagging = system
+        self.batch = batch
+        self.length = n
+        self.max_steps = n
+        self.c.length = n
+        self.c.atoms = batch.atoms_p + start * N_ATOMS if n else NULL
+        self.c.forced = batch.forced_p + start if batch.forced_p != NULL and n else NULL
+        self.c.sub_offsets = batch.offsets_p + start if batch.offsets_p != NULL and n else NULL
+        self.c.subs = batch.subs_p if self.c.sub_offsets != NULL else NULL
+        self.c.cache = batch.cache_p + start * system.nr_class
+        self.c.cache_version = batch.versions_p + start
+        self.c.cache_owner = NULL
+        self.c.gold = NULL
         if gold_array is not None:
             self.gold = numpy.ascontiguousarray(gold_array, dtype="int32")
             if self.gold.shape != (n,):
@@ -472,8 +532,11 @@ cdef class _TagDoc(Instance):
         return 0
 
     def output(self, actions):
-        """The labels in document order (tokens not reached: label 0)."""
+        """The labels in document order (tokens not reached: label 0);
+        `actions` itself (left to right) where every token has its label."""
         n = self.c.length
+        if len(actions) == n:
+            return numpy.ascontiguousarray(actions[::-1]) if self.tagging.rtl else actions
         out = numpy.zeros((n,), dtype="int32")
         k = len(actions)
         if self.tagging.rtl:
