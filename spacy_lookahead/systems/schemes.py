@@ -85,9 +85,9 @@ def ids_to_spans(ids: numpy.ndarray, kinds: numpy.ndarray, types: numpy.ndarray)
         return []
     k, t = kinds[ids], types[ids]
     inside = k != O
-    opens = numpy.isin(k, (B, I))  # may be continued by the next token
+    opens = (k == B) | (k == I)  # may be continued by the next token
     cont = numpy.zeros_like(inside)  # token continues the previous token's span
-    cont[1:] = opens[:-1] & numpy.isin(k[1:], (I, L)) & (t[1:] == t[:-1])
+    cont[1:] = opens[:-1] & ((k[1:] == I) | (k[1:] == L)) & (t[1:] == t[:-1])
     starts = numpy.flatnonzero(inside & ~cont)
     nxt = numpy.zeros_like(inside)
     nxt[:-1] = cont[1:]
@@ -108,8 +108,9 @@ def span_probabilities(spans: Sequence[Tuple[int, int, int]], nbest: numpy.ndarr
     kind, typ = kinds[nbest], types[nbest]
     # cont[:, i]: token i continues the span of token i - 1 (as in ids_to_spans)
     cont = numpy.zeros((k, n + 1), dtype=bool)
-    cont[:, 1:n] = (numpy.isin(kind[:, :-1], (B, I)) & numpy.isin(kind[:, 1:], (I, L))
-                    & (typ[:, 1:] == typ[:, :-1]))
+    opens = (kind[:, :-1] == B) | (kind[:, :-1] == I)
+    continues = (kind[:, 1:] == I) | (kind[:, 1:] == L)
+    cont[:, 1:n] = opens & continues & (typ[:, 1:] == typ[:, :-1])
     breaks = numpy.zeros((k, n + 1), dtype="int32")  # running count of non-continuations
     breaks[:, 1:] = numpy.cumsum(~cont[:, :n], axis=1)
     opens_here = (kind[:, starts] != O) & (typ[:, starts] == span_types) & ~cont[:, starts]
