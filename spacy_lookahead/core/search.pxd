@@ -63,6 +63,7 @@ cdef class Workspace:
     cdef bint pruning           # a root value is known: prune what cannot beat it
     cdef double* prefix         # [level]: the score of the action taken at each level
     cdef double* children_bound # [level]: upper_after of the state there (+inf: none)
+    cdef bint* children_known   # [level]: children_bound is made for the state there
     cdef double* group_bound    # [(level * groups + g) * 2 + steps - 1]: upper_group there
     cdef bint* group_known      # the same: group_bound is computed
     cdef double root_best       # the best root value so far (handicap applied)

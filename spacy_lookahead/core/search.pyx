@@ -60,7 +60,8 @@ cdef class Workspace:
         self.dp = system.first_order and depth >= 2
         self.bnb = depth >= 1
         self.prefix = <double*>self.mem.alloc(depth + 1, sizeof(double))
-        self.children_bound = <double*>self.mem.alloc(depth + 1, sizeof(double))
+        self.children_bound = <double*>self.mem.alloc(depth + 2, sizeof(double))
+        self.children_known = <bint*>self.mem.alloc(depth + 2, sizeof(bint))
         self.group_bound = <double*>self.mem.alloc(
             (depth + 1) * max(1, system.n_sibling_groups) * 2, sizeof(double))
         self.group_known = <bint*>self.mem.alloc(
@@ -116,9 +117,12 @@ cdef void _enter_node(Workspace ws, Weights W, int level, int d) noexcept nogil:
     for k in range(ws.system.n_sibling_groups * 2):
         ws.group_known[level * ws.system.n_sibling_groups * 2 + k] = False
     if d == 1 and ws.pruning and ws.system.bounds_two_steps:
-        ws.children_bound[level] = ws.system.upper_after(ws.state_at(level), W, ws.feats, ws.cache)
+        if not ws.children_known[level]:  # (_cannot_win_in_two may have made it)
+            ws.children_bound[level] = ws.system.upper_after(ws.state_at(level), W, ws.feats,
+                                                             ws.cache)
     else:
         ws.children_bound[level] = INFINITY
+    ws.children_known[level] = False
 
 
 cdef double _group_bound(Workspace ws, Weights W, int level, int g, int steps) noexcept nogil:
@@ -172,6 +176,7 @@ cdef double _action_value(Workspace ws, Weights W, int level, int a, int d, int*
             return -INFINITY
         if d == 2 and ws.pruning and ws.system.bounds_two_steps and not ws.system.is_final(child):
             _expand(ws, W, level + 1)
+            ws.children_known[level + 1] = False
             if _cannot_win_in_two(ws, W, level, v, child, far if g >= 0 else INFINITY):
                 path_len[0] = 0
                 return -INFINITY
@@ -203,7 +208,10 @@ cdef bint _cannot_win_in_two(Workspace ws, Weights W, int level, double v,
         return False  # stuck: let the search find its value (-inf)
     if siblings_far < INFINITY and _bound_loses(ws, level, v + (best + siblings_far)):
         return True
-    return _bound_loses(ws, level, v + (best + ws.system.upper_after(child, W, ws.feats, ws.cache)))
+    # kept for the child's own search (_enter_node), which needs the same bound
+    ws.children_bound[level + 1] = ws.system.upper_after(child, W, ws.feats, ws.cache)
+    ws.children_known[level + 1] = True
+    return _bound_loses(ws, level, v + (best + ws.children_bound[level + 1]))
 
 
 cdef bint _cannot_win(Workspace ws, Weights W, int level, double v, const void* child) noexcept nogil:
