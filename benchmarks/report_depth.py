@@ -68,10 +68,10 @@ def section(metrics: Path) -> List[str]:
                   "Each task's depth-1 model timed at depth 0-3 (the depth set at load: "
                   "`MODEL@depth=D`, benchmarks/model_spec.py), one process, one thread, in the same "
                   "run as spaCy's component (ratios carry over between machines, absolute figures "
-                  "do not). The search is exact at every depth: a Viterbi-style DP over the next D "
-                  "labels for the first-order sequence models, branch-and-bound for the parser "
-                  "(core/search.pyx). The accuracy check is that of the depth-1 weights searched at "
-                  "depth D (not a model trained at D).", ""] + tables
+                  "do not). The search is exact at every depth (core/search.pyx): "
+                  "branch-and-bound, with a Viterbi-style DP over the next D labels for the "
+                  "first-order sequence models at depth 3. The accuracy check is that of the "
+                  "depth-1 weights searched at depth D (not a model trained at D).", ""] + tables
     thread_rows = []
     for task, prefix in (("tag", "tagger"), ("chunk", "chunker"), ("ner", "ner"),
                          ("parse", "parser")):
@@ -88,9 +88,14 @@ def section(metrics: Path) -> List[str]:
                   "Each depth-1 model on its gold-token test set, `nlp.pipe(batch_size=1000)`, "
                   "`n_threads = 2` (`MODEL@n_threads=2`) and spaCy's `n_process = 2` "
                   "(`MODEL@n_process=2`) against one thread, same run per task "
-                  "(`spacy project run benchmark-threads`):", "",
+                  "(`spacy project run benchmark-threads`). With threads, `pipe()` pipelines the "
+                  "batches: while the threads search one batch without the GIL, the calling thread "
+                  "reads the next batch's docs and writes the previous batch's annotations.", "",
                   "| component | tokens/s, 1 thread | x n_threads = 2 | x n_process = 2 |",
-                  "| --- | --- | --- | --- |"] + thread_rows + [""]
+                  "| --- | --- | --- | --- |"] + thread_rows + [
+                  "", "Threads shorten the search only; spaCy's Python per doc (reading the doc, "
+                  "writing tags, spans or entities) holds the GIL. The parser's search dominates "
+                  "its time; the sequence components' does not.", ""]
     rows = []
     for depth in range(4):
         rec = _read(metrics / f"parser_depth_d{depth}.json")
