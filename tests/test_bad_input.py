@@ -282,6 +282,41 @@ def test_spacy_train_prints_a_config_error_without_traceback(tmp_path, shared_da
     assert "depth must be an integer 0-3" in out and "Traceback" not in out, out
 
 
+def test_choice_settings_are_typed():
+    """The factories' choice settings are Literal types (for spaCy's config
+    validation, type checkers and IDEs), with the choices the components take."""
+    import inspect
+    from typing import get_args
+    from spacy.util import registry
+    expected = {"search": {"greedy", "lookahead", "beam"}, "learner": {"perceptron", "sapo"},
+                "direction": {"ltr", "rtl"}, "feedback": {"recognition", "classification"},
+                "update": {"standard", "early", "max_violation", "hybrid", "latest"},
+                "target": {"tag", "pos"}, "scheme": {"iob2", "biluo", "iob"}}
+    seen = set()
+    for factory in ("lookahead_tagger", "lookahead_chunker", "lookahead_ner",
+                    "arc_standard_parser", "fr_chunker", "fr_clause_finder"):
+        params = inspect.signature(registry.factories.get(factory)).parameters
+        for key, choices in expected.items():
+            if key in params:
+                assert set(get_args(params[key].annotation)) == choices, (factory, key)
+                seen.add(key)
+    assert seen == set(expected)
+
+
+def test_spacy_debug_config_names_a_wrong_choice(tmp_path):
+    """`spacy debug config` catches a typo in a choice before anything is
+    trained, naming the setting and the value."""
+    from pathlib import Path
+    config = Path(__file__).resolve().parents[1] / "configs" / "tagger_ewt.cfg"
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy", "debug", "config", str(config), "--paths.train", "x.spacy",
+         "--paths.dev", "x.spacy", "--components.lookahead_tagger.search", "lookahed"],
+        capture_output=True, text=True, cwd=tmp_path)
+    out = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "lookahead_tagger -> search" in out and "lookahed" in out, out
+
+
 # --- model files ------------------------------------------------------------------
 
 def saved(nlp, path):

@@ -244,7 +244,7 @@ class SearchPipe(TrainablePipe):
                 f"({tally['unseen'] / tally['words']:.1%}) have POS tags never seen in training "
                 f"(e.g. {', '.join(sorted(tally['tags']))}): they count as unknown tags and "
                 "accuracy suffers. Use a tagger with the tag set of the training data.",
-                UserWarning, stacklevel=3)
+                UserWarning, stacklevel=4)
 
     def _tag_column(self, doc: Doc, atoms: numpy.ndarray, example: Optional[Example],
                     what: str) -> None:

@@ -17,7 +17,7 @@ from spacy.vocab import Vocab
 
 from ..core.features import LexemeAtoms
 from ..systems.arc_standard import ArcStandardSystem
-from .settings import SEARCH_DEFAULTS, config_error
+from .settings import SEARCH_DEFAULTS, Learner, Search, Update, config_error
 from .spaces import SPACE_DEP, compact_heads, expand_tree
 from .transition import Prediction, TransitionPipe, token_probability
 
@@ -44,8 +44,9 @@ def validate_min_label_freq(name: str, min_label_freq: Any) -> None:
     default_score_weights={"dep_uas": 0.5, "dep_las": 0.5, "dep_las_per_type": None,
                            "sents_p": None, "sents_r": None, "sents_f": 0.0},
 )
-def make_arc_standard_parser(nlp: Language, name: str, search: str, depth: int, margin: float,
-                             beam_width: int, update: str, learner: str, n: int,
+def make_arc_standard_parser(nlp: Language, name: str, search: Search, depth: int,
+                             margin: float, beam_width: int, update: Update, learner: Learner,
+                             n: int,
                              learning_rate: float, learning_rate_decay: float, l2: float,
                              n_threads: int,
                              respect_sent_starts: bool, min_label_freq: int,

@@ -20,7 +20,7 @@ from ..core.fr_perceptron import FEEDBACKS, fr_perceptron, recognise
 from ..core.weights import Weights
 from ..systems.phrases import PhraseSystem
 from .base import SearchPipe
-from .settings import check_threads, config_error
+from .settings import Feedback, check_threads, config_error
 from .spaces import compact_input, compact_spans, content_index
 
 # A doc longer than this many words and without sentence boundaries is
@@ -254,7 +254,7 @@ class PhrasePipe(SearchPipe):
     },
     default_score_weights={"clauses_f": 1.0, "clauses_p": 0.0, "clauses_r": 0.0, "clauses_per_type": None},
 )
-def make_fr_clause_finder(nlp: Language, name: str, feedback: str, max_length: int, chunk_boundaries: bool,
+def make_fr_clause_finder(nlp: Language, name: str, feedback: Feedback, max_length: int, chunk_boundaries: bool,
                           spans_key: str, chunks_key: str, n_threads: int,
                           scorer: Optional[Callable]) -> "FRClauseFinder":
     """Clause identification (CoNLL-2001) into doc.spans[spans_key], nested.
@@ -321,7 +321,7 @@ class FRClauseFinder(PhrasePipe):
     },
     default_score_weights={"chunks_f": 1.0, "chunks_p": 0.0, "chunks_r": 0.0, "chunks_per_type": None},
 )
-def make_fr_chunker(nlp: Language, name: str, feedback: str, max_length: int, spans_key: str,
+def make_fr_chunker(nlp: Language, name: str, feedback: Feedback, max_length: int, spans_key: str,
                     n_threads: int, scorer: Optional[Callable]) -> "FRChunker":
     """Base-phrase chunking (CoNLL-2000) into doc.spans[spans_key] from words
     and POS tags, with filters and rankers per chunk type (the FRP-Chunker).

@@ -23,16 +23,28 @@ A setting the chosen search and learner do not use must keep its default:
 a changed value would be silently ignored, so it is an error that says
 which search or learner would use it.
 """
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Literal, Optional, get_args
 
 from thinc.api import ConfigValidationError
 
 from ..core.learners import UPDATES
 
-SEARCHES = ("greedy", "lookahead", "beam")
-LEARNERS = ("perceptron", "sapo")
-DIRECTIONS = ("ltr", "rtl")
+# The choice settings as types: the factories' signatures carry them, so
+# spaCy's config validation (`spacy debug config`, `spacy train`) names a
+# wrong choice and the permitted ones before anything is built.
+Search = Literal["greedy", "lookahead", "beam"]
+Learner = Literal["perceptron", "sapo"]
+Direction = Literal["ltr", "rtl"]
+Update = Literal["standard", "early", "max_violation", "hybrid", "latest"]
+Scheme = Literal["iob2", "biluo", "iob"]  # "iob": the old name of "iob2"
+Feedback = Literal["recognition", "classification"]
+Target = Literal["tag", "pos"]
+
+SEARCHES = get_args(Search)
+LEARNERS = get_args(Learner)
+DIRECTIONS = get_args(Direction)
 MAX_DEPTH = 3
+assert set(get_args(Update)) == set(UPDATES)
 
 # Factory defaults shared by every component (a component may change one,
 # e.g. the span labellers' margin). SAPO: the n best outputs per update (Sun

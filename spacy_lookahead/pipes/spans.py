@@ -13,7 +13,7 @@ from spacy.vocab import Vocab
 from ..systems.schemes import (ALIASES, SCHEMES, action_arrays, ids_to_spans, label_constraints,
                                 scheme_actions, span_probabilities, spans_to_ids)
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
-from .settings import config_error
+from .settings import Direction, Learner, Scheme, Search, Update, config_error
 from .spaces import compact_spans, content_index, expand_spans
 from .transition import Prediction
 
@@ -148,9 +148,9 @@ class SpanLabeller(SequencePipe):
     },
     default_score_weights={"chunks_f": 1.0, "chunks_p": 0.0, "chunks_r": 0.0, "chunks_per_type": None},
 )
-def make_lookahead_chunker(nlp: Language, name: str, direction: str, scheme: str, spans_key: str,
-                           label_trigrams: bool, search: str, depth: int, margin: float,
-                           beam_width: int, update: str, learner: str, n: int,
+def make_lookahead_chunker(nlp: Language, name: str, direction: Direction, scheme: Scheme,
+                           spans_key: str, label_trigrams: bool, search: Search, depth: int, margin: float,
+                           beam_width: int, update: Update, learner: Learner, n: int,
                            learning_rate: float, learning_rate_decay: float, l2: float, n_threads: int,
                            scorer: Optional[Callable]) -> "LookaheadChunker":
     """Base-phrase chunking into doc.spans[spans_key] from words and POS tags.
@@ -215,10 +215,10 @@ class LookaheadChunker(SpanLabeller):
     },
     default_score_weights={"ents_f": 1.0, "ents_p": 0.0, "ents_r": 0.0, "ents_per_type": None},
 )
-def make_lookahead_ner(nlp: Language, name: str, direction: str, scheme: str,
+def make_lookahead_ner(nlp: Language, name: str, direction: Direction, scheme: Scheme,
                        label_trigrams: bool, pos_features: bool, chunk_features: bool,
-                       chunks_key: str, search: str, depth: int, margin: float, beam_width: int,
-                       update: str, learner: str, n: int, learning_rate: float,
+                       chunks_key: str, search: Search, depth: int, margin: float,
+                       beam_width: int, update: Update, learner: Learner, n: int, learning_rate: float,
                        learning_rate_decay: float, l2: float, n_threads: int, scores_key: str,
                        scorer: Optional[Callable]) -> "LookaheadNER":
     """Named entities into doc.ents.

@@ -9,7 +9,7 @@ from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
-from .settings import config_error
+from .settings import Direction, Learner, Search, Target, Update, config_error
 from .spaces import SPACE_POS, SPACE_TAG
 from .transition import Prediction, token_probability
 
@@ -30,9 +30,9 @@ token_probability("tag_prob", TAG_PROBS)
     },
     default_score_weights={"tag_acc": 1.0, "pos_acc": None},
 )
-def make_lookahead_tagger(nlp: Language, name: str, direction: str, target: str,
-                          tag_trigrams: bool, search: str, depth: int, margin: float,
-                          beam_width: int, update: str, learner: str, n: int,
+def make_lookahead_tagger(nlp: Language, name: str, direction: Direction, target: Target,
+                          tag_trigrams: bool, search: Search, depth: int, margin: float,
+                          beam_width: int, update: Update, learner: Learner, n: int,
                           learning_rate: float, learning_rate_decay: float, l2: float, n_threads: int,
                           scorer: Optional[Callable]) -> "LookaheadTagger":
     """Create a lookahead tagger.
