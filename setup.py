@@ -18,6 +18,7 @@ MODULES = [
     "spacy_lookahead.core.violation",
     "spacy_lookahead.core.learners",
     "spacy_lookahead.core.decode",
+    "spacy_lookahead.core.marginals",
     "spacy_lookahead.core.views",
     "spacy_lookahead.core.fr_perceptron",
     "spacy_lookahead.systems.tagging",

@@ -1,0 +1,82 @@
+"""Forward-backward marginals of a first-order system (core/marginals.pyx)
+against brute force: every valid action sequence enumerated and weighted by
+exp(score / temperature)."""
+import itertools
+import math
+import random
+
+import numpy
+from hypothesis import given, settings, strategies as st
+
+from spacy_lookahead.core.marginals import marginals
+from spacy_lookahead.core.weights import Weights
+
+from engine import views
+from test_lookahead import WORDS, atoms_of, constrained_system
+
+
+def brute_force(system, atoms, W, temperature):
+    """(marginals (n, C), log Z) over every valid sequence of len(atoms) actions."""
+    n, C = len(atoms), system.nr_class
+    weights = {}
+    for seq in itertools.product(range(C), repeat=n):
+        score, ok = 0.0, True
+        for k, a in enumerate(seq):
+            valid, _ = views.valid_actions(system, atoms, list(seq[:k]))
+            if a not in valid:
+                ok = False
+                break
+            score += W.scores(views.features(system, atoms, list(seq[:k])), C)[a]
+        if ok:
+            weights[seq] = score / temperature
+    if not weights:
+        return numpy.zeros((n, C)), -math.inf
+    top = max(weights.values())
+    log_z = top + math.log(sum(math.exp(v - top) for v in weights.values()))
+    probs = numpy.zeros((n, C))
+    for seq, v in weights.items():
+        for k, a in enumerate(seq):
+            probs[k, a] += math.exp(v - log_z)
+    return probs, log_z
+
+
+@settings(max_examples=40, deadline=None)
+@given(nr_class=st.integers(2, 4), length=st.integers(1, 5),
+       direction=st.sampled_from(["ltr", "rtl"]), constrained=st.booleans(),
+       temperature=st.sampled_from([1.0, 0.5, 3.0]), seed=st.integers(0, 2**16))
+def test_marginals_are_the_brute_force_ones(nr_class, length, direction, constrained,
+                                            temperature, seed):
+    rng = random.Random(seed)
+    system = constrained_system(nr_class, direction, constrained)
+    atoms = atoms_of([rng.choice(WORDS) for _ in range(length)])
+    W = Weights()
+    for h in range(length):  # every feature of every history (first-order: the previous action)
+        for prev in range(nr_class):
+            for f in views.features(system, atoms, [prev] * h):
+                for c in range(nr_class):
+                    if W.get(int(f), c) == 0.0:
+                        W.add(int(f), c, rng.gauss(0, 1.5))
+    (probs, log_z), = marginals(system.instances([atoms]), W, temperature)
+    expected, expected_z = brute_force(system, atoms, W, temperature)
+    assert probs.shape == (length, nr_class)
+    numpy.testing.assert_allclose(probs, expected, rtol=1e-9, atol=1e-12)
+    if expected_z == -math.inf:
+        assert log_z == -math.inf
+    else:
+        assert math.isclose(log_z, expected_z, rel_tol=1e-12, abs_tol=1e-12)
+        numpy.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_empty_doc_and_bad_temperature():
+    import pytest
+    system = constrained_system(3, "ltr", False)
+    (probs, log_z), = marginals(system.instances([atoms_of([])]), Weights())
+    assert probs.shape == (0, 3) and log_z == 0.0
+    with pytest.raises(ValueError, match="temperature must be > 0"):
+        marginals(system.instances([atoms_of(["a"])]), Weights(), 0.0)
+
+
+def test_uniform_weights_give_uniform_marginals():
+    system = constrained_system(4, "ltr", False)
+    (probs, _), = marginals(system.instances([atoms_of(["The", "old", "man"])]), Weights())
+    numpy.testing.assert_allclose(probs, 0.25)
