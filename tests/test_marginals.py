@@ -8,15 +8,15 @@ import random
 import numpy
 from hypothesis import given, settings, strategies as st
 
-from spacy_lookahead.core.marginals import marginals
+from spacy_lookahead.core.marginals import Lattice, marginals
 from spacy_lookahead.core.weights import Weights
 
 from engine import views
 from test_lookahead import WORDS, atoms_of, constrained_system
 
 
-def brute_force(system, atoms, W, temperature):
-    """(marginals (n, C), log Z) over every valid sequence of len(atoms) actions."""
+def sequence_weights(system, atoms, W, temperature):
+    """{valid sequence of len(atoms) actions: score / temperature}."""
     n, C = len(atoms), system.nr_class
     weights = {}
     for seq in itertools.product(range(C), repeat=n):
@@ -29,6 +29,13 @@ def brute_force(system, atoms, W, temperature):
             score += W.scores(views.features(system, atoms, list(seq[:k])), C)[a]
         if ok:
             weights[seq] = score / temperature
+    return weights
+
+
+def brute_force(system, atoms, W, temperature):
+    """(marginals (n, C), log Z) over every valid sequence of len(atoms) actions."""
+    n, C = len(atoms), system.nr_class
+    weights = sequence_weights(system, atoms, W, temperature)
     if not weights:
         return numpy.zeros((n, C)), -math.inf
     top = max(weights.values())
@@ -40,6 +47,21 @@ def brute_force(system, atoms, W, temperature):
     return probs, log_z
 
 
+def random_model(nr_class, length, direction, constrained, rng):
+    """A first-order tagging system, a doc and Gaussian weights on every
+    feature of every history (first-order: the previous action)."""
+    system = constrained_system(nr_class, direction, constrained)
+    atoms = atoms_of([rng.choice(WORDS) for _ in range(length)])
+    W = Weights()
+    for h in range(length):
+        for prev in range(nr_class):
+            for f in views.features(system, atoms, [prev] * h):
+                for c in range(nr_class):
+                    if W.get(int(f), c) == 0.0:
+                        W.add(int(f), c, rng.gauss(0, 1.5))
+    return system, atoms, W
+
+
 @settings(max_examples=40, deadline=None)
 @given(nr_class=st.integers(2, 4), length=st.integers(1, 5),
        direction=st.sampled_from(["ltr", "rtl"]), constrained=st.booleans(),
@@ -47,15 +69,7 @@ def brute_force(system, atoms, W, temperature):
 def test_marginals_are_the_brute_force_ones(nr_class, length, direction, constrained,
                                             temperature, seed):
     rng = random.Random(seed)
-    system = constrained_system(nr_class, direction, constrained)
-    atoms = atoms_of([rng.choice(WORDS) for _ in range(length)])
-    W = Weights()
-    for h in range(length):  # every feature of every history (first-order: the previous action)
-        for prev in range(nr_class):
-            for f in views.features(system, atoms, [prev] * h):
-                for c in range(nr_class):
-                    if W.get(int(f), c) == 0.0:
-                        W.add(int(f), c, rng.gauss(0, 1.5))
+    system, atoms, W = random_model(nr_class, length, direction, constrained, rng)
     (probs, log_z), = marginals(system.instances([atoms]), W, temperature)
     expected, expected_z = brute_force(system, atoms, W, temperature)
     assert probs.shape == (length, nr_class)
@@ -80,3 +94,34 @@ def test_uniform_weights_give_uniform_marginals():
     system = constrained_system(4, "ltr", False)
     (probs, _), = marginals(system.instances([atoms_of(["The", "old", "man"])]), Weights())
     numpy.testing.assert_allclose(probs, 0.25)
+
+
+@settings(max_examples=40, deadline=None)
+@given(nr_class=st.integers(2, 4), length=st.integers(1, 5),
+       direction=st.sampled_from(["ltr", "rtl"]), constrained=st.booleans(),
+       temperature=st.sampled_from([1.0, 0.7]), seed=st.integers(0, 2**16))
+def test_segment_probabilities_are_the_brute_force_ones(nr_class, length, direction, constrained,
+                                                        temperature, seed):
+    """p(a run of steps takes given labels, with the step before and the one
+    after in given sets): a span's probability, e.g. B-X I-X with no I-X
+    after it."""
+    rng = random.Random(seed)
+    system, atoms, W = random_model(nr_class, length, direction, constrained, rng)
+    weights = sequence_weights(system, atoms, W, temperature)
+    lattice = Lattice(system.instances([atoms])[0], W, temperature)
+    if weights:
+        top = max(weights.values())
+        log_z = top + math.log(sum(math.exp(v - top) for v in weights.values()))
+    for _ in range(4):
+        a = rng.randrange(length)
+        labels = [rng.randrange(nr_class) for _ in range(rng.randint(1, length - a))]
+        b = a + len(labels) - 1
+        before = None if rng.random() < 0.3 else [rng.randint(0, 1) for _ in range(nr_class)]
+        after = None if rng.random() < 0.3 else [rng.randint(0, 1) for _ in range(nr_class)]
+        expected = sum(
+            math.exp(v - log_z) for seq, v in weights.items()
+            if list(seq[a:b + 1]) == labels
+            and (before is None or a == 0 or before[seq[a - 1]])
+            and (after is None or b == length - 1 or after[seq[b + 1]]))
+        got = lattice.segment_probability(a, labels, before, after)
+        assert math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-12), (got, expected)

@@ -18,7 +18,6 @@ from libcpp.vector cimport vector
 import numpy
 
 from .instance cimport Instance
-from .learners cimport workspace_for
 from .search cimport Workspace
 from .topn cimport Chain
 from .weights cimport Weights
@@ -35,68 +34,125 @@ cdef inline double log_add(double a, double b) noexcept nogil:
     return b + log1p(exp(a - b))
 
 
-cdef double forward_backward(Chain chain, Weights W, double temperature,
-                             double* out) except? -1 nogil:
-    """out[t * C + c] = p(action c at step t); returns log Z (-inf: no
-    complete derivation is valid; out is then all 0)."""
-    cdef int T = chain.T, C = chain.ws.nr_class, t, p, c
-    cdef double inv = 1.0 / temperature, log_z = -INFINITY, v
+cdef class Lattice:
+    """One doc of a first-order system under p(y | x) with temperature tau:
+    the forward and backward log-sums (alpha[t, c]: all valid prefixes
+    ending with action c at step t; beta[t, c]: all valid completions after
+    it) and log Z, from which action and segment probabilities are read."""
+    cdef Chain chain
+    cdef Weights W
+    cdef readonly int T, C
+    cdef readonly double temperature, log_z
     cdef vector[double] alpha, beta, row
-    if T == 0:
-        return 0.0
-    alpha.assign(T * C, -INFINITY)
-    beta.assign(T * C, -INFINITY)
-    row.resize(C)
-    chain.row(W, 0, -1, row.data())
-    for c in range(C):
-        alpha[c] = row[c] * inv
-    for t in range(1, T):
-        for p in range(C):
-            if alpha[(t - 1) * C + p] == -INFINITY:
-                continue
-            chain.row(W, t, p, row.data())
-            for c in range(C):
-                if row[c] != -INFINITY:
-                    v = alpha[(t - 1) * C + p] + row[c] * inv
-                    alpha[t * C + c] = log_add(alpha[t * C + c], v)
-    for c in range(C):
-        log_z = log_add(log_z, alpha[(T - 1) * C + c])
-        beta[(T - 1) * C + c] = 0.0
-    for t in range(T - 2, -1, -1):
-        for p in range(C):
-            if alpha[t * C + p] == -INFINITY:
-                continue  # unreachable: its marginal is 0 whatever beta is
-            chain.row(W, t + 1, p, row.data())
-            for c in range(C):
-                if row[c] != -INFINITY:
-                    beta[t * C + p] = log_add(beta[t * C + p],
-                                              row[c] * inv + beta[(t + 1) * C + c])
-    for t in range(T):
+
+    def __init__(self, Instance inst, Weights W, double temperature=1.0):
+        if not temperature > 0.0:
+            raise ValueError(f"temperature must be > 0, got {temperature!r}")
+        cdef Workspace ws = Workspace(inst.system, 0, inst.state_size)
+        self.chain = Chain(ws, <size_t>inst.start())
+        self.W = W
+        self.T = self.chain.T
+        self.C = ws.nr_class
+        self.temperature = temperature
+        self.log_z = 0.0
+        self.row.resize(self.C)
+        if self.T:
+            with nogil:
+                self._forward_backward()
+
+    cdef void _forward_backward(self) noexcept nogil:
+        cdef int T = self.T, C = self.C, t, p, c
+        cdef double inv = 1.0 / self.temperature, v
+        cdef double* r = self.row.data()
+        self.alpha.assign(T * C, -INFINITY)
+        self.beta.assign(T * C, -INFINITY)
+        self.chain.row(self.W, 0, -1, r)
         for c in range(C):
-            v = alpha[t * C + c] + beta[t * C + c]
-            out[t * C + c] = 0.0 if log_z == -INFINITY or v == -INFINITY else exp(v - log_z)
-    return log_z
+            self.alpha[c] = r[c] * inv
+        for t in range(1, T):
+            for p in range(C):
+                if self.alpha[(t - 1) * C + p] == -INFINITY:
+                    continue
+                self.chain.row(self.W, t, p, r)
+                for c in range(C):
+                    if r[c] != -INFINITY:
+                        v = self.alpha[(t - 1) * C + p] + r[c] * inv
+                        self.alpha[t * C + c] = log_add(self.alpha[t * C + c], v)
+        self.log_z = -INFINITY
+        for c in range(C):
+            self.log_z = log_add(self.log_z, self.alpha[(T - 1) * C + c])
+            self.beta[(T - 1) * C + c] = 0.0
+        for t in range(T - 2, -1, -1):
+            for p in range(C):
+                if self.alpha[t * C + p] == -INFINITY:
+                    continue  # unreachable: its probability is 0 whatever beta is
+                self.chain.row(self.W, t + 1, p, r)
+                for c in range(C):
+                    if r[c] != -INFINITY:
+                        self.beta[t * C + p] = log_add(self.beta[t * C + p],
+                                                       r[c] * inv + self.beta[(t + 1) * C + c])
+
+    def marginals(self):
+        """(T, C): p(action c at step t) (all 0 if no derivation is valid)."""
+        probs = numpy.zeros((self.T, self.C), dtype="float64")
+        cdef double[:, ::1] out = probs
+        cdef int t, c
+        cdef double v
+        for t in range(self.T):
+            for c in range(self.C):
+                v = self.alpha[t * self.C + c] + self.beta[t * self.C + c]
+                if self.log_z != -INFINITY and v != -INFINITY:
+                    out[t, c] = exp(v - self.log_z)
+        return probs
+
+    def segment_probability(self, int a, labels, before=None, after=None):
+        """p(steps a .. a + len(labels) - 1 take `labels`, the step before
+        takes an action in `before` and the one after an action in `after`):
+        before / after are 0/1 masks over the actions, None for any action;
+        a segment at an end of the doc has no step there, which satisfies
+        any mask. E.g. an IOB2 span is B-X I-X ... I-X with no I-X after it."""
+        cdef int n = len(labels), C = self.C, k, c, b
+        cdef double inv = 1.0 / self.temperature, left, middle = 0.0, right, v
+        cdef double* r = self.row.data()
+        if n < 1 or a < 0 or a + n > self.T:
+            raise ValueError(f"segment of {n} steps at {a} is not inside the {self.T} steps")
+        if self.log_z == -INFINITY:
+            return 0.0
+        lab = [int(x) for x in labels]
+        if any(x < 0 or x >= C for x in lab):
+            raise ValueError("segment label out of range")
+        b = a + n - 1
+        if before is None or a == 0:
+            left = self.alpha[a * C + lab[0]]
+        else:
+            left = -INFINITY
+            for c in range(C):
+                if before[c] and self.alpha[(a - 1) * C + c] != -INFINITY:
+                    self.chain.row(self.W, a, c, r)
+                    if r[lab[0]] != -INFINITY:
+                        left = log_add(left, self.alpha[(a - 1) * C + c] + r[lab[0]] * inv)
+        for k in range(a + 1, b + 1):
+            self.chain.row(self.W, k, lab[k - a - 1], r)
+            middle += r[lab[k - a]] * inv
+        if after is None or b == self.T - 1:
+            right = self.beta[b * C + lab[n - 1]]
+        else:
+            right = -INFINITY
+            self.chain.row(self.W, b + 1, lab[n - 1], r)
+            for c in range(C):
+                if after[c] and r[c] != -INFINITY:
+                    right = log_add(right, r[c] * inv + self.beta[(b + 1) * C + c])
+        v = left + middle + right
+        if v == -INFINITY or v != v:
+            return 0.0
+        return exp(v - self.log_z)
 
 
 def marginals(instances, Weights W, double temperature=1.0):
     """Per instance of a first-order system: (probabilities (steps, C) of
     each action at each step, in the order the system takes them; log Z)."""
-    if not temperature > 0.0:
-        raise ValueError(f"temperature must be > 0, got {temperature!r}")
-    cdef Instance inst
-    cdef Workspace ws = None
-    cdef Chain chain
-    cdef double[:, ::1] view
-    cdef double log_z
-    results = []
+    out = []
     for inst in instances:
-        ws = workspace_for(ws, inst, 0)
-        chain = Chain(ws, <size_t>inst.start())
-        probs = numpy.zeros((chain.T, ws.nr_class), dtype="float64")
-        log_z = 0.0
-        if chain.T:
-            view = probs
-            with nogil:
-                log_z = forward_backward(chain, W, temperature, &view[0, 0])
-        results.append((probs, log_z))
-    return results
+        lattice = Lattice(inst, W, temperature)
+        out.append((lattice.marginals(), lattice.log_z))
+    return out
