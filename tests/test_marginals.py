@@ -6,6 +6,7 @@ import math
 import random
 
 import numpy
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from spacy_lookahead.core.marginals import Lattice, marginals
@@ -82,7 +83,6 @@ def test_marginals_are_the_brute_force_ones(nr_class, length, direction, constra
 
 
 def test_empty_doc_and_bad_temperature():
-    import pytest
     system = constrained_system(3, "ltr", False)
     (probs, log_z), = marginals(system.instances([atoms_of([])]), Weights())
     assert probs.shape == (0, 3) and log_z == 0.0
@@ -125,3 +125,77 @@ def test_segment_probabilities_are_the_brute_force_ones(nr_class, length, direct
             and (after is None or b == length - 1 or after[seq[b + 1]]))
         got = lattice.segment_probability(a, labels, before, after)
         assert math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-12), (got, expected)
+
+
+# --- through the components: probabilities = "marginals" ---------------------------
+
+WORDS4 = ["The", "dog", "barks", "."]
+TAGS4 = ["DT", "NN", "VBZ", "."]
+
+
+def sapo_pipe(factory, config, examples_of):
+    import spacy
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe(factory, config={"learner": "sapo", "n": 3, **config})
+    examples = examples_of(nlp)
+    nlp.initialize(lambda: examples)
+    for _ in range(2):
+        nlp.update(examples)
+    return nlp, pipe
+
+
+@pytest.mark.parametrize("direction", ["ltr", "rtl"])
+def test_tag_probabilities_are_the_marginals_over_every_output(direction):
+    """token._.tag_prob with probabilities = "marginals" is the probability
+    mass of every output that gives the token its tag: the softmax over all
+    outputs (predict_nbest with n above their number), whitespace aside."""
+    from spacy.tokens import Doc
+    from spacy.training import Example
+    nlp, tagger = sapo_pipe("lookahead_tagger", {"probabilities": "marginals", "direction": direction},
+                            lambda nlp: [Example.from_dict(nlp.make_doc("The dog barks ."),
+                                                           {"tags": TAGS4})])
+    doc = Doc(nlp.vocab, words=["The", "dog", "\n", "barks", "."])
+    every = tagger.predict_nbest([doc], n=4 ** 4)[0]
+    assert len(every) == 4 ** 4 and math.isclose(sum(p for _, p in every), 1.0, rel_tol=1e-9)
+    doc = nlp(doc)
+    for i, token in enumerate(doc):
+        expected = sum(p for tags, p in every if tags[i] == token.tag_)
+        assert math.isclose(token._.tag_prob, expected, rel_tol=1e-6), (i, token.tag_)
+
+
+@pytest.mark.parametrize("direction", ["ltr", "rtl"])
+@pytest.mark.parametrize("scheme", ["iob2", "biluo"])
+def test_span_probabilities_are_the_marginals_over_every_output(direction, scheme):
+    """A chunk's score with probabilities = "marginals" is the mass of every
+    output that contains exactly that chunk (read as conlleval reads it)."""
+    from spacy.tokens import Doc
+    from spacy.training import Example
+    from spacy_lookahead.systems.schemes import span_probabilities
+
+    def examples(nlp):
+        return [Example.from_dict(Doc(nlp.vocab, words=WORDS4, tags=TAGS4),
+                                  {"spans": {"chunks": [(0, 7, "NP"), (8, 13, "VP")]}})]
+
+    nlp, chunker = sapo_pipe("lookahead_chunker", {"probabilities": "marginals",
+                                                   "direction": direction, "scheme": scheme},
+                             examples)
+    doc = Doc(nlp.vocab, words=WORDS4, tags=TAGS4)
+    every = chunker.predict_nbest([doc], n=1000)[0]
+    assert math.isclose(sum(p for _, p in every), 1.0, rel_tol=1e-9)
+    doc = nlp(doc)
+    kinds, types = chunker._kinds_types()
+    ids = {name: i for i, name in enumerate(chunker.actions)}
+    nbest = numpy.asarray([[ids[x] for x in labels] for labels, _ in every], dtype="int32")
+    best = [(s.start, s.end, chunker.labels.index(s.label_)) for s in doc.spans["chunks"]]
+    assert best
+    expected = span_probabilities(best, nbest, numpy.asarray([p for _, p in every]), kinds, types)
+    numpy.testing.assert_allclose(doc.spans["chunks"].attrs["scores"], expected, rtol=1e-5)
+
+
+def test_marginals_need_sapo_and_a_first_order_model():
+    import spacy
+    with pytest.raises(ValueError, match="probabilities = 'marginals' is not used"):
+        spacy.blank("en").add_pipe("lookahead_tagger", config={"probabilities": "marginals"})
+    with pytest.raises(ValueError, match="first-order models only"):
+        spacy.blank("en").add_pipe("lookahead_chunker", config={
+            "learner": "sapo", "probabilities": "marginals", "label_trigrams": True})

@@ -1,16 +1,19 @@
 """What the sequence labellers (tagger, chunker, NER) share: the tagging
 system built from the config, its inputs per doc, and the gold labels; the
 search and the learner are the shared ones of `TransitionPipe`."""
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy
 from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.vocab import Vocab
 
+from ..core import decode as decoding
 from ..core.features import LexemeAtoms
+from ..core.marginals import Lattice
+from ..core.weights import Weights
 from ..systems.tagging import TaggingSystem
-from .settings import SEARCH_DEFAULTS
+from .settings import SEARCH_DEFAULTS, config_error
 from .spaces import without_whitespace
 from .transition import Prediction, TransitionPipe
 
@@ -18,7 +21,7 @@ from .transition import Prediction, TransitionPipe
 # settings.py), as their factories' default config. beam_width 16: also the
 # width of SAPO's n-best beam with tag/label trigrams (max(n, beam_width);
 # Sun et al. use 50 and find no difference to A*).
-SEQUENCE_DEFAULTS: Dict[str, Any] = {**SEARCH_DEFAULTS, "beam_width": 16}
+SEQUENCE_DEFAULTS: Dict[str, Any] = {**SEARCH_DEFAULTS, "beam_width": 16, "probabilities": "nbest"}
 
 
 class SequencePipe(TransitionPipe):
@@ -35,6 +38,10 @@ class SequencePipe(TransitionPipe):
         super().__init__(vocab, name, scorer=scorer,
                          search_settings={**search_settings, "direction": direction}, **settings)
         self._atoms = LexemeAtoms(substrings=self.feature_set == "ner")
+        if self.cfg["probabilities"] == "marginals" and self.cfg[self.history_setting]:
+            raise config_error(name, "probabilities", f"[{name}] probabilities = 'marginals' are "
+                               "exact for first-order models only: set "
+                               f"{self.history_setting} = false, or probabilities = 'nbest'.")
 
     # --- to define in subclasses ---------------------------------------------
     @property
@@ -100,6 +107,29 @@ class SequencePipe(TransitionPipe):
         if space is None:
             return batch, [None] * len(docs)
         return without_whitespace(batch, space)
+
+    def _decoding(self, docs: List[Doc]) -> Tuple[list, Callable, Iterable, tuple]:
+        """As TransitionPipe's; with SAPO and probabilities = "marginals",
+        the best output and the exact probabilities of its parts."""
+        indexes, run, instances, args = super()._decoding(docs)
+        if self.is_sapo and self.cfg["probabilities"] == "marginals":
+            return indexes, self._best_and_marginals, instances, (self.weights,
+                                                                  self.cfg["beam_width"])
+        return indexes, run, instances, args
+
+    def _best_and_marginals(self, instances: Iterable, W: Weights, beam_width: int) -> list:
+        """Per instance: ([best output], [its score], exact_scores of it): the
+        best by exact top-1 search (first-order: A*), its parts' probabilities
+        from the lattice of every output (core/marginals.pyx)."""
+        instances = list(instances)
+        return [(outputs, scores, self.exact_scores(Lattice(inst, W), outputs[0]))
+                for inst, (outputs, scores) in
+                zip(instances, decoding.nbest(instances, W, 1, beam_width, True))]
+
+    def exact_scores(self, lattice: Lattice, best: numpy.ndarray) -> numpy.ndarray:
+        """The probability of each part of `best` (labels in document order
+        over the content tokens) under the lattice's distribution."""
+        raise NotImplementedError
 
     def instances(self, docs: List[Doc], examples: Optional[List[Example]] = None,
                   indexes: Optional[List[Optional[numpy.ndarray]]] = None,

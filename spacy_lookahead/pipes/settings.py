@@ -39,10 +39,14 @@ Update = Literal["standard", "early", "max_violation", "hybrid", "latest"]
 Scheme = Literal["iob2", "biluo", "iob"]  # "iob": the old name of "iob2"
 Feedback = Literal["recognition", "classification"]
 Target = Literal["tag", "pos"]
+# SAPO's probabilities of tags and spans: the mass of the n best that agree
+# (Sun et al.), or exact marginals over all outputs (forward-backward)
+Probabilities = Literal["nbest", "marginals"]
 
 SEARCHES = get_args(Search)
 LEARNERS = get_args(Learner)
 DIRECTIONS = get_args(Direction)
+PROBABILITIES = get_args(Probabilities)
 MAX_DEPTH = 3
 assert set(get_args(Update)) == set(UPDATES)
 
@@ -120,6 +124,8 @@ def check_values(name: str, s: Dict[str, Any]) -> None:
     check_threads(name, s["n_threads"])
     if "direction" in s and s["direction"] not in DIRECTIONS:
         fail("direction", f"one of {DIRECTIONS}")
+    if "probabilities" in s and s["probabilities"] not in PROBABILITIES:
+        fail("probabilities", f"one of {PROBABILITIES}")
 
 
 def unused_settings(s: Dict[str, Any]) -> Dict[str, str]:
@@ -131,8 +137,9 @@ def unused_settings(s: Dict[str, Any]) -> Dict[str, str]:
         unused["margin"] = "learner = perceptron"
         unused["depth"] = "learner = perceptron with search = lookahead"
     else:
-        for key in ("n", "learning_rate", "learning_rate_decay", "l2"):
-            unused[key] = "learner = sapo"
+        for key in ("n", "learning_rate", "learning_rate_decay", "l2", "probabilities"):
+            if key in s:
+                unused[key] = "learner = sapo"
         if s["search"] != "lookahead":
             unused["depth"] = "search = lookahead"
         if s["search"] == "beam":

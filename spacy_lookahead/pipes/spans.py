@@ -10,10 +10,11 @@ from spacy.training import Example, validate_examples
 from spacy.util import filter_spans
 from spacy.vocab import Vocab
 
+from ..core.marginals import Lattice
 from ..systems.schemes import (ALIASES, SCHEMES, action_arrays, ids_to_spans, label_constraints,
                                 scheme_actions, span_probabilities, spans_to_ids)
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
-from .settings import Direction, Learner, Scheme, Search, Update, config_error
+from .settings import Direction, Learner, Probabilities, Scheme, Search, Update, config_error
 from .spaces import compact_spans, content_index, expand_spans
 from .transition import Prediction
 
@@ -118,6 +119,32 @@ class SpanLabeller(SequencePipe):
                              index)
         return spans_to_ids(n, spans, self.actions, self.cfg["scheme"])
 
+    def exact_scores(self, lattice: Lattice, best: numpy.ndarray) -> numpy.ndarray:
+        """Each span's probability: that its tokens take exactly its labels
+        (B-X I-X ..., or B-X ... L-X / U-X) and, in IOB2, that the next token
+        does not continue it."""
+        kinds, types = self._kinds_types()
+        ids = {name: i for i, name in enumerate(self.actions)}
+        biluo = self.cfg["scheme"] == "biluo"
+        rtl = self.cfg["direction"] == "rtl"
+        n = len(best)
+        out = []
+        for start, end, t in ids_to_spans(best, kinds, types):
+            label = self.labels[t]
+            if biluo and end - start == 1:
+                names = [f"U-{label}"]
+            elif biluo:
+                names = [f"B-{label}"] + [f"I-{label}"] * (end - start - 2) + [f"L-{label}"]
+            else:
+                names = [f"B-{label}"] + [f"I-{label}"] * (end - start - 1)
+            labels = [ids[name] for name in names]
+            closed = None if biluo else [int(name != f"I-{label}") for name in self.actions]
+            if rtl:  # steps run from the last token: the token after the span comes before it
+                out.append(lattice.segment_probability(n - end, labels[::-1], closed, None))
+            else:
+                out.append(lattice.segment_probability(start, labels, None, closed))
+        return numpy.asarray(out, dtype="float32")
+
     def set_annotations(self, docs: Iterable[Doc], predictions: List[Prediction]) -> None:
         """Write the spans of the best labelling; with SAPO, each span's
         probability (the summed probability of the n best outputs that
@@ -128,7 +155,9 @@ class SpanLabeller(SequencePipe):
             best = ids_to_spans(out.best, kinds, types)
             spans = [Span(doc, start, end, label=labels[t]) for start, end, t in best]
             scores = None
-            if out.probs is not None:
+            if out.scores is not None:
+                scores = numpy.asarray(out.scores, dtype="float32")
+            elif out.probs is not None:
                 nbest = numpy.asarray(out.nbest, dtype="int32").reshape((len(out.nbest), len(doc)))
                 scores = span_probabilities(best, nbest, out.probs, kinds, types)
             self.write_spans(doc, spans, scores)
@@ -152,7 +181,7 @@ def make_lookahead_chunker(nlp: Language, name: str, direction: Direction, schem
                            spans_key: str, label_trigrams: bool, search: Search, depth: int, margin: float,
                            beam_width: int, update: Update, learner: Learner, n: int,
                            learning_rate: float, learning_rate_decay: float, l2: float, n_threads: int,
-                           scorer: Optional[Callable]) -> "LookaheadChunker":
+                           probabilities: Probabilities, scorer: Optional[Callable]) -> "LookaheadChunker":
     """Base-phrase chunking into doc.spans[spans_key] from words and POS tags.
 
     direction: "ltr" or "rtl", the order in which tokens are labelled.
@@ -166,7 +195,8 @@ def make_lookahead_chunker(nlp: Language, name: str, direction: Direction, schem
                             spans_key=spans_key, label_trigrams=label_trigrams, search=search,
                             depth=depth, margin=margin, beam_width=beam_width, update=update,
                             learner=learner, n=n, learning_rate=learning_rate,
-                            learning_rate_decay=learning_rate_decay, l2=l2, n_threads=n_threads, scorer=scorer)
+                            learning_rate_decay=learning_rate_decay, l2=l2, n_threads=n_threads,
+                            probabilities=probabilities, scorer=scorer)
 
 
 class LookaheadChunker(SpanLabeller):
@@ -219,7 +249,8 @@ def make_lookahead_ner(nlp: Language, name: str, direction: Direction, scheme: S
                        label_trigrams: bool, pos_features: bool, chunk_features: bool,
                        chunks_key: str, search: Search, depth: int, margin: float,
                        beam_width: int, update: Update, learner: Learner, n: int, learning_rate: float,
-                       learning_rate_decay: float, l2: float, n_threads: int, scores_key: str,
+                       learning_rate_decay: float, l2: float, n_threads: int,
+                       probabilities: Probabilities, scores_key: str,
                        scorer: Optional[Callable]) -> "LookaheadNER":
     """Named entities into doc.ents.
 
@@ -236,7 +267,8 @@ def make_lookahead_ner(nlp: Language, name: str, direction: Direction, scheme: S
                         chunk_features=chunk_features, chunks_key=chunks_key, search=search,
                         depth=depth, margin=margin, beam_width=beam_width, update=update,
                         learner=learner, n=n, learning_rate=learning_rate,
-                        learning_rate_decay=learning_rate_decay, l2=l2, n_threads=n_threads, scores_key=scores_key,
+                        learning_rate_decay=learning_rate_decay, l2=l2, n_threads=n_threads,
+                        probabilities=probabilities, scores_key=scores_key,
                         scorer=scorer)
 
 

@@ -8,8 +8,9 @@ from spacy.tokens import Doc
 from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 
+from ..core.marginals import Lattice
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
-from .settings import Direction, Learner, Search, Target, Update, config_error
+from .settings import Direction, Learner, Probabilities, Search, Target, Update, config_error
 from .spaces import SPACE_POS, SPACE_TAG
 from .transition import Prediction, token_probability
 
@@ -34,7 +35,7 @@ def make_lookahead_tagger(nlp: Language, name: str, direction: Direction, target
                           tag_trigrams: bool, search: Search, depth: int, margin: float,
                           beam_width: int, update: Update, learner: Learner, n: int,
                           learning_rate: float, learning_rate_decay: float, l2: float, n_threads: int,
-                          scorer: Optional[Callable]) -> "LookaheadTagger":
+                          probabilities: Probabilities, scorer: Optional[Callable]) -> "LookaheadTagger":
     """Create a lookahead tagger.
 
     direction: "ltr" or "rtl", the order in which tokens are tagged.
@@ -47,12 +48,16 @@ def make_lookahead_tagger(nlp: Language, name: str, direction: Direction, target
         probabilities, L2 with n, learning_rate, learning_rate_decay, l2).
     n_threads: threads that decode the docs of a batch (0: every core); the
         output is the same with any number.
+    probabilities: SAPO's tag probabilities (token._.tag_prob): "nbest", the
+        mass of the n best outputs that agree on the tag (Sun et al.), or
+        "marginals", the exact marginal over all outputs (forward-backward;
+        first-order models).
     """
     return LookaheadTagger(nlp.vocab, name, direction=direction, target=target,
                            tag_trigrams=tag_trigrams, search=search, depth=depth, margin=margin,
                            beam_width=beam_width, update=update, learner=learner, n=n,
                            learning_rate=learning_rate, learning_rate_decay=learning_rate_decay,
-                           l2=l2, n_threads=n_threads, scorer=scorer)
+                           l2=l2, n_threads=n_threads, probabilities=probabilities, scorer=scorer)
 
 
 class LookaheadTagger(SequencePipe):
@@ -121,6 +126,18 @@ class LookaheadTagger(SequencePipe):
         out[index] = output
         return out
 
+    def exact_scores(self, lattice: Lattice, best: numpy.ndarray) -> numpy.ndarray:
+        """Each tag's marginal probability."""
+        marginals = lattice.marginals()
+        if self.cfg["direction"] == "rtl":  # steps run from the last token
+            marginals = marginals[::-1]
+        return marginals[numpy.arange(len(best)), best]
+
+    def expand_scores(self, scores: numpy.ndarray, index: numpy.ndarray, n: int) -> numpy.ndarray:
+        out = numpy.ones((n,), dtype="float64")  # the space tag is certain
+        out[index] = scores
+        return out
+
     def set_annotations(self, docs: Iterable[Doc], predictions: List[Prediction]) -> None:
         """Write the tags; with SAPO also each tag's probability (the summed
         probability of the n best outputs that agree on it), read through
@@ -135,7 +152,9 @@ class LookaheadTagger(SequencePipe):
                                              dtype="uint64")[:, None]
             if len(out.best):
                 doc.from_array(attrs, label_hashes[out.best])
-            if out.probs is not None:
+            if out.scores is not None:
+                doc.user_data[TAG_PROBS] = numpy.asarray(out.scores, dtype="float64")
+            elif out.probs is not None:
                 nbest = numpy.asarray(out.nbest, dtype="int32").reshape((len(out.nbest), len(doc)))
                 agree = nbest == out.best
                 doc.user_data[TAG_PROBS] = agree.T.astype("float64") @ out.probs

@@ -25,10 +25,13 @@ from .spaces import compact_input, content_index
 class Prediction(NamedTuple):
     """What predict() returns per doc: the output written to the doc (labels
     in document order, or a tree), and with SAPO the n best outputs and their
-    probabilities (eq. 1: a softmax over the n best)."""
+    probabilities (eq. 1: a softmax over the n best); with SAPO and
+    probabilities = "marginals", `scores`: the exact probability of each
+    part of the best output (per token, or per span)."""
     best: Any
     nbest: Optional[List[Any]] = None
     probs: Optional[numpy.ndarray] = None
+    scores: Optional[numpy.ndarray] = None
 
 
 def token_probability(extension: str, key: str) -> None:
@@ -150,10 +153,15 @@ class TransitionPipe(SearchPipe):
                 n: int) -> "Prediction":
         if index is None:
             return prediction
-        nbest = prediction.nbest
+        nbest, scores = prediction.nbest, prediction.scores
         return Prediction(self.expand(prediction.best, index, n),
                           None if nbest is None else [self.expand(o, index, n) for o in nbest],
-                          prediction.probs)
+                          prediction.probs,
+                          None if scores is None else self.expand_scores(scores, index, n))
+
+    def expand_scores(self, scores: numpy.ndarray, index: numpy.ndarray, n: int) -> numpy.ndarray:
+        """Prediction.scores over the doc's tokens (whitespace filled in)."""
+        return scores
 
     def learn(self, examples: List[Example]) -> float:
         """Perceptron with greedy/lookahead search: the margin perceptron along
@@ -245,9 +253,9 @@ class TransitionPipe(SearchPipe):
                                                      cfg["beam_width"])
 
     def _predictions(self, docs: List[Doc], indexes: list, results: list) -> List[Prediction]:
-        if self.is_sapo:
-            predictions = [Prediction(outputs[0], outputs, softmax(scores))
-                           for outputs, scores in results]
+        if self.is_sapo:  # (outputs, scores[, exact scores of the best's parts])
+            predictions = [Prediction(r[0][0], r[0], softmax(r[1]), r[2] if len(r) > 2 else None)
+                           for r in results]
         else:
             predictions = [Prediction(out) for out in results]
         if not any(i is not None for i in indexes):
