@@ -1,8 +1,8 @@
 """Calibration of SAPO's probabilities on a test set: are the spans (or tags)
 the model is sure of the ones it gets right?
 
-    python benchmarks/calibration.py MODEL_DIR TEST.spacy --task {chunk,ner,tag}
-        --output metrics/calibration_NAME.json
+    python benchmarks/calibration.py MODEL_DIR[@probabilities=marginals] TEST.spacy
+        --task {chunk,ner,tag} --output metrics/calibration_NAME.json
 
 Chunks: doc.spans["chunks"].attrs["scores"]; entities: doc.spans["ents"]
 (lookahead_ner's scores_key) .attrs["scores"]; tags: token._.tag_prob. Each
@@ -17,11 +17,11 @@ import sys
 from pathlib import Path
 
 import numpy
-import spacy
 from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).parent))
 import spanbench  # noqa: E402
+from model_spec import load, parse_spec  # noqa: E402
 
 BINS = [0.0, 0.5, 0.7, 0.9, 0.99, 1.0 + 1e-9]
 
@@ -56,14 +56,16 @@ def calibration(pairs):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("model", type=Path)
+    ap.add_argument("model", help="MODEL_DIR, or MODEL_DIR@key=value,... to change settings "
+                                   "at load (benchmarks/model_spec.py), e.g. @probabilities=marginals")
     ap.add_argument("data", type=Path)
     ap.add_argument("--task", choices=spanbench.TASKS, required=True)
     ap.add_argument("--output", type=Path, required=True)
     args = ap.parse_args(argv)
-    if not (args.model / "config.cfg").exists():
-        sys.exit(f"calibration.py: no trained model at {args.model}")
-    nlp = spacy.load(args.model)
+    _, model_dir, overrides = parse_spec(f"model={args.model}")
+    if not (Path(model_dir) / "config.cfg").exists():
+        sys.exit(f"calibration.py: no trained model at {model_dir}")
+    nlp = load(model_dir, overrides)
     gold = spanbench.read_gold(args.data, vocab=nlp.vocab)
     docs = nlp.pipe(spanbench.make_doc(nlp.vocab, spanbench.inputs_of(d, args.task)) for d in gold)
     docs = tqdm(docs, total=len(gold), desc=f"calibration {args.model}", unit="doc", leave=False)
