@@ -10,8 +10,9 @@ the n best: the probability of a tag or of a span is then a marginal, not
 the mass of the n best that agree on it. tau (the temperature) scales the
 scores; 1 is the model's own distribution.
 
-Cost per doc: 2 T C scorings (the rows are made again for the backward
-pass, so memory stays O(T C)) and O(T C^2) log-additions."""
+Cost per doc: T C scorings (each row is kept for the backward pass while
+the doc's rows fit in ROW_CACHE doubles; longer docs make them again, so
+memory stays bounded) and O(T C^2) log-additions."""
 from libc.math cimport INFINITY, exp, log, log1p
 from libcpp.vector cimport vector
 
@@ -21,6 +22,10 @@ from .instance cimport Instance
 from .search cimport Workspace
 from .topn cimport Chain
 from .weights cimport Weights
+
+
+# rows kept per doc: T * C * C doubles at most (16 MB)
+ROW_CACHE = 1 << 21
 
 
 cdef inline double log_add(double a, double b) noexcept nogil:
@@ -44,6 +49,9 @@ cdef class Lattice:
     cdef readonly int T, C
     cdef readonly double temperature, log_z
     cdef vector[double] alpha, beta, row
+    cdef vector[double] rows      # [(t * C + p) * C + c] when the doc's rows fit
+    cdef vector[char] known       # [t * C + p]: that row is in rows
+    cdef bint keep
 
     def __init__(self, Instance inst, Weights W, double temperature=1.0):
         if not temperature > 0.0:
@@ -56,24 +64,42 @@ cdef class Lattice:
         self.temperature = temperature
         self.log_z = 0.0
         self.row.resize(self.C)
+        self.keep = <long>self.T * self.C * self.C <= ROW_CACHE
+        if self.keep:
+            self.rows.resize(<size_t>self.T * self.C * self.C)
+            self.known.assign(<size_t>self.T * self.C, 0)
         if self.T:
             with nogil:
                 self._forward_backward()
 
+    cdef const double* _row(self, int t, int p) noexcept nogil:
+        """Chain.row(t, p): kept (when the doc's rows fit) or made now
+        (into the scratch row, valid until the next call)."""
+        cdef double* out
+        cdef size_t k = <size_t>t * self.C + (p if t else 0)
+        if self.keep:
+            out = &self.rows[k * self.C]
+            if not self.known[k]:
+                self.chain.row(self.W, t, p, out)
+                self.known[k] = 1
+            return out
+        self.chain.row(self.W, t, p, self.row.data())
+        return self.row.data()
+
     cdef void _forward_backward(self) noexcept nogil:
         cdef int T = self.T, C = self.C, t, p, c
         cdef double inv = 1.0 / self.temperature, v
-        cdef double* r = self.row.data()
+        cdef const double* r
         self.alpha.assign(T * C, -INFINITY)
         self.beta.assign(T * C, -INFINITY)
-        self.chain.row(self.W, 0, -1, r)
+        r = self._row(0, -1)
         for c in range(C):
             self.alpha[c] = r[c] * inv
         for t in range(1, T):
             for p in range(C):
                 if self.alpha[(t - 1) * C + p] == -INFINITY:
                     continue
-                self.chain.row(self.W, t, p, r)
+                r = self._row(t, p)
                 for c in range(C):
                     if r[c] != -INFINITY:
                         v = self.alpha[(t - 1) * C + p] + r[c] * inv
@@ -86,7 +112,7 @@ cdef class Lattice:
             for p in range(C):
                 if self.alpha[t * C + p] == -INFINITY:
                     continue  # unreachable: its probability is 0 whatever beta is
-                self.chain.row(self.W, t + 1, p, r)
+                r = self._row(t + 1, p)
                 for c in range(C):
                     if r[c] != -INFINITY:
                         self.beta[t * C + p] = log_add(self.beta[t * C + p],
@@ -113,7 +139,7 @@ cdef class Lattice:
         any mask. E.g. an IOB2 span is B-X I-X ... I-X with no I-X after it."""
         cdef int n = len(labels), C = self.C, k, c, b
         cdef double inv = 1.0 / self.temperature, left, middle = 0.0, right, v
-        cdef double* r = self.row.data()
+        cdef const double* r
         if n < 1 or a < 0 or a + n > self.T:
             raise ValueError(f"segment of {n} steps at {a} is not inside the {self.T} steps")
         if self.log_z == -INFINITY:
@@ -128,17 +154,17 @@ cdef class Lattice:
             left = -INFINITY
             for c in range(C):
                 if before[c] and self.alpha[(a - 1) * C + c] != -INFINITY:
-                    self.chain.row(self.W, a, c, r)
+                    r = self._row(a, c)
                     if r[lab[0]] != -INFINITY:
                         left = log_add(left, self.alpha[(a - 1) * C + c] + r[lab[0]] * inv)
         for k in range(a + 1, b + 1):
-            self.chain.row(self.W, k, lab[k - a - 1], r)
+            r = self._row(k, lab[k - a - 1])
             middle += r[lab[k - a]] * inv
         if after is None or b == self.T - 1:
             right = self.beta[b * C + lab[n - 1]]
         else:
             right = -INFINITY
-            self.chain.row(self.W, b + 1, lab[n - 1], r)
+            r = self._row(b + 1, lab[n - 1])
             for c in range(C):
                 if after[c] and r[c] != -INFINITY:
                     right = log_add(right, r[c] * inv + self.beta[(b + 1) * C + c])

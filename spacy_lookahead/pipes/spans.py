@@ -124,26 +124,35 @@ class SpanLabeller(SequencePipe):
         (B-X I-X ..., or B-X ... L-X / U-X) and, in IOB2, that the next token
         does not continue it."""
         kinds, types = self._kinds_types()
-        ids = {name: i for i, name in enumerate(self.actions)}
+        parts, closed = self._span_parts()
         biluo = self.cfg["scheme"] == "biluo"
         rtl = self.cfg["direction"] == "rtl"
         n = len(best)
         out = []
         for start, end, t in ids_to_spans(best, kinds, types):
-            label = self.labels[t]
-            if biluo and end - start == 1:
-                names = [f"U-{label}"]
-            elif biluo:
-                names = [f"B-{label}"] + [f"I-{label}"] * (end - start - 2) + [f"L-{label}"]
+            b, i, last, unit = parts[t]
+            if biluo:
+                labels = [unit] if end - start == 1 else [b] + [i] * (end - start - 2) + [last]
             else:
-                names = [f"B-{label}"] + [f"I-{label}"] * (end - start - 1)
-            labels = [ids[name] for name in names]
-            closed = None if biluo else [int(name != f"I-{label}") for name in self.actions]
+                labels = [b] + [i] * (end - start - 1)
+            after = None if biluo else closed[t]
             if rtl:  # steps run from the last token: the token after the span comes before it
-                out.append(lattice.segment_probability(n - end, labels[::-1], closed, None))
+                out.append(lattice.segment_probability(n - end, labels[::-1], after, None))
             else:
-                out.append(lattice.segment_probability(start, labels, None, closed))
+                out.append(lattice.segment_probability(start, labels, None, after))
         return numpy.asarray(out, dtype="float32")
+
+    def _span_parts(self) -> Tuple[list, list]:
+        """Per span type: the action ids of its B, I, L, U labels (-1 where
+        the scheme has none), and the mask of the actions that do not
+        continue it (not its I); kept while the labels stay the same."""
+        key = (tuple(self.labels), self.cfg["scheme"])
+        if getattr(self, "_parts", (None,))[0] != key:
+            ids = {name: k for k, name in enumerate(self.actions)}
+            parts = [tuple(ids.get(f"{x}-{label}", -1) for x in "BILU") for label in self.labels]
+            closed = [[int(name != f"I-{label}") for name in ids] for label in self.labels]
+            self._parts = (key, parts, closed)
+        return self._parts[1], self._parts[2]
 
     def set_annotations(self, docs: Iterable[Doc], predictions: List[Prediction]) -> None:
         """Write the spans of the best labelling; with SAPO, each span's
