@@ -5,6 +5,7 @@ they are computed in Python once per type and cached in C; per token, the
 systems copy them and hash conjunctions with murmurhash in `nogil` code.
 """
 from libc.string cimport memcpy
+from libcpp.vector cimport vector
 from libc.stdint cimport int64_t, uint64_t
 from cymem.cymem cimport Pool
 from preshed.maps cimport PreshMap
@@ -136,18 +137,22 @@ cdef class LexemeAtoms:
         cdef unsigned char[::1] sp = space
         cdef uint64_t[::1] orths
         cdef const LexemeC* lex
+        cdef vector[const LexemeC*] lexes  # the tokens' lexemes, for both passes
+        lexes.resize(N)
         for d in range(n_docs):
             if st[d + 1] == st[d]:
                 continue
             orths = orth_arrays[d]
             strings = docs[d].vocab.strings
             for i in range(st[d + 1] - st[d]):
-                lex = self.get(orths[i], strings)
-                memcpy(&view[k, 0], lex.atoms, N_WORD_ATOMS * sizeof(uint64_t))
-                sp[k] = lex.is_space
-                n_space += lex.is_space
-                n_subs += lex.n_subs
+                lexes[k] = self.get(orths[i], strings)
                 k += 1
+        for k in range(N):
+            lex = lexes[k]
+            memcpy(&view[k, 0], lex.atoms, N_WORD_ATOMS * sizeof(uint64_t))
+            sp[k] = lex.is_space
+            n_space += lex.is_space
+            n_subs += lex.n_subs
         out = {"atoms": atoms, "starts": starts, "space": space if n_space else None}
         if not self.substrings:
             return out
@@ -155,20 +160,13 @@ cdef class LexemeAtoms:
         hashes = numpy.zeros((max(1, n_subs),), dtype="uint64")
         cdef int[::1] ov = offsets
         cdef uint64_t[::1] hv = hashes
-        k = 0
         n_subs = 0
-        for d in range(n_docs):
-            if st[d + 1] == st[d]:
-                continue
-            orths = orth_arrays[d]
-            strings = docs[d].vocab.strings
-            for i in range(st[d + 1] - st[d]):
-                lex = self.get(orths[i], strings)
-                for j in range(lex.n_subs):
-                    hv[n_subs] = lex.subs[j]
-                    n_subs += 1
-                k += 1
-                ov[k] = <int>n_subs
+        for k in range(N):
+            lex = lexes[k]
+            for j in range(lex.n_subs):
+                hv[n_subs] = lex.subs[j]
+                n_subs += 1
+            ov[k + 1] = <int>n_subs
         out["substrings"] = (offsets, hashes)
         return out
 
