@@ -20,7 +20,7 @@ def write_corpus(path, examples):
     DocBin(docs=[eg.reference for eg in examples], attrs=["TAG", "POS"]).to_disk(path)
 
 
-def spacy_train(tmp_path, out: str, n_train: int, n_dev: int, **overrides):
+def spacy_train(tmp_path, out: str, n_train: int, n_dev: int, stdout=sys.stdout, **overrides):
     """`spacy train` of CONFIG on EWT slices (2 epochs) into tmp_path / out."""
     vocab = spacy.blank("en").vocab
     write_corpus(tmp_path / "train.spacy", ewt_examples(vocab, "train", n_train))
@@ -34,13 +34,17 @@ def spacy_train(tmp_path, out: str, n_train: int, n_dev: int, **overrides):
     }, interpolate=False)
     nlp = init_nlp(config)
     (tmp_path / out).mkdir()
-    nlp, _ = train(nlp, tmp_path / out, stdout=sys.stdout, stderr=sys.stderr)
+    nlp, _ = train(nlp, tmp_path / out, stdout=stdout, stderr=sys.stderr)
     return nlp
 
 
 def test_spacy_train_saves_averaged_weights(tmp_path):
+    import io
     vocab = spacy.blank("en").vocab
-    nlp = spacy_train(tmp_path, "out", 400, 100)
+    out = io.StringIO()
+    nlp = spacy_train(tmp_path, "out", 400, 100, stdout=out)
+    # the configs' optimizer: nothing to optimise, and the header says so
+    assert "Initial learn rate: 0.0" in out.getvalue(), out.getvalue()
     trained = nlp.get_pipe("lookahead_tagger")
     assert trained.weights.time > 0  # it has trained: raw and averaged differ
     assert trained.weights.to_bytes() != trained.weights.average().to_bytes()
