@@ -89,6 +89,14 @@ def test_marginals_are_the_brute_force_ones(nr_class, length, direction, constra
     (probs, log_z), = marginals(system.instances([atoms]), W, temperature)
     expected, expected_z = brute_force(system, atoms, W, temperature)
     assert probs.shape == (length, nr_class)
+    lattice = Lattice(system.instances([atoms])[0], W, temperature)
+    path, top = lattice.best()
+    weights = sequence_weights(system, atoms, W, 1.0)
+    if weights:  # the Viterbi path is a highest-scoring valid sequence
+        assert math.isclose(top, max(weights.values()), rel_tol=1e-12, abs_tol=1e-12)
+        assert math.isclose(weights[tuple(path)], top, rel_tol=1e-12, abs_tol=1e-12)
+    else:
+        assert path is None and top == -math.inf
     numpy.testing.assert_allclose(probs, expected, rtol=1e-9, atol=1e-12)
     if expected_z == -math.inf:
         assert log_z == -math.inf

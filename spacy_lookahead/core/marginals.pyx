@@ -44,6 +44,7 @@ cdef class Lattice:
     the forward and backward log-sums (alpha[t, c]: all valid prefixes
     ending with action c at step t; beta[t, c]: all valid completions after
     it) and log Z, from which action and segment probabilities are read."""
+    cdef Instance inst   # its states point into the instance's arrays: kept alive here
     cdef Chain chain
     cdef Weights W
     cdef readonly int T, C
@@ -57,6 +58,7 @@ cdef class Lattice:
         if not temperature > 0.0:
             raise ValueError(f"temperature must be > 0, got {temperature!r}")
         cdef Workspace ws = Workspace(inst.system, 0, inst.state_size)
+        self.inst = inst
         self.chain = Chain(ws, <size_t>inst.start())
         self.W = W
         self.T = self.chain.T
@@ -117,6 +119,49 @@ cdef class Lattice:
                     if r[c] != -INFINITY:
                         self.beta[t * C + p] = log_add(self.beta[t * C + p],
                                                        r[c] * inv + self.beta[(t + 1) * C + c])
+
+    def best(self):
+        """(the highest-scoring valid action sequence (T,) int32, its score
+        w . Phi): Viterbi over the lattice's rows (kept from the forward
+        pass where they fit), first in class order on ties. (None, -inf)
+        if no derivation is valid."""
+        cdef int T = self.T, C = self.C, t, p, c, arg
+        cdef double v, top
+        cdef const double* r
+        cdef vector[double] score
+        cdef vector[int] back
+        path = numpy.zeros((T,), dtype="int32")
+        if T == 0:
+            return path, 0.0
+        if self.log_z == -INFINITY:
+            return None, -INFINITY
+        cdef int[::1] out = path
+        with nogil:
+            score.assign(T * C, -INFINITY)
+            back.assign(T * C, -1)
+            r = self._row(0, -1)
+            for c in range(C):
+                score[c] = r[c]
+            for t in range(1, T):
+                for p in range(C):
+                    if self.alpha[(t - 1) * C + p] == -INFINITY:
+                        continue  # unreachable
+                    r = self._row(t, p)
+                    for c in range(C):
+                        v = score[(t - 1) * C + p] + r[c]
+                        if v > score[t * C + c]:
+                            score[t * C + c] = v
+                            back[t * C + c] = p
+            arg = 0
+            top = -INFINITY
+            for c in range(C):
+                if score[(T - 1) * C + c] > top:
+                    top = score[(T - 1) * C + c]
+                    arg = c
+            for t in range(T - 1, -1, -1):
+                out[t] = arg
+                arg = back[t * C + arg]
+        return path, top
 
     def marginals(self):
         """(T, C): p(action c at step t) (all 0 if no derivation is valid)."""

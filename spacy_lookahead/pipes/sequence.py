@@ -113,18 +113,22 @@ class SequencePipe(TransitionPipe):
         the best output and the exact probabilities of its parts."""
         indexes, run, instances, args = super()._decoding(docs)
         if self.is_sapo and self.cfg["probabilities"] == "marginals":
-            return indexes, self._best_and_marginals, instances, (self.weights,
-                                                                  self.cfg["beam_width"])
+            return indexes, self._best_and_marginals, instances, (self.weights,)
         return indexes, run, instances, args
 
-    def _best_and_marginals(self, instances: Iterable, W: Weights, beam_width: int) -> list:
-        """Per instance: ([best output], [its score], exact_scores of it): the
-        best by exact top-1 search (first-order: A*), its parts' probabilities
-        from the lattice of every output (core/marginals.pyx)."""
-        instances = list(instances)
-        return [(outputs, scores, self.exact_scores(Lattice(inst, W), outputs[0]))
-                for inst, (outputs, scores) in
-                zip(instances, decoding.nbest(instances, W, 1, beam_width, True))]
+    def _best_and_marginals(self, instances: Iterable, W: Weights) -> list:
+        """Per instance: ([best output], [its score], exact_scores of it), all
+        from one lattice (core/marginals.pyx): the best by Viterbi over its
+        rows, its parts' probabilities from its forward and backward sums."""
+        out = []
+        for inst in instances:
+            lattice = Lattice(inst, W)
+            actions, score = lattice.best()
+            if actions is None:  # no valid output: the decoder's error
+                decoding.nbest([inst], W, 1)
+            best = inst.output(actions)
+            out.append(([best], numpy.asarray([score]), self.exact_scores(lattice, best)))
+        return out
 
     def exact_scores(self, lattice: Lattice, best: numpy.ndarray) -> numpy.ndarray:
         """The probability of each part of `best` (labels in document order
