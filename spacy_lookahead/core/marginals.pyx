@@ -13,7 +13,7 @@ scores; 1 is the model's own distribution.
 Cost per doc: T C scorings (each row is kept for the backward pass while
 the doc's rows fit in ROW_CACHE doubles; longer docs make them again, so
 memory stays bounded) and O(T C^2) log-additions."""
-from libc.math cimport INFINITY, exp, log, log1p
+from libc.math cimport INFINITY, exp, log1p
 from libcpp.vector cimport vector
 
 import numpy
