@@ -151,6 +151,78 @@ def test_segment_probabilities_are_the_brute_force_ones(nr_class, length, direct
         assert math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-12), (got, expected)
 
 
+@settings(max_examples=30, deadline=None)
+@given(nr_class=st.integers(2, 4), length=st.integers(1, 4),
+       direction=st.sampled_from(["ltr", "rtl"]), constrained=st.booleans(),
+       temperature=st.sampled_from([1.0, 0.4, 2.5]), seed=st.integers(0, 2**16))
+def test_log_probability_is_the_brute_force_one(nr_class, length, direction, constrained,
+                                                temperature, seed):
+    rng = random.Random(seed)
+    keep_rows(seed % 2 == 0)
+    system, atoms, W = random_model(nr_class, length, direction, constrained, rng)
+    weights = sequence_weights(system, atoms, W, temperature)
+    inst = system.instances([atoms])[0]
+    both = Lattice(inst, W, temperature)
+    forward = Lattice(inst, W, temperature, backward=False)
+    assert forward.log_z == both.log_z
+    if weights:
+        top = max(weights.values())
+        log_z = top + math.log(sum(math.exp(v - top) for v in weights.values()))
+    for seq in itertools.product(range(nr_class), repeat=length):
+        got = forward.log_probability(list(seq))
+        if seq in weights:  # actions in the system's order, as the lattice's steps
+            assert math.isclose(got, weights[seq] - log_z, rel_tol=1e-9, abs_tol=1e-9)
+        else:
+            assert got == -math.inf
+    with pytest.raises(ValueError, match="forward sums only"):
+        forward.marginals()
+
+
+def nll_by_hand(golds, W, tau):
+    """-sum log p(gold) by brute force over every valid sequence."""
+    total = 0.0
+    for system, atoms, gold in golds:
+        weights = sequence_weights(system, atoms, W, tau)
+        top = max(weights.values())
+        total -= weights[tuple(gold)] - (top + math.log(sum(math.exp(v - top) for v in weights.values())))
+    return total
+
+
+def test_fitted_temperature_minimises_the_gold_nll():
+    """fit_temperature finds the tau of least NLL of the gold derivations:
+    no tau on a fine grid does better (by brute force); a model more
+    confident than its golds justify gets tau > 1, one less confident tau < 1."""
+    rng = random.Random(7)
+    system, atoms, W = random_model(3, 4, "ltr", False, rng)
+    inst = system.instances([atoms])[0]
+    best, _ = Lattice(inst, W).best()
+    # the model's own best as the gold of two docs, and a worse output of a third:
+    # the fit must trade the two off, not sit at an end of the range
+    others = [seq for seq in itertools.product(range(3), repeat=4) if list(seq) != list(best)]
+    golds = [(inst, list(best)), (inst, list(best)), (inst, list(rng.choice(others)))]
+    tau, nll, nll_1 = marginals_module.fit_temperature(golds, W)
+    by_hand = [(system, atoms, g) for _, g in golds]
+    assert math.isclose(nll, nll_by_hand(by_hand, W, tau), rel_tol=1e-9)
+    assert math.isclose(nll_1, nll_by_hand(by_hand, W, 1.0), rel_tol=1e-9)
+    grid = [0.1 * 1.02 ** k for k in range(233)]  # 0.1 .. 10
+    assert nll <= min(nll_by_hand(by_hand, W, t) for t in grid) + 1e-6
+    # only its own best as gold: sharper is always better -> the lowest tau
+    tau_sharp, _, _ = marginals_module.fit_temperature([(inst, list(best))], W, low=0.5, high=2.0)
+    assert tau_sharp == pytest.approx(0.5, rel=0.01)
+    # a gold the model thinks unlikely: flatter is better -> the highest tau
+    worst = min(others, key=lambda seq: sequence_weights(system, atoms, W, 1.0).get(seq, math.inf))
+    tau_flat, _, _ = marginals_module.fit_temperature([(inst, list(worst))], W, low=0.5, high=2.0)
+    assert tau_flat == pytest.approx(2.0, rel=0.01)
+
+
+def test_gold_derivations_skip_docs_without_a_known_gold():
+    system = constrained_system(3, "ltr", False)
+    known = system.instances([atoms_of(["a", "b"])], [numpy.array([1, 2], dtype="int32")])[0]
+    partial = system.instances([atoms_of(["a", "b"])], [numpy.array([1, -1], dtype="int32")])[0]
+    golds = marginals_module.gold_derivations([known, partial])
+    assert len(golds) == 1 and golds[0][0] is known and list(golds[0][1]) == [1, 2]
+
+
 # --- through the components: probabilities = "marginals" ---------------------------
 
 WORDS4 = ["The", "dog", "barks", "."]
@@ -168,16 +240,19 @@ def sapo_pipe(factory, config, examples_of):
     return nlp, pipe
 
 
-@pytest.mark.parametrize("direction", ["ltr", "rtl"])
-def test_tag_probabilities_are_the_marginals_over_every_output(direction):
+@pytest.mark.parametrize("direction,temperature", [("ltr", None), ("rtl", None), ("ltr", 2.5)])
+def test_tag_probabilities_are_the_marginals_over_every_output(direction, temperature):
     """token._.tag_prob with probabilities = "marginals" is the probability
     mass of every output that gives the token its tag: the softmax over all
-    outputs (predict_nbest with n above their number), whitespace aside."""
+    outputs at the model's temperature (predict_nbest with n above their
+    number), whitespace aside."""
     from spacy.tokens import Doc
     from spacy.training import Example
-    nlp, tagger = sapo_pipe("lookahead_tagger", {"probabilities": "marginals", "direction": direction},
+    nlp, tagger = sapo_pipe("lookahead_tagger", {"probabilities": "marginals", "direction": direction,
+                                                 "temperature": temperature},
                             lambda nlp: [Example.from_dict(nlp.make_doc("The dog barks ."),
                                                            {"tags": TAGS4})])
+    assert tagger.temperature == (temperature or 1.0)  # nothing scored: nothing fitted
     doc = Doc(nlp.vocab, words=["The", "dog", "\n", "barks", "."])
     every = tagger.predict_nbest([doc], n=4 ** 4)[0]
     assert len(every) == 4 ** 4 and math.isclose(sum(p for _, p in every), 1.0, rel_tol=1e-9)
@@ -185,6 +260,9 @@ def test_tag_probabilities_are_the_marginals_over_every_output(direction):
     for i, token in enumerate(doc):
         expected = sum(p for tags, p in every if tags[i] == token.tag_)
         assert math.isclose(token._.tag_prob, expected, rel_tol=1e-6), (i, token.tag_)
+    if temperature:  # the temperature is applied: flatter than at tau = 1
+        tagger.cfg["temperature"] = 1.0
+        assert max(p for _, p in tagger.predict_nbest([doc], n=4 ** 4)[0]) > every[0][1] + 0.01
 
 
 @pytest.mark.parametrize("direction", ["ltr", "rtl"])

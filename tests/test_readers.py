@@ -156,7 +156,38 @@ def test_missing_file(nlp, tmp_path):
         list(create_conll2000_reader(tmp_path / "nope.txt")(nlp))
 
 
+def test_held_out_part_is_the_last_sentences_and_the_rest_the_others(nlp, tmp_path):
+    # 7 sentences with separators of every kind between them; a tenth of 7
+    # rounds to 1, 0.3 of 7 to 2
+    lines = ["-DOCSTART- O", ""]
+    for i in range(7):
+        lines += [f"w{i} O", f"x{i} B-protein", "", "###MEDLINE:1" if i == 3 else ""]
+    path = tmp_path / "seven.iob2"
+    path.write_text("\n".join(lines[:-2]), encoding="utf8")  # no blank line at the end
+
+    def firsts(**kwargs):
+        return [eg.reference[0].text for eg in create_iob_reader(path, **kwargs)(nlp)]
+
+    everything = [f"w{i}" for i in range(7)]
+    assert firsts() == everything
+    assert firsts(held_out=0.1, part="held_out") == ["w6"]
+    assert firsts(held_out=0.3, part="held_out") == ["w5", "w6"]
+    assert firsts(held_out=0.3, part="rest") == everything[:5]
+    assert firsts(held_out=0.3, part="rest", limit=2) == ["w0", "w1"]
+
+
+def test_held_out_parts_of_real_data_split_it(nlp, shared_data):
+    path = shared_data / "conll2000" / "test.txt"
+    reader = lambda part: [eg.reference.text for eg in create_conll2000_reader(path, held_out=0.1, part=part)(nlp)]
+    rest, held = reader("rest"), reader("held_out")
+    assert rest + held == [eg.reference.text for eg in create_conll2000_reader(path)(nlp)]
+    assert len(held) == round(0.1 * (len(rest) + len(held)))
+
+
 @pytest.mark.parametrize("kwargs,match", [
+    ({"part": "dev"}, "part must be one of"),
+    ({"part": "rest"}, "needs held_out > 0"),
+    ({"held_out": 1.0, "part": "rest"}, r"in \[0, 1\)"),
     ({"columns": ["word", "lemma", "ent"]}, "unknown column"),
     ({"columns": ["word", "pos"]}, "no 'ent' column"),
     ({"columns": ["pos", "ent"]}, "no 'word' column"),

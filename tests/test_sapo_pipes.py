@@ -117,6 +117,67 @@ def test_sapo_ner_scores_its_entities(shared_data):
         assert numpy.all((group.attrs["scores"] >= 0) & (group.attrs["scores"] <= 1 + 1e-6))
 
 
+@pytest.fixture(scope="module")
+def ner_to_calibrate(shared_data):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lookahead_ner", config={**SAPO, "direction": "rtl", "probabilities": "marginals"})
+    train(nlp, words_only(jnlpba(shared_data, nlp.vocab, "train", 600)), 2)
+    return nlp
+
+
+def test_temperature_is_fitted_on_what_is_scored_while_training_and_saved(ner_to_calibrate,
+                                                                          shared_data, tmp_path):
+    """temperature = null: the first scoring after training fits tau (least
+    NLL of the gold outputs) and the model keeps it: a second scoring, the
+    saved model and its scoring of other data do not change it."""
+    from spacy_lookahead.core.marginals import gold_derivations, negative_log_likelihood
+    nlp = ner_to_calibrate
+    ner = nlp.get_pipe("lookahead_ner")
+    assert ner.temperature == 1.0 and "fitted_temperature" not in ner.cfg
+    dev = words_only(jnlpba(shared_data, nlp.vocab, "train", 800)[600:])
+    scores = nlp.evaluate(dev)
+    tau = ner.temperature
+    assert tau != 1.0 and scores["lookahead_ner_temperature"] == tau
+    golds = gold_derivations(ner.instances([eg.predicted for eg in dev], dev))
+    assert len(golds) > 150
+    nll = lambda t: negative_log_likelihood(golds, ner.weights, t)
+    assert nll(tau) < min(nll(tau * 1.05), nll(tau / 1.05), nll(1.0))
+    test = words_only(jnlpba(shared_data, nlp.vocab, "test", 100))
+    nlp.evaluate(test)
+    assert ner.temperature == tau
+    nlp.to_disk(tmp_path / "model")
+    loaded = spacy.load(tmp_path / "model")
+    assert loaded.get_pipe("lookahead_ner").temperature == tau
+    loaded.evaluate(test)
+    assert loaded.get_pipe("lookahead_ner").temperature == tau
+    docs = [eg.predicted for eg in test[:30]]
+    for a, b in zip(nlp.pipe(d.copy() for d in docs), loaded.pipe(d.copy() for d in docs)):
+        numpy.testing.assert_allclose(a.spans["ents"].attrs["scores"], b.spans["ents"].attrs["scores"])
+
+
+def test_a_fixed_temperature_is_kept_and_averaging_is_a_setting(shared_data):
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("lookahead_ner", config={**SAPO, "temperature": 1.5, "average": True})
+    train(nlp, words_only(jnlpba(shared_data, nlp.vocab, "train", 200)), 1)
+    nlp.evaluate(words_only(jnlpba(shared_data, nlp.vocab, "test", 50)))
+    assert ner.temperature == 1.5 and "fitted_temperature" not in ner.cfg
+    # averaged: not the training weights, and saved as the averaged ones
+    assert ner.averaged_weights is not ner.weights
+    assert ner.averaged_weights.to_bytes() == ner.weights.average().to_bytes()
+
+
+@pytest.mark.parametrize("config,message", [
+    ({"temperature": 0}, "temperature must be null"),
+    ({"temperature": "fit"}, "temperature"),
+    ({"learner": "perceptron", "temperature": 1.0}, "learner = sapo"),
+    ({"learner": "perceptron", "average": True}, "learner = sapo"),
+])
+def test_bad_temperature_and_average_settings(config, message):
+    nlp = spacy.blank("en")
+    with pytest.raises(ValueError, match=message):
+        nlp.add_pipe("lookahead_ner", config={**SAPO, **config})
+
+
 def test_perceptron_components_also_rank_nbest(shared_data):
     nlp = spacy.blank("en")
     nlp.add_pipe("lookahead_chunker", config={"depth": 0})

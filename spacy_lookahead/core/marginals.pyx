@@ -52,9 +52,11 @@ cdef class Lattice:
     cdef vector[double] alpha, beta, row
     cdef vector[double] rows      # [(t * C + p) * C + c] when the doc's rows fit
     cdef vector[char] known       # [t * C + p]: that row is in rows
-    cdef bint keep
+    cdef bint keep, backward
 
-    def __init__(self, Instance inst, Weights W, double temperature=1.0):
+    def __init__(self, Instance inst, Weights W, double temperature=1.0, bint backward=True):
+        """backward = False: the forward sums and log Z only (log_probability
+        works, marginals and segment probabilities do not)."""
         if not temperature > 0.0:
             raise ValueError(f"temperature must be > 0, got {temperature!r}")
         cdef Workspace ws = Workspace(inst.system, 0, inst.state_size)
@@ -64,6 +66,7 @@ cdef class Lattice:
         self.T = self.chain.T
         self.C = ws.nr_class
         self.temperature = temperature
+        self.backward = backward
         self.log_z = 0.0
         self.row.resize(self.C)
         self.keep = <long>self.T * self.C * self.C <= ROW_CACHE
@@ -110,6 +113,8 @@ cdef class Lattice:
         for c in range(C):
             self.log_z = log_add(self.log_z, self.alpha[(T - 1) * C + c])
             self.beta[(T - 1) * C + c] = 0.0
+        if not self.backward:
+            return
         for t in range(T - 2, -1, -1):
             for p in range(C):
                 if self.alpha[t * C + p] == -INFINITY:
@@ -163,8 +168,36 @@ cdef class Lattice:
                 arg = back[t * C + arg]
         return path, top
 
+    def log_probability(self, actions):
+        """log p(actions | x): the derivation's score over tau minus log Z;
+        -inf if an action is not valid where it is taken."""
+        cdef int t, a, prev = -1
+        cdef double total = 0.0
+        cdef const double* r
+        if len(actions) != self.T:
+            raise ValueError(f"{len(actions)} actions for a derivation of {self.T} steps")
+        if self.T == 0:
+            return 0.0
+        if self.log_z == -INFINITY:
+            return -INFINITY
+        for t in range(self.T):
+            a = actions[t]
+            if a < 0 or a >= self.C:
+                raise ValueError(f"action {a} out of range (the system has {self.C})")
+            r = self._row(t, prev)
+            if r[a] == -INFINITY:
+                return -INFINITY
+            total += r[a]
+            prev = a
+        return total / self.temperature - self.log_z
+
+    def _require_backward(self):
+        if not self.backward:
+            raise ValueError("this lattice has the forward sums only: make it with backward=True")
+
     def marginals(self):
         """(T, C): p(action c at step t) (all 0 if no derivation is valid)."""
+        self._require_backward()
         probs = numpy.zeros((self.T, self.C), dtype="float64")
         cdef double[:, ::1] out = probs
         cdef int t, c
@@ -185,6 +218,7 @@ cdef class Lattice:
         cdef int n = len(labels), C = self.C, k, c, b
         cdef double inv = 1.0 / self.temperature, left, middle = 0.0, right, v
         cdef const double* r
+        self._require_backward()
         if n < 1 or a < 0 or a + n > self.T:
             raise ValueError(f"segment of {n} steps at {a} is not inside the {self.T} steps")
         if self.log_z == -INFINITY:
@@ -227,3 +261,50 @@ def marginals(instances, Weights W, double temperature=1.0):
         lattice = Lattice(inst, W, temperature)
         out.append((lattice.marginals(), lattice.log_z))
     return out
+
+
+def gold_derivations(instances):
+    """(instance, gold actions) of each instance whose gold derivation is
+    fully known (a doc with missing annotation has none)."""
+    out = []
+    for inst in instances:
+        gold = inst.oracle_actions()
+        if gold is not None:
+            out.append((inst, gold[0]))
+    return out
+
+
+def negative_log_likelihood(golds, Weights W, double temperature):
+    """-sum log p(gold | x) at this temperature over (instance, actions)."""
+    cdef double total = 0.0
+    for inst, actions in golds:
+        total -= Lattice(inst, W, temperature, backward=False).log_probability(actions)
+    return total
+
+
+def fit_temperature(golds, Weights W, double low=0.1, double high=10.0, double tolerance=0.005):
+    """Temperature scaling of p(y | x) on held-out data: the tau in [low,
+    high] that minimises the negative log-likelihood of the gold derivations
+    `golds` ((instance, actions), see gold_derivations). The NLL is convex in
+    1 / tau (log Z is convex in the scale of the scores, the gold's score is
+    linear in it), so a golden-section search over log tau finds it, to a
+    relative `tolerance`. Returns (tau, its NLL, the NLL at tau = 1)."""
+    if not 0.0 < low < 1.0 < high:
+        raise ValueError(f"need 0 < low < 1 < high, got {low!r}, {high!r}")
+    import math
+    phi = (math.sqrt(5.0) - 1.0) / 2.0
+    cost = lambda x: negative_log_likelihood(golds, W, math.exp(x))
+    a, b = math.log(low), math.log(high)
+    c, d = b - phi * (b - a), a + phi * (b - a)
+    fc, fd = cost(c), cost(d)
+    while b - a > tolerance:
+        if fc <= fd:
+            b, d, fd = d, c, fc
+            c = b - phi * (b - a)
+            fc = cost(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + phi * (b - a)
+            fd = cost(d)
+    x, fx = (c, fc) if fc <= fd else (d, fd)
+    return math.exp(x), fx, cost(0.0)

@@ -11,6 +11,7 @@ with the same names and meaning, and their one validator.
 | `learner` | all | "perceptron" or "sapo" (Sun et al., Algorithm 1) |
 | `n`, `learning_rate`, `learning_rate_decay`, `l2` | sapo | top-n, gamma, its decay per epoch, lambda |
 | `n_threads` | all | threads that decode the docs of a batch at prediction time (0: every core) |
+| `probabilities`, `temperature`, `average` | sapo, sequence labellers | how tag and span probabilities are read (n best or exact marginals), the temperature tau of p(y given x) (None: fitted on the dev data during training), prediction with the averaged weights |
 
 With `learner = "sapo"` the search is SAPO's top-n search: "lookahead" (the
 default) asks for the exact one (A*) where the system is first-order and a
@@ -126,6 +127,11 @@ def check_values(name: str, s: Dict[str, Any]) -> None:
         fail("direction", f"one of {DIRECTIONS}")
     if "probabilities" in s and s["probabilities"] not in PROBABILITIES:
         fail("probabilities", f"one of {PROBABILITIES}")
+    if s.get("temperature") is not None and not (_is_number(s["temperature"])
+                                                 and 0 < s["temperature"] <= 100):
+        fail("temperature", "null (fitted on the dev data during training) or a number in (0, 100]")
+    if "average" in s and not isinstance(s["average"], bool):
+        fail("average", "true or false")
 
 
 def unused_settings(s: Dict[str, Any]) -> Dict[str, str]:
@@ -137,7 +143,8 @@ def unused_settings(s: Dict[str, Any]) -> Dict[str, str]:
         unused["margin"] = "learner = perceptron"
         unused["depth"] = "learner = perceptron with search = lookahead"
     else:
-        for key in ("n", "learning_rate", "learning_rate_decay", "l2", "probabilities"):
+        for key in ("n", "learning_rate", "learning_rate_decay", "l2", "probabilities",
+                    "temperature", "average"):
             if key in s:
                 unused[key] = "learner = sapo"
         if s["search"] != "lookahead":

@@ -190,14 +190,16 @@ def make_lookahead_chunker(nlp: Language, name: str, direction: Direction, schem
                            spans_key: str, label_trigrams: bool, search: Search, depth: int, margin: float,
                            beam_width: int, update: Update, learner: Learner, n: int,
                            learning_rate: float, learning_rate_decay: float, l2: float, n_threads: int,
-                           probabilities: Probabilities, scorer: Optional[Callable]) -> "LookaheadChunker":
+                           probabilities: Probabilities, temperature: Optional[float],
+                           average: bool, scorer: Optional[Callable]) -> "LookaheadChunker":
     """Base-phrase chunking into doc.spans[spans_key] from words and POS tags.
 
     direction: "ltr" or "rtl", the order in which tokens are labelled.
     scheme: "iob2" or "biluo" labelling of the chunks (as the readers name them).
     label_trigrams: add the (label t-1, label t-2) history feature.
     search, depth, margin, beam_width, update, learner, n, learning_rate,
-    learning_rate_decay, l2: see the tagger. With "sapo" each chunk's
+    learning_rate_decay, l2, probabilities, temperature, average: see the
+    tagger. With "sapo" each chunk's
     probability goes to doc.spans[spans_key].attrs["scores"].
     """
     return LookaheadChunker(nlp.vocab, name, direction=direction, scheme=scheme,
@@ -205,7 +207,8 @@ def make_lookahead_chunker(nlp: Language, name: str, direction: Direction, schem
                             depth=depth, margin=margin, beam_width=beam_width, update=update,
                             learner=learner, n=n, learning_rate=learning_rate,
                             learning_rate_decay=learning_rate_decay, l2=l2, n_threads=n_threads,
-                            probabilities=probabilities, scorer=scorer)
+                            probabilities=probabilities, temperature=temperature,
+                            average=average, scorer=scorer)
 
 
 class LookaheadChunker(SpanLabeller):
@@ -259,8 +262,8 @@ def make_lookahead_ner(nlp: Language, name: str, direction: Direction, scheme: S
                        chunks_key: str, search: Search, depth: int, margin: float,
                        beam_width: int, update: Update, learner: Learner, n: int, learning_rate: float,
                        learning_rate_decay: float, l2: float, n_threads: int,
-                       probabilities: Probabilities, scores_key: str,
-                       scorer: Optional[Callable]) -> "LookaheadNER":
+                       probabilities: Probabilities, temperature: Optional[float], average: bool,
+                       scores_key: str, scorer: Optional[Callable]) -> "LookaheadNER":
     """Named entities into doc.ents.
 
     direction: "rtl" tags right to left (the paper's choice for JNLPBA).
@@ -268,7 +271,8 @@ def make_lookahead_ner(nlp: Language, name: str, direction: Direction, scheme: S
     input features (then required on every doc, e.g. from a tagger and a
     chunker earlier in the pipeline).
     search, depth, margin, beam_width, update, learner, n, learning_rate,
-    learning_rate_decay, l2: see the tagger. With "sapo" the entities are also
+    learning_rate_decay, l2, probabilities, temperature, average: see the
+    tagger. With "sapo" the entities are also
     written to doc.spans[scores_key] with their probabilities in attrs["scores"].
     """
     return LookaheadNER(nlp.vocab, name, direction=direction, scheme=scheme,
@@ -277,8 +281,8 @@ def make_lookahead_ner(nlp: Language, name: str, direction: Direction, scheme: S
                         depth=depth, margin=margin, beam_width=beam_width, update=update,
                         learner=learner, n=n, learning_rate=learning_rate,
                         learning_rate_decay=learning_rate_decay, l2=l2, n_threads=n_threads,
-                        probabilities=probabilities, scores_key=scores_key,
-                        scorer=scorer)
+                        probabilities=probabilities, temperature=temperature,
+                        average=average, scores_key=scores_key, scorer=scorer)
 
 
 class LookaheadNER(SpanLabeller):
@@ -337,6 +341,12 @@ class LookaheadNER(SpanLabeller):
         ids = spans_to_ids(len(doc), known, self.actions, self.cfg["scheme"])
         ids[iob == 0] = -1  # free: no preset annotation
         return ids
+
+    def without_output(self, doc: Doc) -> Doc:
+        """A copy without entities: written ones would read as preset."""
+        doc = doc.copy()
+        doc.set_ents([], default="missing")
+        return doc
 
     def write_spans(self, doc: Doc, spans: List[Span], scores: Optional[numpy.ndarray]) -> None:
         """doc.ents; with SAPO also doc.spans[scores_key] holding the same

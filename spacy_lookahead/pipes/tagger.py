@@ -35,7 +35,8 @@ def make_lookahead_tagger(nlp: Language, name: str, direction: Direction, target
                           tag_trigrams: bool, search: Search, depth: int, margin: float,
                           beam_width: int, update: Update, learner: Learner, n: int,
                           learning_rate: float, learning_rate_decay: float, l2: float, n_threads: int,
-                          probabilities: Probabilities, scorer: Optional[Callable]) -> "LookaheadTagger":
+                          probabilities: Probabilities, temperature: Optional[float], average: bool,
+                          scorer: Optional[Callable]) -> "LookaheadTagger":
     """Create a lookahead tagger.
 
     direction: "ltr" or "rtl", the order in which tokens are tagged.
@@ -52,12 +53,18 @@ def make_lookahead_tagger(nlp: Language, name: str, direction: Direction, target
         mass of the n best outputs that agree on the tag (Sun et al.), or
         "marginals", the exact marginal over all outputs (forward-backward;
         first-order models).
+    temperature: SAPO's tau, p(y | x) proportional to exp(w . Phi / tau): null
+        fits it on the dev data during training (least NLL of the gold
+        outputs; first-order models, 1 otherwise) and saves it with the
+        model; a number fixes it.
+    average: SAPO predicts with the averaged weights (Algorithm 1 does not).
     """
     return LookaheadTagger(nlp.vocab, name, direction=direction, target=target,
                            tag_trigrams=tag_trigrams, search=search, depth=depth, margin=margin,
                            beam_width=beam_width, update=update, learner=learner, n=n,
                            learning_rate=learning_rate, learning_rate_decay=learning_rate_decay,
-                           l2=l2, n_threads=n_threads, probabilities=probabilities, scorer=scorer)
+                           l2=l2, n_threads=n_threads, probabilities=probabilities,
+                           temperature=temperature, average=average, scorer=scorer)
 
 
 class LookaheadTagger(SequencePipe):

@@ -125,8 +125,19 @@ class TransitionPipe(SearchPipe):
         """The weights to predict with. SAPO's are the current weights: its
         L2 step keeps them bounded and its probabilities are defined by them
         (Algorithm 1 has no averaging; Sun et al. compare it against the
-        averaged perceptron)."""
-        return self.weights if self.is_sapo else super().averaged_weights
+        averaged perceptron); with average = true, the averaged ones."""
+        if self.is_sapo and not self.cfg.get("average", False):
+            return self.weights
+        return super().averaged_weights
+
+    @property
+    def temperature(self) -> float:
+        """tau of SAPO's p(y | x) = exp(w . Phi(x, y) / tau) / Z: the setting,
+        or where it is null the one fitted on the dev data (1 until then)."""
+        if not self.is_sapo:
+            return 1.0
+        tau = self.cfg.get("temperature")
+        return float(tau if tau is not None else self.cfg.get("fitted_temperature") or 1.0)
 
     def inputs_and_indexes(self, docs: List[Doc], examples: Optional[List[Example]] = None
                            ) -> Tuple[list, List[Optional[numpy.ndarray]]]:
@@ -246,15 +257,16 @@ class TransitionPipe(SearchPipe):
         instances = self.instances(docs, None, indexes, inputs)
         cfg = self.cfg
         if self.is_sapo:
-            return indexes, decoding.nbest, instances, (self.weights, cfg["n"], cfg["beam_width"],
-                                                        self.exact_topn)
+            return indexes, decoding.nbest, instances, (self.averaged_weights, cfg["n"],
+                                                        cfg["beam_width"], self.exact_topn)
         depth = cfg["depth"] if cfg["search"] == "lookahead" else 0
         return indexes, decoding.decode, instances, (self.averaged_weights, cfg["search"], depth,
                                                      cfg["beam_width"])
 
     def _predictions(self, docs: List[Doc], indexes: list, results: list) -> List[Prediction]:
         if self.is_sapo:  # (outputs, scores[, exact scores of the best's parts])
-            predictions = [Prediction(r[0][0], r[0], softmax(r[1]), r[2] if len(r) > 2 else None)
+            tau = self.temperature
+            predictions = [Prediction(r[0][0], r[0], softmax(r[1] / tau), r[2] if len(r) > 2 else None)
                            for r in results]
         else:
             predictions = [Prediction(out) for out in results]
@@ -264,7 +276,7 @@ class TransitionPipe(SearchPipe):
 
     def predict_nbest(self, docs: Iterable[Doc], n: int = 5) -> List[List[Tuple[Any, float]]]:
         """The n best outputs of each doc with their probabilities (a softmax
-        over the n best, Sun et al. eq. 1), best first, as `describe` shows
+        over the n best, Sun et al. eq. 1, at the model's temperature), best first, as `describe` shows
         them. Meaningful as probabilities for SAPO models; for perceptron
         models the ranking is exact (first-order systems) or a beam's, but the
         scores are not calibrated."""
@@ -282,7 +294,8 @@ class TransitionPipe(SearchPipe):
                 indexes, docs):
             if index is not None:
                 outputs = [self.expand(o, index, len(doc)) for o in outputs]
-            out.append([(self.describe(o), float(p)) for o, p in zip(outputs, softmax(scores))])
+            out.append([(self.describe(o), float(p))
+                        for o, p in zip(outputs, softmax(scores / self.temperature))])
         self._warn_unseen_tags()
         return out
 

@@ -12,9 +12,10 @@ are skipped. Each sentence becomes one `Example`:
   `Language.evaluate` and `Language.update` copy the predicted doc with
   `Doc.copy()`, which keeps both, so the components see them as features.
 """
+import itertools
 import re
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterable, Iterator, List, Literal, Optional, Sequence, Tuple, Union, get_args
 
 from spacy.language import Language
 from spacy.tokens import Doc
@@ -69,15 +70,57 @@ def _spans_or_error(path: Path, rows: List[Row], doc: Doc, tags: List[str], sche
         raise ValueError(f"{path}:{lineno}: {err}: {line!r}") from None
 
 
+Part = Literal["all", "rest", "held_out"]
+PARTS = get_args(Part)
+
+
+def count_sentences(path: PathLike) -> int:
+    """The number of sentences read_sentences yields from a file, without
+    splitting its lines."""
+    n, in_sentence = 0, False
+    with Path(path).open(encoding="utf8") as file_:
+        for line in file_:
+            ends = not line.strip() or line.startswith(SKIP_PREFIXES)
+            if ends and in_sentence:
+                n += 1
+            in_sentence = not ends
+    return n + in_sentence
+
+
 class FileCorpus:
     """A corpus read from one file, as a spaCy reader: at most `limit`
-    examples (0: all). Subclasses set `path` and `limit` and define read()."""
+    examples (0: all). Subclasses set `path` and `limit` and define read().
+
+    For a data set without a development split (CoNLL-2000, JNLPBA), the
+    last `held_out` share of the file's sentences is a fixed dev set: `part`
+    = "rest" reads the others (train on them), "held_out" reads those (select
+    models on them), "all" the whole file. The last sentences, not every
+    k-th: the held-out ones then come from other documents than the rest."""
 
     path: Path
     limit: int
+    held_out: float = 0.0
+    part: str = "all"
+
+    def _set_part(self, held_out: float, part: str) -> None:
+        if part not in PARTS:
+            raise ValueError(f"part must be one of {PARTS}, got {part!r}")
+        if isinstance(held_out, bool) or not isinstance(held_out, (int, float)) \
+                or not 0.0 <= held_out < 1.0:
+            raise ValueError(f"held_out must be a share of the sentences in [0, 1), got {held_out!r}")
+        if part != "all" and held_out == 0.0:
+            raise ValueError(f"part = {part!r} needs held_out > 0 (e.g. 0.1: the last tenth of the "
+                             "sentences is held out)")
+        self.held_out, self.part = float(held_out), part
 
     def __call__(self, nlp: Language) -> Iterator[Example]:
-        for i, example in enumerate(self.read(nlp.vocab)):
+        examples = self.read(nlp.vocab)
+        if self.part != "all":
+            total = count_sentences(self.path)
+            cut = total - round(total * self.held_out)
+            first, stop = (0, cut) if self.part == "rest" else (cut, total)
+            examples = itertools.islice(examples, first, stop)
+        for i, example in enumerate(examples):
             if self.limit >= 1 and i >= self.limit:
                 break
             yield example
@@ -100,10 +143,12 @@ class ColumnCorpus(FileCorpus):
         `spans[spans_key]` of both docs, as an input).
     scheme: "iob2" or "iob1" (decoded alike, as conlleval does) or "biluo".
     limit: the number of examples to yield (0: all).
+    held_out, part: a fixed dev set from the end of the file (FileCorpus).
     """
 
     def __init__(self, path: PathLike, columns: Sequence[str], target: str, *,
-                 scheme: str = "iob2", spans_key: str = "chunks", limit: int = 0) -> None:
+                 scheme: str = "iob2", spans_key: str = "chunks", limit: int = 0,
+                 held_out: float = 0.0, part: Part = "all") -> None:
         if path is None:
             raise ValueError("corpus path is None: set it in the config (e.g. [paths] train)")
         columns = list(columns)
@@ -125,6 +170,7 @@ class ColumnCorpus(FileCorpus):
         self.scheme = check_scheme(scheme)
         self.spans_key = spans_key
         self.limit = limit
+        self._set_part(held_out, part)
 
     def read(self, vocab: Vocab) -> Iterator[Example]:
         self._check_file()
@@ -148,22 +194,30 @@ class ColumnCorpus(FileCorpus):
 
 
 @registry.readers("spacy_lookahead.conll2000.v1")
-def create_conll2000_reader(path: PathLike, spans_key: str = "chunks",
-                            limit: int = 0) -> Callable[[Language], Iterable[Example]]:
+def create_conll2000_reader(path: PathLike, spans_key: str = "chunks", limit: int = 0,
+                            held_out: float = 0.0, part: Part = "all"
+                            ) -> Callable[[Language], Iterable[Example]]:
     """CoNLL-2000 chunking (`word POS chunk`, IOB2 or IOB1): gold chunks in
-    `reference.spans[spans_key]`; POS tags (an input) in `tag_` of both docs."""
-    return ColumnCorpus(path, ["word", "pos", "chunk"], "chunk", spans_key=spans_key, limit=limit)
+    `reference.spans[spans_key]`; POS tags (an input) in `tag_` of both docs.
+    held_out, part: "rest" / "held_out" split off the file's last sentences
+    as a dev set (the data set has none)."""
+    return ColumnCorpus(path, ["word", "pos", "chunk"], "chunk", spans_key=spans_key, limit=limit,
+                        held_out=held_out, part=part)
 
 
 @registry.readers("spacy_lookahead.iob.v1")
 def create_iob_reader(path: PathLike, columns: Sequence[str] = ("word", "ent"), scheme: str = "iob2",
-                      chunks_key: str = "chunks", limit: int = 0) -> Callable[[Language], Iterable[Example]]:
+                      chunks_key: str = "chunks", limit: int = 0, held_out: float = 0.0,
+                      part: Part = "all") -> Callable[[Language], Iterable[Example]]:
     """NER in IOB columns (JNLPBA: ["word", "ent"]; CoNLL-2003: ["word",
     "pos", "chunk", "ent"]; "_" ignores a column): gold entities in
     `reference.ents`; a POS column goes to `tag_` and a chunk column to
     `doc.spans[chunks_key]` of both docs (input features). scheme: "iob2",
-    "iob1" (both decoded as conlleval does) or "biluo" (strict)."""
-    return ColumnCorpus(path, columns, "ent", scheme=scheme, spans_key=chunks_key, limit=limit)
+    "iob1" (both decoded as conlleval does) or "biluo" (strict). held_out,
+    part: "rest" / "held_out" split off the file's last sentences as a dev
+    set (JNLPBA has none)."""
+    return ColumnCorpus(path, columns, "ent", scheme=scheme, spans_key=chunks_key, limit=limit,
+                        held_out=held_out, part=part)
 
 
 def write_columns(docs_or_examples: Iterable[Union[Doc, Example]], path: PathLike, *,
