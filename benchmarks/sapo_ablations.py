@@ -101,6 +101,7 @@ def report(args) -> int:
         curve = read(name)
         if not curve:
             continue
+        curve = [r for r in curve if r["step"] > 0]  # spaCy also scores the untrained model
         f1 = [r["scores"].get("ents_f", r["score"]) for r in curve]
         curves[name] = (group, f1)
         best = max(range(len(f1)), key=f1.__getitem__)

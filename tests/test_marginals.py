@@ -51,15 +51,17 @@ def brute_force(system, atoms, W, temperature):
 
 @pytest.fixture(autouse=True)
 def _row_cache_restored():
-    saved = marginals_module.ROW_CACHE
+    saved = marginals_module.ROW_CACHE, marginals_module.FACTORED
     yield
-    marginals_module.ROW_CACHE = saved
+    marginals_module.ROW_CACHE, marginals_module.FACTORED = saved
 
 
-def keep_rows(keep):
+def keep_rows(keep, factored=True):
     """Rows kept for the backward pass (a doc that fits), or made again (a
-    long doc): both paths give the same figures."""
+    long doc), or not made at all (factored: emissions x transitions, the
+    tagging systems' way): every path gives the same figures."""
     marginals_module.ROW_CACHE = 1 << 21 if keep else 0
+    marginals_module.FACTORED = factored
 
 
 def random_model(nr_class, length, direction, constrained, rng):
@@ -84,8 +86,9 @@ def random_model(nr_class, length, direction, constrained, rng):
 def test_marginals_are_the_brute_force_ones(nr_class, length, direction, constrained,
                                             temperature, seed):
     rng = random.Random(seed)
-    keep_rows(seed % 2 == 0)
+    keep_rows(seed % 2 == 0, seed % 3 != 0)
     system, atoms, W = random_model(nr_class, length, direction, constrained, rng)
+    assert Lattice(system.instances([atoms])[0], W, temperature).factored == (seed % 3 != 0)
     (probs, log_z), = marginals(system.instances([atoms]), W, temperature)
     expected, expected_z = brute_force(system, atoms, W, temperature)
     assert probs.shape == (length, nr_class)
@@ -103,6 +106,33 @@ def test_marginals_are_the_brute_force_ones(nr_class, length, direction, constra
     else:
         assert math.isclose(log_z, expected_z, rel_tol=1e-12, abs_tol=1e-12)
         numpy.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("tau", [0.8, 0.01])
+def test_factored_and_row_by_row_lattices_agree_on_a_real_model(tau, shared_data):
+    """A NER model on real sentences: the factored lattice gives the row-by-row
+    one's log Z, marginals and best output; scores / tau beyond the range
+    where the factors are safe fall back to the rows (and still agree)."""
+    import spacy
+    from spacy.tokens import Doc
+    from test_spans import jnlpba, train, words_only
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("lookahead_ner", config={"learner": "sapo", "direction": "rtl",
+                                                "temperature": 1.0})
+    train(nlp, words_only(jnlpba(shared_data, nlp.vocab, "train", 300)), 1)
+    W = ner.averaged_weights
+    docs = [Doc(nlp.vocab, words=[t.text for t in eg.reference])
+            for eg in jnlpba(shared_data, nlp.vocab, "test", 40)]
+    for inst in ner.instances(docs):
+        keep_rows(True, True)
+        fast = Lattice(inst, W, tau)
+        assert fast.factored == (tau == 0.8)
+        keep_rows(True, False)
+        slow = Lattice(inst, W, tau)
+        assert not slow.factored
+        assert math.isclose(fast.log_z, slow.log_z, rel_tol=1e-12)
+        numpy.testing.assert_allclose(fast.marginals(), slow.marginals(), rtol=1e-9, atol=1e-12)
+        assert list(fast.best()[0]) == list(slow.best()[0])
 
 
 def test_empty_doc_and_bad_temperature():
@@ -129,7 +159,7 @@ def test_segment_probabilities_are_the_brute_force_ones(nr_class, length, direct
     after in given sets): a span's probability, e.g. B-X I-X with no I-X
     after it."""
     rng = random.Random(seed)
-    keep_rows(seed % 2 == 0)
+    keep_rows(seed % 2 == 0, seed % 3 != 0)
     system, atoms, W = random_model(nr_class, length, direction, constrained, rng)
     weights = sequence_weights(system, atoms, W, temperature)
     lattice = Lattice(system.instances([atoms])[0], W, temperature)
@@ -158,7 +188,7 @@ def test_segment_probabilities_are_the_brute_force_ones(nr_class, length, direct
 def test_log_probability_is_the_brute_force_one(nr_class, length, direction, constrained,
                                                 temperature, seed):
     rng = random.Random(seed)
-    keep_rows(seed % 2 == 0)
+    keep_rows(seed % 2 == 0, seed % 3 != 0)
     system, atoms, W = random_model(nr_class, length, direction, constrained, rng)
     weights = sequence_weights(system, atoms, W, temperature)
     inst = system.instances([atoms])[0]

@@ -10,10 +10,11 @@ the n best: the probability of a tag or of a span is then a marginal, not
 the mass of the n best that agree on it. tau (the temperature) scales the
 scores; 1 is the model's own distribution.
 
-Cost per doc: T C scorings (each row is kept for the backward pass while
-the doc's rows fit in ROW_CACHE doubles; longer docs make them again, so
-memory stays bounded) and O(T C^2) log-additions."""
-from libc.math cimport INFINITY, exp, log1p
+Cost per doc: T C scorings and T C^2 exponentials (each row and its
+factors are kept for the backward pass while they fit in ROW_CACHE doubles;
+longer docs make them again, so memory stays bounded), and O(T C^2)
+multiply-adds."""
+from libc.math cimport INFINITY, exp, log, log1p
 from libcpp.vector cimport vector
 
 import numpy
@@ -24,8 +25,14 @@ from .topn cimport Chain
 from .weights cimport Weights
 
 
-# rows kept per doc: T * C * C doubles at most (16 MB)
+# doubles kept per doc: the rows and their factors, 2 T C C at most (16 MB)
 ROW_CACHE = 1 << 21
+# homogeneous systems: the lattice as emissions times a transition matrix
+# (False: every row scored as any first-order system's; the tests compare)
+FACTORED = True
+# ... where the factors cannot underflow: the emissions of a step, and the
+# transitions, span at most this many units of score / tau
+FACTORED_RANGE = 50.0
 
 
 cdef inline double log_add(double a, double b) noexcept nogil:
@@ -39,20 +46,37 @@ cdef inline double log_add(double a, double b) noexcept nogil:
     return b + log1p(exp(a - b))
 
 
+cdef inline double _span(const double* v, int n) noexcept nogil:
+    """max - min of the finite entries (0 if none)."""
+    cdef double low = INFINITY, high = -INFINITY
+    cdef int i
+    for i in range(n):
+        if v[i] != -INFINITY:
+            low = min(low, v[i])
+            high = max(high, v[i])
+    return high - low if high >= low else 0.0
+
+
 cdef class Lattice:
     """One doc of a first-order system under p(y | x) with temperature tau:
-    the forward and backward log-sums (alpha[t, c]: all valid prefixes
-    ending with action c at step t; beta[t, c]: all valid completions after
-    it) and log Z, from which action and segment probabilities are read."""
+    the forward and backward sums (alpha[t, c]: all valid prefixes ending
+    with action c at step t; beta[t, c]: all valid completions after it),
+    scaled per step, and log Z, from which action and segment probabilities
+    are read."""
     cdef Instance inst   # its states point into the instance's arrays: kept alive here
     cdef Chain chain
     cdef Weights W
     cdef readonly int T, C
     cdef readonly double temperature, log_z
-    cdef vector[double] alpha, beta, row
+    cdef vector[double] fwd, bwd  # scaled sums: fwd[t, c] bwd[t, c] = p(action c at step t)
+    cdef vector[double] log_norm, fcum, row
     cdef vector[double] rows      # [(t * C + p) * C + c] when the doc's rows fit
-    cdef vector[char] known       # [t * C + p]: that row is in rows
+    cdef vector[double] factors   # the same entries as exp(score / tau - the step's shift)
+    cdef vector[double] factor_row
+    cdef vector[char] known       # [t * C + p]: 1 that row is in rows, 2 also in factors
+    cdef vector[double] em, tr    # factored: (T, C) emissions, (C + 1, C) transitions
     cdef bint keep, backward
+    cdef readonly bint factored   # made as emissions x transitions (homogeneous systems)
 
     def __init__(self, Instance inst, Weights W, double temperature=1.0, bint backward=True):
         """backward = False: the forward sums and log Z only (log_probability
@@ -60,6 +84,7 @@ cdef class Lattice:
         if not temperature > 0.0:
             raise ValueError(f"temperature must be > 0, got {temperature!r}")
         cdef Workspace ws = Workspace(inst.system, 0, inst.state_size)
+        cdef double limit
         self.inst = inst
         self.chain = Chain(ws, <size_t>inst.start())
         self.W = W
@@ -69,19 +94,59 @@ cdef class Lattice:
         self.backward = backward
         self.log_z = 0.0
         self.row.resize(self.C)
-        self.keep = <long>self.T * self.C * self.C <= ROW_CACHE
+        self.factor_row.resize(self.C)
+        self.factored = FACTORED and inst.system.homogeneous and self.T > 0
+        if self.factored:
+            limit = FACTORED_RANGE
+            with nogil:
+                self.factored = self._split_scores(ws, limit)
+            if self.factored:
+                with nogil:
+                    self._factored_forward_backward()
+                return
+        self.keep = 2 * <long>self.T * self.C * self.C <= ROW_CACHE
         if self.keep:
             self.rows.resize(<size_t>self.T * self.C * self.C)
+            self.factors.resize(<size_t>self.T * self.C * self.C)
             self.known.assign(<size_t>self.T * self.C, 0)
         if self.T:
             with nogil:
                 self._forward_backward()
 
+    cdef bint _split_scores(self, Workspace ws, double limit) noexcept nogil:
+        """Factored: each step's emissions and the transitions after each
+        action; False where a range exceeds `limit` (the factors could
+        underflow)."""
+        cdef int T = self.T, C = self.C, t, p
+        self.em.resize(T * C)
+        self.tr.resize((C + 1) * C)
+        for p in range(-1, C):
+            ws.system.transition(&self.tr[(p + 1) * C], p, self.W, ws.feats)
+        if _span(&self.tr[0], (C + 1) * C) / self.temperature > limit:
+            return False
+        for t in range(T):
+            ws.system.emission(&self.em[t * C], self.chain.state_after(t, 0 if t else -1),
+                               self.W, ws.feats)
+            if _span(&self.em[t * C], C) / self.temperature > limit:
+                return False
+        return True
+
     cdef const double* _row(self, int t, int p) noexcept nogil:
         """Chain.row(t, p): kept (when the doc's rows fit) or made now
-        (into the scratch row, valid until the next call)."""
+        (into the scratch row, valid until the next call); factored: the
+        step's emissions plus p's transitions (their sum, as score() adds)."""
         cdef double* out
         cdef size_t k = <size_t>t * self.C + (p if t else 0)
+        cdef int c
+        cdef const double* e
+        cdef const double* f
+        if self.factored:
+            out = self.row.data()
+            e = &self.em[t * self.C]
+            f = &self.tr[((p if t else -1) + 1) * self.C]
+            for c in range(self.C):
+                out[c] = e[c] + f[c]
+            return out
         if self.keep:
             out = &self.rows[k * self.C]
             if not self.known[k]:
@@ -91,39 +156,185 @@ cdef class Lattice:
         self.chain.row(self.W, t, p, self.row.data())
         return self.row.data()
 
+    cdef const double* _factors(self, int t, int p, double shift) noexcept nogil:
+        """exp(row(t, p) / tau - shift): the row's factors of p(y | x), 0 where
+        invalid; kept beside the rows where they fit, else made now."""
+        cdef const double* r = self._row(t, p)
+        cdef double* out
+        cdef double inv = 1.0 / self.temperature
+        cdef size_t k = <size_t>t * self.C + (p if t else 0)
+        cdef int c
+        if self.keep:
+            out = &self.factors[k * self.C]
+            if self.known[k] == 2:
+                return out
+            self.known[k] = 2
+        else:
+            out = self.factor_row.data()
+        for c in range(self.C):
+            out[c] = exp(r[c] * inv - shift) if r[c] != -INFINITY else 0.0
+        return out
+
     cdef void _forward_backward(self) noexcept nogil:
+        """Scaled forward-backward in the probability domain (one exp per
+        lattice entry instead of a log-addition per entry in each pass): a
+        step's factors are shifted by its largest score so they cannot
+        overflow, and its forward sums are normalised to 1, the log of the
+        normaliser kept (log Z is their sum). The backward sums use the same
+        normalisers, so fwd * bwd is the marginal. An entry below 1e-308 of
+        its step's total is 0 here as it is in the log-domain sum."""
         cdef int T = self.T, C = self.C, t, p, c
-        cdef double inv = 1.0 / self.temperature, v
+        cdef double inv = 1.0 / self.temperature, top, total, a
         cdef const double* r
-        self.alpha.assign(T * C, -INFINITY)
-        self.beta.assign(T * C, -INFINITY)
-        r = self._row(0, -1)
-        for c in range(C):
-            self.alpha[c] = r[c] * inv
-        for t in range(1, T):
-            for p in range(C):
-                if self.alpha[(t - 1) * C + p] == -INFINITY:
+        cdef const double* f
+        cdef vector[double] shift, totals
+        self._start_sums()
+        totals.assign(T, 1.0)
+        shift.assign(T, -INFINITY)
+        for t in range(T):
+            # the step's shift: its largest score over the reachable rows
+            top = -INFINITY
+            for p in range(C if t else 1):
+                if t and self.fwd[(t - 1) * C + p] == 0.0:
                     continue
-                r = self._row(t, p)
+                r = self._row(t, p if t else -1)
                 for c in range(C):
-                    if r[c] != -INFINITY:
-                        v = self.alpha[(t - 1) * C + p] + r[c] * inv
-                        self.alpha[t * C + c] = log_add(self.alpha[t * C + c], v)
-        self.log_z = -INFINITY
-        for c in range(C):
-            self.log_z = log_add(self.log_z, self.alpha[(T - 1) * C + c])
-            self.beta[(T - 1) * C + c] = 0.0
+                    if r[c] * inv > top:
+                        top = r[c] * inv
+            if top == -INFINITY:
+                return  # no valid derivation: log Z = -inf, every probability 0
+            shift[t] = top
+            for p in range(C if t else 1):
+                a = self.fwd[(t - 1) * C + p] if t else 1.0
+                if a == 0.0:
+                    continue
+                f = self._factors(t, p if t else -1, top)
+                for c in range(C):
+                    self.fwd[t * C + c] += a * f[c]
+            total = 0.0
+            for c in range(C):
+                total += self.fwd[t * C + c]
+            if total == 0.0:
+                return
+            for c in range(C):
+                self.fwd[t * C + c] /= total
+            totals[t] = total
+            self.log_norm[t] = log(total) + top
+        self._end_forward()
         if not self.backward:
             return
         for t in range(T - 2, -1, -1):
+            total = totals[t + 1]
             for p in range(C):
-                if self.alpha[t * C + p] == -INFINITY:
-                    continue  # unreachable: its probability is 0 whatever beta is
-                r = self._row(t + 1, p)
+                if self.fwd[t * C + p] == 0.0:
+                    continue  # unreachable: its probability is 0 whatever bwd is
+                f = self._factors(t + 1, p, shift[t + 1])
+                a = 0.0
                 for c in range(C):
-                    if r[c] != -INFINITY:
-                        self.beta[t * C + p] = log_add(self.beta[t * C + p],
-                                                       r[c] * inv + self.beta[(t + 1) * C + c])
+                    a += f[c] * self.bwd[(t + 1) * C + c]
+                self.bwd[t * C + p] = a / total
+
+    cdef void _start_sums(self) noexcept nogil:
+        cdef int T = self.T, C = self.C, c
+        self.fwd.assign(T * C, 0.0)
+        self.log_norm.assign(T, 0.0)
+        self.log_z = -INFINITY
+        if self.backward:
+            self.bwd.assign(T * C, 0.0)
+            for c in range(C):
+                self.bwd[(T - 1) * C + c] = 1.0
+
+    cdef void _end_forward(self) noexcept nogil:
+        """log Z and the cumulative logs of the normalisers (up to and
+        including step t: fcum; after it: log Z - fcum)."""
+        cdef int t
+        cdef double v = 0.0
+        self.fcum.assign(self.T, 0.0)
+        for t in range(self.T):
+            v += self.log_norm[t]
+            self.fcum[t] = v
+        self.log_z = v
+
+    cdef inline double _alpha(self, int t, int c) noexcept nogil:
+        """log of the forward sum of (t, c)."""
+        cdef double f = self.fwd[t * self.C + c]
+        return log(f) + self.fcum[t] if f > 0.0 else -INFINITY
+
+    cdef inline double _beta(self, int t, int c) noexcept nogil:
+        """log of the backward sum of (t, c)."""
+        cdef double b = self.bwd[t * self.C + c]
+        return log(b) + self.log_z - self.fcum[t] if b > 0.0 else -INFINITY
+
+    cdef void _factored_forward_backward(self) noexcept nogil:
+        """The scaled forward-backward above for a homogeneous system: a
+        step's factor exp((e_t[c] + T[p, c]) / tau) is exp(e_t[c] / tau) times
+        exp(T[p, c] / tau), and the C x C transition factors are made once.
+        Per step: s[c] = sum_p fwd[t-1, p] exp(T[p, c] / tau - TM) and fwd[t,
+        c] is s[c] exp(e_t[c] / tau - E) with E the step's largest emission
+        (of an action s reaches): C exps and C^2 multiply-adds per step.
+        The ranges of the emissions and of the transitions are bounded
+        (FACTORED_RANGE), so neither factor underflows where the sum matters."""
+        cdef int T = self.T, C = self.C, t, p, c
+        cdef double inv = 1.0 / self.temperature, top, total, v, a, tm
+        cdef vector[double] etr, ratio, s, w
+        etr.assign((C + 1) * C, 0.0)
+        tm = -INFINITY
+        for p in range((C + 1) * C):
+            if self.tr[p] != -INFINITY and self.tr[p] * inv > tm:
+                tm = self.tr[p] * inv
+        for p in range((C + 1) * C):
+            if self.tr[p] != -INFINITY:
+                etr[p] = exp(self.tr[p] * inv - tm)
+        self._start_sums()
+        ratio.assign(T * C, 0.0)
+        s.assign(C, 0.0)
+        for t in range(T):
+            if t == 0:
+                for c in range(C):
+                    s[c] = etr[c]
+            else:
+                for c in range(C):
+                    s[c] = 0.0
+                for p in range(C):
+                    a = self.fwd[(t - 1) * C + p]
+                    if a == 0.0:
+                        continue
+                    for c in range(C):
+                        s[c] += a * etr[(p + 1) * C + c]
+            top = -INFINITY
+            for c in range(C):
+                v = self.em[t * C + c]
+                if s[c] > 0.0 and v != -INFINITY and v * inv > top:
+                    top = v * inv
+            if top == -INFINITY:
+                return  # no valid derivation: log Z = -inf, every probability 0
+            total = 0.0
+            for c in range(C):
+                v = self.em[t * C + c]
+                if s[c] > 0.0 and v != -INFINITY:
+                    ratio[t * C + c] = exp(v * inv - top)
+                    self.fwd[t * C + c] = ratio[t * C + c] * s[c]
+                    total += self.fwd[t * C + c]
+            if total == 0.0:
+                return
+            for c in range(C):
+                self.fwd[t * C + c] /= total
+                ratio[t * C + c] /= total  # exp(e_t[c] / tau - top) / total
+            self.log_norm[t] = log(total) + top + tm
+        self._end_forward()
+        if not self.backward:
+            return
+        w.assign(C, 0.0)
+        for t in range(T - 2, -1, -1):
+            for c in range(C):
+                w[c] = ratio[(t + 1) * C + c] * self.bwd[(t + 1) * C + c]
+            for p in range(C):
+                if self.fwd[t * C + p] == 0.0:
+                    continue  # unreachable: its probability is 0 whatever bwd is
+                a = 0.0
+                for c in range(C):
+                    a += etr[(p + 1) * C + c] * w[c]
+                self.bwd[t * C + p] = a
 
     def best(self):
         """(the highest-scoring valid action sequence (T,) int32, its score
@@ -149,8 +360,8 @@ cdef class Lattice:
                 score[c] = r[c]
             for t in range(1, T):
                 for p in range(C):
-                    if self.alpha[(t - 1) * C + p] == -INFINITY:
-                        continue  # unreachable
+                    if score[(t - 1) * C + p] == -INFINITY:
+                        continue  # no valid prefix ends with p
                     r = self._row(t, p)
                     for c in range(C):
                         v = score[(t - 1) * C + p] + r[c]
@@ -191,6 +402,26 @@ cdef class Lattice:
             prev = a
         return total / self.temperature - self.log_z
 
+    def step_probabilities(self, actions):
+        """(T,): p(step t takes actions[t]) for each step, e.g. each tag of
+        an output: the marginals of one action per step, without the (T, C)."""
+        self._require_backward()
+        cdef int t, a
+        cdef double v
+        cdef const int[:] acts = numpy.asarray(actions, dtype="int32")
+        if acts.shape[0] != self.T:
+            raise ValueError(f"{acts.shape[0]} actions for a derivation of {self.T} steps")
+        probs = numpy.zeros((self.T,), dtype="float64")
+        cdef double[::1] out = probs
+        if self.log_z == -INFINITY:
+            return probs
+        for t in range(self.T):
+            a = acts[t]
+            if a < 0 or a >= self.C:
+                raise ValueError(f"action {a} out of range (the system has {self.C})")
+            out[t] = self.fwd[t * self.C + a] * self.bwd[t * self.C + a]
+        return probs
+
     def _require_backward(self):
         if not self.backward:
             raise ValueError("this lattice has the forward sums only: make it with backward=True")
@@ -201,12 +432,11 @@ cdef class Lattice:
         probs = numpy.zeros((self.T, self.C), dtype="float64")
         cdef double[:, ::1] out = probs
         cdef int t, c
-        cdef double v
+        if self.log_z == -INFINITY:
+            return probs
         for t in range(self.T):
             for c in range(self.C):
-                v = self.alpha[t * self.C + c] + self.beta[t * self.C + c]
-                if self.log_z != -INFINITY and v != -INFINITY:
-                    out[t, c] = exp(v - self.log_z)
+                out[t, c] = self.fwd[t * self.C + c] * self.bwd[t * self.C + c]
         return probs
 
     def segment_probability(self, int a, labels, before=None, after=None):
@@ -228,25 +458,25 @@ cdef class Lattice:
             raise ValueError("segment label out of range")
         b = a + n - 1
         if before is None or a == 0:
-            left = self.alpha[a * C + lab[0]]
+            left = self._alpha(a, lab[0])
         else:
             left = -INFINITY
             for c in range(C):
-                if before[c] and self.alpha[(a - 1) * C + c] != -INFINITY:
+                if before[c] and self.fwd[(a - 1) * C + c] > 0.0:
                     r = self._row(a, c)
                     if r[lab[0]] != -INFINITY:
-                        left = log_add(left, self.alpha[(a - 1) * C + c] + r[lab[0]] * inv)
+                        left = log_add(left, self._alpha(a - 1, c) + r[lab[0]] * inv)
         for k in range(a + 1, b + 1):
             r = self._row(k, lab[k - a - 1])
             middle += r[lab[k - a]] * inv
         if after is None or b == self.T - 1:
-            right = self.beta[b * C + lab[n - 1]]
+            right = self._beta(b, lab[n - 1])
         else:
             right = -INFINITY
             r = self._row(b + 1, lab[n - 1])
             for c in range(C):
                 if after[c] and r[c] != -INFINITY:
-                    right = log_add(right, r[c] * inv + self.beta[(b + 1) * C + c])
+                    right = log_add(right, r[c] * inv + self._beta(b + 1, c))
         v = left + middle + right
         if v == -INFINITY or v != v:
             return 0.0

@@ -18,6 +18,13 @@ cdef class TransitionSystem:
     # True when w . phi(S, a) depends only on the step and the previous
     # action (a linear chain): top-n search can then be exact (A*, topn).
     cdef readonly bint first_order
+    # A first-order system whose scores and validity split into a part of the
+    # step and a part of the previous action p (-1: none), the same at every
+    # step: score(state at step t after p)[c] = emission(t)[c] +
+    # transition(p)[c], bit for bit, -inf where invalid. The marginals then
+    # factor the lattice (an exp per entry of the C x C transition matrix
+    # once per doc, not per step).
+    cdef readonly bint homogeneous
 
     cdef bint is_final(self, const void* state) noexcept nogil
     cdef int set_valid(self, int* is_valid, const void* state) noexcept nogil
@@ -38,6 +45,9 @@ cdef class TransitionSystem:
     cdef double upper_group(self, const void* state, int group, int steps, Weights W,
                             feat_t* feats, void* cache) noexcept nogil
     cdef int oracle(self, const void* state) noexcept nogil
+    cdef void emission(self, double* scores, const void* state, Weights W,
+                       feat_t* feats) noexcept nogil
+    cdef void transition(self, double* scores, int prev, Weights W, feat_t* feats) noexcept nogil
 
 
 cdef inline double partial_bound(const double* row, int nr_class, Weights W, const feat_t* feats,

@@ -84,6 +84,18 @@ cdef class TransitionSystem:
         """The gold action in this state, or -1 if the gold is unknown."""
         return -1
 
+    cdef void emission(self, double* scores, const void* state, Weights W,
+                       feat_t* feats) noexcept nogil:
+        """homogeneous systems: the scores of the state's step that do not
+        depend on the previous action (-inf where the step rules an action out)."""
+        pass
+
+    cdef void transition(self, double* scores, int prev, Weights W, feat_t* feats) noexcept nogil:
+        """homogeneous systems: the scores of the actions after action `prev`
+        (-1: at the first step) that do not depend on the step (-inf where
+        not allowed after it)."""
+        pass
+
     # --- Python: the docs as the engine sees them ---------------------------
     def instance(self, doc_input, gold=None):
         """The `core.instance.Instance` of one doc (its inputs as the

@@ -134,13 +134,14 @@ class SequencePipe(TransitionPipe):
         rows, its parts' probabilities from its forward and backward sums."""
         out = []
         tau = self.temperature
+        exact_scores = self.exact_scorer()
         for inst in instances:
             lattice = Lattice(inst, W, tau)
             actions, score = lattice.best()
             if actions is None:  # no valid output: the decoder's error
                 decoding.nbest([inst], W, 1)
             best = inst.output(actions)
-            out.append(([best], numpy.asarray([score]), self.exact_scores(lattice, best)))
+            out.append(([best], (score,), exact_scores(lattice, best)))
         return out
 
     # --- temperature scaling -----------------------------------------------------
@@ -180,9 +181,10 @@ class SequencePipe(TransitionPipe):
         self._fitted_for = (id(self.weights), self.weights.version)
         return self.temperature
 
-    def exact_scores(self, lattice: Lattice, best: numpy.ndarray) -> numpy.ndarray:
-        """The probability of each part of `best` (labels in document order
-        over the content tokens) under the lattice's distribution."""
+    def exact_scorer(self) -> Callable[[Lattice, numpy.ndarray], numpy.ndarray]:
+        """f(lattice, best): the probability of each part of `best` (labels in
+        document order over the content tokens) under the lattice's
+        distribution. Made once per batch."""
         raise NotImplementedError
 
     def instances(self, docs: List[Doc], examples: Optional[List[Example]] = None,

@@ -119,7 +119,7 @@ class SpanLabeller(SequencePipe):
                              index)
         return spans_to_ids(n, spans, self.actions, self.cfg["scheme"])
 
-    def exact_scores(self, lattice: Lattice, best: numpy.ndarray) -> numpy.ndarray:
+    def exact_scorer(self) -> Callable[[Lattice, numpy.ndarray], numpy.ndarray]:
         """Each span's probability: that its tokens take exactly its labels
         (B-X I-X ..., or B-X ... L-X / U-X) and, in IOB2, that the next token
         does not continue it."""
@@ -127,20 +127,23 @@ class SpanLabeller(SequencePipe):
         parts, closed = self._span_parts()
         biluo = self.cfg["scheme"] == "biluo"
         rtl = self.cfg["direction"] == "rtl"
-        n = len(best)
-        out = []
-        for start, end, t in ids_to_spans(best, kinds, types):
-            b, i, last, unit = parts[t]
-            if biluo:
-                labels = [unit] if end - start == 1 else [b] + [i] * (end - start - 2) + [last]
-            else:
-                labels = [b] + [i] * (end - start - 1)
-            after = None if biluo else closed[t]
-            if rtl:  # steps run from the last token: the token after the span comes before it
-                out.append(lattice.segment_probability(n - end, labels[::-1], after, None))
-            else:
-                out.append(lattice.segment_probability(start, labels, None, after))
-        return numpy.asarray(out, dtype="float32")
+
+        def scores(lattice: Lattice, best: numpy.ndarray) -> numpy.ndarray:
+            n = len(best)
+            out = []
+            for start, end, t in ids_to_spans(best, kinds, types):
+                b, i, last, unit = parts[t]
+                if biluo:
+                    labels = [unit] if end - start == 1 else [b] + [i] * (end - start - 2) + [last]
+                else:
+                    labels = [b] + [i] * (end - start - 1)
+                after = None if biluo else closed[t]
+                if rtl:  # steps run from the last token: the token after the span comes before it
+                    out.append(lattice.segment_probability(n - end, labels[::-1], after, None))
+                else:
+                    out.append(lattice.segment_probability(start, labels, None, after))
+            return numpy.asarray(out, dtype="float32")
+        return scores
 
     def _span_parts(self) -> Tuple[list, list]:
         """Per span type: the action ids of its B, I, L, U labels (-1 where

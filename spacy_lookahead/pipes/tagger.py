@@ -133,12 +133,11 @@ class LookaheadTagger(SequencePipe):
         out[index] = output
         return out
 
-    def exact_scores(self, lattice: Lattice, best: numpy.ndarray) -> numpy.ndarray:
+    def exact_scorer(self) -> Callable[[Lattice, numpy.ndarray], numpy.ndarray]:
         """Each tag's marginal probability."""
-        marginals = lattice.marginals()
         if self.cfg["direction"] == "rtl":  # steps run from the last token
-            marginals = marginals[::-1]
-        return marginals[numpy.arange(len(best)), best]
+            return lambda lattice, best: lattice.step_probabilities(best[::-1])[::-1]
+        return lambda lattice, best: lattice.step_probabilities(best)
 
     def expand_scores(self, scores: numpy.ndarray, index: numpy.ndarray, n: int) -> numpy.ndarray:
         out = numpy.ones((n,), dtype="float64")  # the space tag is certain

@@ -46,6 +46,10 @@ def token_probability(extension: str, key: str) -> None:
         Token.set_extension(extension, getter=getter)
 
 
+ONE = numpy.ones((1,))  # the probability of a single output
+ONE.flags.writeable = False
+
+
 def softmax(scores: numpy.ndarray) -> numpy.ndarray:
     if not len(scores):
         return scores
@@ -266,7 +270,8 @@ class TransitionPipe(SearchPipe):
     def _predictions(self, docs: List[Doc], indexes: list, results: list) -> List[Prediction]:
         if self.is_sapo:  # (outputs, scores[, exact scores of the best's parts])
             tau = self.temperature
-            predictions = [Prediction(r[0][0], r[0], softmax(r[1] / tau), r[2] if len(r) > 2 else None)
+            predictions = [Prediction(r[0][0], r[0], softmax(numpy.asarray(r[1]) / tau)
+                                      if len(r[1]) > 1 else ONE, r[2] if len(r) > 2 else None)
                            for r in results]
         else:
             predictions = [Prediction(out) for out in results]

@@ -5,6 +5,8 @@ from typing import Dict, List, Sequence, Tuple
 
 import numpy
 
+from .span_ids import ids_to_spans  # noqa: F401 (in C: once per doc at prediction time)
+
 SCHEMES = {"iob2": "BI", "biluo": "BILU"}  # the readers' names (readers/tags.py)
 # The components' scheme before it was named as the readers name it.
 ALIASES = {"iob": "iob2"}
@@ -75,24 +77,6 @@ def spans_to_ids(n_tokens: int, spans: Sequence[Tuple[int, int, str]], actions: 
             if scheme == "biluo":
                 ids[end - 1] = index[f"L-{label}"]
     return ids
-
-
-def ids_to_spans(ids: numpy.ndarray, kinds: numpy.ndarray, types: numpy.ndarray) -> List[Tuple[int, int, int]]:
-    """(start, end, type index) of the spans a label-id sequence encodes,
-    read as conlleval does: an I/L that does not continue a span of its type
-    starts one; U is a span of one token."""
-    if len(ids) == 0:
-        return []
-    k, t = kinds[ids], types[ids]
-    inside = k != O
-    opens = (k == B) | (k == I)  # may be continued by the next token
-    cont = numpy.zeros_like(inside)  # token continues the previous token's span
-    cont[1:] = opens[:-1] & ((k[1:] == I) | (k[1:] == L)) & (t[1:] == t[:-1])
-    starts = numpy.flatnonzero(inside & ~cont)
-    nxt = numpy.zeros_like(inside)
-    nxt[:-1] = cont[1:]
-    ends = numpy.flatnonzero(inside & ~nxt) + 1
-    return list(zip(starts.tolist(), ends.tolist(), t[starts].tolist()))
 
 
 def span_probabilities(spans: Sequence[Tuple[int, int, int]], nbest: numpy.ndarray,

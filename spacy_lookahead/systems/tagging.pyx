@@ -2,6 +2,7 @@
 its label, left to right or right to left. Serves the tagger, chunker and
 NER (Tsuruoka et al. 2011, Section 4.1)."""
 from libc.stdint cimport int64_t, uint64_t
+from libc.math cimport INFINITY
 from libc.string cimport memcpy, memset
 from cymem.cymem cimport Pool
 
@@ -125,6 +126,8 @@ cdef class TaggingSystem(TransitionSystem):
             self.max_feats += N_SUBSTRINGS_MAX
         self.state_size = sizeof(TagStateC)
         self.first_order = not self.tag_trigrams
+        # static scores of the position + the previous label's feature
+        self.homogeneous = self.first_order
         if self.first_order:
             # branch-and-bound two steps ahead: every label is one sibling
             # group (what follows a label differs only in the previous-label
@@ -380,6 +383,36 @@ cdef class TaggingSystem(TransitionSystem):
             W.dot(cached, buf, n)
             doc.cache_version[i] = W.version
         return cached
+
+    cdef void emission(self, double* scores, const void* state, Weights W,
+                       feat_t* feats) noexcept nogil:
+        """The static scores of the state's position; -inf for a label the
+        position rules out (first or last token, preset label)."""
+        cdef const TagStateC* s = <const TagStateC*>state
+        cdef int i = self.position(s), a
+        cdef int forced = s.doc.forced[i] if s.doc.forced != NULL else -1
+        memcpy(scores, self.static_scores(s, W, feats), self.nr_class * sizeof(double))
+        if not self.constrained and forced < 0:
+            return
+        for a in range(self.nr_class):
+            if (i == 0 and not self.at_start[a]) or (i == s.doc.length - 1 and not self.at_end[a]) \
+                    or (forced >= 0 and a != forced):
+                scores[a] = -INFINITY
+
+    cdef void transition(self, double* scores, int prev, Weights W, feat_t* feats) noexcept nogil:
+        """The previous-label feature's scores (prev -1: none yet); -inf for a
+        label the scheme does not allow after it. score() adds the same
+        feature to the static scores: emission + transition is its sum."""
+        cdef int a
+        cdef const int* row = &self.allowed[(prev + 1) * self.nr_class]
+        for a in range(self.nr_class):
+            scores[a] = 0.0
+        feats[0] = feat1(T_PREV1, LABEL_ATOM + prev if prev >= 0 else ATOM_BEFORE)
+        W.dot(scores, feats, 1)
+        if self.constrained:
+            for a in range(self.nr_class):
+                if not row[a]:
+                    scores[a] = -INFINITY
 
     cdef int oracle(self, const void* state) noexcept nogil:
         cdef const TagStateC* s = <const TagStateC*>state
