@@ -133,7 +133,10 @@ class SearchPipe(TrainablePipe):
     def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, Any]:
         """The scorer's figures plus the mean |w| of the training weights (Sun
         et al.'s w-complexity curve) and the time spent in update(), so that
-        training logs show both."""
+        training logs show both. A span-group component's scorer is told its
+        key, so the figures come as spaCy's `spans_<spans_key>_p/r/f`."""
+        if self.cfg.get("spans_key"):
+            kwargs.setdefault("spans_key", self.cfg["spans_key"])
         scores = dict(super().score(examples, **kwargs))
         scores[f"{self.name}_w_mean_abs"] = self.weights.mean_abs()
         scores[f"{self.name}_update_seconds"] = self._update_seconds
