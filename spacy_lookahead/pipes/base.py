@@ -264,7 +264,8 @@ class SearchPipe(TrainablePipe):
             raise ValueError(
                 f"[{self.name}] needs POS tags (token.tag_) on its input docs for {what}, "
                 "and this doc has none. Put a tagger (e.g. lookahead_tagger) before it "
-                "in the pipeline, or give it docs with tags."
+                "in the pipeline, or give it docs with tags (to score it on gold tags: "
+                "`python -m spacy_lookahead evaluate MODEL DATA.spacy --inputs tag`)."
                 + ("" if example is None else " The gold doc has no tags either."))
 
     def _chunk_column(self, doc: Doc, atoms: numpy.ndarray, example: Optional[Example],
@@ -281,7 +282,8 @@ class SearchPipe(TrainablePipe):
         elif _has_words(doc):
             raise ValueError(
                 f"[{self.name}] needs chunks in doc.spans[{key!r}] on its input docs, and this "
-                f"doc has none. {fix}"
+                f"doc has none. {fix} (To score it on gold chunks: `python -m spacy_lookahead "
+                f"evaluate MODEL DATA.spacy --inputs tag,{key}`.)"
                 + ("" if example is None else " The gold doc has none either."))
         else:
             chunks = []
