@@ -2,9 +2,11 @@
 `spacy_scorers` entry point), all under spaCy's own score keys so that
 `spacy train`'s table, `spacy evaluate` and `[training.score_weights]` see
 them: `tag_acc`, `ents_p/r/f`, `spans_<key>_p/r/f` (and `_per_type`),
-`dep_uas`/`dep_las` (spaCy's `spacy.parser_scorer.v1`, used as is)."""
+`dep_uas`/`dep_las` (spaCy's parser scorer), plus the parser benchmarks'
+CoNLL-style `dep_uas_nopunct`/`dep_las_nopunct`."""
 from typing import Any, Callable, Dict, Iterable
 
+from spacy.pipeline.dep_parser import parser_score
 from spacy.pipeline.spancat import spancat_score
 from spacy.scorer import Scorer
 from spacy.training import Example
@@ -54,3 +56,42 @@ def score_clauses(examples: Iterable[Example], *, spans_key: str = "clauses", **
 @registry.scorers("spacy_lookahead.clause_scorer.v1")
 def make_clause_scorer() -> Callable[..., Dict[str, Any]]:
     return score_clauses
+
+
+# Punctuation by PTB tag, the CoNLL-X evaluation convention of the parser
+# benchmarks (spaCy's scorer goes by the label: p/punct).
+PUNCT_TAGS = frozenset({"``", "''", ",", ".", ":"})
+
+
+def score_parse(examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
+    """spaCy's parser scores, unchanged (`spacy.parser_scorer.v1`: `dep_uas`,
+    `dep_las`, `dep_las_per_type` over the tokens not labelled p/punct;
+    `sents_p/r/f`), plus two project-specific keys, the parser benchmarks'
+    figures: `dep_uas_nopunct`, `dep_las_nopunct`, per-token attachment
+    accuracy (labels compared case-insensitively) over the gold tokens that
+    are neither labelled punct nor tagged as PTB punctuation (PUNCT_TAGS).
+    Those two need the gold tokenisation on the predicted docs (a corpus
+    with gold_preproc, or spacy_lookahead.keep_inputs.v1); they are left out
+    when a predicted doc's words differ from the gold ones."""
+    examples = list(examples)
+    scores = parser_score(examples, **kwargs)
+    n = heads = labelled = 0
+    for eg in examples:
+        pred, gold = eg.predicted, eg.reference
+        if [t.text for t in pred] != [t.text for t in gold]:
+            return scores
+        for p, g in zip(pred, gold):
+            if g.dep_ == "punct" or g.tag_ in PUNCT_TAGS:
+                continue
+            n += 1
+            if p.head.i == g.head.i:
+                heads += 1
+                labelled += p.dep_.lower() == g.dep_.lower()
+    if n:
+        scores.update({"dep_uas_nopunct": heads / n, "dep_las_nopunct": labelled / n})
+    return scores
+
+
+@registry.scorers("spacy_lookahead.parser_scorer.v1")
+def make_parser_scorer() -> Callable[..., Dict[str, Any]]:
+    return score_parse

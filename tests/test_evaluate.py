@@ -87,3 +87,34 @@ def test_spacy_evaluate_with_gold_inputs_gives_spacys_keys(shared_data, tmp_path
     for key in ("spans_chunks_p", "spans_chunks_r", "spans_chunks_f"):
         assert scores[key] == pytest.approx(expected[key]), key
     assert set(scores["spans_chunks_per_type"]) >= {"NP", "VP", "PP"}
+
+
+def test_parser_scorer_adds_conll_nopunct_figures_to_spacys():
+    """spacy_lookahead.parser_scorer.v1 = spaCy's parser scores (punctuation
+    by label) + dep_uas/las_nopunct (punctuation by label or PTB tag)."""
+    from spacy.pipeline.dep_parser import parser_score
+    from spacy.tokens import Doc
+    from spacy.training import Example
+    from spacy.util import registry
+
+    from spacy_lookahead.scoring import score_parse
+
+    vocab = spacy.blank("en").vocab
+    words = ["He", "saw", "it", "--", "fast", "."]
+    tags = ["PRP", "VBD", "PRP", ":", "RB", "."]
+    gold = Doc(vocab, words=words, tags=tags, heads=[1, 1, 1, 1, 1, 1],
+               deps=["nsubj", "ROOT", "obj", "dep", "advmod", "punct"])
+    pred = Doc(vocab, words=words, tags=tags, heads=[1, 1, 0, 2, 1, 0],
+               deps=["NSUBJ", "ROOT", "obj", "dep", "obj", "punct"])
+    scores = score_parse([Example(pred, gold)])
+    # not punctuation: He, saw, it, fast; heads right: He, saw, fast; labels right: He, saw
+    assert scores["dep_uas_nopunct"] == pytest.approx(3 / 4)
+    assert scores["dep_las_nopunct"] == pytest.approx(2 / 4)
+    spacy_scores = parser_score([Example(pred, gold)])
+    assert {k: v for k, v in scores.items() if not k.endswith("_nopunct")} == spacy_scores
+    assert scores["dep_uas"] != scores["dep_uas_nopunct"]  # "--" counts for spaCy (label dep)
+    assert registry.scorers.get("spacy_lookahead.parser_scorer.v1")() is score_parse
+    # other words on the predicted doc: spaCy's figures only
+    other = Doc(vocab, words=["He", "saw", "it--fast", "."], heads=[1, 1, 1, 1],
+                deps=["nsubj", "ROOT", "obj", "punct"])
+    assert "dep_uas_nopunct" not in score_parse([Example(other, gold)])
