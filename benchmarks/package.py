@@ -122,7 +122,8 @@ def benchmark_figures(rows, metrics: Path) -> Dict[str, Any]:
         path = metrics / file
         value = dotted(srsly.read_json(path), key) if path.exists() else None
         if value is None:
-            print(f"package.py: no {key} in {path}: left out of the meta", file=sys.stderr)
+            why = f"no {key} in {path}" if path.exists() else f"no {path}"
+            print(f"package.py: {why}: {name} left out of the meta", file=sys.stderr)
             continue
         out[name] = value
         out.setdefault("sources", []).append(str(path))
