@@ -118,3 +118,17 @@ def test_parser_scorer_adds_conll_nopunct_figures_to_spacys():
     other = Doc(vocab, words=["He", "saw", "it--fast", "."], heads=[1, 1, 1, 1],
                 deps=["nsubj", "ROOT", "obj", "punct"])
     assert "dep_uas_nopunct" not in score_parse([Example(other, gold)])
+
+
+def test_curves_read_logs_written_before_spacys_keys(monkeypatch):
+    """benchmarks/curves.py (report and plots) reads the chunk F1 of a curve
+    log under spaCy's key, and under the old key in logs written before it."""
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    from curves import SAPO_PAIRS, per_epoch
+
+    key = dict((p[0], p[3]) for p in SAPO_PAIRS)["chunker_d1"]
+    assert key == "spans_chunks_f"
+    old = [{"step": 5, "epoch": 0, "scores": {"chunks_f": 0.5}}]
+    new = [{"step": 5, "epoch": 0, "scores": {"spans_chunks_f": 0.75, "chunks_f": 0.1}}]
+    assert per_epoch(old, key, "lookahead_chunker")[0]["score"] == 0.5
+    assert per_epoch(new, key, "lookahead_chunker")[0]["score"] == 0.75
