@@ -8,11 +8,20 @@ from typing import Dict, List, Optional
 # (perceptron run, SAPO run, task title, score key, component name)
 SAPO_PAIRS = [
     ("tagger_d1", "tagger_sapo", "POS tagging, EWT (dev tag accuracy)", "tag_acc", "lookahead_tagger"),
-    ("chunker_d1", "chunker_sapo", "Chunking, CoNLL-2000 (test F1, logged curve)", "chunks_f",
+    ("chunker_d1", "chunker_sapo", "Chunking, CoNLL-2000 (test F1, logged curve)", "spans_chunks_f",
      "lookahead_chunker"),
     ("ner_rtl_d1", "ner_rtl_sapo", "Bio-NER, JNLPBA right-to-left (test F1, logged curve)", "ents_f",
      "lookahead_ner"),
 ]
+
+
+# score keys before spaCy's span-group keys: logs written earlier still read
+LEGACY_KEYS = {"spans_chunks_f": "chunks_f", "spans_clauses_f": "clauses_f"}
+
+
+def score_of(scores: dict, key: str) -> Optional[float]:
+    """scores[key], or its pre-spaCy-keys name in an older log."""
+    return scores[key] if key in scores else scores.get(LEGACY_KEYS.get(key, key))
 
 
 def read_curve(path: Path) -> List[dict]:
@@ -32,7 +41,7 @@ def per_epoch(rows: List[dict], score_key: str, component: str) -> List[Dict[str
     for epoch in sorted(last):
         scores = last[epoch]["scores"]
         spent = scores.get(f"{component}_update_seconds")
-        out.append({"epoch": epoch + 1, "score": scores.get(score_key),
+        out.append({"epoch": epoch + 1, "score": score_of(scores, score_key),
                     "w_mean_abs": scores.get(f"{component}_w_mean_abs"),
                     "update_seconds": None if spent is None else spent - before})
         before = spent if spent is not None else before

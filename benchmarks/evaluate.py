@@ -5,7 +5,7 @@
         [--predictions FILE]
 
 Why not `spacy benchmark accuracy`: its JSON only keeps the score keys it
-knows (tag_acc, ents_p/r/f, ...), so `chunks_f` would be lost, and its
+knows (tag_acc, ents_p/r/f, spans_sc_p/r/f for one --spans-key), and its
 Corpus reader with --gold-preproc gives the predicted docs the gold words
 only, without the POS tags that lookahead_chunker (and the CRF) need. Here
 every system gets the same inputs (benchmarks/spanbench.py: words, plus POS
@@ -15,7 +15,7 @@ span match, micro-averaged, as conlleval), whether it writes
 `doc.spans["chunks"]` (ours, the CRF) or `doc.ents` (spaCy's `ner`).
 
 The JSON has p, r, f (fractions), per_type, and the usual key of the task
-(`chunks_f` or `ents_f`). `--predictions` also writes the test set in the
+(`spans_chunks_f` or `ents_f`; files written before spaCy's keys have `chunks_f`). `--predictions` also writes the test set in the
 conlleval input layout (`word [POS] gold predicted`, IOB2), so that the
 figures can be checked with conlleval.
 """
@@ -56,7 +56,7 @@ def main(argv=None) -> int:
     seconds = time.perf_counter() - t0
     result = spanbench.score(predicted, gold, args.task)
     examples = result.pop("examples")
-    key = "chunks" if args.task == "chunk" else "ents"
+    key = f"spans_{spanbench.SPANS_KEY}" if args.task == "chunk" else "ents"
     result.update({
         f"{key}_p": result["p"], f"{key}_r": result["r"], f"{key}_f": result["f"],
         "task": args.task, "model": str(args.model), "data": str(args.data),

@@ -39,7 +39,8 @@ import spacy_lookahead.scoring  # noqa: E402,F401
 from spacy_lookahead.readers.clauses import ClauseCorpus  # noqa: E402
 from spacy_lookahead.readers.columns import create_conll2000_reader  # noqa: E402
 
-TASKS = {"clauses": ("fr_clause_finder", "clauses"), "chunker": ("fr_chunker", "chunks")}
+# (factory, spaCy's score-key prefix of its span group)
+TASKS = {"clauses": ("fr_clause_finder", "spans_clauses"), "chunker": ("fr_chunker", "spans_chunks")}
 
 
 def read(task, path, vocab, limit=0):

@@ -72,7 +72,7 @@ def score(predicted: Iterable[Doc], gold: Iterable[Doc], task: str) -> Dict:
         examples.append(Example(doc, ref))
     if task == "chunk":
         raw = score_chunks(examples, spans_key=SPANS_KEY)
-        prefix = "chunks"
+        prefix = f"spans_{SPANS_KEY}"
     else:
         raw = score_entities(examples)
         prefix = "ents"

@@ -1,7 +1,13 @@
 """Scorers registered in spaCy's registry (exposed through the
-`spacy_scorers` entry point)."""
+`spacy_scorers` entry point), all under spaCy's own score keys so that
+`spacy train`'s table, `spacy evaluate` and `[training.score_weights]` see
+them: `tag_acc`, `ents_p/r/f`, `spans_<key>_p/r/f` (and `_per_type`),
+`dep_uas`/`dep_las` (spaCy's parser scorer), plus the parser benchmarks'
+CoNLL-style `dep_uas_nopunct`/`dep_las_nopunct`."""
 from typing import Any, Callable, Dict, Iterable
 
+from spacy.pipeline.dep_parser import parser_score
+from spacy.pipeline.spancat import spancat_score
 from spacy.scorer import Scorer
 from spacy.training import Example
 from spacy.util import registry
@@ -17,14 +23,11 @@ def make_tagger_scorer() -> Callable[..., Dict[str, Any]]:
 
 
 def score_chunks(examples: Iterable[Example], *, spans_key: str = "chunks", **kwargs: Any) -> Dict[str, Any]:
-    """Exact-match, micro-averaged P/R/F1 of the spans in `doc.spans[spans_key]`
-    (conlleval's chunk scores) as `chunks_p/r/f` and `chunks_per_type`.
-    Reference docs without the span group are skipped, as spancat's scorer does."""
-    kwargs.setdefault("getter", lambda doc, key: doc.spans.get(key, []))
-    kwargs.setdefault("has_annotation", lambda doc: spans_key in doc.spans)
-    kwargs.setdefault("allow_overlap", True)
-    scores = Scorer.score_spans(examples, spans_key, **kwargs)
-    return {"chunks" + key[len(spans_key):]: value for key, value in scores.items()}
+    """spaCy's span-group scorer (spancat's): exact-match, micro-averaged
+    P/R/F1 of `doc.spans[spans_key]` as `spans_<key>_p/r/f` and
+    `spans_<key>_per_type` -- conlleval's chunk counts (tests/test_span_scoring.py).
+    Reference docs without the span group are skipped."""
+    return spancat_score(examples, spans_key=spans_key, **kwargs)
 
 
 @registry.scorers("spacy_lookahead.chunk_scorer.v1")
@@ -34,6 +37,7 @@ def make_chunk_scorer() -> Callable[..., Dict[str, Any]]:
 
 def score_entities(examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
     """Exact-match, micro-averaged P/R/F1 of `doc.ents`: `ents_p/r/f`, `ents_per_type`."""
+    kwargs.pop("spans_key", None)  # doc.ents has no key
     kwargs.setdefault("has_annotation", lambda doc: doc.has_annotation("ENT_IOB"))
     return Scorer.score_spans(examples, "ents", **kwargs)
 
@@ -44,15 +48,50 @@ def make_entity_scorer() -> Callable[..., Dict[str, Any]]:
 
 
 def score_clauses(examples: Iterable[Example], *, spans_key: str = "clauses", **kwargs: Any) -> Dict[str, Any]:
-    """Exact-match P/R/F1 of the (nested) clause spans in `doc.spans[spans_key]`,
-    as the CoNLL-2001 evaluation: `clauses_p/r/f` (and `clauses_per_type`)."""
-    kwargs.setdefault("getter", lambda doc, key: doc.spans.get(key, []))
-    kwargs.setdefault("has_annotation", lambda doc: spans_key in doc.spans)
-    kwargs.setdefault("allow_overlap", True)
-    scores = Scorer.score_spans(examples, spans_key, **kwargs)
-    return {"clauses" + key[len(spans_key):]: value for key, value in scores.items()}
+    """The same span scorer over the nested clauses (overlaps allowed), as
+    the CoNLL-2001 evaluation: `spans_clauses_p/r/f`, `spans_clauses_per_type`."""
+    return spancat_score(examples, spans_key=spans_key, **kwargs)
 
 
 @registry.scorers("spacy_lookahead.clause_scorer.v1")
 def make_clause_scorer() -> Callable[..., Dict[str, Any]]:
     return score_clauses
+
+
+# Punctuation by PTB tag, the CoNLL-X evaluation convention of the parser
+# benchmarks (spaCy's scorer goes by the label: p/punct).
+PUNCT_TAGS = frozenset({"``", "''", ",", ".", ":"})
+
+
+def score_parse(examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
+    """spaCy's parser scores, unchanged (`spacy.parser_scorer.v1`: `dep_uas`,
+    `dep_las`, `dep_las_per_type` over the tokens not labelled p/punct;
+    `sents_p/r/f`), plus two project-specific keys, the parser benchmarks'
+    figures: `dep_uas_nopunct`, `dep_las_nopunct`, per-token attachment
+    accuracy (labels compared case-insensitively) over the gold tokens that
+    are neither labelled punct nor tagged as PTB punctuation (PUNCT_TAGS).
+    Those two need the gold tokenisation on the predicted docs (a corpus
+    with gold_preproc, or spacy_lookahead.keep_inputs.v1); they are left out
+    when a predicted doc's words differ from the gold ones."""
+    examples = list(examples)
+    scores = parser_score(examples, **kwargs)
+    n = heads = labelled = 0
+    for eg in examples:
+        pred, gold = eg.predicted, eg.reference
+        if [t.text for t in pred] != [t.text for t in gold]:
+            return scores
+        for p, g in zip(pred, gold):
+            if g.dep_ == "punct" or g.tag_ in PUNCT_TAGS:
+                continue
+            n += 1
+            if p.head.i == g.head.i:
+                heads += 1
+                labelled += p.dep_.lower() == g.dep_.lower()
+    if n:
+        scores.update({"dep_uas_nopunct": heads / n, "dep_las_nopunct": labelled / n})
+    return scores
+
+
+@registry.scorers("spacy_lookahead.parser_scorer.v1")
+def make_parser_scorer() -> Callable[..., Dict[str, Any]]:
+    return score_parse

@@ -110,9 +110,9 @@ def clause_nlp(shared_data):
 
 def test_clause_finder_f1_floor(clause_nlp, shared_data):
     scores = clause_nlp.evaluate(wsj(shared_data, clause_nlp.vocab, "dev"))
-    assert scores["clauses_f"] > 0.70, scores
+    assert scores["spans_clauses_f"] > 0.70, scores
     stats = clause_nlp.get_pipe("fr_clause_finder").filter_stats(wsj(shared_data, clause_nlp.vocab, "dev"))
-    assert stats["candidate_recall"] > 0.8 and stats["upper_bound_f"] >= scores["clauses_f"]
+    assert stats["candidate_recall"] > 0.8 and stats["upper_bound_f"] >= scores["spans_clauses_f"]
     # Filters, not classifiers: they keep (almost) every gold boundary.
     assert stats["start_r"] > 0.85 and stats["end_r"] > 0.85
 
@@ -152,7 +152,7 @@ def test_training_takes_inputs_from_the_gold_doc(shared_data):
     pipe = nlp.get_pipe("fr_clause_finder")
     assert pipe.weights.time == 2 * 300
     scores = nlp.evaluate(wsj(shared_data, nlp.vocab, "dev"))
-    assert scores["clauses_f"] > 0.5
+    assert scores["spans_clauses_f"] > 0.5
 
 
 @pytest.mark.parametrize("how", ["bytes", "disk", "pickle"])
@@ -202,7 +202,7 @@ def test_fr_chunker_on_conll2000_slice(shared_data):
     train(nlp, examples, 3)
     test = ColumnCorpus(shared_data / "conll2000" / "test.txt", ["word", "pos", "chunk"], "chunk")
     scores = nlp.evaluate([eg for _, eg in zip(range(400), test.read(nlp.vocab))])
-    assert scores["chunks_f"] > 0.88, scores
+    assert scores["spans_chunks_f"] > 0.88, scores
     # Flat: no two chunks share a token.
     doc = nlp(Doc(nlp.vocab, words=["The", "cat", "sat", "on", "the", "mat", "."],
                   tags=["DT", "NN", "VBD", "IN", "DT", "NN", "."]))
@@ -239,6 +239,6 @@ def test_spacy_train_clauses_config(shared_data, tmp_path):
     nlp, _ = spacy_train(nlp, tmp_path / "out", stdout=sys.stdout, stderr=sys.stderr)
     loaded = spacy.load(tmp_path / "out" / "model-last")
     scores = loaded.evaluate(wsj(shared_data, loaded.vocab, "dev"))
-    assert scores["clauses_f"] > 0.65, scores
+    assert scores["spans_clauses_f"] > 0.65, scores
     pipe = nlp.get_pipe("clauses")
     assert loaded.get_pipe("clauses").averaged_weights.to_bytes() == pipe.weights.average().to_bytes()

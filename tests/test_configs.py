@@ -51,3 +51,16 @@ def test_ner_configs(shared_data, conll_models, tmp_path, config_name):
     assert nlp.pipe_names[-1] == "lookahead_ner" and doc.ents is not None
     if "pipeline" in config_name:
         assert all(t.tag_ for t in doc) and "chunks" in doc.spans
+
+
+def test_pipeline_chunks_config_assembles_raw_text_to_chunks(conll_models, tmp_path):
+    """configs/pipeline_chunks.cfg (what `spacy assemble` and package.py
+    read): the sourced tagger feeds the sourced chunker on raw text."""
+    config = load_config(CONFIGS / "pipeline_chunks.cfg", overrides={
+        "paths.tagger": str(conll_models["tagger"]), "paths.chunker": str(conll_models["chunker"])})
+    nlp = spacy.util.load_model_from_config(config, auto_fill=True)
+    nlp.to_disk(tmp_path / "assembled")
+    doc = spacy.load(tmp_path / "assembled")("The old man saw the boats in the harbour.")
+    assert all(t.tag_ for t in doc) and len(doc.spans["chunks"]) > 0
+    assert {s.label_ for s in doc.spans["chunks"]} <= {"NP", "VP", "PP", "ADJP", "ADVP", "SBAR", "PRT",
+                                                      "CONJP", "INTJ", "LST", "UCP"}

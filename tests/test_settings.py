@@ -45,7 +45,7 @@ def test_every_search_and_learner_trains_and_predicts(factory, config, shared_da
         evaluated = [Example(words_only(nlp.vocab, eg.reference, tags=True), eg.reference)
                      for eg in evaluated]
     scores = nlp.evaluate(evaluated)
-    main = {"lookahead_tagger": "tag_acc", "lookahead_chunker": "chunks_f",
+    main = {"lookahead_tagger": "tag_acc", "lookahead_chunker": "spans_chunks_f",
             "lookahead_ner": "ents_f", "arc_standard_parser": "dep_las"}[factory]
     assert scores[main] > 0.3, scores  # it learnt its training data
     if config.get("search") == "beam" and config.get("learner") != "sapo":

@@ -152,8 +152,9 @@ def test_conlleval_port_on_hand_counted_fixtures():
 
 def chunk_examples(nlp, name):
     """Examples from a `word POS gold pred` file, read with the project's reader."""
-    gold = ColumnCorpus(FIXTURES / name, ["word", "pos", "chunk", "_"], "chunk")(nlp)
-    pred = ColumnCorpus(FIXTURES / name, ["word", "pos", "_", "chunk"], "chunk")(nlp)
+    path = FIXTURES / name
+    gold = ColumnCorpus(path, ["word", "pos", "chunk", "_"], "chunk")(nlp)
+    pred = ColumnCorpus(path, ["word", "pos", "_", "chunk"], "chunk")(nlp)
     return [Example(p.reference, g.reference) for p, g in zip(pred, gold)]
 
 
@@ -178,9 +179,9 @@ def assert_same_as_conlleval(scores, prefix, lines):
 def test_chunk_scorer_equals_conlleval():
     nlp = spacy.blank("en")
     scores = score_chunks(chunk_examples(nlp, "chunk_eval.txt"))
-    assert_same_as_conlleval(scores, "chunks", fixture_lines("chunk_eval.txt"))
-    assert scores["chunks_p"] == pytest.approx(13 / 18)
-    assert scores["chunks_r"] == pytest.approx(13 / 19)
+    assert_same_as_conlleval(scores, "spans_chunks", fixture_lines("chunk_eval.txt"))
+    assert scores["spans_chunks_p"] == pytest.approx(13 / 18)
+    assert scores["spans_chunks_r"] == pytest.approx(13 / 19)
 
 
 def test_entity_scorer_equals_conlleval():
@@ -201,7 +202,7 @@ def test_written_output_scores_the_same_with_conlleval(tmp_path):
     write_columns(examples, tmp_path / "chunks.txt")
     written = (tmp_path / "chunks.txt").read_text(encoding="utf8").splitlines()
     assert conlleval(written) == conlleval(fixture_lines("chunk_eval.txt"))
-    assert_same_as_conlleval(score_chunks(examples), "chunks", written)
+    assert_same_as_conlleval(score_chunks(examples), "spans_chunks", written)
     examples = ner_examples(nlp, "ner_eval.txt")
     write_columns(examples, tmp_path / "ents.txt", spans="ents", scheme="iob1")
     written = (tmp_path / "ents.txt").read_text(encoding="utf8").splitlines()
@@ -215,16 +216,16 @@ def test_chunk_scorer_spans_key_and_missing_groups():
         for doc in (eg.predicted, eg.reference):
             doc.spans["np"] = [s for s in doc.spans["chunks"] if s.label_ == "NP"]
     scores = score_chunks(examples, spans_key="np")
-    assert set(scores) == {"chunks_p", "chunks_r", "chunks_f", "chunks_per_type"}
-    assert set(scores["chunks_per_type"]) == {"NP"}
-    assert scores["chunks_f"] == pytest.approx(score_chunks(examples)["chunks_per_type"]["NP"]["f"])
+    assert set(scores) == {"spans_np_p", "spans_np_r", "spans_np_f", "spans_np_per_type"}
+    assert set(scores["spans_np_per_type"]) == {"NP"}
+    assert scores["spans_np_f"] == pytest.approx(score_chunks(examples)["spans_chunks_per_type"]["NP"]["f"])
     # a reference without the group is skipped; a prediction without it finds nothing
     del examples[0].reference.spans["chunks"]
     del examples[1].predicted.spans["chunks"]
     lines = fixture_lines("chunk_eval.txt")
     blank = [i for i, line in enumerate(lines) if not line]
     second = [" ".join(line.split()[:3] + ["O"]) for line in lines[blank[0] + 1:blank[1]]]
-    assert_same_as_conlleval(score_chunks(examples), "chunks", second + [""] + lines[blank[1] + 1:])
+    assert_same_as_conlleval(score_chunks(examples), "spans_chunks", second + [""] + lines[blank[1] + 1:])
 
 
 def test_scorers_are_registered():
@@ -259,7 +260,50 @@ def test_spacy_decoding_and_scores_equal_conlleval(pairs, scheme):
     (correct, found_correct, found_guessed), _ = conlleval(lines)
     scores = score_chunks(examples)
     if found_correct + found_guessed == 0:
-        assert scores["chunks_f"] is None  # spaCy reports no score; conlleval 0
+        assert scores["spans_chunks_f"] is None  # spaCy reports no score; conlleval 0
     else:
         p, r, f = prf(correct, found_correct, found_guessed)
-        assert (scores["chunks_p"], scores["chunks_r"], scores["chunks_f"]) == pytest.approx((p, r, f))
+        assert (scores["spans_chunks_p"], scores["spans_chunks_r"], scores["spans_chunks_f"]) == pytest.approx((p, r, f))
+
+
+def corrupt(tags, types):
+    """A deterministic, imperfect "prediction" of real gold tags: dropped,
+    split, retyped and spurious chunks (also I- without B-)."""
+    out = []
+    for i, tag in enumerate(tags):
+        if i % 7 == 3:
+            tag = "O" if tag != "O" else f"I-{types[i % len(types)]}"
+        elif i % 11 == 5 and tag != "O":
+            tag = f"B-{types[(i // 11) % len(types)]}"
+        elif i % 13 == 0 and tag.startswith("I-"):
+            tag = "B-" + tag[2:]
+        out.append(tag)
+    return out
+
+
+@pytest.mark.parametrize("task", ["chunk", "ner"])
+def test_spacy_span_scorer_equals_conlleval_on_real_data(shared_data, tmp_path, task):
+    """spaCy's span scorer (under spaCy's keys) gives conlleval's figures on
+    the first 400 sentences of the CoNLL-2000 / JNLPBA test sets, so the
+    benchmark figures do not change with the keys."""
+    src = shared_data / ("conll2000/test.txt" if task == "chunk" else "jnlpba/test.iob2")
+    blocks = src.read_text(encoding="utf8").split("\n\n")[:400]
+    lines = []
+    for block in blocks:
+        rows = [line.split() for line in block.splitlines() if line.strip()]
+        gold = [r[-1] for r in rows]
+        types = sorted({t[2:] for t in gold if t != "O"}) or ["NP"]
+        pred = corrupt(gold, types)
+        lines += [f"{r[0]} X {g} {p}" for r, g, p in zip(rows, gold, pred)] + [""]
+    (tmp_path / "eval.txt").write_text("\n".join(lines) + "\n", encoding="utf8")
+    nlp = spacy.blank("en")
+    if task == "chunk":
+        scores, prefix = score_chunks(chunk_examples(nlp, tmp_path / "eval.txt")), "spans_chunks"
+    else:
+        gold = ColumnCorpus(tmp_path / "eval.txt", ["word", "_", "ent", "_"], "ent")(nlp)
+        pred = ColumnCorpus(tmp_path / "eval.txt", ["word", "_", "_", "ent"], "ent")(nlp)
+        examples = [Example(p.reference, g.reference) for p, g in zip(pred, gold)]
+        scores, prefix = score_entities(examples), "ents"
+    (correct, found_correct, found_guessed), _ = conlleval(lines)
+    assert found_correct > 800 and 0.3 < correct / found_correct < 0.95  # a real, imperfect test
+    assert_same_as_conlleval(scores, prefix, lines)

@@ -49,8 +49,8 @@ def chunker_nlp(shared_data):
 def test_chunker_f1_floor_on_conll2000_slice(chunker_nlp, shared_data):
     test = conll2000(shared_data, chunker_nlp.vocab, "test", 500)
     scores = chunker_nlp.evaluate(test)
-    assert scores["chunks_f"] > 0.88, scores
-    assert set(scores["chunks_per_type"]) >= {"NP", "VP", "PP"}
+    assert scores["spans_chunks_f"] > 0.88, scores
+    assert set(scores["spans_chunks_per_type"]) >= {"NP", "VP", "PP"}
 
 
 def test_chunker_learns_from_words_only_docs(shared_data):
@@ -62,7 +62,7 @@ def test_chunker_learns_from_words_only_docs(shared_data):
     assert not examples[0].predicted.has_annotation("TAG")
     train(nlp, examples, 2)
     test = conll2000(shared_data, nlp.vocab, "test", 200)
-    assert nlp.evaluate(test)["chunks_f"] > 0.8
+    assert nlp.evaluate(test)["spans_chunks_f"] > 0.8
 
 
 def test_chunker_without_pos_tags_says_what_to_do(chunker_nlp):

@@ -133,7 +133,10 @@ class SearchPipe(TrainablePipe):
     def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, Any]:
         """The scorer's figures plus the mean |w| of the training weights (Sun
         et al.'s w-complexity curve) and the time spent in update(), so that
-        training logs show both."""
+        training logs show both. A span-group component's scorer is told its
+        key, so the figures come as spaCy's `spans_<spans_key>_p/r/f`."""
+        if self.cfg.get("spans_key"):
+            kwargs.setdefault("spans_key", self.cfg["spans_key"])
         scores = dict(super().score(examples, **kwargs))
         scores[f"{self.name}_w_mean_abs"] = self.weights.mean_abs()
         scores[f"{self.name}_update_seconds"] = self._update_seconds
@@ -261,7 +264,8 @@ class SearchPipe(TrainablePipe):
             raise ValueError(
                 f"[{self.name}] needs POS tags (token.tag_) on its input docs for {what}, "
                 "and this doc has none. Put a tagger (e.g. lookahead_tagger) before it "
-                "in the pipeline, or give it docs with tags."
+                "in the pipeline, or give it docs with tags (to score it on gold tags: "
+                "`python -m spacy_lookahead evaluate MODEL DATA.spacy --inputs tag`)."
                 + ("" if example is None else " The gold doc has no tags either."))
 
     def _chunk_column(self, doc: Doc, atoms: numpy.ndarray, example: Optional[Example],
@@ -278,7 +282,8 @@ class SearchPipe(TrainablePipe):
         elif _has_words(doc):
             raise ValueError(
                 f"[{self.name}] needs chunks in doc.spans[{key!r}] on its input docs, and this "
-                f"doc has none. {fix}"
+                f"doc has none. {fix} (To score it on gold chunks: `python -m spacy_lookahead "
+                f"evaluate MODEL DATA.spacy --inputs tag,{key}`.)"
                 + ("" if example is None else " The gold doc has none either."))
         else:
             chunks = []

@@ -17,6 +17,7 @@ from spacy.vocab import Vocab
 
 from ..core.features import LexemeAtoms
 from ..systems.arc_standard import ArcStandardSystem
+from .. import scoring  # noqa: F401  (registers the default scorer without the entry point)
 from .settings import SEARCH_DEFAULTS, Learner, Search, Update, config_error
 from .spaces import SPACE_DEP, compact_heads, expand_tree
 from .transition import Prediction, TransitionPipe, token_probability
@@ -39,7 +40,7 @@ def validate_min_label_freq(name: str, min_label_freq: Any) -> None:
         **SEARCH_DEFAULTS,
         "respect_sent_starts": False,
         "min_label_freq": 20,
-        "scorer": {"@scorers": "spacy.parser_scorer.v1"},
+        "scorer": {"@scorers": "spacy_lookahead.parser_scorer.v1"},
     },
     default_score_weights={"dep_uas": 0.5, "dep_las": 0.5, "dep_las_per_type": None,
                            "sents_p": None, "sents_r": None, "sents_f": 0.0},

@@ -252,7 +252,7 @@ class PhrasePipe(SearchPipe):
         "n_threads": 1,
         "scorer": {"@scorers": "spacy_lookahead.clause_scorer.v1"},
     },
-    default_score_weights={"clauses_f": 1.0, "clauses_p": 0.0, "clauses_r": 0.0, "clauses_per_type": None},
+    default_score_weights={"spans_clauses_f": 1.0, "spans_clauses_p": 0.0, "spans_clauses_r": 0.0, "spans_clauses_per_type": None},
 )
 def make_fr_clause_finder(nlp: Language, name: str, feedback: Feedback, max_length: int, chunk_boundaries: bool,
                           spans_key: str, chunks_key: str, n_threads: int,
@@ -319,7 +319,7 @@ class FRClauseFinder(PhrasePipe):
         "n_threads": 1,
         "scorer": {"@scorers": "spacy_lookahead.chunk_scorer.v1"},
     },
-    default_score_weights={"chunks_f": 1.0, "chunks_p": 0.0, "chunks_r": 0.0, "chunks_per_type": None},
+    default_score_weights={"spans_chunks_f": 1.0, "spans_chunks_p": 0.0, "spans_chunks_r": 0.0, "spans_chunks_per_type": None},
 )
 def make_fr_chunker(nlp: Language, name: str, feedback: Feedback, max_length: int, spans_key: str,
                     n_threads: int, scorer: Optional[Callable]) -> "FRChunker":

@@ -187,7 +187,7 @@ class SpanLabeller(SequencePipe):
         **SPAN_DEFAULTS,
         "scorer": {"@scorers": "spacy_lookahead.chunk_scorer.v1"},
     },
-    default_score_weights={"chunks_f": 1.0, "chunks_p": 0.0, "chunks_r": 0.0, "chunks_per_type": None},
+    default_score_weights={"spans_chunks_f": 1.0, "spans_chunks_p": 0.0, "spans_chunks_r": 0.0, "spans_chunks_per_type": None},
 )
 def make_lookahead_chunker(nlp: Language, name: str, direction: Direction, scheme: Scheme,
                            spans_key: str, label_trigrams: bool, search: Search, depth: int, margin: float,

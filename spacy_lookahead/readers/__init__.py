@@ -3,6 +3,8 @@ point) and IOB/BILUO helpers:
 
 * `spacy_lookahead.conll2000.v1`: CoNLL-2000 chunking files;
 * `spacy_lookahead.iob.v1`: NER in IOB column files (JNLPBA, CoNLL-2003);
+* `spacy_lookahead.keep_inputs.v1` (readers/inputs.py): a DocBin with gold
+  input annotation (POS tags, chunks) kept on the predicted docs;
 * `write_columns`: docs/examples back to column files (conlleval input);
 * `doc_to_iob` / `iob_to_spans`: spans <-> IOB2/IOB1/BILUO tags.
 """

@@ -12,9 +12,11 @@ from typing import Callable, Iterable, Iterator, List, Union
 
 from spacy.language import Language
 from spacy.tokens import Doc, DocBin
-from spacy.training import Corpus, Example
+from spacy.training import Example
 from spacy.util import registry
 from spacy.vocab import Vocab
+
+from .inputs import create_keep_inputs_reader
 
 
 def read_conllx(path: Union[str, Path], vocab: Vocab) -> Iterator[Doc]:
@@ -50,19 +52,11 @@ def _doc(vocab: Vocab, rows: List[List[str]], path, line_no: int) -> Doc:
 @registry.readers("spacy_lookahead.gold_tags_corpus.v1")
 def create_gold_tags_corpus(path: Union[str, Path], limit: int = 0,
                             max_length: int = 0) -> Callable[[Language], Iterable[Example]]:
-    """spacy.Corpus.v1 over a DocBin (gold tokenisation) with the gold POS tags
-    copied onto the predicted docs: the parser's "gold POS" setting, where the
-    tags are an input at training and evaluation time."""
-    corpus = Corpus(path, gold_preproc=True, max_length=max_length, limit=limit)
-
-    def read(nlp: Language) -> Iterator[Example]:
-        for eg in corpus(nlp):
-            ref = eg.reference
-            doc = Doc(nlp.vocab, words=[t.text for t in ref], spaces=[bool(t.whitespace_) for t in ref],
-                      tags=[t.tag_ for t in ref] if ref.has_annotation("TAG") else None)
-            yield Example(doc, ref)
-
-    return read
+    """The parser's "gold POS" setting, where the tags are an input at
+    training and evaluation time: `spacy_lookahead.keep_inputs.v1` with
+    inputs = ["tag"], sentence by sentence."""
+    return create_keep_inputs_reader(path, inputs=["tag"], gold_preproc=True, limit=limit,
+                                     max_length=max_length)
 
 
 if __name__ == "__main__":

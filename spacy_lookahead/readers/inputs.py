@@ -1,0 +1,69 @@
+"""A DocBin reader that keeps the gold *input* annotation on the predicted
+docs: POS tags for the chunker and a stand-alone parser, POS tags and chunks
+for the clause finder. The outputs (heads, chunks of a chunker, clauses,
+entities) stay on the reference only, so `Language.evaluate` scores the
+component on gold inputs -- the benchmarks' "gold POS" setting -- and never
+hands it its own answers.
+
+spaCy's `Corpus` builds the predicted docs from the words alone; here it
+reads the DocBin (sentence splitting, `limit`, `max_length` are spaCy's) and
+this module's augmenter rebuilds each predicted doc from the reference's
+tokens plus the named inputs."""
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, List, Sequence, Union
+
+from spacy.language import Language
+from spacy.tokens import Doc, Span
+from spacy.training import Corpus, Example
+from spacy.util import registry
+
+# input name -> (Doc() argument, token attribute, annotation name for has_annotation)
+TOKEN_INPUTS = {"tag": ("tags", "tag_", "TAG"), "pos": ("pos", "pos_", "POS"),
+                "morph": ("morphs", "morph", "MORPH"), "lemma": ("lemmas", "lemma_", "LEMMA")}
+
+
+class KeepInputs:
+    """Corpus augmenter: the example again, its predicted doc made of the
+    reference's tokens and the named inputs: token attributes (`tag`, `pos`,
+    `morph`, `lemma`) or span-group keys (e.g. `chunks`)."""
+
+    def __init__(self, inputs: Sequence[str]) -> None:
+        if isinstance(inputs, str) or not inputs:
+            raise ValueError(f"keep_inputs: `inputs` must be a non-empty list of names, got "
+                             f"{inputs!r}: e.g. [\"tag\"] or [\"tag\", \"chunks\"] (token attributes "
+                             f"{', '.join(TOKEN_INPUTS)}, or span-group keys)")
+        self.inputs = list(inputs)
+
+    def __call__(self, nlp: Language, example: Example) -> Iterator[Example]:
+        yield Example(self.predicted(nlp, example.reference), example.reference)
+
+    def predicted(self, nlp: Language, ref: Doc) -> Doc:
+        args = {}
+        for name in self.inputs:
+            if name in TOKEN_INPUTS:
+                arg, attr, annotation = TOKEN_INPUTS[name]
+                if not ref.has_annotation(annotation):
+                    raise ValueError(f"keep_inputs: the input {name!r} is missing from a gold doc "
+                                     f"({ref.text[:60]!r}): convert the data with its {annotation} "
+                                     "annotation, or drop it from `inputs`")
+                args[arg] = [str(getattr(t, attr)) for t in ref]
+        doc = Doc(nlp.vocab, words=[t.text for t in ref], spaces=[bool(t.whitespace_) for t in ref],
+                  **args)
+        for name in self.inputs:
+            if name in TOKEN_INPUTS:
+                continue
+            if name not in ref.spans:
+                raise ValueError(f"keep_inputs: a gold doc has no span group {name!r} "
+                                 f"(it has {sorted(ref.spans) or 'none'}): name an input the "
+                                 f"data has ({', '.join(TOKEN_INPUTS)} or a span-group key)")
+            doc.spans[name] = [Span(doc, s.start, s.end, label=s.label_) for s in ref.spans[name]]
+        return doc
+
+
+@registry.readers("spacy_lookahead.keep_inputs.v1")
+def create_keep_inputs_reader(path: Union[str, Path], inputs: List[str], gold_preproc: bool = True,
+                              limit: int = 0, max_length: int = 0) -> Callable[[Language], Iterable[Example]]:
+    """spaCy's Corpus over a DocBin with the gold `inputs` copied onto the
+    predicted docs (gold tokenisation; `gold_preproc` splits into sentences)."""
+    return Corpus(path, gold_preproc=gold_preproc, limit=limit, max_length=max_length,
+                  augmenter=KeepInputs(inputs))

@@ -1,0 +1,80 @@
+"""An installable pipeline: benchmarks/package.py assembles tiny trained
+components with configs/pipeline_ewt.cfg, scores it, writes the meta and
+builds a wheel with `spacy package`; the wheel, installed into an empty
+directory, loads by name in a fresh process and analyses raw text."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import spacy
+from spacy.tokens import DocBin
+
+import spacy_lookahead.pipes.parser  # noqa: F401  (factories, when not pip-installed)
+import spacy_lookahead.pipes.tagger  # noqa: F401
+
+from ewt import ewt_examples
+from parse_data import gold_docs, parse_examples
+
+REPO = Path(__file__).resolve().parents[1]
+CHECK = """
+import json, spacy
+nlp = spacy.load("en_lookahead_ewt")
+doc = nlp("The parser reads raw text. It finds two sentences here.")
+print(json.dumps({"pipeline": nlp.pipe_names, "module": spacy.util.get_package_path("en_lookahead_ewt").as_posix(),
+                  "tags": [t.tag_ for t in doc], "heads": [t.head.i for t in doc],
+                  "deps": [t.dep_ for t in doc], "sents": [[s.start, s.end] for s in doc.sents]}))
+"""
+
+
+def train_tiny(tmp_path: Path) -> None:
+    tagger = spacy.blank("en")
+    tagger.add_pipe("lookahead_tagger", config={"depth": 0})
+    examples = ewt_examples(tagger.vocab, "train", 200)
+    tagger.initialize(lambda: examples)
+    tagger.update(examples)
+    tagger.to_disk(tmp_path / "tagger")
+    parser = spacy.blank("en")
+    parser.add_pipe("arc_standard_parser", config={"search": "greedy", "min_label_freq": 1})
+    examples = parse_examples(parser.vocab, "ewt", "train", 200, 1)
+    parser.initialize(lambda: examples)
+    parser.update(examples)
+    parser.to_disk(tmp_path / "parser")
+    DocBin(docs=gold_docs(parser.vocab, "ewt", "dev", 40)).to_disk(tmp_path / "test.spacy")
+
+
+def test_package_builds_a_wheel_that_loads_by_name(tmp_path):
+    train_tiny(tmp_path)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    built = subprocess.run(
+        [sys.executable, "benchmarks/package.py", "quick", "--only", "en_lookahead_ewt",
+         "--output", str(tmp_path / "packages"), "--metrics", str(tmp_path / "no_metrics"),
+         "--source", f"en_lookahead_ewt.tagger={tmp_path / 'tagger'}",
+         "--source", f"en_lookahead_ewt.parser={tmp_path / 'parser'}",
+         "--test", f"en_lookahead_ewt={tmp_path / 'test.spacy'}"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
+    wheels = list((tmp_path / "packages").glob("en_lookahead_ewt/*/dist/en_lookahead_ewt-*.whl"))
+    assert len(wheels) == 1, built.stdout[-2000:]
+    meta = json.loads((tmp_path / "packages" / "en_lookahead_ewt" / "meta.json").read_text())
+    assert meta["requirements"][0].startswith("spacy-lookahead")
+    assert {"tag_acc", "dep_uas", "dep_las", "sents_f", "speed"} <= set(meta["performance"])
+    assert 0.3 < meta["performance"]["tag_acc"] <= 1 and meta["performance"]["speed"] > 0
+    assert "tag_acc left out of the meta" in built.stderr  # a missing metrics file is said, not invented
+
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "-q",
+                    "--target", str(site), str(wheels[0])], check=True, timeout=120)
+    env["PYTHONPATH"] = os.pathsep.join([str(site), str(REPO)])
+    out = subprocess.run([sys.executable, "-c", CHECK], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    doc = json.loads(out.stdout.strip().splitlines()[-1])
+    assert doc["module"].startswith(site.as_posix())  # the installed package, by name
+    assert doc["pipeline"] == ["sentencizer", "lookahead_tagger", "arc_standard_parser"]
+    assert doc["sents"] == [[0, 6], [6, 12]]
+    assert all(doc["tags"]) and all(doc["deps"])
+    for start, end in doc["sents"]:  # one tree per sentence
+        assert all(start <= h < end for h in doc["heads"][start:end])
+        assert [doc["deps"][i] for i in range(start, end) if doc["heads"][i] == i] == ["ROOT"]
