@@ -41,8 +41,9 @@ Scheme = Literal["iob2", "biluo", "iob"]  # "iob": the old name of "iob2"
 Feedback = Literal["recognition", "classification"]
 Target = Literal["tag", "pos"]
 # SAPO's probabilities of tags and spans: the mass of the n best that agree
-# (Sun et al.), or exact marginals over all outputs (forward-backward)
-Probabilities = Literal["nbest", "marginals"]
+# (Sun et al.), or exact marginals over all outputs (forward-backward); auto:
+# the marginals where they are exact (first-order models), else the n best
+Probabilities = Literal["auto", "nbest", "marginals"]
 
 SEARCHES = get_args(Search)
 LEARNERS = get_args(Learner)

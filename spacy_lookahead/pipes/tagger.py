@@ -50,9 +50,10 @@ def make_lookahead_tagger(nlp: Language, name: str, direction: Direction, target
     n_threads: threads that decode the docs of a batch (0: every core); the
         output is the same with any number.
     probabilities: SAPO's tag probabilities (token._.tag_prob): "nbest", the
-        mass of the n best outputs that agree on the tag (Sun et al.), or
+        mass of the n best outputs that agree on the tag (Sun et al.),
         "marginals", the exact marginal over all outputs (forward-backward;
-        first-order models).
+        first-order models), or "auto": the marginals where they are exact,
+        else the n best.
     temperature: SAPO's tau, p(y | x) proportional to exp(w . Phi / tau): null
         fits it on the dev data during training (least NLL of the gold
         outputs; first-order models, 1 otherwise) and saves it with the
