@@ -94,3 +94,13 @@ def test_unused_settings_at_their_defaults_are_fine():
     nlp = spacy.blank("en")
     nlp.add_pipe("lookahead_tagger", config={"search": "greedy", "depth": 0})
     nlp.add_pipe("arc_standard_parser", config={"search": "beam", "depth": 1, "margin": 1.0})
+
+
+def test_a_perceptron_saved_with_the_former_probabilities_default_loads(tmp_path):
+    """Saved configs spell out every setting: a perceptron saved when the
+    probabilities default was "nbest" still loads; a value that was never a
+    default is still an error."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lookahead_ner", config={"probabilities": "nbest"})
+    with pytest.raises(ValueError, match="probabilities = 'marginals' is not used"):
+        spacy.blank("en").add_pipe("lookahead_ner", config={"probabilities": "marginals"})

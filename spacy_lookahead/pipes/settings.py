@@ -73,6 +73,11 @@ SEARCH_DEFAULTS: Dict[str, Any] = {
 }
 
 
+# Defaults of earlier versions: a saved model's config.cfg spells out every
+# setting, so a perceptron saved then still names them, and they mean "unused".
+FORMER_DEFAULTS: Dict[str, tuple] = {"probabilities": ("nbest",)}
+
+
 def config_error(name: str, key: str, message: str) -> ConfigValidationError:
     """A wrong setting as spaCy's own config errors: `spacy train` prints it
     as one line (components -> NAME -> KEY: message), not a traceback. A
@@ -169,7 +174,8 @@ def validate_search_settings(name: str, settings: Dict[str, Any],
         raise config_error(name, "search", f"[{name}] learner = sapo searches the n best outputs: use search = "
                          "lookahead (exact top-n where possible) or beam, not greedy")
     for key, user in unused_settings(s).items():
-        if s[key] != defaults[key] and not (key == "depth" and s[key] == 0):
+        if s[key] != defaults[key] and not (key == "depth" and s[key] == 0) \
+                and s[key] not in FORMER_DEFAULTS.get(key, ()):
             raise config_error(name, key,
                 f"[{name}] {key} = {s[key]!r} is not used with search = {s['search']!r} and "
                 f"learner = {s['learner']!r} (it is read with {user}). Remove it from the "
