@@ -88,4 +88,18 @@ def section(metrics: Path, plots: Path, plots_rel: str = "plots") -> List[str]:
                              f"| {b['mean_probability']:.3f} | {b['accuracy']:.3f} |")
         lines.append(f"| {label} | all (ECE {cal['ece']:.4f}) | {cal['predictions']:,} | - "
                      f"| {cal['accuracy']:.3f} |")
+    shown = [task for task in ("tag", "chunk", "ner") if (plots / f"reliability_{task}.png").exists()]
+    if shown:
+        lines += [""] + [f"![reliability, {task}]({plots_rel}/reliability_{task}.png)" for task in shown]
+    ablations = metrics / "sapo_ablations.md"
+    if ablations.exists():
+        lines += ["", "### SAPO on JNLPBA: ablations on a held-out tenth of the training set", "",
+                  "benchmarks/sapo_ablations.py (project command `sapo-ablations`): one `spacy train` "
+                  "per setting on the first 90% of train, scored each epoch on its last tenth "
+                  "(never on test); one setting changed from Sun et al.'s (n = 5, gamma 0.1 "
+                  "decaying by 0.8, A*, no averaging, first-order; lambda 1). `python "
+                  "benchmarks/sapo_ablations.py commands` prints each run's command.", "",
+                  ablations.read_text().strip(), ""]
+        if (plots / "sapo_ablations.png").exists():
+            lines.append(f"![SAPO ablations]({plots_rel}/sapo_ablations.png)")
     return lines + [""]
