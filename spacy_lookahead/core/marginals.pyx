@@ -63,21 +63,6 @@ cdef class Lattice:
     with action c at step t; beta[t, c]: all valid completions after it),
     scaled per step, and log Z, from which action and segment probabilities
     are read."""
-    cdef Instance inst   # its states point into the instance's arrays: kept alive here
-    cdef Chain chain
-    cdef Weights W
-    cdef readonly int T, C
-    cdef readonly double temperature, log_z
-    cdef vector[double] fwd, bwd  # scaled sums: fwd[t, c] bwd[t, c] = p(action c at step t)
-    cdef vector[double] log_norm, fcum, row
-    cdef vector[double] rows      # [(t * C + p) * C + c] when the doc's rows fit
-    cdef vector[double] factors   # the same entries as exp(score / tau - the step's shift)
-    cdef vector[double] factor_row
-    cdef vector[char] known       # [t * C + p]: 1 that row is in rows, 2 also in factors
-    cdef vector[double] em, tr    # factored: (T, C) emissions, (C + 1, C) transitions
-    cdef bint keep, backward
-    cdef readonly bint factored   # made as emissions x transitions (homogeneous systems)
-
     def __init__(self, Instance inst, Weights W, double temperature=1.0, bint backward=True):
         """backward = False: the forward sums and log Z only (log_probability
         works, marginals and segment probabilities do not)."""
@@ -255,12 +240,12 @@ cdef class Lattice:
             self.fcum[t] = v
         self.log_z = v
 
-    cdef inline double _alpha(self, int t, int c) noexcept nogil:
+    cdef double _alpha(self, int t, int c) noexcept nogil:
         """log of the forward sum of (t, c)."""
         cdef double f = self.fwd[t * self.C + c]
         return log(f) + self.fcum[t] if f > 0.0 else -INFINITY
 
-    cdef inline double _beta(self, int t, int c) noexcept nogil:
+    cdef double _beta(self, int t, int c) noexcept nogil:
         """log of the backward sum of (t, c)."""
         cdef double b = self.bwd[t * self.C + c]
         return log(b) + self.log_z - self.fcum[t] if b > 0.0 else -INFINITY
@@ -445,38 +430,59 @@ cdef class Lattice:
         before / after are 0/1 masks over the actions, None for any action;
         a segment at an end of the doc has no step there, which satisfies
         any mask. E.g. an IOB2 span is B-X I-X ... I-X with no I-X after it."""
-        cdef int n = len(labels), C = self.C, k, c, b
-        cdef double inv = 1.0 / self.temperature, left, middle = 0.0, right, v
-        cdef const double* r
+        cdef int n = len(labels), C = self.C
         self._require_backward()
         if n < 1 or a < 0 or a + n > self.T:
             raise ValueError(f"segment of {n} steps at {a} is not inside the {self.T} steps")
+        lab = numpy.asarray(labels, dtype="int32")
+        if lab.min() < 0 or lab.max() >= C:
+            raise ValueError("segment label out of range")
+        cdef const int[::1] lv = lab
+        cdef const unsigned char[::1] bv, av
+        cdef const unsigned char* bp = NULL
+        cdef const unsigned char* ap = NULL
+        if before is not None:
+            bv = numpy.asarray(before, dtype="uint8")
+            bp = &bv[0]
+        if after is not None:
+            av = numpy.asarray(after, dtype="uint8")
+            ap = &av[0]
+        return self.segment(a, &lv[0], n, bp, ap)
+
+    cdef double _score(self, int t, int p, int c) noexcept nogil:
+        """The score of action c at step t after action p (p ignored at t = 0)."""
+        if self.factored:
+            return self.em[t * self.C + c] + self.tr[((p if t else -1) + 1) * self.C + c]
+        return self._row(t, p)[c]
+
+    cdef double segment(self, int a, const int* lab, int n, const unsigned char* before,
+                        const unsigned char* after) noexcept nogil:
+        """segment_probability in C: labels lab[0 .. n-1] at steps a .. a + n
+        - 1 (inside the doc), before / after: masks over the actions or NULL."""
+        cdef int C = self.C, b = a + n - 1, k, c
+        cdef double inv = 1.0 / self.temperature, left, middle = 0.0, right, v, sc
         if self.log_z == -INFINITY:
             return 0.0
-        lab = [int(x) for x in labels]
-        if any(x < 0 or x >= C for x in lab):
-            raise ValueError("segment label out of range")
-        b = a + n - 1
-        if before is None or a == 0:
+        if before == NULL or a == 0:
             left = self._alpha(a, lab[0])
         else:
             left = -INFINITY
             for c in range(C):
                 if before[c] and self.fwd[(a - 1) * C + c] > 0.0:
-                    r = self._row(a, c)
-                    if r[lab[0]] != -INFINITY:
-                        left = log_add(left, self._alpha(a - 1, c) + r[lab[0]] * inv)
+                    sc = self._score(a, c, lab[0])
+                    if sc != -INFINITY:
+                        left = log_add(left, self._alpha(a - 1, c) + sc * inv)
         for k in range(a + 1, b + 1):
-            r = self._row(k, lab[k - a - 1])
-            middle += r[lab[k - a]] * inv
-        if after is None or b == self.T - 1:
+            middle += self._score(k, lab[k - a - 1], lab[k - a]) * inv
+        if after == NULL or b == self.T - 1:
             right = self._beta(b, lab[n - 1])
         else:
             right = -INFINITY
-            r = self._row(b + 1, lab[n - 1])
             for c in range(C):
-                if after[c] and r[c] != -INFINITY:
-                    right = log_add(right, r[c] * inv + self._beta(b + 1, c))
+                if after[c]:
+                    sc = self._score(b + 1, lab[n - 1], c)
+                    if sc != -INFINITY:
+                        right = log_add(right, sc * inv + self._beta(b + 1, c))
         v = left + middle + right
         if v == -INFINITY or v != v:
             return 0.0

@@ -11,6 +11,7 @@ from spacy.util import filter_spans
 from spacy.vocab import Vocab
 
 from ..core.marginals import Lattice
+from ..systems.span_ids import span_scores
 from ..systems.schemes import (ALIASES, SCHEMES, action_arrays, ids_to_spans, label_constraints,
                                 scheme_actions, span_probabilities, spans_to_ids)
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
@@ -122,28 +123,14 @@ class SpanLabeller(SequencePipe):
     def exact_scorer(self) -> Callable[[Lattice, numpy.ndarray], numpy.ndarray]:
         """Each span's probability: that its tokens take exactly its labels
         (B-X I-X ..., or B-X ... L-X / U-X) and, in IOB2, that the next token
-        does not continue it."""
+        does not continue it (systems/span_ids.span_scores, in C)."""
         kinds, types = self._kinds_types()
         parts, closed = self._span_parts()
+        parts = numpy.asarray(parts, dtype="int32").reshape((-1, 4))
+        closed = numpy.asarray(closed, dtype="uint8").reshape((len(parts), -1))
         biluo = self.cfg["scheme"] == "biluo"
         rtl = self.cfg["direction"] == "rtl"
-
-        def scores(lattice: Lattice, best: numpy.ndarray) -> numpy.ndarray:
-            n = len(best)
-            out = []
-            for start, end, t in ids_to_spans(best, kinds, types):
-                b, i, last, unit = parts[t]
-                if biluo:
-                    labels = [unit] if end - start == 1 else [b] + [i] * (end - start - 2) + [last]
-                else:
-                    labels = [b] + [i] * (end - start - 1)
-                after = None if biluo else closed[t]
-                if rtl:  # steps run from the last token: the token after the span comes before it
-                    out.append(lattice.segment_probability(n - end, labels[::-1], after, None))
-                else:
-                    out.append(lattice.segment_probability(start, labels, None, after))
-            return numpy.asarray(out, dtype="float32")
-        return scores
+        return lambda lattice, best: span_scores(lattice, best, kinds, types, parts, closed, biluo, rtl)
 
     def _span_parts(self) -> Tuple[list, list]:
         """Per span type: the action ids of its B, I, L, U labels (-1 where

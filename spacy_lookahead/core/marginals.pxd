@@ -1,0 +1,36 @@
+from libcpp.vector cimport vector
+
+from .instance cimport Instance
+from .search cimport Workspace
+from .topn cimport Chain
+from .weights cimport Weights
+
+
+cdef class Lattice:
+    cdef Instance inst   # its states point into the instance's arrays: kept alive here
+    cdef Chain chain
+    cdef Weights W
+    cdef readonly int T, C
+    cdef readonly double temperature, log_z
+    cdef vector[double] fwd, bwd  # scaled sums: fwd[t, c] bwd[t, c] = p(action c at step t)
+    cdef vector[double] log_norm, fcum, row
+    cdef vector[double] rows      # [(t * C + p) * C + c] when the doc's rows fit
+    cdef vector[double] factors   # the same entries as exp(score / tau - the step's shift)
+    cdef vector[double] factor_row
+    cdef vector[char] known       # [t * C + p]: 1 that row is in rows, 2 also in factors
+    cdef vector[double] em, tr    # factored: (T, C) emissions, (C + 1, C) transitions
+    cdef bint keep, backward
+    cdef readonly bint factored   # made as emissions x transitions (homogeneous systems)
+
+    cdef const double* _row(self, int t, int p) noexcept nogil
+    cdef const double* _factors(self, int t, int p, double shift) noexcept nogil
+    cdef bint _split_scores(self, Workspace ws, double limit) noexcept nogil
+    cdef void _forward_backward(self) noexcept nogil
+    cdef void _start_sums(self) noexcept nogil
+    cdef void _end_forward(self) noexcept nogil
+    cdef double _alpha(self, int t, int c) noexcept nogil
+    cdef double _beta(self, int t, int c) noexcept nogil
+    cdef void _factored_forward_backward(self) noexcept nogil
+    cdef double _score(self, int t, int p, int c) noexcept nogil
+    cdef double segment(self, int a, const int* lab, int n, const unsigned char* before,
+                        const unsigned char* after) noexcept nogil
