@@ -1,9 +1,21 @@
+from libc.stdint cimport int64_t
 from libcpp.vector cimport vector
 
 from .instance cimport Instance
+from .system cimport TransitionSystem
 from .search cimport Workspace
 from .topn cimport Chain
 from .weights cimport Weights
+
+
+cdef class Transitions:
+    cdef readonly TransitionSystem system
+    cdef readonly Weights W
+    cdef readonly double temperature, tm
+    cdef readonly int64_t version
+    cdef readonly int C
+    cdef readonly bint in_range
+    cdef vector[double] tr, etr, etr_t
 
 
 cdef class Lattice:
@@ -18,7 +30,8 @@ cdef class Lattice:
     cdef vector[double] factors   # the same entries as exp(score / tau - the step's shift)
     cdef vector[double] factor_row
     cdef vector[char] known       # [t * C + p]: 1 that row is in rows, 2 also in factors
-    cdef vector[double] em, tr    # factored: (T, C) emissions, (C + 1, C) transitions
+    cdef vector[double] em        # factored: (T, C) emissions
+    cdef Transitions trans        # ... and the (C + 1, C) transitions
     cdef bint keep, backward
     cdef readonly bint factored   # made as emissions x transitions (homogeneous systems)
 

@@ -20,6 +20,7 @@ from libcpp.vector cimport vector
 import numpy
 
 from .instance cimport Instance
+from .system cimport TransitionSystem
 from .search cimport Workspace
 from .topn cimport Chain
 from .weights cimport Weights
@@ -46,6 +47,16 @@ cdef inline double log_add(double a, double b) noexcept nogil:
     return b + log1p(exp(a - b))
 
 
+cdef extern from *:
+    """
+    /* y += a x over n doubles; restrict lets the compiler vectorise it */
+    static inline void la_axpy(int n, double a, const double* __restrict x, double* __restrict y) {
+        for (int i = 0; i < n; ++i) y[i] += a * x[i];
+    }
+    """
+    void la_axpy(int n, double a, const double* x, double* y) noexcept nogil
+
+
 cdef inline double _span(const double* v, int n) noexcept nogil:
     """max - min of the finite entries (0 if none)."""
     cdef double low = INFINITY, high = -INFINITY
@@ -57,15 +68,58 @@ cdef inline double _span(const double* v, int n) noexcept nogil:
     return high - low if high >= low else 0.0
 
 
+cdef class Transitions:
+    """A homogeneous system's transition scores T[p, c] (p = -1: the first
+    step) under weights W, and their factors exp(T / tau - TM), made once and
+    shared by the lattices of a batch: for short docs making them per doc
+    costs more than the doc's own steps."""
+
+    def __init__(self, TransitionSystem system, Weights W, double temperature):
+        if not temperature > 0.0:
+            raise ValueError(f"temperature must be > 0, got {temperature!r}")
+        cdef Workspace ws = Workspace(system, 0, system.state_size)
+        cdef int C = system.nr_class, p, c
+        cdef double inv = 1.0 / temperature
+        self.system = system
+        self.W = W
+        self.version = W.version
+        self.temperature = temperature
+        self.C = C
+        self.tr.assign((C + 1) * C, 0.0)
+        self.etr.assign((C + 1) * C, 0.0)
+        self.etr_t.assign(C * C, 0.0)
+        with nogil:
+            for p in range(-1, C):
+                system.transition(&self.tr[(p + 1) * C], p, W, ws.feats)
+            self.tm = -INFINITY
+            for p in range((C + 1) * C):
+                if self.tr[p] != -INFINITY and self.tr[p] * inv > self.tm:
+                    self.tm = self.tr[p] * inv
+            for p in range((C + 1) * C):
+                if self.tr[p] != -INFINITY:
+                    self.etr[p] = exp(self.tr[p] * inv - self.tm)
+            for p in range(C):  # etr_t[c, p] = etr[p + 1, c]: the backward sums as axpys
+                for c in range(C):
+                    self.etr_t[c * C + p] = self.etr[(p + 1) * C + c]
+        self.in_range = _span(&self.tr[0], (C + 1) * C) * inv <= FACTORED_RANGE
+
+    def fits(self, TransitionSystem system, Weights W, double temperature) -> bool:
+        """Made for these weights (and their version), system and tau."""
+        return (system is self.system and W is self.W and temperature == self.temperature
+                and W.version == self.version)
+
+
 cdef class Lattice:
     """One doc of a first-order system under p(y | x) with temperature tau:
     the forward and backward sums (alpha[t, c]: all valid prefixes ending
     with action c at step t; beta[t, c]: all valid completions after it),
     scaled per step, and log Z, from which action and segment probabilities
     are read."""
-    def __init__(self, Instance inst, Weights W, double temperature=1.0, bint backward=True):
+    def __init__(self, Instance inst, Weights W, double temperature=1.0, bint backward=True,
+                 Transitions transitions=None):
         """backward = False: the forward sums and log Z only (log_probability
-        works, marginals and segment probabilities do not)."""
+        works, marginals and segment probabilities do not). transitions: the
+        batch's (Transitions), for a homogeneous system; made here if None."""
         if not temperature > 0.0:
             raise ValueError(f"temperature must be > 0, got {temperature!r}")
         cdef Workspace ws = Workspace(inst.system, 0, inst.state_size)
@@ -82,9 +136,12 @@ cdef class Lattice:
         self.factor_row.resize(self.C)
         self.factored = FACTORED and inst.system.homogeneous and self.T > 0
         if self.factored:
+            if transitions is None or not transitions.fits(inst.system, W, temperature):
+                transitions = Transitions(inst.system, W, temperature)
+            self.trans = transitions
             limit = FACTORED_RANGE
             with nogil:
-                self.factored = self._split_scores(ws, limit)
+                self.factored = transitions.in_range and self._split_scores(ws, limit)
             if self.factored:
                 with nogil:
                     self._factored_forward_backward()
@@ -99,16 +156,11 @@ cdef class Lattice:
                 self._forward_backward()
 
     cdef bint _split_scores(self, Workspace ws, double limit) noexcept nogil:
-        """Factored: each step's emissions and the transitions after each
-        action; False where a range exceeds `limit` (the factors could
+        """Factored: each step's emissions (the transitions are the batch's);
+        False where a step's range exceeds `limit` (the factors could
         underflow)."""
-        cdef int T = self.T, C = self.C, t, p
+        cdef int T = self.T, C = self.C, t
         self.em.resize(T * C)
-        self.tr.resize((C + 1) * C)
-        for p in range(-1, C):
-            ws.system.transition(&self.tr[(p + 1) * C], p, self.W, ws.feats)
-        if _span(&self.tr[0], (C + 1) * C) / self.temperature > limit:
-            return False
         for t in range(T):
             ws.system.emission(&self.em[t * C], self.chain.state_after(t, 0 if t else -1),
                                self.W, ws.feats)
@@ -128,7 +180,7 @@ cdef class Lattice:
         if self.factored:
             out = self.row.data()
             e = &self.em[t * self.C]
-            f = &self.tr[((p if t else -1) + 1) * self.C]
+            f = &self.trans.tr[((p if t else -1) + 1) * self.C]
             for c in range(self.C):
                 out[c] = e[c] + f[c]
             return out
@@ -261,15 +313,10 @@ cdef class Lattice:
         (FACTORED_RANGE), so neither factor underflows where the sum matters."""
         cdef int T = self.T, C = self.C, t, p, c
         cdef double inv = 1.0 / self.temperature, top, total, v, a, tm
-        cdef vector[double] etr, ratio, s, w
-        etr.assign((C + 1) * C, 0.0)
-        tm = -INFINITY
-        for p in range((C + 1) * C):
-            if self.tr[p] != -INFINITY and self.tr[p] * inv > tm:
-                tm = self.tr[p] * inv
-        for p in range((C + 1) * C):
-            if self.tr[p] != -INFINITY:
-                etr[p] = exp(self.tr[p] * inv - tm)
+        cdef vector[double] ratio, s, w
+        cdef const double* etr = &self.trans.etr[0]
+        cdef const double* etr_t = &self.trans.etr_t[0]
+        tm = self.trans.tm
         self._start_sums()
         ratio.assign(T * C, 0.0)
         s.assign(C, 0.0)
@@ -282,10 +329,8 @@ cdef class Lattice:
                     s[c] = 0.0
                 for p in range(C):
                     a = self.fwd[(t - 1) * C + p]
-                    if a == 0.0:
-                        continue
-                    for c in range(C):
-                        s[c] += a * etr[(p + 1) * C + c]
+                    if a != 0.0:
+                        la_axpy(C, a, &etr[(p + 1) * C], s.data())
             top = -INFINITY
             for c in range(C):
                 v = self.em[t * C + c]
@@ -313,13 +358,11 @@ cdef class Lattice:
         for t in range(T - 2, -1, -1):
             for c in range(C):
                 w[c] = ratio[(t + 1) * C + c] * self.bwd[(t + 1) * C + c]
+                if w[c] != 0.0:
+                    la_axpy(C, w[c], &etr_t[c * C], &self.bwd[t * C])
             for p in range(C):
                 if self.fwd[t * C + p] == 0.0:
-                    continue  # unreachable: its probability is 0 whatever bwd is
-                a = 0.0
-                for c in range(C):
-                    a += etr[(p + 1) * C + c] * w[c]
-                self.bwd[t * C + p] = a
+                    self.bwd[t * C + p] = 0.0  # unreachable: its probability is 0
 
     def best(self):
         """(the highest-scoring valid action sequence (T,) int32, its score
@@ -327,8 +370,10 @@ cdef class Lattice:
         pass where they fit), first in class order on ties. (None, -inf)
         if no derivation is valid."""
         cdef int T = self.T, C = self.C, t, p, c, arg
-        cdef double v, top
+        cdef double v, top, base
         cdef const double* r
+        cdef const double* e
+        cdef const double* f
         cdef vector[double] score
         cdef vector[int] back
         path = numpy.zeros((T,), dtype="int32")
@@ -345,11 +390,21 @@ cdef class Lattice:
                 score[c] = r[c]
             for t in range(1, T):
                 for p in range(C):
-                    if score[(t - 1) * C + p] == -INFINITY:
+                    base = score[(t - 1) * C + p]
+                    if base == -INFINITY:
                         continue  # no valid prefix ends with p
+                    if self.factored:  # the row's sums without making the row
+                        e = &self.em[t * C]
+                        f = &self.trans.tr[(p + 1) * C]
+                        for c in range(C):
+                            v = base + (e[c] + f[c])
+                            if v > score[t * C + c]:
+                                score[t * C + c] = v
+                                back[t * C + c] = p
+                        continue
                     r = self._row(t, p)
                     for c in range(C):
-                        v = score[(t - 1) * C + p] + r[c]
+                        v = base + r[c]
                         if v > score[t * C + c]:
                             score[t * C + c] = v
                             back[t * C + c] = p
@@ -452,7 +507,7 @@ cdef class Lattice:
     cdef double _score(self, int t, int p, int c) noexcept nogil:
         """The score of action c at step t after action p (p ignored at t = 0)."""
         if self.factored:
-            return self.em[t * self.C + c] + self.tr[((p if t else -1) + 1) * self.C + c]
+            return self.em[t * self.C + c] + self.trans.tr[((p if t else -1) + 1) * self.C + c]
         return self._row(t, p)[c]
 
     cdef double segment(self, int a, const int* lab, int n, const unsigned char* before,
@@ -513,8 +568,12 @@ def gold_derivations(instances):
 def negative_log_likelihood(golds, Weights W, double temperature):
     """-sum log p(gold | x) at this temperature over (instance, actions)."""
     cdef double total = 0.0
+    cdef Transitions transitions = None
+    cdef Lattice lattice
     for inst, actions in golds:
-        total -= Lattice(inst, W, temperature, backward=False).log_probability(actions)
+        lattice = Lattice(inst, W, temperature, False, transitions)
+        transitions = lattice.trans  # shared by the docs of one system
+        total -= lattice.log_probability(actions)
     return total
 
 

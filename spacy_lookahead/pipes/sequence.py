@@ -10,7 +10,7 @@ from spacy.vocab import Vocab
 
 from ..core import decode as decoding
 from ..core.features import LexemeAtoms
-from ..core.marginals import Lattice, fit_temperature, gold_derivations
+from ..core.marginals import Lattice, Transitions, fit_temperature, gold_derivations
 from ..core.weights import Weights
 from ..systems.tagging import TaggingSystem
 from .settings import SEARCH_DEFAULTS, config_error
@@ -145,8 +145,10 @@ class SequencePipe(TransitionPipe):
         out = []
         tau = self.temperature
         exact_scores = self.exact_scorer()
+        system = self.system
+        transitions = Transitions(system, W, tau) if system.homogeneous else None
         for inst in instances:
-            lattice = Lattice(inst, W, tau)
+            lattice = Lattice(inst, W, tau, True, transitions)
             actions, score = lattice.best()
             if actions is None:  # no valid output: the decoder's error
                 decoding.nbest([inst], W, 1)
