@@ -15,15 +15,10 @@ factors are kept for the backward pass while they fit in ROW_CACHE doubles;
 longer docs make them again, so memory stays bounded), and O(T C^2)
 multiply-adds."""
 from libc.math cimport INFINITY, exp, log, log1p
-from libcpp.vector cimport vector
 
 import numpy
 
-from .instance cimport Instance
-from .system cimport TransitionSystem
-from .search cimport Workspace
-from .topn cimport Chain
-from .weights cimport Weights
+# Instance, TransitionSystem, Workspace, Chain, Weights, vector: marginals.pxd
 
 
 # doubles kept per doc: the rows and their factors, 2 T C C at most (16 MB)
