@@ -139,3 +139,20 @@ def test_frozen_tables_refuse_updates_and_survive_pickle():
     assert again.frozen and again.to_bytes() == avg.to_bytes()
     empty = Weights().average()
     assert empty.frozen and len(empty) == 0 and empty.scores([1, 2], 3).tolist() == [0, 0, 0]
+
+
+def test_versions_are_never_repeated_across_tables():
+    """Caches key scores by (table address, version): a new table that reuses
+    a freed table's address must not reuse its version, so every table and
+    every write gets a version no other table had (a process-wide clock)."""
+    seen = set()
+    for _ in range(20):
+        W = Weights()
+        assert W.version not in seen
+        seen.add(W.version)
+        W.add(1, 0, 0.5)
+        assert W.version not in seen
+        seen.add(W.version)
+        for made in (W.frozen_copy(), W.average(), W.copy()):
+            assert made.version not in seen
+            seen.add(made.version)

@@ -32,6 +32,23 @@ DEF PROBE_BATCH = 32
 SERIAL_VERSION = 1
 
 
+cdef extern from *:
+    """
+    /* One clock for every Weights of the process: a version is never
+       repeated, so (the table's address, its version) names one state of one
+       table even when a freed table's address is reused by a new one. */
+    static int64_t la_weights_clock = 0;
+    static inline int64_t la_next_version(void) {
+        return __atomic_add_fetch(&la_weights_clock, 1, __ATOMIC_RELAXED);
+    }
+    """
+    int64_t la_next_version() noexcept nogil
+
+
+cdef inline int64_t next_version() noexcept nogil:
+    return la_next_version()
+
+
 cdef class Weights:
     """Sparse class weights over hashed features.
 
@@ -44,7 +61,7 @@ cdef class Weights:
         self.table = PreshMap()
         self.time = 0
         self.scale = 1.0
-        self.version = 0
+        self.version = next_version()
         self.n_entries = 0
 
     def __dealloc__(self):
@@ -201,7 +218,7 @@ cdef class Weights:
         e.w += delta / self.scale
         if e.w * self.scale > self.top:
             self.top = e.w * self.scale
-        self.version += 1
+        self.version = next_version()
 
     cdef void update_all(self, const feat_t* feats, int n_feats, int clas, double delta) except *:
         cdef int i
@@ -219,7 +236,7 @@ cdef class Weights:
             raise ValueError(f"shrink factor must be in (0, 1], got {factor}")
         self._check_writable()
         self.scale *= factor
-        self.version += 1
+        self.version = next_version()
         if self.scale < 1e-6:
             self._fold_scale()
 
@@ -234,7 +251,7 @@ cdef class Weights:
                 row.entries[j].w *= self.scale
                 row.entries[j].total *= self.scale
         self.scale = 1.0
-        self.version += 1
+        self.version = next_version()
 
     def average(self):
         """A new frozen table holding the averaged weights (Collins 2002): the
@@ -342,7 +359,7 @@ cdef class Weights:
         self.n_entries = n
         self.time = 0
         self.scale = 1.0
-        self.version = 0
+        self.version = next_version()
         self.frozen = True
 
     def copy(self):
@@ -526,7 +543,7 @@ cdef class Weights:
             self.n_entries += row.length
             start = stop
         self.top = max(0.0, float(ws.max()) * self.scale) if ws.shape[0] else 0.0
-        self.version += 1
+        self.version = next_version()
         return self
 
     def __reduce__(self):
