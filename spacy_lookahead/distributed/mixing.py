@@ -1,0 +1,82 @@
+"""Parameter mixing of the components' weight tables (McDonald et al. 2010):
+a weighted sum of sparse tables, as numpy arrays.
+
+A table is Weights.to_arrays(): rows sorted by feature key, each with its
+classes and weights. The true weight of an entry is `scale * w` (the lazy L2
+scale of SAPO); mixed tables have scale 1."""
+from typing import Dict, List, Sequence, Tuple
+
+import numpy
+import srsly
+
+from ..core.weights import SERIAL_VERSION, Weights
+
+# keys, row lengths, classes, weights (true values)
+Table = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]
+
+
+def table_of(weights: Weights) -> Table:
+    keys, lengths, classes, ws = weights.to_arrays()[:4]
+    scale = 1.0 if weights.frozen else weights.scale
+    return keys, lengths, classes, ws * scale if scale != 1.0 else ws
+
+
+def mix(tables: Sequence[Table], coefficients: Sequence[float]) -> Table:
+    """sum_i coefficients[i] * tables[i]; entries that sum to 0 are dropped.
+    One table with coefficient 1 comes back as it is (bitwise: one shard
+    reproduces serial training)."""
+    if len(tables) != len(coefficients) or not tables:
+        raise ValueError("mix() needs one coefficient per table, and at least one table")
+    if len(tables) == 1 and coefficients[0] == 1.0:
+        return tables[0]
+    keys = numpy.concatenate([numpy.repeat(t[0], t[1]) for t in tables])
+    classes = numpy.concatenate([t[2] for t in tables])
+    ws = numpy.concatenate([t[3] * c for t, c in zip(tables, coefficients)])
+    if not len(keys):
+        return tables[0]
+    order = numpy.lexsort((classes, keys))
+    keys, classes, ws = keys[order], classes[order], ws[order]
+    new = numpy.ones(len(keys), dtype=bool)
+    new[1:] = (keys[1:] != keys[:-1]) | (classes[1:] != classes[:-1])
+    starts = numpy.flatnonzero(new)
+    keys, classes, ws = keys[starts], classes[starts], numpy.add.reduceat(ws, starts)
+    keep = ws != 0.0
+    keys, classes, ws = keys[keep], classes[keep], ws[keep]
+    row_keys, lengths = numpy.unique(keys, return_counts=True)
+    return row_keys, lengths.astype("int32"), classes.astype("int32"), ws.astype("float64")
+
+
+def training_weights(table: Table) -> Weights:
+    """A fresh training table holding these weights: time 0 and no running
+    totals, so its average over the next epoch starts from them."""
+    keys, lengths, classes, ws = table
+    n = len(classes)
+    return Weights().from_bytes(srsly.msgpack_dumps({
+        "serial_version": SERIAL_VERSION, "time": 0, "scale": 1.0,
+        "keys": numpy.ascontiguousarray(keys, dtype="uint64").tobytes(),
+        "lengths": numpy.ascontiguousarray(lengths, dtype="int32").tobytes(),
+        "classes": numpy.ascontiguousarray(classes, dtype="int32").tobytes(),
+        "w": numpy.ascontiguousarray(ws, dtype="float64").tobytes(),
+        "total": numpy.zeros(n, dtype="float64").tobytes(),
+        "times": numpy.zeros(n, dtype="int64").tobytes(),
+    }))
+
+
+def prediction_weights(table: Table) -> Weights:
+    """A frozen table to predict with (what a loaded model holds)."""
+    return training_weights(table).frozen_copy()
+
+
+def coefficients(weighting: str, counts: List[float]) -> List[float]:
+    """McDonald et al.'s mixing coefficients: uniform, or proportional to
+    each shard's number of updates (§4; uniform when no shard updated)."""
+    if weighting == "uniform" or not sum(counts):
+        return [1.0 / len(counts)] * len(counts)
+    if weighting == "updates":
+        total = float(sum(counts))
+        return [c / total for c in counts]
+    raise ValueError(f"unknown weighting {weighting!r}: use 'uniform' or 'updates'.")
+
+
+def tables_to_bytes(tables: Dict[str, Table]) -> Dict[str, bytes]:
+    return {name: training_weights(t).to_bytes() for name, t in tables.items()}
