@@ -26,6 +26,7 @@ import random
 import shutil
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
@@ -183,8 +184,14 @@ class _Job:
         from spacy.training.loop import create_evaluation_callback
 
         run_id = os.urandom(8).hex()
-        setup = client.scatter(pickle.dumps(self.nlp), broadcast=True)
-        shard_data = client.scatter(self.shards)
+        # The pipeline and the shards live on the workers as results of tasks,
+        # not scattered data: if the worker holding them dies, the scheduler
+        # recomputes them (scattered data would be lost with it).
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*Large object.*")
+            setup = client.submit(_data, pickle.dumps(self.nlp), key=f"ipm-setup-{run_id}")
+            shard_data = [client.submit(_data, shard, key=f"ipm-shard-{run_id}-{i}")
+                          for i, shard in enumerate(self.shards)]
         empty = {name: self.nlp.get_pipe(name).weights.to_bytes() for name in self.names}
         starts = [empty] * len(self.shards)
         evaluate = create_evaluation_callback(self.nlp, self.dev_corpus, self.T["score_weights"])
@@ -256,6 +263,10 @@ class _Job:
         if is_best:
             shutil.rmtree(best, ignore_errors=True)
             shutil.copytree(last, best)
+
+
+def _data(data: Any) -> Any:
+    return data
 
 
 def _weights(data: bytes):
