@@ -196,6 +196,30 @@ def test_annotate_redoes_the_partition_of_a_killed_worker(client, tagger_model, 
     assert sorted(ids) == list(range(60))  # every doc exactly once
 
 
+def test_annotate_reads_txt_folders_and_docbins(client, tagger_model, tmp_path):
+    texts = tmp_path / "texts"
+    texts.mkdir()
+    for i in range(5):
+        (texts / f"{i}.txt").write_text(f"Text number {i} is here .", encoding="utf8")
+    (texts / "bad.txt").write_bytes(b"\xff\xfe not utf-8 \xff")
+    manifest = annotate(tagger_model, texts, tmp_path / "out1", shard_size=2, client=client,
+                        stdout=io.StringIO())
+    docs = read_output(tmp_path / "out1")
+    assert sorted(d.user_data["file"] for d in docs) == [f"{i}.txt" for i in range(5)]
+    assert [b["file"] for b in manifest["bad_inputs"]] == ["bad.txt"]
+    # a DocBin in: the same docs (words) out, tagged
+    vocab = spacy.blank("en").vocab
+    gold = [eg.predicted for eg in ewt_examples(vocab, "dev", 25)]
+    DocBin(docs=gold).to_disk(tmp_path / "in.spacy")
+    annotate(tagger_model, tmp_path / "in.spacy", tmp_path / "out2", shard_size=10,
+             client=client, stdout=io.StringIO())
+    docs = read_output(tmp_path / "out2")
+    assert [[t.text for t in d] for d in docs] == [[t.text for t in d] for d in gold]
+    assert all(d.has_annotation("TAG") for d in docs)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        annotate(tagger_model, tmp_path / "missing.jsonl", tmp_path / "out3", client=client)
+
+
 # --- train -------------------------------------------------------------------
 def test_one_shard_reproduces_spacy_train(client, ewt_corpus, tmp_path):
     """One shard, one round = one epoch of spacy train, bitwise; two rounds
