@@ -4,7 +4,7 @@ a weighted sum of sparse tables, as numpy arrays.
 A table is Weights.to_arrays(): rows sorted by feature key, each with its
 classes and weights. The true weight of an entry is `scale * w` (the lazy L2
 scale of SAPO); mixed tables have scale 1."""
-from typing import Dict, List, Sequence, Tuple
+from typing import List, Sequence, Tuple
 
 import numpy
 import srsly
@@ -76,7 +76,3 @@ def coefficients(weighting: str, counts: List[float]) -> List[float]:
         total = float(sum(counts))
         return [c / total for c in counts]
     raise ValueError(f"unknown weighting {weighting!r}: use 'uniform' or 'updates'.")
-
-
-def tables_to_bytes(tables: Dict[str, Table]) -> Dict[str, bytes]:
-    return {name: training_weights(t).to_bytes() for name, t in tables.items()}

@@ -140,7 +140,6 @@ class _Job:
     def create(cls, config_path: Path, overrides: Dict[str, Any], n_shards: int,
                rounds: Optional[int], stdout) -> "_Job":
         from spacy.schemas import ConfigSchemaTraining
-        from spacy.tokens import DocBin
         from spacy.training.initialize import init_nlp
         from spacy.util import load_config, registry, resolve_dot_names
 
