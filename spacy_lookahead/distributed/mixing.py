@@ -23,8 +23,10 @@ def table_of(weights: Weights) -> Table:
 
 def mix(tables: Sequence[Table], coefficients: Sequence[float]) -> Table:
     """sum_i coefficients[i] * tables[i]; entries that sum to 0 are dropped.
-    One table with coefficient 1 comes back as it is (bitwise: one shard
-    reproduces serial training)."""
+    The classes of a mixed row are sorted (a training table keeps them in
+    the order they were first updated), so scores are the same sums up to
+    floating-point order. One table with coefficient 1 comes back as it is
+    (bitwise: one shard reproduces serial training)."""
     if len(tables) != len(coefficients) or not tables:
         raise ValueError("mix() needs one coefficient per table, and at least one table")
     if len(tables) == 1 and coefficients[0] == 1.0:
@@ -48,7 +50,9 @@ def mix(tables: Sequence[Table], coefficients: Sequence[float]) -> Table:
 
 def training_weights(table: Table) -> Weights:
     """A fresh training table holding these weights: time 0 and no running
-    totals, so its average over the next epoch starts from them."""
+    totals, so its average over the next epoch starts from them. Built
+    through Weights.from_bytes (its format, SERIAL_VERSION), so the Cython
+    class needs no second constructor."""
     keys, lengths, classes, ws = table
     n = len(classes)
     return Weights().from_bytes(srsly.msgpack_dumps({
