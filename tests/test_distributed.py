@@ -292,3 +292,18 @@ def test_ipm_trains_the_fr_chunker(client, tmp_path):
                     shards=2, overrides=chunker_overrides(200, 100, 1), stdout=io.StringIO())
     assert history[-1]["scores"]["chunks_f"] > 0.5
     assert spacy.load(tmp_path / "fr" / "model-best").pipe_names == ["fr_chunker"]
+
+
+@pytest.mark.parametrize("learner", [
+    {"components.lookahead_tagger.learner": "sapo"},
+    {"components.lookahead_tagger.search": "beam", "components.lookahead_tagger.beam_width": 4,
+     "components.lookahead_tagger.update": "max_violation"},
+], ids=["sapo", "beam-max-violation"])
+def test_ipm_trains_every_learner(client, ewt_corpus, tmp_path, learner):
+    history = train(CONFIGS / "tagger_ewt.cfg", tmp_path / "out", client=client, shards=2,
+                    overrides={**tagger_overrides(ewt_corpus, 1), **learner,
+                               "corpora.train.limit": 300, "corpora.dev.limit": 100},
+                    stdout=io.StringIO())
+    assert history[-1]["scores"]["tag_acc"] > 0.7
+    loaded = spacy.load(tmp_path / "out" / "model-last").get_pipe("lookahead_tagger")
+    assert loaded.cfg["learner"] == ("sapo" if "sapo" in str(learner) else "perceptron")
