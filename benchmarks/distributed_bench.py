@@ -157,7 +157,7 @@ def main(argv: List[str]) -> None:
                 rows.append(row)
                 print(f"{name:8s} {mixing:9s} shards {shards} workers {workers}: "
                       + (row.get("error") or f"score {row['score']:.4f} (best {row['best_score']:.4f}), "
-                         f"{row['seconds']:.0f} s wall ({row['train_seconds']:.0f} s in the rounds' "
+                         f"{row['seconds']:.0f} s wall ({row['train_seconds']:.0f} s waiting for the shards' "
                          f"training), peak RSS client {row['peak_rss_mb_client']:.0f} MB "
                          f"worker {row['peak_rss_mb_worker']:.0f} MB"), flush=True)
     args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -23,7 +23,8 @@ distributed = pytest.importorskip("distributed")
 
 from spacy_lookahead.core.weights import Weights  # noqa: E402
 from spacy_lookahead.distributed.annotate import annotate  # noqa: E402
-from spacy_lookahead.distributed.mixing import coefficients, mix, table_of  # noqa: E402
+from spacy_lookahead.distributed.mixing import (coefficients, mix, prediction_weights,  # noqa: E402
+                                                table_from_bytes, table_of, table_to_bytes)
 from spacy_lookahead.distributed.train import train  # noqa: E402
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
@@ -143,6 +144,16 @@ def test_mix_is_the_weighted_sum_of_the_tables():
     got = dict(zip(zip(numpy.repeat(keys, lengths).tolist(), classes.tolist()), ws.tolist()))
     assert set(got) == {k for k, v in brute.items() if v != 0.0}
     assert all(abs(got[k] - brute[k]) < 1e-12 for k in got)
+    # the tables read from and written as Weights bytes, against Weights itself
+    w = Weights().from_bytes(table_to_bytes((keys, lengths, classes, ws)))
+    w.shrink(0.5)
+    w.tick(3)
+    assert all(numpy.array_equal(a, b) for a, b in zip(table_from_bytes(w.to_bytes()), table_of(w)))
+    fresh = Weights().from_bytes(table_to_bytes(table_of(w)))
+    frozen = prediction_weights(table_of(w))
+    assert fresh.time == 0 and frozen.frozen
+    for f, k in got:
+        assert fresh.get(f, k) == frozen.get(f, k) == w.get(f, k) == 0.5 * got[f, k]
     assert coefficients("updates", [1, 3]) == [0.25, 0.75]
     assert coefficients("uniform", [1, 3]) == [0.5, 0.5]
     with pytest.raises(ValueError, match="unknown weighting"):

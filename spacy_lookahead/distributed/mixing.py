@@ -9,7 +9,7 @@ from typing import List, Sequence, Tuple
 import numpy
 import srsly
 
-from ..core.weights import SERIAL_VERSION, Weights
+from ..core.weights import SERIAL_VERSION, Weights, _frozen_from_arrays
 
 # keys, row lengths, classes, weights (true values)
 Table = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]
@@ -48,14 +48,28 @@ def mix(tables: Sequence[Table], coefficients: Sequence[float]) -> Table:
     return row_keys, lengths.astype("int32"), classes.astype("int32"), ws.astype("float64")
 
 
-def training_weights(table: Table) -> Weights:
-    """A fresh training table holding these weights: time 0 and no running
-    totals, so its average over the next epoch starts from them. Built
-    through Weights.from_bytes (its format, SERIAL_VERSION), so the Cython
-    class needs no second constructor."""
+def table_from_bytes(data: bytes) -> Table:
+    """The table of Weights.to_bytes() data, read straight into arrays:
+    building the Weights (a hash map of rows) only to read it back costs
+    ten times more, and the driver reads every shard's tables each round.
+    Weights.from_bytes is the reference (tests/test_distributed.py)."""
+    msg = srsly.msgpack_loads(data)
+    if msg.get("serial_version") != SERIAL_VERSION:
+        raise ValueError(f"unknown weights format {msg.get('serial_version')!r}")
+    ws = numpy.frombuffer(msg["w"], dtype="float64")
+    return (numpy.frombuffer(msg["keys"], dtype="uint64"),
+            numpy.frombuffer(msg["lengths"], dtype="int32"),
+            numpy.frombuffer(msg["classes"], dtype="int32"),
+            ws * msg["scale"] if msg["scale"] != 1.0 else ws)
+
+
+def table_to_bytes(table: Table) -> bytes:
+    """Weights.to_bytes() data of a fresh training table holding these
+    weights: time 0 and no running totals, so its average over the next
+    epoch starts from them."""
     keys, lengths, classes, ws = table
     n = len(classes)
-    return Weights().from_bytes(srsly.msgpack_dumps({
+    return srsly.msgpack_dumps({
         "serial_version": SERIAL_VERSION, "time": 0, "scale": 1.0,
         "keys": numpy.ascontiguousarray(keys, dtype="uint64").tobytes(),
         "lengths": numpy.ascontiguousarray(lengths, dtype="int32").tobytes(),
@@ -63,12 +77,21 @@ def training_weights(table: Table) -> Weights:
         "w": numpy.ascontiguousarray(ws, dtype="float64").tobytes(),
         "total": numpy.zeros(n, dtype="float64").tobytes(),
         "times": numpy.zeros(n, dtype="int64").tobytes(),
-    }))
+    })
+
+
+def training_weights(table: Table) -> Weights:
+    """A fresh training table holding these weights (see table_to_bytes)."""
+    return Weights().from_bytes(table_to_bytes(table))
 
 
 def prediction_weights(table: Table) -> Weights:
-    """A frozen table to predict with (what a loaded model holds)."""
-    return training_weights(table).frozen_copy()
+    """A frozen table to predict with (what a loaded model holds), built
+    from the arrays as unpickling a frozen table does."""
+    # writable arrays: the Cython side takes typed memoryviews
+    arrays = [numpy.require(a, dtype=d, requirements=["C", "W"])
+              for a, d in zip(table, ("uint64", "int32", "int32", "float64"))]
+    return _frozen_from_arrays(*arrays)
 
 
 def coefficients(weighting: str, counts: List[float]) -> List[float]:

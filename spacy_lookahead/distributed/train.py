@@ -31,8 +31,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 from .cluster import dask_client
-from .mixing import (Table, coefficients, mix, prediction_weights, table_of,
-                     training_weights)
+from .mixing import Table, coefficients, mix, prediction_weights, table_from_bytes, table_to_bytes
 
 RETRIES = 2
 MIXINGS = ("iterative", "oneshot")
@@ -213,13 +212,13 @@ class _Job:
             for name in self.names:
                 parts = [res["components"][name] for res in results]
                 mu = coefficients(weighting, [p["updates"] for p in parts])
-                raws = [table_of(_weights(p["raw"])) for p in parts]
+                raws = [table_from_bytes(p["raw"]) for p in parts]
                 mixed[name] = mix(raws, mu)
                 pipe = self.nlp.get_pipe(name)
                 if getattr(pipe, "is_sapo", False):
                     round_avg[name] = mixed[name]
                 else:
-                    round_avg[name] = mix([table_of(_weights(p["avg"])) for p in parts], mu)
+                    round_avg[name] = mix([table_from_bytes(p["avg"]) for p in parts], mu)
                 ticks = sum(m * p["ticks"] for m, p in zip(mu, parts))
                 if seen_ticks and not getattr(pipe, "is_sapo", False):
                     total = seen_ticks + ticks
@@ -228,7 +227,7 @@ class _Job:
                 else:
                     model[name] = round_avg[name]
                 if mixing == "iterative":
-                    next_start = training_weights(mixed[name]).to_bytes()
+                    next_start = table_to_bytes(mixed[name])
                     starts = [dict(s, **{name: next_start}) for s in starts]
                 else:  # one-shot: every shard goes on from its own weights
                     starts = [dict(s, **{name: p["raw"]}) for s, p in zip(starts, parts)]
@@ -279,8 +278,3 @@ def _docbin(docs: list) -> bytes:
 
 def _data(data: Any) -> Any:
     return data
-
-
-def _weights(data: bytes):
-    from ..core.weights import Weights
-    return Weights().from_bytes(data)
