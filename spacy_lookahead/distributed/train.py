@@ -12,7 +12,7 @@ and mixes only for evaluation and saving.
 Averaged weights. Training mixes the raw perceptron weights, as the paper
 does; the model we evaluate and save holds averaged weights, as everywhere in
 the project. Each shard's round starts a fresh average (time 0, see
-mixing.training_weights), so its `average()` is the mean of its weight
+mixing.table_to_bytes), so its `average()` is the mean of its weight
 vectors over that round; the round's average is the mix of these, and the
 model is the mean of the round averages weighted by the round's ticks
 (examples). This is the average of every weight vector the run went
