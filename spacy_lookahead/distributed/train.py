@@ -240,7 +240,9 @@ class _Job:
             record = {"round": r + 1, "score": score, "scores": scores,
                       "losses": {n: sum(res["components"][n]["updates"] for res in results)
                                  for n in self.names},
-                      "train_seconds": train_seconds, "seconds": time.perf_counter() - began}
+                      "train_seconds": train_seconds, "seconds": time.perf_counter() - began,
+                      # each shard's epoch in its worker: the round's critical path is the max
+                      "shard_seconds": [res["seconds"] for res in results]}
             history.append(record)
             is_best = best is None or score > best
             best = score if is_best else best
