@@ -100,6 +100,17 @@ class SearchPipe(TrainablePipe):
                 self._averaged_version = self.weights.version
             return self._averaged
 
+    def set_weights(self, weights: Weights) -> None:
+        """Replace the training weights (e.g. with mixed ones: distributed
+        training); the averaged weights are recomputed from them. As after
+        loading, the system is rebuilt: its caches are keyed by the weights'
+        address and version, and a new table can reuse a freed table's
+        address at a version that table had (stale scores)."""
+        with self._lock:
+            self.weights = weights
+            self._averaged = None
+        self._on_load()
+
     # --- training ------------------------------------------------------------
     def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd: Any = None,
                losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:

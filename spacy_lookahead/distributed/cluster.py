@@ -1,0 +1,41 @@
+"""A Dask client: on an existing cluster (scheduler address), or on a
+LocalCluster of worker processes started for the run."""
+import logging
+import os
+from contextlib import contextmanager
+from typing import Iterator, Optional
+
+
+def require_distributed():
+    """The `distributed` module, or an error that says how to install it."""
+    try:
+        import distributed
+    except ImportError as err:
+        raise ImportError(
+            "spacy_lookahead.distributed needs Dask: install the optional extra with "
+            "pip install \"spacy-lookahead[distributed]\" (or pip install \"dask[distributed]\")."
+        ) from err
+    return distributed
+
+
+@contextmanager
+def dask_client(scheduler: Optional[str] = None, workers: Optional[int] = None) -> Iterator:
+    """A client of the cluster at `scheduler`, else of a LocalCluster with
+    `workers` processes (default: the cores) of one thread each: the
+    components release the GIL in C, but Python runs per doc, so processes,
+    not threads, are what scales."""
+    distributed = require_distributed()
+    if scheduler:
+        if workers:
+            raise ValueError("--workers sizes a LocalCluster; with --scheduler the cluster "
+                             "is already running: drop one of the two options.")
+        with distributed.Client(scheduler) as client:
+            yield client
+        return
+    n = workers or os.cpu_count() or 1
+    if n < 1:
+        raise ValueError(f"--workers must be at least 1, got {n}")
+    with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client

@@ -1,0 +1,101 @@
+"""What `annotate` reads: a JSONL file of {"text": ...} lines, a folder of
+.txt files or a .spacy DocBin; cut into partitions of consecutive inputs.
+
+Bad inputs (invalid JSON, no "text", undecodable files) are kept with their
+line number or file name: reported, never dropped silently, and they do not
+stop the run."""
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+import srsly
+from spacy.tokens import DocBin
+from spacy.vocab import Vocab
+
+
+@dataclass
+class Inputs:
+    kind: str                      # "jsonl", "txt" or "docbin"
+    # jsonl/txt: (text, user_data) per good input
+    items: List[Tuple[str, Dict[str, Any]]] = field(default_factory=list)
+    # where each good item comes from: its line number (jsonl, from 1), file
+    # name (txt) or doc index (docbin)
+    sources: List[Any] = field(default_factory=list)
+    bad: List[Dict[str, Any]] = field(default_factory=list)
+    checksum: str = ""
+    docs: List[Any] = field(default_factory=list)  # the docs of a .spacy input
+
+
+def read_inputs(path: Path) -> Inputs:
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"input {path} does not exist: give a .jsonl file, a folder of "
+                                ".txt files or a .spacy DocBin.")
+    if path.is_dir():
+        return _read_txt_folder(path)
+    if path.suffix == ".spacy":
+        return _read_docbin(path)
+    if path.suffix in (".jsonl", ".json", ".ndjson"):
+        return _read_jsonl(path)
+    raise ValueError(f"input {path}: unknown kind (suffix {path.suffix!r}). Give a .jsonl file "
+                     "of {\"text\": ...} lines, a folder of .txt files or a .spacy DocBin.")
+
+
+def _read_jsonl(path: Path) -> Inputs:
+    data = path.read_bytes()
+    out = Inputs("jsonl", checksum=hashlib.sha256(data).hexdigest())
+    for number, line in enumerate(data.decode("utf8", errors="replace").splitlines(), start=1):
+        if not line.strip():
+            continue  # a blank line is no input
+        try:
+            record = srsly.json_loads(line)
+        except ValueError as err:
+            out.bad.append({"line": number, "error": f"invalid JSON ({err})"})
+            continue
+        if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+            out.bad.append({"line": number, "error": 'no "text" string'})
+            continue
+        text = record.pop("text")
+        out.items.append((text, record))
+        out.sources.append(number)
+    return out
+
+
+def _read_txt_folder(path: Path) -> Inputs:
+    files = sorted(path.glob("*.txt"))
+    if not files:
+        raise ValueError(f"input folder {path} has no .txt files.")
+    digest = hashlib.sha256()
+    out = Inputs("txt")
+    for file in files:
+        data = file.read_bytes()
+        digest.update(file.name.encode("utf8") + b"\0" + data)
+        try:
+            text = data.decode("utf8")
+        except UnicodeDecodeError as err:
+            out.bad.append({"file": file.name, "error": f"not UTF-8 ({err})"})
+            continue
+        out.items.append((text, {"file": file.name}))
+        out.sources.append(file.name)
+    out.checksum = digest.hexdigest()
+    return out
+
+
+def _read_docbin(path: Path) -> Inputs:
+    data = path.read_bytes()
+    docs = list(DocBin(store_user_data=True).from_bytes(data).get_docs(Vocab()))
+    return Inputs("docbin", checksum=hashlib.sha256(data).hexdigest(), docs=docs,
+                  sources=list(range(len(docs))))
+
+
+def n_inputs(inputs: Inputs) -> int:
+    return len(inputs.sources)
+
+
+def partition_payload(inputs: Inputs, start: int, end: int) -> Tuple[str, Any]:
+    """What a task annotates: the texts of inputs [start, end) with their
+    user data, or the docs as DocBin bytes."""
+    if inputs.kind != "docbin":
+        return ("texts", inputs.items[start:end])
+    return ("docbin", DocBin(docs=inputs.docs[start:end], store_user_data=True).to_bytes())

@@ -1,0 +1,282 @@
+"""`train`: iterative parameter mixing (IPM, McDonald, Hall & Mann 2010,
+Figure 3) on a Dask cluster, from the config `spacy train` reads.
+
+The training corpus is cut into S shards (example i goes to shard i mod S).
+Each round, every shard trains one epoch, as `spacy train` runs an epoch
+(shuffled with the config's seed, the config's batcher, `nlp.update`),
+starting from the mixed weights; the shards' training weights are then mixed
+(uniformly, or by each shard's number of updates: §4) and the next round
+starts from the mix. One-shot mixing (§2.2) lets every shard train on its own
+and mixes only for evaluation and saving.
+
+Averaged weights. Training mixes the raw perceptron weights, as the paper
+does; the model we evaluate and save holds averaged weights, as everywhere in
+the project. Each shard's round starts a fresh average (time 0, see
+mixing.table_to_bytes), so its `average()` is the mean of its weight
+vectors over that round; the round's average is the mix of these, and the
+model is the mean of the round averages weighted by the round's ticks
+(examples). This is the average of every weight vector the run went
+through, as serial averaging is over every epoch, and with one shard it is
+the serial average (the same sum, up to rounding; bitwise after one round).
+SAPO predicts with its own weights (no averaging): its model is the mix.
+"""
+import os
+import pickle
+import random
+import shutil
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional
+
+from .cluster import dask_client
+from .mixing import Table, coefficients, mix, prediction_weights, table_from_bytes, table_to_bytes
+
+RETRIES = 2
+MIXINGS = ("iterative", "oneshot")
+WEIGHTINGS = ("uniform", "updates")
+
+# per worker process: the pipeline and training settings of the run under way
+_RUNS: Dict[str, Any] = {}
+
+
+def _worker_setup(run_id: str, setup: bytes):
+    if run_id not in _RUNS:
+        from spacy.schemas import ConfigSchemaTraining
+        from spacy.util import registry
+
+        nlp = pickle.loads(setup)
+        T = registry.resolve(nlp.config.interpolate()["training"], schema=ConfigSchemaTraining)
+        _RUNS.clear()
+        _RUNS[run_id] = (nlp, T, {})  # the pipeline, settings, examples of each shard
+    return _RUNS[run_id]
+
+
+def train_shard(run_id: str, setup: bytes, shard: Dict[str, bytes], start: Dict[str, bytes],
+                round_index: int, shard_index: int,
+                before: Optional[Callable[[int, int], None]] = None) -> Dict[str, Any]:
+    """The task: one epoch of `spacy train` on one shard from the weights
+    `start` (component name -> Weights bytes); returns each trained
+    component's raw and averaged weights, ticks and updates."""
+    from spacy.tokens import DocBin
+    from spacy.training import Example
+    from spacy.training.loop import subdivide_batch
+    from spacy.util import fix_random_seed
+
+    from ..core.weights import Weights
+
+    if before is not None:
+        before(round_index, shard_index)
+    nlp, T, cache = _worker_setup(run_id, setup)
+    began = time.perf_counter()
+    if shard_index not in cache:  # spacy train too keeps its examples across epochs
+        predicted = DocBin(store_user_data=True).from_bytes(shard["predicted"]).get_docs(nlp.vocab)
+        reference = DocBin(store_user_data=True).from_bytes(shard["reference"]).get_docs(nlp.vocab)
+        cache[shard_index] = [Example(p, r) for p, r in zip(predicted, reference)]
+    examples = cache[shard_index]
+    for name, data in start.items():
+        pipe = nlp.get_pipe(name)
+        pipe.set_weights(Weights().from_bytes(data))
+        if hasattr(pipe, "_seen") and pipe.cfg.get("train_size"):
+            # SAPO's learning rate decays per epoch of the whole training set
+            pipe._seen = round_index * pipe.cfg["train_size"]
+    # spacy train shuffles once per epoch after fix_random_seed(seed): the
+    # round-th shuffle of shard 0 is its epoch's order (shards differ by seed)
+    if T["seed"] is not None:
+        fix_random_seed(T["seed"] + shard_index)
+    order = list(range(len(examples)))
+    for _ in range(round_index + 1):
+        random.shuffle(order)
+    losses: Dict[str, float] = {}
+    for batch in T["batcher"]([examples[i] for i in order]):
+        # as spacy train's loop: each batch sorted by length (subdivide_batch)
+        for subbatch in subdivide_batch(batch, T["accumulate_gradient"]):
+            nlp.update(subbatch, drop=T["dropout"], losses=losses, sgd=False,
+                       exclude=T["frozen_components"], annotates=T["annotating_components"])
+    out = {}
+    for name in start:
+        pipe = nlp.get_pipe(name)
+        sapo = getattr(pipe, "is_sapo", False)
+        out[name] = {"raw": pipe.weights.to_bytes(),
+                     "avg": None if sapo else pipe.averaged_weights.to_bytes(),
+                     "ticks": int(pipe.weights.time), "updates": float(losses.get(name, 0.0))}
+    return {"components": out, "examples": len(examples), "pid": os.getpid(),
+            "seconds": time.perf_counter() - began}
+
+
+def train(config_path: Path, output: Optional[Path], *, overrides: Optional[Dict[str, Any]] = None,
+          scheduler: Optional[str] = None, workers: Optional[int] = None, shards: int = 2,
+          mixing: str = "iterative", rounds: Optional[int] = None, weighting: str = "uniform",
+          client: Any = None, before: Optional[Callable[[int, int], None]] = None,
+          stdout=sys.stdout) -> List[Dict[str, Any]]:
+    """Train the config's pipeline by parameter mixing; write model-best and
+    model-last into `output` (if given); return one record per round."""
+    if mixing not in MIXINGS:
+        raise ValueError(f"unknown mixing {mixing!r}: use one of {', '.join(MIXINGS)}.")
+    if weighting not in WEIGHTINGS:
+        raise ValueError(f"unknown weighting {weighting!r}: use one of {', '.join(WEIGHTINGS)}.")
+    if shards < 1:
+        raise ValueError(f"--shards must be at least 1, got {shards}")
+    if not Path(config_path).exists():
+        raise FileNotFoundError(f"config {config_path} does not exist.")
+    job = _Job.create(Path(config_path), overrides or {}, shards, rounds, stdout)
+    if client is None:
+        with dask_client(scheduler, workers) as own:
+            return job.run(own, output, mixing, weighting, before, stdout)
+    return job.run(client, output, mixing, weighting, before, stdout)
+
+
+class _Job:
+    """The driver's side: the initialized pipeline (to evaluate and save),
+    the shards and the rounds."""
+
+    def __init__(self, nlp, T, dev_corpus, names, shards, rounds):
+        self.nlp, self.T, self.dev_corpus = nlp, T, dev_corpus
+        self.names, self.shards, self.rounds = names, shards, rounds
+
+    @classmethod
+    def create(cls, config_path: Path, overrides: Dict[str, Any], n_shards: int,
+               rounds: Optional[int], stdout) -> "_Job":
+        from spacy.schemas import ConfigSchemaTraining
+        from spacy.training.initialize import init_nlp
+        from spacy.util import load_config, registry, resolve_dot_names
+
+        from ..pipes.base import SearchPipe
+
+        config = load_config(config_path, overrides=overrides, interpolate=False)
+        nlp = init_nlp(config)  # as spacy train: seed, labels, the components' settings
+        config = nlp.config.interpolate()
+        T = registry.resolve(config["training"], schema=ConfigSchemaTraining)
+        train_corpus, dev_corpus = resolve_dot_names(config, [T["train_corpus"], T["dev_corpus"]])
+        frozen = set(T["frozen_components"])
+        names = [name for name, pipe in nlp.pipeline if name not in frozen
+                 and isinstance(pipe, SearchPipe)]
+        others = [name for name, pipe in nlp.pipeline if name not in frozen and name not in names
+                  and getattr(pipe, "is_trainable", False)]
+        if others:
+            raise ValueError(f"components {others} are trainable but not spacy-lookahead "
+                             "components: parameter mixing cannot mix them. Freeze them "
+                             "(training.frozen_components) or train them with spacy train.")
+        if not names:
+            raise ValueError("the config trains no spacy-lookahead component: nothing to mix.")
+        if rounds is None:
+            rounds = T["max_epochs"]
+        if rounds < 1:
+            raise ValueError(f"the number of rounds must be at least 1 (got {rounds}; "
+                             "training.max_epochs <= 0 means no limit in spacy train: give --rounds).")
+        examples = list(train_corpus(nlp))
+        if len(examples) < n_shards:
+            raise ValueError(f"{len(examples)} training examples cannot fill {n_shards} shards.")
+        shards = []
+        for i in range(n_shards):
+            part = examples[i::n_shards]
+            shards.append({side: _docbin([getattr(eg, side) for eg in part])
+                           for side in ("predicted", "reference")})
+        print(f"train: {len(examples)} examples in {n_shards} shards, {rounds} rounds; "
+              f"components {', '.join(names)}", file=stdout)
+        return cls(nlp, T, dev_corpus, names, shards, rounds)
+
+    def run(self, client, output: Optional[Path], mixing: str, weighting: str, before,
+            stdout) -> List[Dict[str, Any]]:
+        from spacy.training.loop import create_evaluation_callback
+
+        run_id = os.urandom(8).hex()
+        # The pipeline and the shards live on the workers as results of tasks,
+        # not scattered data: if the worker holding them dies, the scheduler
+        # recomputes them (scattered data would be lost with it).
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*Large object.*")
+            setup = client.submit(_data, pickle.dumps(self.nlp), key=f"ipm-setup-{run_id}")
+            shard_data = [client.submit(_data, shard, key=f"ipm-shard-{run_id}-{i}")
+                          for i, shard in enumerate(self.shards)]
+        empty = {name: self.nlp.get_pipe(name).weights.to_bytes() for name in self.names}
+        starts = [empty] * len(self.shards)
+        evaluate = create_evaluation_callback(self.nlp, self.dev_corpus, self.T["score_weights"])
+        model: Dict[str, Table] = {}
+        seen_ticks = 0.0
+        best = None
+        history = []
+
+        def submit(r: int) -> list:
+            return [client.submit(train_shard, run_id, setup, shard_data[i], starts[i], r, i,
+                                  before, pure=False, retries=RETRIES, key=f"ipm-{run_id}-{r}-{i}")
+                    for i in range(len(self.shards))]
+
+        futures = submit(0)
+        began = time.perf_counter()
+        for r in range(self.rounds):
+            results = client.gather(futures)  # in shard order: mixing is deterministic
+            train_seconds = time.perf_counter() - began  # waiting for the round's shards
+            mixed, round_avg, ticks = {}, {}, 0.0
+            for name in self.names:
+                parts = [res["components"][name] for res in results]
+                mu = coefficients(weighting, [p["updates"] for p in parts])
+                raws = [table_from_bytes(p["raw"]) for p in parts]
+                mixed[name] = mix(raws, mu)
+                pipe = self.nlp.get_pipe(name)
+                if getattr(pipe, "is_sapo", False):
+                    round_avg[name] = mixed[name]
+                else:
+                    round_avg[name] = mix([table_from_bytes(p["avg"]) for p in parts], mu)
+                ticks = sum(m * p["ticks"] for m, p in zip(mu, parts))
+                if seen_ticks and not getattr(pipe, "is_sapo", False):
+                    total = seen_ticks + ticks
+                    model[name] = mix([model[name], round_avg[name]],
+                                      [seen_ticks / total, ticks / total])
+                else:
+                    model[name] = round_avg[name]
+                if mixing == "iterative":
+                    next_start = table_to_bytes(mixed[name])
+                    starts = [dict(s, **{name: next_start}) for s in starts]
+                else:  # one-shot: every shard goes on from its own weights
+                    starts = [dict(s, **{name: p["raw"]}) for s, p in zip(starts, parts)]
+            seen_ticks += ticks
+            if r + 1 < self.rounds:  # the next round trains while this one is evaluated
+                futures = submit(r + 1)
+            for name in self.names:
+                self.nlp.get_pipe(name).set_weights(prediction_weights(model[name]))
+            score, scores = evaluate()
+            record = {"round": r + 1, "score": score, "scores": scores,
+                      "losses": {n: sum(res["components"][n]["updates"] for res in results)
+                                 for n in self.names},
+                      "train_seconds": train_seconds, "seconds": time.perf_counter() - began,
+                      # each shard's epoch in its worker: the round's critical path is the max
+                      "shard_seconds": [res["seconds"] for res in results]}
+            history.append(record)
+            is_best = best is None or score > best
+            best = score if is_best else best
+            print(f"  round {r + 1}/{self.rounds}: score {score:.4f}"
+                  f"{' (best)' if is_best else ''}; losses "
+                  + ", ".join(f"{n} {v:.0f}" for n, v in record["losses"].items())
+                  + f"; {train_seconds:.1f}s waiting for the shards, {record['seconds']:.1f}s in all",
+                  file=stdout, flush=True)
+            if output is not None:
+                self._save(Path(output), is_best)
+            began = time.perf_counter()
+        return history
+
+    def _save(self, output: Path, is_best: bool) -> None:
+        """model-last every round, model-best when the round scores best
+        (spacy train's layout): ordinary pipeline directories."""
+        output.mkdir(parents=True, exist_ok=True)
+        last, best = output / "model-last", output / "model-best"
+        tmp = output / ".model-last.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        self.nlp.to_disk(tmp)
+        shutil.rmtree(last, ignore_errors=True)
+        os.replace(tmp, last)
+        if is_best:
+            shutil.rmtree(best, ignore_errors=True)
+            shutil.copytree(last, best)
+
+
+def _docbin(docs: list) -> bytes:
+    """DocBin bytes; user data only when there is some (srsly packs it at
+    ~0.2 ms a doc)."""
+    from spacy.tokens import DocBin
+    return DocBin(docs=docs, store_user_data=any(d.user_data for d in docs)).to_bytes()
+
+
+def _data(data: Any) -> Any:
+    return data

@@ -1,0 +1,320 @@
+"""spacy_lookahead.distributed on a real LocalCluster of 2 worker processes:
+annotation (exactly once, resume, bad lines, a killed worker) and training
+by parameter mixing (one shard = spacy train, determinism through a killed
+worker, accuracy floors, one-shot vs iterative, the FR chunker)."""
+import io
+import os
+import sys
+from pathlib import Path
+
+import numpy
+import pytest
+import spacy
+import srsly
+from spacy.tokens import DocBin
+from spacy.training.initialize import init_nlp
+from spacy.training.loop import train as spacy_train
+from spacy.util import load_config
+
+from conftest import SHARED_DATA
+from ewt import ewt_examples
+
+distributed = pytest.importorskip("distributed")
+
+from spacy_lookahead.core.weights import Weights  # noqa: E402
+from spacy_lookahead.distributed.annotate import annotate  # noqa: E402
+from spacy_lookahead.distributed.mixing import (coefficients, mix, prediction_weights,  # noqa: E402
+                                                table_from_bytes, table_of, table_to_bytes)
+from spacy_lookahead.distributed.train import train  # noqa: E402
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+CONLL2000 = SHARED_DATA / "conll2000"
+
+# the hooks below run in the workers: pickle them by value (the workers need
+# not import this test module)
+import cloudpickle  # noqa: E402
+
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def ewt_corpus(tmp_path_factory):
+    """EWT slices as DocBins: train (600), dev (200)."""
+    path = tmp_path_factory.mktemp("ewt")
+    vocab = spacy.blank("en").vocab
+    for split, n in (("train", 600), ("dev", 200)):
+        docs = [eg.reference for eg in ewt_examples(vocab, split, n)]
+        DocBin(docs=docs, attrs=["TAG", "POS"]).to_disk(path / f"{split}.spacy")
+    return path
+
+
+@pytest.fixture(scope="module")
+def tagger_model(tmp_path_factory, ewt_corpus):
+    """A small trained tagger pipeline directory (one epoch of spacy train)."""
+    out = tmp_path_factory.mktemp("tagger")
+    serial_train(ewt_corpus, out, 1)
+    return out / "model-last"
+
+
+@pytest.fixture(scope="module")
+def jsonl(tmp_path_factory):
+    """60 EWT dev sentences as {"text", "id"} lines, and two bad lines:
+    line 3 is not JSON, line 7 has no "text"."""
+    vocab = spacy.blank("en").vocab
+    lines = [srsly.json_dumps({"text": eg.reference.text, "id": i})
+             for i, eg in enumerate(ewt_examples(vocab, "dev", 60))]
+    lines.insert(2, '{"text": "unterminated')
+    lines.insert(6, srsly.json_dumps({"txt": "no text key", "id": -1}))
+    path = tmp_path_factory.mktemp("jsonl") / "input.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf8")
+    return path
+
+
+def tagger_overrides(corpus: Path, epochs: int):
+    return {"paths.train": str(corpus / "train.spacy"), "paths.dev": str(corpus / "dev.spacy"),
+            "training.max_epochs": epochs, "paths.curves": None}
+
+
+def serial_train(corpus: Path, out: Path, epochs: int):
+    config = load_config(CONFIGS / "tagger_ewt.cfg", overrides=tagger_overrides(corpus, epochs),
+                         interpolate=False)
+    nlp = init_nlp(config)
+    out.mkdir(parents=True, exist_ok=True)
+    spacy_train(nlp, out, stdout=io.StringIO(), stderr=io.StringIO())
+
+
+def read_output(out: Path):
+    vocab = spacy.blank("en").vocab
+    docs = []
+    for shard in sorted(out.glob("shard-*.spacy")):
+        docs.extend(DocBin(store_user_data=True).from_disk(shard).get_docs(vocab))
+    return docs
+
+
+def saved_weights(model: Path, name: str) -> Weights:
+    return spacy.load(model).get_pipe(name).averaged_weights
+
+
+def difference(a: Weights, b: Weights) -> float:
+    d = mix([table_of(a), table_of(b)], [1.0, -1.0])[3]
+    return float(numpy.abs(d).max()) if len(d) else 0.0
+
+
+# --- hooks run in the workers -------------------------------------------------
+def record_run(marks: str):
+    def hook(*index):
+        Path(marks, "ran-" + "-".join(map(str, index))).touch()
+    return hook
+
+
+def die_once(marks: str, at):
+    """Kill the worker process (no cleanup, as a crash) the first time the
+    task `at` starts; later attempts run."""
+    def hook(*index):
+        marker = Path(marks, "died")
+        if tuple(index) == tuple(at) and not marker.exists():
+            marker.touch()
+            os._exit(1)
+    return hook
+
+
+# --- mixing ------------------------------------------------------------------
+def test_mix_is_the_weighted_sum_of_the_tables():
+    rng = numpy.random.default_rng(0)
+    tables, brute = [], {}
+    coefs = [0.2, 0.3, 0.5]
+    for c in coefs:
+        w = Weights()
+        for _ in range(200):
+            feat, clas, delta = int(rng.integers(1, 40)), int(rng.integers(0, 5)), float(rng.normal())
+            w.add(feat, clas, delta)
+        w.shrink(0.5)  # a lazy L2 scale: true weights are scale * w
+        tables.append(table_of(w))
+        for (f, k), v in {(f, k): w.get(f, k) for f in range(1, 40) for k in range(5)}.items():
+            brute[f, k] = brute.get((f, k), 0.0) + c * v
+    keys, lengths, classes, ws = mix(tables, coefs)
+    got = dict(zip(zip(numpy.repeat(keys, lengths).tolist(), classes.tolist()), ws.tolist()))
+    assert set(got) == {k for k, v in brute.items() if v != 0.0}
+    assert all(abs(got[k] - brute[k]) < 1e-12 for k in got)
+    # the tables read from and written as Weights bytes, against Weights itself
+    w = Weights().from_bytes(table_to_bytes((keys, lengths, classes, ws)))
+    w.shrink(0.5)
+    w.tick(3)
+    assert all(numpy.array_equal(a, b) for a, b in zip(table_from_bytes(w.to_bytes()), table_of(w)))
+    fresh = Weights().from_bytes(table_to_bytes(table_of(w)))
+    frozen = prediction_weights(table_of(w))
+    assert fresh.time == 0 and frozen.frozen
+    for f, k in got:
+        assert fresh.get(f, k) == frozen.get(f, k) == w.get(f, k) == 0.5 * got[f, k]
+    assert coefficients("updates", [1, 3]) == [0.25, 0.75]
+    assert coefficients("uniform", [1, 3]) == [0.5, 0.5]
+    with pytest.raises(ValueError, match="unknown weighting"):
+        coefficients("votes", [1])
+
+
+# --- annotate ----------------------------------------------------------------
+def test_annotate_writes_every_doc_once_and_reports_bad_lines(client, tagger_model, jsonl, tmp_path):
+    out = tmp_path / "out"
+    log = io.StringIO()
+    manifest = annotate(tagger_model, jsonl, out, shard_size=7, client=client, stdout=log)
+    docs = read_output(out)
+    assert sorted(d.user_data["id"] for d in docs) == list(range(60))  # docs in = docs out
+    assert all(d.has_annotation("TAG") for d in docs)
+    assert [b["line"] for b in manifest["bad_inputs"]] == [3, 7]
+    assert "lines 3, 7" in log.getvalue()
+    assert len(manifest["shards"]) == 9  # ceil(60 / 7)
+    assert sum(s["docs"] for s in manifest["shards"].values()) == 60
+    assert srsly.read_json(out / "manifest.json")["model_checksum"] == manifest["model_checksum"]
+    # input line ranges: the first shard holds lines 1, 2, 4, 5, 6, 8, 9
+    assert manifest["shards"]["shard-00000.spacy"]["sources"] == [1, 9]
+
+
+def test_annotate_resumes_and_skips_finished_shards(client, tagger_model, jsonl, tmp_path):
+    out, marks = tmp_path / "out", tmp_path / "marks"
+    marks.mkdir()
+    annotate(tagger_model, jsonl, out, shard_size=20, client=client, stdout=io.StringIO())
+    before = {p.name: p.stat().st_mtime_ns for p in out.glob("shard-*.spacy")}
+    # an interrupted run: shard 1 was never listed
+    manifest = srsly.read_json(out / "manifest.json")
+    del manifest["shards"]["shard-00001.spacy"]
+    srsly.write_json(out / "manifest.json", manifest)
+    annotate(tagger_model, jsonl, out, shard_size=20, client=client, stdout=io.StringIO(),
+             before=record_run(str(marks)))
+    assert sorted(p.name for p in marks.iterdir()) == ["ran-1"]
+    after = {p.name: p.stat().st_mtime_ns for p in out.glob("shard-*.spacy")}
+    assert {k: v for k, v in after.items() if k != "shard-00001.spacy"} == \
+        {k: v for k, v in before.items() if k != "shard-00001.spacy"}
+    assert sorted(d.user_data["id"] for d in read_output(out)) == list(range(60))
+    with pytest.raises(ValueError, match="another shard size"):
+        annotate(tagger_model, jsonl, out, shard_size=10, client=client, stdout=io.StringIO())
+
+
+def test_annotate_redoes_the_partition_of_a_killed_worker(client, tagger_model, jsonl, tmp_path):
+    out, marks = tmp_path / "out", tmp_path / "marks"
+    marks.mkdir()
+    annotate(tagger_model, jsonl, out, shard_size=10, client=client, stdout=io.StringIO(),
+             before=die_once(str(marks), (2,)))
+    assert (marks / "died").exists()  # a worker did die in the run
+    ids = [d.user_data["id"] for d in read_output(out)]
+    assert sorted(ids) == list(range(60))  # every doc exactly once
+
+
+def test_annotate_reads_txt_folders_and_docbins(client, tagger_model, tmp_path):
+    texts = tmp_path / "texts"
+    texts.mkdir()
+    for i in range(5):
+        (texts / f"{i}.txt").write_text(f"Text number {i} is here .", encoding="utf8")
+    (texts / "bad.txt").write_bytes(b"\xff\xfe not utf-8 \xff")
+    manifest = annotate(tagger_model, texts, tmp_path / "out1", shard_size=2, client=client,
+                        stdout=io.StringIO())
+    docs = read_output(tmp_path / "out1")
+    assert sorted(d.user_data["file"] for d in docs) == [f"{i}.txt" for i in range(5)]
+    assert [b["file"] for b in manifest["bad_inputs"]] == ["bad.txt"]
+    # a DocBin in: the same docs (words) out, tagged
+    vocab = spacy.blank("en").vocab
+    gold = [eg.predicted for eg in ewt_examples(vocab, "dev", 25)]
+    DocBin(docs=gold).to_disk(tmp_path / "in.spacy")
+    annotate(tagger_model, tmp_path / "in.spacy", tmp_path / "out2", shard_size=10,
+             client=client, stdout=io.StringIO())
+    docs = read_output(tmp_path / "out2")
+    assert [[t.text for t in d] for d in docs] == [[t.text for t in d] for d in gold]
+    assert all(d.has_annotation("TAG") for d in docs)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        annotate(tagger_model, tmp_path / "missing.jsonl", tmp_path / "out3", client=client)
+
+
+# --- train -------------------------------------------------------------------
+def test_one_shard_reproduces_spacy_train(client, ewt_corpus, tmp_path):
+    """One shard, one round = one epoch of spacy train, bitwise; two rounds
+    = two epochs up to rounding (the average is summed per round)."""
+    for epochs in (1, 2):
+        serial_train(ewt_corpus, tmp_path / f"serial{epochs}", epochs)
+        train(CONFIGS / "tagger_ewt.cfg", tmp_path / f"ipm{epochs}", client=client, shards=1,
+              overrides=tagger_overrides(ewt_corpus, epochs), stdout=io.StringIO())
+        a = saved_weights(tmp_path / f"serial{epochs}" / "model-last", "lookahead_tagger")
+        b = saved_weights(tmp_path / f"ipm{epochs}" / "model-last", "lookahead_tagger")
+        if epochs == 1:
+            assert a.to_bytes() == b.to_bytes()
+        else:
+            assert len(a) == len(b) and difference(a, b) < 1e-9
+
+
+def test_ipm_is_deterministic_through_a_killed_worker(client, ewt_corpus, tmp_path):
+    """Same config, seed and shards: the same weights, even when a worker
+    dies mid-round (its shard is retrained from the same start); and the
+    IPM tagger reaches a floor of accuracy on dev."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    runs = []
+    for run, hook in (("a", None), ("b", die_once(str(marks), (1, 1)))):
+        history = train(CONFIGS / "tagger_ewt.cfg", tmp_path / run, client=client, shards=3,
+                        overrides=tagger_overrides(ewt_corpus, 2), before=hook,
+                        stdout=io.StringIO())
+        runs.append((history, saved_weights(tmp_path / run / "model-last", "lookahead_tagger")))
+    assert (marks / "died").exists()
+    assert runs[0][1].to_bytes() == runs[1][1].to_bytes()
+    history = runs[0][0]
+    assert history[-1]["scores"]["tag_acc"] > 0.85  # 600 sentences, 2 rounds (serial: ~0.87)
+    # model-best is an ordinary pipeline: spacy.load + evaluate give its score
+    best = max(h["score"] for h in history)
+    nlp = spacy.load(tmp_path / "a" / "model-best")
+    from spacy.training import Corpus
+    dev = Corpus(ewt_corpus / "dev.spacy", gold_preproc=True)(nlp)
+    assert abs(nlp.evaluate(dev)["tag_acc"] - best) < 1e-12
+
+
+def chunker_overrides(n_train: int, n_dev: int, epochs: int):
+    return {"paths.train": str(CONLL2000 / "train.txt"), "paths.dev": str(CONLL2000 / "test.txt"),
+            "corpora.train.limit": n_train, "corpora.dev.limit": n_dev,
+            "training.max_epochs": epochs, "paths.curves": None}
+
+
+def test_iterative_and_oneshot_mixing_of_the_chunker(client, tmp_path):
+    """Round 1 is the same for both (every shard starts from zero); then
+    iterative mixing restarts from the mix and one-shot does not."""
+    results = {}
+    for mixing, weighting in (("iterative", "uniform"), ("oneshot", "uniform"),
+                              ("iterative", "updates")):
+        history = train(CONFIGS / "chunker_conll2000.cfg", tmp_path / f"{mixing}-{weighting}",
+                        client=client, shards=2, mixing=mixing, weighting=weighting,
+                        overrides=chunker_overrides(400, 150, 2), stdout=io.StringIO())
+        results[mixing, weighting] = history
+        assert history[-1]["scores"]["chunks_f"] > 0.75
+    iterative, oneshot = results["iterative", "uniform"], results["oneshot", "uniform"]
+    assert iterative[0]["score"] == oneshot[0]["score"]
+    assert iterative[1]["losses"] != oneshot[1]["losses"]
+    a, b = (saved_weights(tmp_path / f"{m}-uniform" / "model-last", "lookahead_chunker")
+            for m in ("iterative", "oneshot"))
+    assert difference(a, b) > 0
+    with pytest.raises(ValueError, match="unknown mixing"):
+        train(CONFIGS / "chunker_conll2000.cfg", None, client=client, mixing="twice")
+
+
+def test_ipm_trains_the_fr_chunker(client, tmp_path):
+    history = train(CONFIGS / "fr_chunker_conll2000.cfg", tmp_path / "fr", client=client,
+                    shards=2, overrides=chunker_overrides(200, 100, 1), stdout=io.StringIO())
+    assert history[-1]["scores"]["chunks_f"] > 0.5
+    assert spacy.load(tmp_path / "fr" / "model-best").pipe_names == ["fr_chunker"]
+
+
+@pytest.mark.parametrize("learner", [
+    {"components.lookahead_tagger.learner": "sapo"},
+    {"components.lookahead_tagger.search": "beam", "components.lookahead_tagger.beam_width": 4,
+     "components.lookahead_tagger.update": "max_violation"},
+], ids=["sapo", "beam-max-violation"])
+def test_ipm_trains_every_learner(client, ewt_corpus, tmp_path, learner):
+    history = train(CONFIGS / "tagger_ewt.cfg", tmp_path / "out", client=client, shards=2,
+                    overrides={**tagger_overrides(ewt_corpus, 1), **learner,
+                               "corpora.train.limit": 300, "corpora.dev.limit": 100},
+                    stdout=io.StringIO())
+    assert history[-1]["scores"]["tag_acc"] > 0.7
+    loaded = spacy.load(tmp_path / "out" / "model-last").get_pipe("lookahead_tagger")
+    assert loaded.cfg["learner"] == ("sapo" if "sapo" in str(learner) else "perceptron")
