@@ -287,7 +287,7 @@ def test_iterative_and_oneshot_mixing_of_the_chunker(client, tmp_path):
                         client=client, shards=2, mixing=mixing, weighting=weighting,
                         overrides=chunker_overrides(400, 150, 2), stdout=io.StringIO())
         results[mixing, weighting] = history
-        assert history[-1]["scores"]["chunks_f"] > 0.75
+        assert history[-1]["scores"]["spans_chunks_f"] > 0.75
     iterative, oneshot = results["iterative", "uniform"], results["oneshot", "uniform"]
     assert iterative[0]["score"] == oneshot[0]["score"]
     assert iterative[1]["losses"] != oneshot[1]["losses"]
@@ -301,7 +301,7 @@ def test_iterative_and_oneshot_mixing_of_the_chunker(client, tmp_path):
 def test_ipm_trains_the_fr_chunker(client, tmp_path):
     history = train(CONFIGS / "fr_chunker_conll2000.cfg", tmp_path / "fr", client=client,
                     shards=2, overrides=chunker_overrides(200, 100, 1), stdout=io.StringIO())
-    assert history[-1]["scores"]["chunks_f"] > 0.5
+    assert history[-1]["scores"]["spans_chunks_f"] > 0.5
     assert spacy.load(tmp_path / "fr" / "model-best").pipe_names == ["fr_chunker"]
 
 
