@@ -47,6 +47,7 @@ ABLATIONS: Dict[str, Tuple[str, Dict[str, object]]] = {
     "ltr": ("direction", {"direction": "ltr"}),
     "beam50": ("search", {"search": "beam", "beam_width": 50, "update": "standard"}),
     "averaged": ("averaging", {"average": True}),
+    "averaged_gamma_0.05": ("averaging", {"average": True, "learning_rate": 0.05}),
     "label_trigrams": ("features", {"label_trigrams": True}),
 }
 
