@@ -88,7 +88,8 @@ def test_marginals_are_the_brute_force_ones(nr_class, length, direction, constra
     rng = random.Random(seed)
     keep_rows(seed % 2 == 0, seed % 3 != 0)
     system, atoms, W = random_model(nr_class, length, direction, constrained, rng)
-    assert Lattice(system.instances([atoms])[0], W, temperature).factored == (seed % 3 != 0)
+    # factored unless switched off, or the scores / tau span more than the factors allow
+    assert Lattice(system.instances([atoms])[0], W, temperature).factored <= (seed % 3 != 0)
     (probs, log_z), = marginals(system.instances([atoms]), W, temperature)
     expected, expected_z = brute_force(system, atoms, W, temperature)
     assert probs.shape == (length, nr_class)
