@@ -454,3 +454,20 @@ def test_weights_of_other_feature_settings_are_refused(tmp_path):
         (rtl / "lookahead_tagger" / "weights").read_bytes())
     with pytest.raises(ValueError, match="checksum.*feature settings"):
         spacy.load(ltr)
+
+
+def test_weights_saved_before_the_checksum_covered_settings_say_so(tmp_path):
+    """A file sealed with the earlier checksum (weights and labels only) is
+    refused with an error that says it comes from an earlier version, not
+    that it is damaged."""
+    import srsly
+    from spacy_lookahead.pipes import integrity
+    make = lambda v: ewt_examples(v, "train", 30)  # noqa: E731
+    path = saved(trained("lookahead_tagger", {"depth": 0}, make, 1), tmp_path / "old")
+    weights_file = path / "lookahead_tagger" / "weights"
+    msg = srsly.msgpack_loads(weights_file.read_bytes())
+    labels = srsly.read_json(path / "lookahead_tagger" / "cfg")["labels"]
+    msg["header"]["sha256"] = integrity._checksum_without_settings(msg["weights"], labels)
+    weights_file.write_bytes(srsly.msgpack_dumps(msg))
+    with pytest.raises(ValueError, match="saved by an earlier spacy-lookahead.*Re-train"):
+        spacy.load(path)

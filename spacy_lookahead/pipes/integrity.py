@@ -29,6 +29,14 @@ def _checksum(weights: bytes, labels: List[str], settings: Dict[str, Any]) -> st
     return digest.hexdigest()
 
 
+def _checksum_without_settings(weights: bytes, labels: List[str]) -> str:
+    """The checksum of files saved before it covered the feature settings:
+    recognised to say so, never accepted."""
+    digest = hashlib.sha256(weights)
+    digest.update(srsly.json_dumps(list(labels)).encode("utf8"))
+    return digest.hexdigest()
+
+
 def seal(component: str, labels: List[str], settings: Dict[str, Any], weights: bytes) -> bytes:
     """The weights bytes with their header; `settings`: the feature settings."""
     header = {"format": FORMAT, "version": VERSION, "component": component,
@@ -63,6 +71,12 @@ def unseal(component: str, labels: List[str], settings: Dict[str, Any], data: by
             f"{component!r}: the model files are swapped or mismatched. Load each component "
             "from its own directory.")
     weights = msg.get("weights")
+    if isinstance(weights, bytes) and header.get("sha256") == _checksum_without_settings(weights, labels):
+        raise ModelFileError(
+            f"{source} was saved by an earlier spacy-lookahead "
+            f"({header.get('written_by', 'an unknown version')}) whose checksum leaves out the "
+            "feature settings, which this version checks: the file is intact but cannot be "
+            "verified. Re-train the model, or load it with the version that saved it.")
     if not isinstance(weights, bytes) or header.get("sha256") != _checksum(weights, labels, settings):
         raise ModelFileError(
             f"{source} fails its checksum: the weights are damaged, or do not belong to the "
