@@ -10,10 +10,13 @@ the n best: the probability of a tag or of a span is then a marginal, not
 the mass of the n best that agree on it. tau (the temperature) scales the
 scores; 1 is the model's own distribution.
 
-Cost per doc: T C scorings and T C^2 exponentials (each row and its
-factors are kept for the backward pass while they fit in ROW_CACHE doubles;
-longer docs make them again, so memory stays bounded), and O(T C^2)
-multiply-adds."""
+Cost per doc, for a homogeneous system (the tagging systems: emissions of
+the step plus transitions of the previous action; the transition factors
+made once per batch, Transitions): T C exponentials and O(T C^2)
+multiply-adds. For any other first-order system, or where the scores / tau
+span too wide a range for the factors: T C scorings and T C^2 exponentials
+(each row and its factors kept for the backward pass while they fit in
+ROW_CACHE doubles; longer docs make them again, so memory stays bounded)."""
 from libc.math cimport INFINITY, exp, log, log1p
 
 import numpy
