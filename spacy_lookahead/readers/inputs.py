@@ -8,9 +8,16 @@ hands it its own answers.
 spaCy's `Corpus` builds the predicted docs from the words alone; here it
 reads the DocBin (sentence splitting, `limit`, `max_length` are spaCy's) and
 this module's augmenter rebuilds each predicted doc from the reference's
-tokens plus the named inputs."""
+tokens plus the named inputs.
+
+With `inputs_path`, the inputs come from a second DocBin of the same docs
+in the same order instead of the gold: e.g. jackknifed POS tags
+(`python -m spacy_lookahead jackknife`), so that a parser trains on the
+kind of tags it will see. The two corpora are read side by side and a
+mismatch in the words is an error.""")
+from itertools import zip_longest
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, List, Sequence, Union
+from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Union
 
 from spacy.language import Language
 from spacy.tokens import Doc, Span
@@ -60,10 +67,45 @@ class KeepInputs:
         return doc
 
 
+class InputsFrom:
+    """Examples of the gold corpus whose predicted docs take the `inputs`
+    from a second corpus of the same docs (read in step with the first)."""
+
+    def __init__(self, gold: Corpus, source: Corpus, keep: KeepInputs, inputs_path: Path) -> None:
+        self.gold, self.source, self.keep, self.inputs_path = gold, source, keep, inputs_path
+
+    def __call__(self, nlp: Language) -> Iterator[Example]:
+        for k, (eg, src) in enumerate(zip_longest(self.gold(nlp), self.source(nlp))):
+            if eg is None or src is None:
+                raise ValueError(f"keep_inputs: {self.inputs_path} has "
+                                 f"{'more' if eg is None else 'fewer'} docs than the corpus "
+                                 f"(first difference at example {k}): make it from the same "
+                                 "corpus (e.g. with python -m spacy_lookahead jackknife)")
+            words = [t.text for t in eg.reference]
+            if [t.text for t in src.reference] != words:
+                raise ValueError(f"keep_inputs: example {k} of {self.inputs_path} has other words "
+                                 f"than the corpus ({' '.join(words)[:60]!r}): make it from the "
+                                 "same corpus, in the same order, with the same limit and max_length")
+            yield Example(self.keep.predicted(nlp, src.reference), eg.reference)
+
+
 @registry.readers("spacy_lookahead.keep_inputs.v1")
 def create_keep_inputs_reader(path: Union[str, Path], inputs: List[str], gold_preproc: bool = True,
-                              limit: int = 0, max_length: int = 0) -> Callable[[Language], Iterable[Example]]:
+                              limit: int = 0, max_length: int = 0,
+                              inputs_path: Optional[Union[str, Path]] = None
+                              ) -> Callable[[Language], Iterable[Example]]:
     """spaCy's Corpus over a DocBin with the gold `inputs` copied onto the
-    predicted docs (gold tokenisation; `gold_preproc` splits into sentences)."""
-    return Corpus(path, gold_preproc=gold_preproc, limit=limit, max_length=max_length,
-                  augmenter=KeepInputs(inputs))
+    predicted docs (gold tokenisation; `gold_preproc` splits into sentences);
+    with `inputs_path`, the inputs of the same docs in that DocBin instead
+    (e.g. jackknifed tags)."""
+    keep = KeepInputs(inputs)
+    if inputs_path is None:
+        return Corpus(path, gold_preproc=gold_preproc, limit=limit, max_length=max_length,
+                      augmenter=keep)
+    if not Path(inputs_path).exists():
+        raise ValueError(f"keep_inputs: inputs_path {inputs_path} not found: make it first "
+                         "(e.g. python -m spacy_lookahead jackknife CONFIG TRAIN.spacy "
+                         f"{inputs_path})")
+    return InputsFrom(Corpus(path, gold_preproc=gold_preproc, limit=limit, max_length=max_length),
+                      Corpus(inputs_path, gold_preproc=gold_preproc, limit=limit,
+                             max_length=max_length), keep, Path(inputs_path))
