@@ -39,7 +39,7 @@ REQUIREMENT = f"spacy-lookahead>={VERSION}"
 # dotted key, meta key)
 PIPELINES: Dict[str, Dict[str, Any]] = {
     "en_lookahead_ewt": {
-        "config": "configs/pipeline_ewt.cfg",
+        "config": "configs/package_ewt.cfg",
         "sources": {
             "full": {"tagger": "training/tagger_d1/model-best",
                      "parser": "training/parser_depth_d1/model-best"},

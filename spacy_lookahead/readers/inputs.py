@@ -14,7 +14,7 @@ With `inputs_path`, the inputs come from a second DocBin of the same docs
 in the same order instead of the gold: e.g. jackknifed POS tags
 (`python -m spacy_lookahead jackknife`), so that a parser trains on the
 kind of tags it will see. The two corpora are read side by side and a
-mismatch in the words is an error.""")
+mismatch in the words is an error."""
 from itertools import zip_longest
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Union

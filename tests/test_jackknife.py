@@ -1,0 +1,105 @@
+"""Jackknifing (spacy_lookahead/jackknife.py) and the reader that trains a
+parser on its tags (keep_inputs.v1 with inputs_path)."""
+import sys
+from pathlib import Path
+
+import pytest
+import spacy
+from spacy.tokens import Doc, DocBin
+
+from spacy_lookahead.jackknife import fold_bounds, jackknife
+from spacy_lookahead.readers.inputs import create_keep_inputs_reader
+
+from ewt import ewt_examples
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("n,k", [(10, 10), (12544, 10), (7, 3), (100, 2)])
+def test_folds_are_contiguous_cover_every_doc_once_and_differ_by_one_at_most(n, k):
+    bounds = fold_bounds(n, k)
+    assert len(bounds) == k
+    assert [i for fold in bounds for i in fold] == list(range(n))
+    sizes = [len(fold) for fold in bounds]
+    assert max(sizes) - min(sizes) <= 1
+
+
+@pytest.mark.parametrize("n,k", [(10, 1), (5, 6)])
+def test_bad_fold_counts_are_refused(n, k):
+    with pytest.raises(ValueError, match="--folds"):
+        fold_bounds(n, k)
+
+
+def sentences(nlp, tags_list):
+    words = ["a", "b", "c"]
+    return [Doc(nlp.vocab, words=words, tags=tags, heads=[1, 1, 1], deps=["x", "ROOT", "y"])
+            for tags in tags_list]
+
+
+def test_inputs_path_puts_the_second_corpus_tags_on_the_predicted_docs(tmp_path):
+    nlp = spacy.blank("en")
+    gold = sentences(nlp, [["G1", "G2", "G3"], ["G4", "G5", "G6"]])
+    DocBin(docs=gold).to_disk(tmp_path / "gold.spacy")
+    other = [Doc(nlp.vocab, words=["a", "b", "c"], tags=tags)
+             for tags in (["P1", "P2", "P3"], ["P4", "P5", "P6"])]
+    DocBin(docs=other).to_disk(tmp_path / "tags.spacy")
+    reader = create_keep_inputs_reader(tmp_path / "gold.spacy", inputs=["tag"],
+                                       inputs_path=tmp_path / "tags.spacy")
+    examples = list(reader(nlp))
+    assert [[t.tag_ for t in eg.predicted] for eg in examples] == [["P1", "P2", "P3"],
+                                                                   ["P4", "P5", "P6"]]
+    assert [[t.tag_ for t in eg.reference] for eg in examples] == [["G1", "G2", "G3"],
+                                                                   ["G4", "G5", "G6"]]
+    assert [t.dep_ for t in examples[0].reference] == ["x", "ROOT", "y"]
+    assert not examples[0].predicted.has_annotation("DEP")
+
+
+def test_inputs_path_that_does_not_match_the_corpus_is_an_error(tmp_path):
+    nlp = spacy.blank("en")
+    DocBin(docs=sentences(nlp, [["G"] * 3, ["G"] * 3])).to_disk(tmp_path / "gold.spacy")
+    DocBin(docs=[Doc(nlp.vocab, words=["a", "b", "c"], tags=["P"] * 3)]).to_disk(tmp_path / "one.spacy")
+    DocBin(docs=[Doc(nlp.vocab, words=["a", "x", "c"], tags=["P"] * 3)] * 2).to_disk(tmp_path / "x.spacy")
+    with pytest.raises(ValueError, match="fewer docs"):
+        list(create_keep_inputs_reader(tmp_path / "gold.spacy", inputs=["tag"],
+                                       inputs_path=tmp_path / "one.spacy")(nlp))
+    with pytest.raises(ValueError, match="other words"):
+        list(create_keep_inputs_reader(tmp_path / "gold.spacy", inputs=["tag"],
+                                       inputs_path=tmp_path / "x.spacy")(nlp))
+    with pytest.raises(ValueError, match="not found.*jackknife"):
+        create_keep_inputs_reader(tmp_path / "gold.spacy", inputs=["tag"],
+                                  inputs_path=tmp_path / "missing.spacy")
+
+
+def test_jackknife_tags_every_training_doc_with_a_model_that_never_saw_it(tmp_path, shared_data):
+    nlp = spacy.blank("en")
+    gold = [eg.reference for eg in ewt_examples(nlp.vocab, "train", 150)]
+    DocBin(docs=gold).to_disk(tmp_path / "train.spacy")
+    DocBin(docs=[eg.reference for eg in ewt_examples(nlp.vocab, "dev", 40)]).to_disk(tmp_path / "dev.spacy")
+    args = dict(folds=3, jobs=2, overrides=["--paths.dev", str(tmp_path / "dev.spacy"),
+                                            "--training.max_epochs", "2"])
+    report = jackknife(ROOT / "configs" / "tagger_ewt.cfg", tmp_path / "train.spacy",
+                       tmp_path / "jk.spacy", **args)
+    out = list(DocBin().from_disk(tmp_path / "jk.spacy").get_docs(nlp.vocab))
+    assert [[t.text for t in d] for d in out] == [[t.text for t in d] for d in gold]
+    assert [[t.is_sent_start for t in d] for d in out] == [[t.is_sent_start for t in d] for d in gold]
+    assert all(d.has_annotation("TAG") for d in out)
+    # a tagger trained on 100 sentences tags the other 50 far from perfectly;
+    # one trained on all 150 would tag them almost perfectly
+    assert 0.5 < report["tag_acc"] < 0.95
+    right = sum(t.tag_ == g.tag_ for d, r in zip(out, gold) for t, g in zip(d, r))
+    assert right == pytest.approx(report["tag_acc"] * sum(len(d) for d in gold))
+    assert (tmp_path / "jk.json").exists()
+    # a re-run trains nothing again
+    model = tmp_path / "jk.folds" / "fold0" / "model-best" / "meta.json"
+    before = model.stat().st_mtime_ns
+    jackknife(ROOT / "configs" / "tagger_ewt.cfg", tmp_path / "train.spacy", tmp_path / "jk.spacy",
+              **args)
+    assert model.stat().st_mtime_ns == before
+
+
+def test_jackknife_command_refuses_a_paths_train_override(tmp_path, capsys):
+    from spacy_lookahead.jackknife import main
+    with pytest.raises(SystemExit):
+        main([str(ROOT / "configs" / "tagger_ewt.cfg"), str(tmp_path / "t.spacy"),
+              str(tmp_path / "o.spacy"), "--paths.train", "x"])
+    assert "--paths.train is set per fold" in capsys.readouterr().err
