@@ -167,12 +167,13 @@ class SequencePipe(TransitionPipe):
         if self._fits_temperature():
             self.fit_temperature(examples)
         scores = super().score(examples, **kwargs)
-        if self.is_sapo:
+        if self.is_sapo or self.cfg.get("alternatives", False):
             scores[f"{self.name}_temperature"] = self.temperature
         return scores
 
     def _fits_temperature(self) -> bool:
-        return (self.is_sapo and self.cfg["temperature"] is None and self._seen > 0
+        return ((self.is_sapo or self.cfg.get("alternatives", False))
+                and self.cfg["temperature"] is None and self._seen > 0
                 and self.system.first_order
                 and self._fitted_for != (id(self.weights), self.weights.version))
 

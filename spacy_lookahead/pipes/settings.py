@@ -138,6 +138,8 @@ def check_values(name: str, s: Dict[str, Any]) -> None:
         fail("temperature", "null (fitted on the dev data during training) or a number in (0, 100]")
     if "average" in s and not isinstance(s["average"], bool):
         fail("average", "true or false")
+    if "alternatives" in s and not isinstance(s["alternatives"], bool):
+        fail("alternatives", "true or false")
 
 
 def unused_settings(s: Dict[str, Any]) -> Dict[str, str]:
@@ -151,7 +153,7 @@ def unused_settings(s: Dict[str, Any]) -> Dict[str, str]:
     else:
         for key in ("n", "learning_rate", "learning_rate_decay", "l2", "probabilities",
                     "temperature", "average"):
-            if key in s:
+            if key in s and not (key == "temperature" and s.get("alternatives")):
                 unused[key] = "learner = sapo"
         if s["search"] != "lookahead":
             unused["depth"] = "search = lookahead"

@@ -1,14 +1,14 @@
 """`lookahead_tagger`: POS tagging with depth-D lookahead search and the
 margin perceptron (Tsuruoka et al. 2011, Sections 3 and 4.1)."""
-from typing import Callable, Iterable, List, Optional
+from typing import Callable, Iterable, List, Optional, Tuple
 
 import numpy
 from spacy.language import Language
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Token
 from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 
-from ..core.marginals import Lattice
+from ..core.marginals import Lattice, Transitions
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
 from .settings import Direction, Learner, Probabilities, Search, Target, Update, config_error
 from .spaces import SPACE_POS, SPACE_TAG
@@ -17,6 +17,22 @@ from .transition import Prediction, token_probability
 TARGETS = ("tag", "pos")
 TAG_PROBS = "tag_probs"  # doc.user_data key of the SAPO tag probabilities
 token_probability("tag_prob", TAG_PROBS)
+# doc.user_data keys of each token's alternative tag (setting `alternatives`):
+# the tag's string hash (0: none) and its probability
+TAG_ALTERNATIVE = "tag_alternative"
+TAG_ALTERNATIVE_PROB = "tag_alternative_prob"
+
+
+def _tag_alternative(token) -> Optional[Tuple[str, float]]:
+    alts = token.doc.user_data.get(TAG_ALTERNATIVE)
+    probs = token.doc.user_data.get(TAG_ALTERNATIVE_PROB)
+    if alts is None or probs is None or len(alts) != len(token.doc) or not alts[token.i]:
+        return None
+    return token.doc.vocab.strings[int(alts[token.i])], float(probs[token.i])
+
+
+if not Token.has_extension(TAG_ALTERNATIVE):
+    Token.set_extension(TAG_ALTERNATIVE, getter=_tag_alternative)
 
 
 @Language.factory(
@@ -26,13 +42,14 @@ token_probability("tag_prob", TAG_PROBS)
         "direction": "ltr",
         "target": "tag",
         "tag_trigrams": False,
+        "alternatives": False,
         **SEQUENCE_DEFAULTS,
         "scorer": {"@scorers": "spacy_lookahead.tagger_scorer.v1"},
     },
     default_score_weights={"tag_acc": 1.0, "pos_acc": None},
 )
 def make_lookahead_tagger(nlp: Language, name: str, direction: Direction, target: Target,
-                          tag_trigrams: bool, search: Search, depth: int, margin: float,
+                          tag_trigrams: bool, alternatives: bool, search: Search, depth: int, margin: float,
                           beam_width: int, update: Update, learner: Learner, n: int,
                           learning_rate: float, learning_rate_decay: float, l2: float, n_threads: int,
                           probabilities: Probabilities, temperature: Optional[float], average: bool,
@@ -42,6 +59,12 @@ def make_lookahead_tagger(nlp: Language, name: str, direction: Direction, target
     direction: "ltr" or "rtl", the order in which tokens are tagged.
     target: "tag" (token.tag_, e.g. PTB/XPOS) or "pos" (token.pos_, UPOS).
     tag_trigrams: add (t-1, t-2) history features (the paper's "+ tag trigram").
+    alternatives: also give each token the most probable tag other than the
+        one chosen, with its probability (`token._.tag_alternative`: (tag, p)
+        or None on whitespace), from the exact marginals of the model's
+        distribution at its temperature (fitted on the dev data while
+        training, as SAPO's; perceptrons too). First-order models only
+        (tag_trigrams = false). A parser can read it (its tag_alternatives).
     search, depth, margin, beam_width, update: the search and the perceptron
         update: "greedy", "lookahead" (depth D, margin C; Tsuruoka et al.
         Figures 2-3) or "beam" (width k, violation-fixing `update`; Huang et al.).
@@ -61,7 +84,7 @@ def make_lookahead_tagger(nlp: Language, name: str, direction: Direction, target
     average: SAPO predicts with the averaged weights (Algorithm 1 does not).
     """
     return LookaheadTagger(nlp.vocab, name, direction=direction, target=target,
-                           tag_trigrams=tag_trigrams, search=search, depth=depth, margin=margin,
+                           tag_trigrams=tag_trigrams, alternatives=alternatives, search=search, depth=depth, margin=margin,
                            beam_width=beam_width, update=update, learner=learner, n=n,
                            learning_rate=learning_rate, learning_rate_decay=learning_rate_decay,
                            l2=l2, n_threads=n_threads, probabilities=probabilities,
@@ -77,15 +100,19 @@ class LookaheadTagger(SequencePipe):
     feature_set = "pos"
 
     def __init__(self, vocab: Vocab, name: str = "lookahead_tagger", *, direction: str = "ltr",
-                 target: str = "tag", tag_trigrams: bool = False,
+                 target: str = "tag", tag_trigrams: bool = False, alternatives: bool = False,
                  scorer: Optional[Callable] = None, **search_settings) -> None:
         """search_settings: search, depth, margin, beam_width, update, learner,
         n, learning_rate, learning_rate_decay, l2 (settings.py)."""
         if target not in TARGETS:
             raise config_error(name, "target", f"[{name}] target must be one of {TARGETS}, got {target!r}")
+        if alternatives is True and tag_trigrams:
+            raise config_error(name, "alternatives", f"[{name}] alternatives come from the exact "
+                               "marginals of a first-order model: set tag_trigrams = false, or "
+                               "alternatives = false.")
         super().__init__(vocab, name, direction=direction, scorer=scorer,
-                         search_settings=search_settings, target=target,
-                         tag_trigrams=bool(tag_trigrams))
+                         search_settings={**search_settings, "alternatives": alternatives},
+                         target=target, tag_trigrams=bool(tag_trigrams))
 
     @property
     def attr(self) -> str:
@@ -128,6 +155,45 @@ class LookaheadTagger(SequencePipe):
         gold = numpy.asarray([ids.get(t, -1) if t else -1 for t in aligned], dtype="int32")
         return gold if index is None else gold[index]
 
+    def predict(self, docs: Iterable[Doc]) -> List[Prediction]:
+        """As TransitionPipe's; with `alternatives`, also each token's
+        alternative tag (second_best)."""
+        docs = list(docs)
+        predictions = super().predict(docs)
+        if not self.cfg["alternatives"]:
+            return predictions
+        return [p._replace(alternatives=a)
+                for p, a in zip(predictions, self.second_best(docs, [p.best for p in predictions]))]
+
+    def second_best(self, docs: List[Doc], best: List[numpy.ndarray]
+                    ) -> List[Tuple[numpy.ndarray, numpy.ndarray]]:
+        """Per doc: the id of each token's most probable tag other than its
+        tag in `best` (ids over the doc's tokens), and its marginal
+        probability under p(y | x) = exp(w . Phi / tau) / Z (the exact
+        marginals of the first-order lattice, core/marginals.pyx);
+        -1 and 0 on whitespace tokens and where there is no other tag."""
+        inputs, indexes = self.inputs_and_indexes(docs)
+        instances = self.instances(docs, None, indexes, inputs)
+        W, tau, system = self.averaged_weights, self.temperature, self.system
+        transitions = Transitions(system, W, tau) if system.homogeneous else None
+        out = []
+        for inst, index, doc, tags in zip(instances, indexes, docs, best):
+            m = Lattice(inst, W, tau, True, transitions).marginals()  # (steps, tags)
+            if self.cfg["direction"] == "rtl":
+                m = m[::-1]
+            content = tags if index is None else tags[index]
+            ids = numpy.full((len(doc),), -1, dtype="int32")
+            probs = numpy.zeros((len(doc),), dtype="float64")
+            if len(content) and m.shape[1] > 1:
+                m = m.copy()
+                m[numpy.arange(len(content)), content] = -1.0
+                alt = m.argmax(axis=1).astype("int32")
+                where = slice(None) if index is None else index
+                ids[where] = alt
+                probs[where] = m[numpy.arange(len(content)), alt]
+            out.append((ids, probs))
+        return out
+
     def expand(self, output: numpy.ndarray, index: numpy.ndarray, n: int) -> numpy.ndarray:
         """-1 (the space tag) on the whitespace tokens."""
         out = numpy.full((n,), -1, dtype="int32")
@@ -159,6 +225,11 @@ class LookaheadTagger(SequencePipe):
                                              dtype="uint64")[:, None]
             if len(out.best):
                 doc.from_array(attrs, label_hashes[out.best])
+            if out.alternatives is not None:
+                ids, probs = out.alternatives
+                doc.user_data[TAG_ALTERNATIVE] = numpy.where(
+                    ids >= 0, label_hashes[ids, 0], 0).astype("uint64")
+                doc.user_data[TAG_ALTERNATIVE_PROB] = probs
             if out.scores is not None:
                 doc.user_data[TAG_PROBS] = numpy.asarray(out.scores, dtype="float64")
             elif out.probs is not None:

@@ -27,11 +27,13 @@ class Prediction(NamedTuple):
     in document order, or a tree), and with SAPO the n best outputs and their
     probabilities (eq. 1: a softmax over the n best); with SAPO and
     probabilities = "marginals", `scores`: the exact probability of each
-    part of the best output (per token, or per span)."""
+    part of the best output (per token, or per span); a tagger with
+    `alternatives`: each token's second-best tag id and its probability."""
     best: Any
     nbest: Optional[List[Any]] = None
     probs: Optional[numpy.ndarray] = None
     scores: Optional[numpy.ndarray] = None
+    alternatives: Optional[Tuple[numpy.ndarray, numpy.ndarray]] = None
 
 
 def token_probability(extension: str, key: str) -> None:
@@ -73,7 +75,7 @@ class TransitionPipe(SearchPipe):
         checked = validate_search_settings(name, search_settings, self.search_defaults)
         super().__init__(vocab, name, scorer=scorer, **checked, **settings)
         self._system: Optional[TransitionSystem] = None
-        self._seen = 0  # training examples seen (SAPO's epoch count)
+        self._seen = 0  # training examples seen (SAPO's epoch count; > 0: training)
         # Beam training: how many updates, and how many were not violations
         # (only possible for the standard update; Huang et al. Figure 5).
         self.update_stats = {"updates": 0, "invalid": 0, "docs": 0, "skipped": 0}
@@ -137,8 +139,10 @@ class TransitionPipe(SearchPipe):
     @property
     def temperature(self) -> float:
         """tau of SAPO's p(y | x) = exp(w . Phi(x, y) / tau) / Z: the setting,
-        or where it is null the one fitted on the dev data (1 until then)."""
-        if not self.is_sapo:
+        or where it is null the one fitted on the dev data (1 until then).
+        A perceptron has one where it gives probabilities (a tagger's
+        `alternatives`), else 1."""
+        if not self.is_sapo and not self.cfg.get("alternatives"):
             return 1.0
         tau = self.cfg.get("temperature")
         return float(tau if tau is not None else self.cfg.get("fitted_temperature") or 1.0)
@@ -194,6 +198,7 @@ class TransitionPipe(SearchPipe):
                                     cfg["beam_width"], self.exact_topn, cfg["update"])
             self._seen += len(examples)
             return loss
+        self._seen += len(examples)  # (a perceptron's: "training", for the temperature fit)
         if cfg["search"] == "beam":
             stats = learners.violation_fixing_perceptron(instances, self.weights,
                                                          cfg["beam_width"], cfg["update"])
