@@ -103,3 +103,29 @@ def test_jackknife_command_refuses_a_paths_train_override(tmp_path, capsys):
         main([str(ROOT / "configs" / "tagger_ewt.cfg"), str(tmp_path / "t.spacy"),
               str(tmp_path / "o.spacy"), "--paths.train", "x"])
     assert "--paths.train is set per fold" in capsys.readouterr().err
+
+
+def test_tag_alternatives_travel_with_their_sentence(tmp_path):
+    """A tagger's per-token alternatives (doc.user_data arrays) reach the
+    predicted doc of each sentence, sliced to it (Span.as_doc drops them)."""
+    import numpy
+    nlp = spacy.blank("en")
+    words = ["a", "b", ".", "c", "d", "."]
+    starts = [True, False, False, True, False, False]
+    gold = Doc(nlp.vocab, words=words, tags=["G"] * 6, sent_starts=starts)
+    DocBin(docs=[gold]).to_disk(tmp_path / "gold.spacy")
+    tagged = Doc(nlp.vocab, words=words, tags=["P"] * 6, sent_starts=starts)
+    alts = numpy.asarray([nlp.vocab.strings.add(t) for t in "UVWXYZ"], dtype="uint64")
+    tagged.user_data["tag_alternative"] = alts
+    tagged.user_data["tag_alternative_prob"] = numpy.linspace(0.1, 0.6, 6)
+    DocBin(docs=[tagged], store_user_data=True).to_disk(tmp_path / "tagged.spacy")
+    reader = create_keep_inputs_reader(tmp_path / "gold.spacy", inputs=["tag", "tag_alternatives"],
+                                       inputs_path=tmp_path / "tagged.spacy")
+    first, second = list(reader(nlp))
+    assert [t.text for t in second.predicted] == ["c", "d", "."]
+    assert list(second.predicted.user_data["tag_alternative"]) == list(alts[3:])
+    assert list(first.predicted.user_data["tag_alternative_prob"]) == pytest.approx([0.1, 0.2, 0.3])
+    assert [t._.tag_alternative[0] for t in second.predicted] == ["X", "Y", "Z"]
+    plain = create_keep_inputs_reader(tmp_path / "gold.spacy", inputs=["tag", "tag_alternatives"])
+    with pytest.raises(ValueError, match="alternatives = true"):
+        list(plain(nlp))

@@ -170,3 +170,50 @@ def test_threads_predict_like_one_thread(small_nlp):
     with ThreadPoolExecutor(4) as pool:
         parallel = list(pool.map(lambda text: [t.tag_ for t in fresh(text)], texts))
     assert parallel == serial
+
+
+@pytest.mark.parametrize("direction", ["ltr", "rtl"])
+def test_alternatives_are_the_most_probable_other_tags_under_the_exact_marginals(direction,
+                                                                              tmp_path):
+    """A perceptron tagger with alternatives: each token's alternative is
+    argmax over the other tags of the lattice marginals at the temperature
+    fitted on the scored data, which the model keeps after a round trip."""
+    import numpy
+    from spacy_lookahead.core.marginals import Lattice
+    nlp = spacy.blank("en")
+    train = ewt_examples(nlp.vocab, "train", 200)
+    nlp = train_tagger(train, epochs=2, depth=1, direction=direction, alternatives=True)
+    tagger = nlp.get_pipe("lookahead_tagger")
+    assert tagger.cfg.get("fitted_temperature") is None
+    nlp.evaluate(ewt_examples(nlp.vocab, "dev", 60))  # as spacy train scores dev: fits tau
+    tau = tagger.cfg["fitted_temperature"]
+    assert tau > 0 and tau != 1.0 and tagger.temperature == tau
+    docs = list(nlp.pipe(eg.predicted for eg in ewt_examples(nlp.vocab, "dev", 8)))
+    names = tagger.actions
+    for doc in docs:
+        (inst,) = tagger.instances([Doc(nlp.vocab, words=[t.text for t in doc])])
+        m = Lattice(inst, tagger.averaged_weights, tau, True).marginals()
+        if direction == "rtl":
+            m = m[::-1]
+        for i, token in enumerate(doc):
+            other, p = token._.tag_alternative
+            chosen = names.index(token.tag_)
+            row = m[i].copy()
+            row[chosen] = -1
+            assert other == names[int(row.argmax())] != token.tag_
+            assert p == pytest.approx(row.max(), abs=1e-12)
+            assert p + m[i, chosen] <= 1 + 1e-9
+    again = reload_pipeline(nlp, "disk", tmp_path)
+    assert again.get_pipe("lookahead_tagger").temperature == tau
+    redo = list(again.pipe(Doc(again.vocab, words=[t.text for t in d]) for d in docs))
+    for a, b in zip(docs, redo):
+        assert [t._.tag_alternative for t in a] == [t._.tag_alternative for t in b]
+
+
+def test_alternatives_need_a_first_order_tagger_and_are_off_by_default(small_nlp):
+    nlp = spacy.blank("en")
+    with pytest.raises(ValueError, match="tag_trigrams = false"):
+        nlp.add_pipe("lookahead_tagger", config={"alternatives": True, "tag_trigrams": True})
+    doc = small_nlp("A plain sentence.")
+    assert all(t._.tag_alternative is None for t in doc)
+    assert "tag_alternative" not in doc.user_data

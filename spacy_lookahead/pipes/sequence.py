@@ -171,6 +171,13 @@ class SequencePipe(TransitionPipe):
             scores[f"{self.name}_temperature"] = self.temperature
         return scores
 
+    def _load(self, cfg: Dict[str, Any], sealed: bytes, source: str = "the weights") -> None:
+        super()._load(cfg, sealed, source)
+        # saved with 4 decimals; srsly's JSON reader can return a neighbouring
+        # float (1.9546 -> 1.9546000000000001): rounding gives back the fit's
+        if self.cfg.get("fitted_temperature") is not None:
+            self.cfg["fitted_temperature"] = round(float(self.cfg["fitted_temperature"]), 4)
+
     def _fits_temperature(self) -> bool:
         return ((self.is_sapo or self.cfg.get("alternatives", False))
                 and self.cfg["temperature"] is None and self._seen > 0

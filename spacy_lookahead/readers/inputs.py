@@ -27,18 +27,22 @@ from spacy.util import registry
 # input name -> (Doc() argument, token attribute, annotation name for has_annotation)
 TOKEN_INPUTS = {"tag": ("tags", "tag_", "TAG"), "pos": ("pos", "pos_", "POS"),
                 "morph": ("morphs", "morph", "MORPH"), "lemma": ("lemmas", "lemma_", "LEMMA")}
+# input name -> the doc.user_data keys it is kept in (per-token arrays)
+USER_DATA_INPUTS = {"tag_alternatives": ("tag_alternative", "tag_alternative_prob")}
 
 
 class KeepInputs:
     """Corpus augmenter: the example again, its predicted doc made of the
     reference's tokens and the named inputs: token attributes (`tag`, `pos`,
-    `morph`, `lemma`) or span-group keys (e.g. `chunks`)."""
+    `morph`, `lemma`), a tagger's `tag_alternatives` (doc.user_data) or
+    span-group keys (e.g. `chunks`)."""
 
     def __init__(self, inputs: Sequence[str]) -> None:
         if isinstance(inputs, str) or not inputs:
             raise ValueError(f"keep_inputs: `inputs` must be a non-empty list of names, got "
                              f"{inputs!r}: e.g. [\"tag\"] or [\"tag\", \"chunks\"] (token attributes "
-                             f"{', '.join(TOKEN_INPUTS)}, or span-group keys)")
+                             f"{', '.join(TOKEN_INPUTS)}, {', '.join(USER_DATA_INPUTS)}, or "
+                             "span-group keys)")
         self.inputs = list(inputs)
 
     def __call__(self, nlp: Language, example: Example) -> Iterator[Example]:
@@ -59,12 +63,61 @@ class KeepInputs:
         for name in self.inputs:
             if name in TOKEN_INPUTS:
                 continue
+            if name in USER_DATA_INPUTS:
+                for key in USER_DATA_INPUTS[name]:
+                    if key not in ref.user_data:
+                        raise ValueError(f"keep_inputs: the input {name!r} is missing from a doc "
+                                         f"({ref.text[:60]!r}): make the docs with a tagger with "
+                                         "alternatives = true (e.g. python -m spacy_lookahead "
+                                         "jackknife ... --components.lookahead_tagger.alternatives "
+                                         "true), or drop it from `inputs`")
+                    doc.user_data[key] = ref.user_data[key]
+                continue
             if name not in ref.spans:
                 raise ValueError(f"keep_inputs: a gold doc has no span group {name!r} "
                                  f"(it has {sorted(ref.spans) or 'none'}): name an input the "
                                  f"data has ({', '.join(TOKEN_INPUTS)} or a span-group key)")
             doc.spans[name] = [Span(doc, s.start, s.end, label=s.label_) for s in ref.spans[name]]
         return doc
+
+
+class PerTokenUserData(Corpus):
+    """spaCy's Corpus whose sentence docs keep the per-token arrays of
+    doc.user_data (USER_DATA_INPUTS), sliced to the sentence: Span.as_doc
+    drops user_data. Otherwise the same examples, in the same order."""
+
+    def _sentence(self, reference: Doc, start: int, end: int) -> Doc:
+        doc = reference[start:end].as_doc()
+        for keys in USER_DATA_INPUTS.values():
+            for key in keys:
+                values = reference.user_data.get(key)
+                if values is not None and len(values) == len(reference):
+                    doc.user_data[key] = values[start:end]
+        return doc
+
+    def make_examples_gold_preproc(self, nlp: Language, reference_docs: Iterable[Doc]
+                                   ) -> Iterator[Example]:
+        for reference in reference_docs:
+            if reference.has_annotation("SENT_START"):
+                sents = [self._sentence(reference, s.start, s.end) for s in reference.sents]
+            else:
+                sents = [reference]
+            for sent in sents:
+                eg = self._make_example(nlp, sent, True)
+                if len(eg.x):
+                    yield eg
+
+    def make_examples(self, nlp: Language, reference_docs: Iterable[Doc]) -> Iterator[Example]:
+        for reference in reference_docs:
+            if len(reference) == 0:
+                continue
+            if self.max_length == 0 or len(reference) < self.max_length:
+                yield self._make_example(nlp, reference, False)
+            elif reference.has_annotation("SENT_START"):
+                for s in reference.sents:
+                    if len(s) and (self.max_length == 0 or len(s) < self.max_length):
+                        yield self._make_example(nlp, self._sentence(reference, s.start, s.end),
+                                                 False)
 
 
 class InputsFrom:
@@ -107,5 +160,5 @@ def create_keep_inputs_reader(path: Union[str, Path], inputs: List[str], gold_pr
                          "(e.g. python -m spacy_lookahead jackknife CONFIG TRAIN.spacy "
                          f"{inputs_path})")
     return InputsFrom(Corpus(path, gold_preproc=gold_preproc, limit=limit, max_length=max_length),
-                      Corpus(inputs_path, gold_preproc=gold_preproc, limit=limit,
-                             max_length=max_length), keep, Path(inputs_path))
+                      PerTokenUserData(inputs_path, gold_preproc=gold_preproc, limit=limit,
+                                       max_length=max_length), keep, Path(inputs_path))
