@@ -47,8 +47,8 @@ from ..core.instance cimport Instance
 from ..core.system cimport TransitionSystem, partial_bound
 from ..core.weights cimport Weights, feat_t
 
-DEF MAX_FEATS = 96        # room for the rich set (71 structure + 13 label features)
-DEF BASE_MAX_FEATS = 72   # the base set's buffer (55 + 9 features)
+DEF MAX_FEATS = 96        # room for the rich set (70 structure + 13 label features)
+DEF BASE_MAX_FEATS = 72   # the base set's buffer (54 + 9 features)
 DEF BASE_LABEL_FEATS = 9  # extract_labels() of the base set
 DEF RICH_LABEL_FEATS = 13  # ... of the rich set: base, then the 4 label sets
 DEF MAX_LABEL_FEATS = 16
@@ -798,6 +798,19 @@ cdef class ArcStandardSystem(TransitionSystem):
         cdef void* cache = mem.alloc(self.cache_size, 1)
         return self.family_bound(<const ParseStateC*>state, W, feats, cache, first, labels1,
                                  second, labels2)
+
+    def slots_of(self, size_t state):
+        """The stack of a state (a pointer from Instance.state_after), bottom
+        first, as dicts of the slots' fields, for tests."""
+        cdef const ParseStateC* s = <const ParseStateC*>state
+        cdef const SlotC* t
+        slots = []
+        for k in range(s.depth):
+            t = &_slots(s)[k]
+            slots.append({"word": t.word, "lc": t.lc, "rc": t.rc, "lc2": t.lc2, "rc2": t.rc2,
+                          "nl": t.nl, "nr": t.nr, "lc_label": t.lc_label,
+                          "rc_label": t.rc_label, "lset": t.lset, "rset": t.rset})
+        return slots
 
     # --- Python: the engine's view of a doc ---------------------------------
     def instance(self, doc_input, gold=None):
