@@ -134,11 +134,12 @@ def path_score(system, doc, W, path, start=()):
                for k, a in enumerate(path))
 
 
+@pytest.mark.parametrize("rich", [False, True])
 @pytest.mark.parametrize("n_labels", [1, 2, 3])
 @pytest.mark.parametrize("depth", [0, 1, 2])
-def test_lookahead_over_parser_actions_equals_brute_force(n_labels, depth):
+def test_lookahead_over_parser_actions_equals_brute_force(n_labels, depth, rich):
     rng = random.Random(depth * 10 + n_labels)
-    system = ArcStandardSystem(n_labels)
+    system = ArcStandardSystem(n_labels, rich=rich)
     doc = atoms_of(WORDS[:4], TAGS[:4])
     for history in ([], [0, 0], [0, 0, 0], [0, 0, 1 + n_labels, 0, 0]):
         W = reachable_weights(system, doc, rng, len(history) + depth + 1)
@@ -161,8 +162,9 @@ def test_lookahead_over_parser_actions_equals_brute_force(n_labels, depth):
                 assert path_score(system, doc, W, path, history) == pytest.approx(values[a])
 
 
+@pytest.mark.parametrize("rich", [False, True])
 @pytest.mark.parametrize("seed", range(12))
-def test_branch_and_bound_is_the_exhaustive_search(seed):
+def test_branch_and_bound_is_the_exhaustive_search(seed, rich):
     """Branch-and-bound lookahead over labelled parser actions, depth 1-3,
     decides as the exhaustive search, with the winner's (and a favoured
     action's) value and path bit for bit: small integer weights make many
@@ -170,7 +172,7 @@ def test_branch_and_bound_is_the_exhaustive_search(seed):
     training table (bounds read off the rows) and its frozen average
     (stored bounds); with and without given sentence boundaries."""
     rng = random.Random(seed)
-    system = ArcStandardSystem(rng.choice([1, 2, 3]), score_cache=rng.random() < 0.8)
+    system = ArcStandardSystem(rng.choice([1, 2, 3]), score_cache=rng.random() < 0.8, rich=rich)
     k = rng.randint(2, 5)
     doc = atoms_of(WORDS[:k], TAGS[:k])
     if seed % 2:
@@ -209,15 +211,16 @@ def test_branch_and_bound_is_the_exhaustive_search(seed):
             assert fast[1][rival] == ref[1][rival] and fast[2][rival] == ref[2][rival]
 
 
+@pytest.mark.parametrize("rich", [False, True])
 @pytest.mark.parametrize("seed", range(6))
-def test_bounds_dominate_what_they_bound(seed):
+def test_bounds_dominate_what_they_bound(seed, rich):
     """upper(S) >= every valid action's score in S; upper_after(S) >= upper()
     of every child of S (0 for a final child): the label-sibling bound of
     each arc direction covers every label; an arc's group bound plus its
     score >= its lookahead value 1 and 2 steps deep; for the training table
     and its frozen average."""
     rng = random.Random(seed)
-    system = ArcStandardSystem(3)
+    system = ArcStandardSystem(3, rich=rich)
     doc = atoms_of(WORDS[:5], TAGS[:5])
     if seed % 2:
         W = reachable_weights(system, doc, rng, 5)
@@ -252,18 +255,22 @@ def test_bounds_dominate_what_they_bound(seed):
                 assert scores[a] + (near[a] + far[a]) >= two[a]
 
 
+@pytest.mark.parametrize("rich", [False, True])
 @pytest.mark.parametrize("seed", range(3))
-def test_label_family_bounds_cover_every_label(seed):
+def test_label_family_bounds_cover_every_label(seed, rich):
     """The parser's bound for the states after an arc of every label (then
     SHIFT, or an arc of every label) is at least upper() of each of them:
     the label features that read either arc's label take their largest
-    weight over all labels."""
+    weight over all labels. The last two histories give s0 dependents of
+    labels 0 and 1 on one side: a label set that already has both bits
+    changes with the next arc's label 2 only."""
     rng = random.Random(seed)
-    system = ArcStandardSystem(3)
+    system = ArcStandardSystem(3, rich=rich)
     L = system.n_labels
     doc = atoms_of(WORDS[:6], TAGS[:6])
-    W = reachable_weights(system, doc, rng, 6)
-    for history in ([0, 0], [0, 0, 0], [0, 0, 0, 0], [0, 0, 1, 0, 0]):
+    W = reachable_weights(system, doc, rng, 8)
+    for history in ([0, 0], [0, 0, 0], [0, 0, 0, 0], [0, 0, 1, 0, 0], [0, 0, 0, 0, 1, 2],
+                    [0, 0, 1 + L, 0, 2 + L, 0]):
         inst = system.instance(doc)
         state = inst.state_after(history)
         for first in (1, 1 + L):
@@ -298,14 +305,15 @@ def random_trees(system, rng, n_docs):
     return docs, golds
 
 
+@pytest.mark.parametrize("rich", [False, True])
 @pytest.mark.parametrize("how", ["lookahead-1", "lookahead-2", "beam-early", "beam-max_violation"])
-def test_score_cache_changes_nothing(how):
+def test_score_cache_changes_nothing(how, rich):
     """The structure-score cache (shared by siblings that differ in an arc
     label) must give the very same training run and predictions as scoring
     every state from scratch, with weights updated in the middle of a doc."""
     runs = []
     for cache in (True, False):
-        system = ArcStandardSystem(3, score_cache=cache)
+        system = ArcStandardSystem(3, score_cache=cache, rich=rich)
         docs, golds = random_trees(ArcStandardSystem(3), random.Random(3), 40)
         W = Weights()
         for epoch in range(3):
@@ -325,6 +333,84 @@ def test_score_cache_survives_pickling():
     import pickle
     assert pickle.loads(pickle.dumps(ArcStandardSystem(2, score_cache=False))).score_cache is False
     assert pickle.loads(pickle.dumps(ArcStandardSystem(2))).score_cache is True
+    rich = pickle.loads(pickle.dumps(ArcStandardSystem(2, rich=True)))
+    assert rich.rich is True and rich.n_label_feats == 13
+    assert pickle.loads(pickle.dumps(ArcStandardSystem(2))).rich is False
+
+
+@pytest.mark.parametrize("n_labels", [1, 3])
+def test_rich_scores_are_the_features_scores(n_labels):
+    """score() with the structure cache, without it, and extract() + dot()
+    give the same numbers bit for bit in every state reachable in 6 actions
+    (the depth-0 lookahead values are the action scores), and the rich set
+    is the base set followed by its own features (base: 54 structure + 9
+    label features; rich: 70 + 13)."""
+    rng = random.Random(n_labels)
+    doc = atoms_of(WORDS, TAGS)
+    cached = ArcStandardSystem(n_labels, rich=True)
+    plain = ArcStandardSystem(n_labels, score_cache=False, rich=True)
+    base = ArcStandardSystem(n_labels)
+    W = reachable_weights(cached, doc, rng, 6)
+    for history in valid_sequences(cached, doc, [], 6):
+        valid, final = views.valid_actions(cached, doc, history)
+        if final:
+            continue
+        feats = views.features(cached, doc, history)
+        base_feats = views.features(base, doc, history)
+        assert len(base_feats) == 63 and len(feats) == 83
+        assert feats[:54].tolist() == base_feats[:54].tolist()  # structure
+        assert feats[70:79].tolist() == base_feats[54:].tolist()  # the base label features
+        expected = W.scores(feats, cached.nr_class)
+        for system in (cached, plain):
+            values = views.lookahead(system, doc, history, W, 0)[1]
+            for a in valid:
+                assert values[a] == expected[a]
+
+
+def test_rich_state_tracks_second_dependents_and_label_sets():
+    """A hand-built derivation: word 3 takes left dependents 2, 1, 0 and
+    right dependents 4, 5, 6 (the gold actions of the oracle); after each arc
+    its leftmost/rightmost and second leftmost/rightmost dependents and the
+    masks of its dependents' labels (bit label % 64: label 66 is bit 2)."""
+    system = ArcStandardSystem(70, rich=True)
+    L = system.n_labels
+    atoms = atoms_of(["w%d" % i for i in range(7)], ["DT", "RB", "JJ", "NN", "RB", "NN", "."])
+    heads = numpy.array([3, 3, 3, 3, 3, 3, 3], dtype="int32")
+    labels = numpy.array([5, 0, 66, -1, 1, 9, 1], dtype="int32")
+    actions = views.oracle_actions(system, atoms, (heads, labels)).tolist()
+    assert actions == [0, 0, 0, 0, 1 + 66, 1 + 0, 1 + 5,
+                       0, 1 + L + 1, 0, 1 + L + 9, 0, 1 + L + 1]
+    inst = system.instance(atoms)
+    bit = lambda *ls: sum({1 << (l % 64) for l in ls})  # noqa: E731
+    expect = {  # after k actions: the top slot's (lc, lc2, lset, rc, rc2, rset)
+        5: (2, -1, bit(66), -1, -1, 0),
+        6: (1, 2, bit(66, 0), -1, -1, 0),
+        7: (0, 1, bit(66, 0, 5), -1, -1, 0),
+        9: (0, 1, bit(66, 0, 5), 4, -1, bit(1)),
+        11: (0, 1, bit(66, 0, 5), 5, 4, bit(1, 9)),
+        13: (0, 1, bit(66, 0, 5), 6, 5, bit(1, 9)),
+    }
+    for k, (lc, lc2, lset, rc, rc2, rset) in expect.items():
+        top = system.slots_of(inst.state_after(actions[:k]))[-1]
+        assert top["word"] == 3
+        assert (top["lc"], top["lc2"], top["lset"]) == (lc, lc2, lset)
+        assert (top["rc"], top["rc2"], top["rset"]) == (rc, rc2, rset)
+    assert bit(66) == bit(2)  # folded
+    # word 3 as s1 (after shifting 4): the slot below the top keeps them
+    below = system.slots_of(inst.state_after(actions[:8]))[0]
+    assert (below["word"], below["lc"], below["lc2"]) == (3, 0, 1)
+    # the rich features read them: a second left dependent with another tag
+    # changes the structure features, another label the label-set features
+    other = atoms.copy()
+    other[1] = atoms_of(["w1"], ["VB"])[0]
+    f1 = views.features(system, atoms, actions[:7])
+    f2 = views.features(system, other, actions[:7])
+    assert f1[:54].tolist() == f2[:54].tolist() and f1[54:70].tolist() != f2[54:70].tolist()
+    relabelled = actions[:6] + [1 + 6]
+    f3 = views.features(system, atoms, relabelled)
+    assert f1[:70].tolist() == f3[:70].tolist()  # no structure feature reads labels
+    assert f1[79] != f3[79]  # s0t + s0's left label set
+    assert f1[80:].tolist() == f3[80:].tolist()
 
 
 def complete_derivations(system, doc, prefix=()):

@@ -33,7 +33,7 @@ def make_system(name):
                                **label_constraints(actions, "iob2", direction))
         labels = ["B-NP", "I-NP", "I-NP", "B-NP", "I-NP", "O", "B-VP"]
         return system, atoms_of(WORDS, TAGS), numpy.array([actions.index(x) for x in labels], "int32")
-    system = ArcStandardSystem(2)
+    system = ArcStandardSystem(2, rich=name == "parser_rich")
     doc = atoms_of(WORDS, TAGS)
     path = []
     while True:  # a random derivation gives a random projective tree
@@ -44,7 +44,7 @@ def make_system(name):
     return system, doc, views.output(system, doc, path)
 
 
-SYSTEMS = ["tagger", "chunker", "ner_rtl", "parser"]
+SYSTEMS = ["tagger", "chunker", "ner_rtl", "parser", "parser_rich"]
 # (learner, settings): one column of the table each
 CELLS = ([("margin", {"depth": 0}), ("margin", {"depth": 1})]
          + [("beam", {"update": u}) for u in UPDATES]
@@ -195,7 +195,7 @@ def test_cell_learns_and_leaves_a_perfect_model_alone(name, learner, settings):
     else:
         [(outputs, _)] = decode.nbest(system.instances([doc]), W, 3, 2, settings["exact"])
         out = outputs[0]
-    if name == "parser":
+    if name.startswith("parser"):
         assert out[0].tolist() == gold[0].tolist() and out[1].tolist() == gold[1].tolist()
     else:
         assert out.tolist() == gold.tolist()

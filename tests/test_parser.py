@@ -49,10 +49,25 @@ def beam_nlp(shared_data):
                         n_sents=1)
 
 
+@pytest.fixture(scope="module")
+def rich_nlp(shared_data):
+    return train_parser({"search": "greedy", "min_label_freq": 1, "features": "rich"})
+
+
 def test_greedy_learns(greedy_nlp):
     scores = dev_scores(greedy_nlp)
     # 800 sentences, 2 epochs: about 0.74 UAS (a parser always attaching to
     # the next word gets about 0.3); sentence boundaries come from the trees.
+    assert scores["dep_uas"] > 0.68 and scores["dep_las"] > 0.6
+    assert scores["sents_f"] > 0.8
+
+
+def test_rich_features_learn(rich_nlp):
+    """features = "rich" (third-order, label sets, suffixes): the floors of
+    the base set's greedy parser, on the same data."""
+    parser = rich_nlp.get_pipe("arc_standard_parser")
+    assert parser.cfg["features"] == "rich" and parser.system.rich
+    scores = dev_scores(rich_nlp)
     assert scores["dep_uas"] > 0.68 and scores["dep_las"] > 0.6
     assert scores["sents_f"] > 0.8
 
@@ -170,6 +185,46 @@ def test_round_trip(greedy_nlp, tmp_path, how):
     assert p2.averaged_weights.to_bytes() == p1.averaged_weights.to_bytes()
 
 
+@pytest.mark.parametrize("how", ["bytes", "disk", "pickle"])
+def test_rich_round_trip_restores_the_feature_set(rich_nlp, tmp_path, how):
+    """A rich model predicts the same after a round trip and keeps its
+    feature set, even where the loading config says "base"."""
+    gold = gold_docs(rich_nlp.vocab, "ewt", "dev", 60)
+    docs = [words_only(rich_nlp.vocab, d, tags=True) for d in gold]
+    before = [[(t.head.i, t.dep_) for t in d] for d in rich_nlp.pipe([d.copy() for d in docs])]
+    if how == "bytes":  # a config with the default feature set
+        other = spacy.blank("en")
+        other.add_pipe("arc_standard_parser", config={"search": "greedy", "min_label_freq": 1})
+        assert other.get_pipe("arc_standard_parser").cfg["features"] == "base"
+        other.from_bytes(rich_nlp.to_bytes())
+    else:
+        other = reload_pipeline(rich_nlp, how, tmp_path / "model")
+    parser = other.get_pipe("arc_standard_parser")
+    assert parser.cfg["features"] == "rich" and parser.system.rich
+    after = [[(t.head.i, t.dep_) for t in d] for d in other.pipe([d.copy() for d in docs])]
+    assert before == after
+
+
+def test_a_model_saved_before_the_feature_setting_loads_as_base(greedy_nlp, tmp_path):
+    """A model whose cfg has no `features` (saved before the setting) was
+    trained with the base set: it loads as "base" whatever the config says."""
+    import srsly
+    greedy_nlp.to_disk(tmp_path / "model")
+    cfg_path = tmp_path / "model" / "arc_standard_parser" / "cfg"
+    cfg = srsly.read_json(cfg_path)
+    assert cfg.pop("features") == "base"
+    srsly.write_json(cfg_path, cfg)
+    nlp = spacy.load(tmp_path / "model",
+                     config={"components": {"arc_standard_parser": {"features": "rich"}}})
+    parser = nlp.get_pipe("arc_standard_parser")
+    assert parser.cfg["features"] == "base" and not parser.system.rich
+    gold = gold_docs(nlp.vocab, "ewt", "dev", 30)
+    docs = [words_only(nlp.vocab, d, tags=True) for d in gold]
+    before = [[(t.head.i, t.dep_) for t in d] for d in greedy_nlp.pipe([d.copy() for d in docs])]
+    after = [[(t.head.i, t.dep_) for t in d] for d in nlp.pipe([d.copy() for d in docs])]
+    assert before == after
+
+
 @pytest.mark.parametrize("setting,value,message", [
     ("search", "dfs", r"search[\s\S]*dfs"),
     ("depth", -1, "depth must be an integer 0-3"),
@@ -178,10 +233,16 @@ def test_round_trip(greedy_nlp, tmp_path, how):
     ("beam_width", 0, "beam_width must be an integer in 1..1000"),
     ("update", "late", r"update[\s\S]*late"),
     ("min_label_freq", 0, "min_label_freq must be an integer >= 1"),
+    ("features", "richer", r"features[\s\S]*richer"),
 ])
 def test_bad_config(setting, value, message):
     with pytest.raises(ValueError, match=message):
         spacy.blank("en").add_pipe("arc_standard_parser", config={setting: value})
+
+
+def test_a_wrong_feature_set_names_the_choices():
+    with pytest.raises(ValueError, match='got \'richer\'. Set features = "base" or "rich"'):
+        ArcStandardParser(spacy.blank("en").vocab, features="richer")
 
 
 def test_untrained_and_unannotated():

@@ -33,9 +33,12 @@ def data(factory, vocab, shared_data):
 
 
 @pytest.mark.parametrize("factory", ["lookahead_tagger", "lookahead_chunker", "lookahead_ner",
-                                     "arc_standard_parser"])
+                                     "arc_standard_parser", "arc_standard_parser:rich"])
 @pytest.mark.parametrize("config", COMBINATIONS)
 def test_every_search_and_learner_trains_and_predicts(factory, config, shared_data):
+    factory, _, features = factory.partition(":")  # the parser's rich feature set too
+    if features:
+        config = {**config, "features": features}
     nlp = spacy.blank("en")
     pipe = nlp.add_pipe(factory, config=config)
     examples = data(factory, nlp.vocab, shared_data)

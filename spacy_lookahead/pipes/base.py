@@ -44,6 +44,9 @@ class SearchPipe(TrainablePipe):
     # cfg keys that belong to the trained model and are restored with it
     # (whatever the loading config says), e.g. which learner made the weights.
     model_settings: tuple = ()
+    # the value of a model setting in a model saved before the setting
+    # existed (its cfg lacks the key): what those models were trained with
+    model_settings_before: Dict[str, Any] = {}
 
     def __init__(self, vocab: Vocab, name: str, *, scorer: Optional[Callable], **settings: Any) -> None:
         self.vocab = vocab
@@ -344,6 +347,8 @@ class SearchPipe(TrainablePipe):
         # (depth, margin) from the config, so they can be changed at load time.
         self.cfg["labels"] = list(cfg["labels"])
         self.cfg.update({key: cfg[key] for key in self.model_settings if key in cfg})
+        self.cfg.update({key: value for key, value in self.model_settings_before.items()
+                         if key not in cfg})
         self.cfg.pop("input_tags", None)
         if isinstance(cfg.get("input_tags"), list):
             self.cfg["input_tags"] = list(cfg["input_tags"])

@@ -18,7 +18,8 @@ from spacy.vocab import Vocab
 from ..core.features import LexemeAtoms
 from ..systems.arc_standard import ArcStandardSystem
 from .. import scoring  # noqa: F401  (registers the default scorer without the entry point)
-from .settings import SEARCH_DEFAULTS, Learner, Search, Update, config_error
+from .settings import (PARSER_FEATURES, SEARCH_DEFAULTS, Learner, ParserFeatures, Search,
+                       Update, config_error)
 from .spaces import SPACE_DEP, compact_heads, expand_tree
 from .transition import Prediction, TransitionPipe, token_probability
 
@@ -32,6 +33,15 @@ def validate_min_label_freq(name: str, min_label_freq: Any) -> None:
         raise config_error(name, "min_label_freq", f"[{name}] min_label_freq must be an integer >= 1, got {min_label_freq!r}")
 
 
+def validate_features(name: str, features: Any) -> None:
+    if features not in PARSER_FEATURES:
+        raise config_error(name, "features",
+                           f"[{name}] features must be one of {PARSER_FEATURES} (\"base\": the "
+                           f"default set; \"rich\": plus Zhang and Nivre's third-order and "
+                           f"label-set features), got {features!r}. Set features = \"base\" "
+                           f"or \"rich\".")
+
+
 @Language.factory(
     "arc_standard_parser",
     assigns=["token.head", "token.dep", "token.is_sent_start", "doc.sents"],
@@ -40,6 +50,7 @@ def validate_min_label_freq(name: str, min_label_freq: Any) -> None:
         **SEARCH_DEFAULTS,
         "respect_sent_starts": False,
         "min_label_freq": 20,
+        "features": "base",
         "scorer": {"@scorers": "spacy_lookahead.parser_scorer.v1"},
     },
     default_score_weights={"dep_uas": 0.5, "dep_las": 0.5, "dep_las_per_type": None,
@@ -51,7 +62,8 @@ def make_arc_standard_parser(nlp: Language, name: str, search: Search, depth: in
                              learning_rate: float, learning_rate_decay: float, l2: float,
                              n_threads: int,
                              respect_sent_starts: bool, min_label_freq: int,
-                             scorer: Optional[Callable]) -> "ArcStandardParser":
+                             scorer: Optional[Callable],
+                             features: ParserFeatures = "base") -> "ArcStandardParser":
     """Create an arc-standard parser.
 
     search: "greedy" (depth 0), "lookahead" (depth D, margin C; Figures 2-3 of
@@ -64,12 +76,18 @@ def make_arc_standard_parser(nlp: Language, name: str, search: Search, depth: in
         stay inside them, one root each) instead of predicting them.
     min_label_freq: decorated (lifted) labels rarer than this in the training
         data are replaced by their plain label.
+    features: "base" (Huang and Sagae's templates, distance, valency,
+        dependent labels) or "rich": base plus Zhang and Nivre's (2011)
+        third-order features (second leftmost/rightmost dependents of s0 and
+        s1), label sets of s0's and s1's dependents, and 3-letter suffixes.
+        Saved with the model: a loaded model uses the set it was trained
+        with (models saved before the setting: "base").
     """
     return ArcStandardParser(nlp.vocab, name, search=search, depth=depth, margin=margin,
                              beam_width=beam_width, update=update, learner=learner, n=n,
                              learning_rate=learning_rate, learning_rate_decay=learning_rate_decay,
                              l2=l2, n_threads=n_threads, respect_sent_starts=respect_sent_starts,
-                             min_label_freq=min_label_freq, scorer=scorer)
+                             min_label_freq=min_label_freq, features=features, scorer=scorer)
 
 
 class ArcStandardParser(TransitionPipe):
@@ -78,29 +96,37 @@ class ArcStandardParser(TransitionPipe):
     pipeline; while training, from the gold docs if the docs have none."""
 
     search_defaults = SEARCH_DEFAULTS
-    # the root label is learnt from the data, like the labels
-    model_settings = TransitionPipe.model_settings + ("root_label",)
+    # the root label is learnt from the data, like the labels; the feature
+    # set is the one the weights were trained with
+    model_settings = TransitionPipe.model_settings + ("root_label", "features")
+    model_settings_before = {"features": "base"}
 
     def __init__(self, vocab: Vocab, name: str = "arc_standard_parser", *,
                  respect_sent_starts: bool = False, min_label_freq: int = 20,
                  scorer: Optional[Callable] = None, root_label: str = "ROOT",
-                 **search_settings: Any) -> None:
+                 features: str = "base", **search_settings: Any) -> None:
         """search_settings: search, depth, margin, beam_width, update, learner,
         n, learning_rate, learning_rate_decay, l2 (settings.py)."""
         validate_min_label_freq(name, min_label_freq)
+        validate_features(name, features)
         super().__init__(vocab, name, scorer=scorer, search_settings=search_settings,
                          respect_sent_starts=bool(respect_sent_starts),
-                         min_label_freq=min_label_freq, root_label=root_label)
+                         min_label_freq=min_label_freq, root_label=root_label,
+                         features=features)
         self._atoms = LexemeAtoms()
 
     def reads_tags(self) -> bool:
         return True
 
+    @property
+    def rich_features(self) -> bool:
+        return self.cfg.get("features", "base") == "rich"
+
     def make_system(self) -> ArcStandardSystem:
-        return ArcStandardSystem(len(self.labels))
+        return ArcStandardSystem(len(self.labels), rich=self.rich_features)
 
     def system_is_current(self, system: ArcStandardSystem) -> bool:
-        return system.n_labels == len(self.labels)
+        return system.n_labels == len(self.labels) and system.rich == self.rich_features
 
     # --- labels and gold ---------------------------------------------------------
     def initialize(self, get_examples: Callable[[], Iterable[Example]], *,

@@ -40,6 +40,9 @@ Update = Literal["standard", "early", "max_violation", "hybrid", "latest"]
 Scheme = Literal["iob2", "biluo", "iob"]  # "iob": the old name of "iob2"
 Feedback = Literal["recognition", "classification"]
 Target = Literal["tag", "pos"]
+# the parser's feature set: "base", or "rich" (Zhang and Nivre 2011's
+# third-order and label-set features, and suffixes; systems/arc_standard.pyx)
+ParserFeatures = Literal["base", "rich"]
 # SAPO's probabilities of tags and spans: the mass of the n best that agree
 # (Sun et al.), or exact marginals over all outputs (forward-backward); auto:
 # the marginals where they are exact (first-order models), else the n best
@@ -49,6 +52,7 @@ SEARCHES = get_args(Search)
 LEARNERS = get_args(Learner)
 DIRECTIONS = get_args(Direction)
 PROBABILITIES = get_args(Probabilities)
+PARSER_FEATURES = get_args(ParserFeatures)
 MAX_DEPTH = 3
 assert set(get_args(Update)) == set(UPDATES)
 

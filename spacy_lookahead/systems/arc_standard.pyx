@@ -9,7 +9,8 @@ arcs stay inside the given sentences and each sentence gets one root.
 
 The state is one flat block: a header, then the stack as slots, one per
 stack word, each with what the features read of it (leftmost/rightmost
-dependent and their labels, left/right valency). Only stack words get
+dependent and their labels, the second leftmost/rightmost, left/right
+valency, the sets of its left and right dependents' labels). Only stack words get
 dependents, so this is all the state; and copy_state copies the header and
 the used slots only: a copy costs the stack's depth, not the doc's length.
 
@@ -23,7 +24,15 @@ a sentence the stack is far shallower than this (the gold derivations of
 EWT's training sentences need 18 words at most), so parses of ordinary docs
 are unchanged.
 Arcs are not stored as heads: the action path is replayed (`output`) to
-write the tree."""
+write the tree.
+
+Two feature sets: "base" (Huang and Sagae 2010 plus distance, valency and
+dependent labels) and "rich" (`rich=True`): base plus, after it, Zhang and
+Nivre's (2011) third-order features (the second leftmost/rightmost dependents
+of s0 and s1), a few suffix features that hold up under POS errors, and their
+label sets (the labels of s0's and s1's left and right dependents, each with
+the word's tag). A label set is a 64-bit mask with bit (label % 64): with 64
+labels or more, labels that are equal modulo 64 share a bit."""
 from libc.stdint cimport int64_t, uint64_t
 from libc.math cimport INFINITY
 from libc.string cimport memcpy, memmove, memset
@@ -32,19 +41,22 @@ from murmurhash.mrmr cimport hash64
 
 import numpy
 
-from ..core.features cimport (N_ATOMS, A_LOWER, A_TAG, ATOM_BEFORE, LABEL_ATOM, feat1, feat2,
-                              feat3)
+from ..core.features cimport (N_ATOMS, A_LOWER, A_SUF3, A_TAG, ATOM_BEFORE, LABEL_ATOM, feat1,
+                              feat2, feat3)
 from ..core.instance cimport Instance
 from ..core.system cimport TransitionSystem, partial_bound
 from ..core.weights cimport Weights, feat_t
 
-DEF MAX_FEATS = 72
-DEF N_LABEL_FEATS = 9  # extract_labels()
+DEF MAX_FEATS = 96        # room for the rich set (70 structure + 13 label features)
+DEF BASE_MAX_FEATS = 72   # the base set's buffer (54 + 9 features)
+DEF BASE_LABEL_FEATS = 9  # extract_labels() of the base set
+DEF RICH_LABEL_FEATS = 13  # ... of the rich set: base, then the 4 label sets
+DEF MAX_LABEL_FEATS = 16
 # Score cache (see ArcStandardSystem.score): slots in the caller's cache
 # buffer (cache_size bytes); a slot is KEY_WORDS key words then nr_class
 # doubles, and a clock word follows the slots.
 DEF N_SLOTS = 8
-DEF KEY_WORDS = 18
+DEF KEY_WORDS = 22  # 18 for the base set; the rich set adds lc2/rc2 of s0, s1
 DEF MAX_STACK = 256
 # upper_after()'s scratch in the same buffer, after the score cache: a
 # direct-mapped cache of label-family bounds (LabelMaxC), a state and the
@@ -88,6 +100,10 @@ cdef struct SlotC:  # a word on the stack
     int nr         # right valency
     int lc_label   # the labels of the arcs to lc and rc
     int rc_label
+    int lc2        # second leftmost dependent, -1 if none
+    int rc2        # second rightmost dependent, -1 if none
+    uint64_t lset  # the labels of the left dependents: bit (label % 64)
+    uint64_t rset  # ... of the right dependents
 
 
 cdef inline SlotC* _slots(const ParseStateC* s) noexcept nogil:
@@ -189,24 +205,53 @@ cdef enum:
     T_S1W_S1RCL
     # queue empty? (when to finish)
     T_QEMPTY_DEPTH
+    # the rich set (after the base templates, so that base hashes are unchanged)
+    # third order (Zhang and Nivre 2011, Table 2)
+    T_S0L2T
+    T_S0R2T
+    T_S1L2T
+    T_S1R2T
+    T_S0T_S0LT_S0L2T
+    T_S0T_S0RT_S0R2T
+    T_S1T_S1LT_S1L2T
+    T_S1T_S1RT_S1R2T
+    # suffixes and word bigrams with q0 (robust to POS errors)
+    T_S0SUF
+    T_S1SUF
+    T_Q0SUF
+    T_S0SUF_S1T
+    T_S1SUF_S0T
+    T_S0SUF_Q0T
+    T_S0W_Q0W
+    T_S1W_Q0W
+    # label sets (Zhang and Nivre 2011, Table 2), with the word's tag
+    T_S0T_S0LSET
+    T_S0T_S0RSET
+    T_S1T_S1LSET
+    T_S1T_S1RSET
 
 
 cdef class ArcStandardSystem(TransitionSystem):
-    """The arc-standard system over `n_labels` arc labels (nr_class = 1 + 2L)."""
+    """The arc-standard system over `n_labels` arc labels (nr_class = 1 + 2L);
+    rich: the rich feature set (see the module docstring), else the base set."""
     cdef readonly int n_labels
+    cdef readonly bint rich
+    cdef readonly int n_label_feats  # extract_labels()'s count
     # score() reuses the structure features' scores between states that
     # differ only in arc labels; False scores every state from scratch (the
     # same numbers, slower: for tests and measurements)
     cdef public bint score_cache
 
-    def __init__(self, int n_labels, bint score_cache=True):
+    def __init__(self, int n_labels, bint score_cache=True, bint rich=False):
         if n_labels < 1:
             raise ValueError("an arc-standard system needs at least one arc label")
         self.n_labels = n_labels
         self.score_cache = score_cache
+        self.rich = rich
+        self.n_label_feats = RICH_LABEL_FEATS if rich else BASE_LABEL_FEATS
         self.nr_class = 1 + 2 * n_labels
         # features, then the score cache's slots and its clock (see score())
-        self.max_feats = MAX_FEATS
+        self.max_feats = MAX_FEATS if rich else BASE_MAX_FEATS
         self.cache_size = (self._label_max_offset() + LABEL_MAX_SLOTS * sizeof(LabelMaxC)
                            + state_size_for(MAX_STACK) + self.nr_class * sizeof(int))
         self.bounds_two_steps = True
@@ -214,7 +259,7 @@ cdef class ArcStandardSystem(TransitionSystem):
         self.state_size = state_size_for(1)
 
     def __reduce__(self):
-        return (ArcStandardSystem, (self.n_labels, self.score_cache))
+        return (ArcStandardSystem, (self.n_labels, self.score_cache, self.rich))
 
     # --- actions -------------------------------------------------------------
     cdef bint is_final(self, const void* state) noexcept nogil:
@@ -260,7 +305,9 @@ cdef class ArcStandardSystem(TransitionSystem):
                 top = &stack[s.depth]
                 top.word = s.i
                 top.lc = top.rc = top.lc_label = top.rc_label = -1
+                top.lc2 = top.rc2 = -1
                 top.nl = top.nr = 0
+                top.lset = top.rset = 0
                 s.depth += 1
                 s.i += 1
             else:
@@ -269,16 +316,26 @@ cdef class ArcStandardSystem(TransitionSystem):
         top = &stack[s.depth - 1]     # s0
         below = &stack[s.depth - 2]   # s1
         if clas <= L:  # LEFT-ARC: s1 becomes a (left) dependent of s0
+            # (always the new leftmost: the old one becomes the second)
             if top.lc < 0 or below.word < top.lc:
+                top.lc2 = top.lc
                 top.lc = below.word
                 top.lc_label = clas - 1
+            elif top.lc2 < 0 or below.word < top.lc2:
+                top.lc2 = below.word
             top.nl += 1
+            top.lset |= (<uint64_t>1) << ((clas - 1) & 63)
             below[0] = top[0]         # s0 takes s1's place
         else:          # RIGHT-ARC: s0 becomes a (right) dependent of s1
+            # (always the new rightmost: the old one becomes the second)
             if below.rc < 0 or top.word > below.rc:
+                below.rc2 = below.rc
                 below.rc = top.word
                 below.rc_label = clas - 1 - L
+            elif below.rc2 < 0 or top.word > below.rc2:
+                below.rc2 = top.word
             below.nr += 1
+            below.rset |= (<uint64_t>1) << ((clas - 1 - L) & 63)
         s.depth -= 1
 
     cdef void copy_state(self, void* dst, const void* src, size_t size) noexcept nogil:
@@ -408,15 +465,41 @@ cdef class ArcStandardSystem(TransitionSystem):
         f[n] = feat2(T_S1T_VL, s1t, vl1); n += 1
         f[n] = feat2(T_S1W_VR, s1w, vr1); n += 1
         f[n] = feat2(T_S1T_VR, s1t, vr1); n += 1
+        if not self.rich:
+            return n
+        # the rich set: third order
+        cdef uint64_t s0l2t = self.word(s, t0.lc2 if s0 >= 0 else -1, A_TAG)
+        cdef uint64_t s0r2t = self.word(s, t0.rc2 if s0 >= 0 else -1, A_TAG)
+        cdef uint64_t s1l2t = self.word(s, t1.lc2 if s1 >= 0 else -1, A_TAG)
+        cdef uint64_t s1r2t = self.word(s, t1.rc2 if s1 >= 0 else -1, A_TAG)
+        f[n] = feat1(T_S0L2T, s0l2t); n += 1
+        f[n] = feat1(T_S0R2T, s0r2t); n += 1
+        f[n] = feat1(T_S1L2T, s1l2t); n += 1
+        f[n] = feat1(T_S1R2T, s1r2t); n += 1
+        f[n] = feat3(T_S0T_S0LT_S0L2T, s0t, s0lt, s0l2t); n += 1
+        f[n] = feat3(T_S0T_S0RT_S0R2T, s0t, s0rt, s0r2t); n += 1
+        f[n] = feat3(T_S1T_S1LT_S1L2T, s1t, s1lt, s1l2t); n += 1
+        f[n] = feat3(T_S1T_S1RT_S1R2T, s1t, s1rt, s1r2t); n += 1
+        # suffixes, and words with q0's word
+        cdef uint64_t s0s = self.word(s, s0, A_SUF3), s1s = self.word(s, s1, A_SUF3)
+        cdef uint64_t q0s = self.word(s, q0, A_SUF3)
+        f[n] = feat1(T_S0SUF, s0s); n += 1
+        f[n] = feat1(T_S1SUF, s1s); n += 1
+        f[n] = feat1(T_Q0SUF, q0s); n += 1
+        f[n] = feat2(T_S0SUF_S1T, s0s, s1t); n += 1
+        f[n] = feat2(T_S1SUF_S0T, s1s, s0t); n += 1
+        f[n] = feat2(T_S0SUF_Q0T, s0s, q0t); n += 1
+        f[n] = feat2(T_S0W_Q0W, s0w, q0w); n += 1
+        f[n] = feat2(T_S1W_Q0W, s1w, q0w); n += 1
         return n
 
     cdef int extract_labels(self, feat_t* f, const ParseStateC* s) noexcept nogil:
         """The features of the dependents' arc labels (and the end-of-queue
         feature), which differ between siblings LEFT-ARC(l) / RIGHT-ARC(l)."""
         cdef int i
-        for i in range(N_LABEL_FEATS):
+        for i in range(self.n_label_feats):
             f[i] = self.label_feature(s, i)
-        return N_LABEL_FEATS
+        return self.n_label_feats
 
     cdef feat_t label_feature(self, const ParseStateC* s, int position) noexcept nogil:
         """The position-th feature of extract_labels (branch-and-bound computes
@@ -444,7 +527,16 @@ cdef class ArcStandardSystem(TransitionSystem):
             return feat2(T_S0W_S0RCL, self.word(s, s0, A_LOWER), s0rl)
         if position == 7:
             return feat2(T_S1W_S1RCL, self.word(s, s1, A_LOWER), s1rl)
-        return feat2(T_QEMPTY_DEPTH, 10 + (s.i >= s.n), 10 + min(s.depth, 3))
+        if position == 8:
+            return feat2(T_QEMPTY_DEPTH, 10 + (s.i >= s.n), 10 + min(s.depth, 3))
+        # the rich set's label sets (positions 9-12)
+        if position == 9:
+            return feat2(T_S0T_S0LSET, self.word(s, s0, A_TAG), t0.lset if s0 >= 0 else 0)
+        if position == 10:
+            return feat2(T_S0T_S0RSET, self.word(s, s0, A_TAG), t0.rset if s0 >= 0 else 0)
+        if position == 11:
+            return feat2(T_S1T_S1LSET, self.word(s, s1, A_TAG), t1.lset if s1 >= 0 else 0)
+        return feat2(T_S1T_S1RSET, self.word(s, s1, A_TAG), t1.rset if s1 >= 0 else 0)
 
     cdef void score(self, double* scores, const void* state, Weights W, feat_t* buf,
                     void* cache) noexcept nogil:
@@ -562,9 +654,9 @@ cdef class ArcStandardSystem(TransitionSystem):
         structure, so its best score, plus for each label feature its largest
         weight over the labels it reads (cached per feature family), summed
         as upper() sums them. 0 if those states are final (search value 0)."""
-        cdef feat_t k00[N_LABEL_FEATS]
-        cdef feat_t k10[N_LABEL_FEATS]
-        cdef feat_t k01[N_LABEL_FEATS]
+        cdef feat_t k00[MAX_LABEL_FEATS]
+        cdef feat_t k10[MAX_LABEL_FEATS]
+        cdef feat_t k01[MAX_LABEL_FEATS]
         cdef void* child = self._scratch_state(cache)
         cdef const double* row
         cdef double bound
@@ -587,8 +679,16 @@ cdef class ArcStandardSystem(TransitionSystem):
             self._apply_pair(child, s, first, 0, second, 1)
             self.extract_labels(k01, <const ParseStateC*>child)
         for i in range(n):
-            dep1 = vary1 and k10[i] != k00[i]
-            dep2 = vary2 and k01[i] != k00[i]
+            # A feature reads an arc's label where labels 0 and 1 give two
+            # features. Not so a label set: it does not change where both
+            # bits are set already (yet may for the other labels), so it is
+            # taken to read every arc's label whose label varies.
+            if i >= BASE_LABEL_FEATS:
+                dep1 = vary1
+                dep2 = vary2
+            else:
+                dep1 = vary1 and k10[i] != k00[i]
+                dep2 = vary2 and k01[i] != k00[i]
             if dep1 or dep2:
                 bound += self.family_max(s, W, buf, cache, first, dep1, second, dep2, i, k00[i])
             else:
@@ -682,6 +782,12 @@ cdef class ArcStandardSystem(TransitionSystem):
         key[15] = <uint64_t>(t1.nr) if s1 >= 0 else 0
         key[16] = <uint64_t>s.depth
         key[17] = <uint64_t>s.done
+        # the rich set's third order reads the second dependents too
+        cdef bint rich = self.rich
+        key[18] = <uint64_t>(t0.lc2 + 1) if rich and s0 >= 0 else 0
+        key[19] = <uint64_t>(t0.rc2 + 1) if rich and s0 >= 0 else 0
+        key[20] = <uint64_t>(t1.lc2 + 1) if rich and s1 >= 0 else 0
+        key[21] = <uint64_t>(t1.rc2 + 1) if rich and s1 >= 0 else 0
 
     def family_bound_of(self, size_t state, Weights W, int first, bint labels1, int second,
                         bint labels2):
@@ -692,6 +798,19 @@ cdef class ArcStandardSystem(TransitionSystem):
         cdef void* cache = mem.alloc(self.cache_size, 1)
         return self.family_bound(<const ParseStateC*>state, W, feats, cache, first, labels1,
                                  second, labels2)
+
+    def slots_of(self, size_t state):
+        """The stack of a state (a pointer from Instance.state_after), bottom
+        first, as dicts of the slots' fields, for tests."""
+        cdef const ParseStateC* s = <const ParseStateC*>state
+        cdef const SlotC* t
+        slots = []
+        for k in range(s.depth):
+            t = &_slots(s)[k]
+            slots.append({"word": t.word, "lc": t.lc, "rc": t.rc, "lc2": t.lc2, "rc2": t.rc2,
+                          "nl": t.nl, "nr": t.nr, "lc_label": t.lc_label,
+                          "rc_label": t.rc_label, "lset": t.lset, "rset": t.rset})
+        return slots
 
     # --- Python: the engine's view of a doc ---------------------------------
     def instance(self, doc_input, gold=None):
