@@ -305,7 +305,7 @@ def random_trees(system, rng, n_docs):
     return docs, golds
 
 
-@pytest.mark.parametrize("rich", [False, True])
+@pytest.mark.parametrize("rich", [False, True, "alternatives"])
 @pytest.mark.parametrize("how", ["lookahead-1", "lookahead-2", "beam-early", "beam-max_violation"])
 def test_score_cache_changes_nothing(how, rich):
     """The structure-score cache (shared by siblings that differ in an arc
@@ -313,7 +313,8 @@ def test_score_cache_changes_nothing(how, rich):
     every state from scratch, with weights updated in the middle of a doc."""
     runs = []
     for cache in (True, False):
-        system = ArcStandardSystem(3, score_cache=cache, rich=rich)
+        system = ArcStandardSystem(3, score_cache=cache, rich=bool(rich),
+                                   alternatives=rich == "alternatives")
         docs, golds = random_trees(ArcStandardSystem(3), random.Random(3), 40)
         W = Weights()
         for epoch in range(3):
@@ -449,3 +450,49 @@ def test_beam_of_width_one_is_greedy_search():
     assert greedy[0].tolist() == beam[0].tolist() and greedy[1].tolist() == beam[1].tolist()
     (_, path), = views.beam(system, doc, W, 1)
     assert views.output(system, doc, path)[0].tolist() == greedy[0].tolist()
+
+
+ALTERNATIVES = [None, "VBD", None, "VB", None]  # "her duck": PRP$ or PRP, NN or VB
+
+
+def test_alternative_tags_are_features_of_their_own():
+    """With alternatives, the features are the set's, then 11 that read the
+    tagger's alternative tags (A_TAG_ALT): they change with s0's alternative
+    and with nothing else; scores with and without the cache are extract()
+    + dot() in every reachable state; pickling keeps the switch."""
+    import pickle
+    rng = random.Random(5)
+    doc = numpy.array([token_atoms(w, t, None, a) for w, t, a in zip(WORDS, TAGS, ALTERNATIVES)],
+                      dtype="uint64")
+    other = doc.copy()
+    other[3, -1] = token_atoms("duck", "NN", None, "JJ")[-1]
+    for rich, size in ((False, 63), (True, 83)):
+        cached = ArcStandardSystem(3, rich=rich, alternatives=True)
+        plain = ArcStandardSystem(3, score_cache=False, rich=rich, alternatives=True)
+        without = ArcStandardSystem(3, rich=rich)
+        W = reachable_weights(cached, doc, rng, 5)
+        structure = size - (13 if rich else 9)
+        for history in valid_sequences(cached, doc, [], 5):
+            valid, final = views.valid_actions(cached, doc, history)
+            if final:
+                continue
+            feats = views.features(cached, doc, history)
+            plain_feats = views.features(without, doc, history)
+            assert len(feats) == size + 11
+            assert feats[:structure].tolist() == plain_feats[:structure].tolist()
+            assert feats[structure + 11:].tolist() == plain_feats[structure:].tolist()
+            changed = views.features(cached, other, history) != feats
+            inst = cached.instance(doc)  # owns the state
+            stack = [slot["word"] for slot in cached.slots_of(inst.state_after(history))]
+            q0 = sum(1 for a in history if a == 0)  # the words shifted so far
+            reads_duck = 3 in stack[-2:] or 3 in (q0, q0 + 1)  # s0, s1, q0, q1
+            assert changed.any() == reads_duck
+            assert not changed[:structure].any() and not changed[structure + 11:].any()
+            expected = W.scores(feats, cached.nr_class)
+            for system in (cached, plain):
+                values = views.lookahead(system, doc, history, W, 0)[1]
+                for a in valid:
+                    assert values[a] == expected[a]
+    copy = pickle.loads(pickle.dumps(ArcStandardSystem(2, rich=True, alternatives=True)))
+    assert copy.alternatives is True and copy.rich is True
+    assert pickle.loads(pickle.dumps(ArcStandardSystem(2))).alternatives is False

@@ -253,3 +253,49 @@ def test_untrained_and_unannotated():
     eg = Example(Doc(nlp.vocab, words=["a"]), Doc(nlp.vocab, words=["a"]))
     with pytest.raises(ValueError, match="no dependency annotation"):
         parser.initialize(lambda: [eg])
+
+
+@pytest.fixture(scope="module")
+def tagged_with_alternatives(shared_data):
+    """A small tagger with alternatives, and EWT sentences it tagged."""
+    nlp = spacy.blank("en")
+    tagger = nlp.add_pipe("lookahead_tagger", config={"alternatives": True, "depth": 0,
+                                                      "search": "greedy"})
+    train = parse_examples(nlp.vocab, "ewt", "train", 400)
+    tagger.initialize(lambda: train)
+    for _ in range(2):
+        tagger.update(train)
+    nlp.evaluate(parse_examples(nlp.vocab, "ewt", "dev", 100))  # fits its temperature
+
+    def tagged(split, n):
+        gold = gold_docs(nlp.vocab, "ewt", split, n)
+        return [Example(d, g) for d, g in zip(nlp.pipe(words_only(nlp.vocab, g) for g in gold), gold)]
+    return nlp, tagged
+
+
+def test_tag_alternatives_learn_from_a_tagger_and_are_required(tagged_with_alternatives,
+                                                               tmp_path):
+    """A parser with tag_alternatives trains on a tagger's tags and
+    alternatives, parses above a floor from them, keeps the setting in a
+    round trip, and refuses docs whose tags come without alternatives."""
+    tagger_nlp, tagged = tagged_with_alternatives
+    train, dev = tagged("train", 800), tagged("dev", 300)
+    assert any(t._.tag_alternative for eg in train[:20] for t in eg.predicted)
+    nlp = spacy.blank("en", vocab=tagger_nlp.vocab)
+    parser = nlp.add_pipe("arc_standard_parser", config={"search": "greedy", "min_label_freq": 1,
+                                                         "tag_alternatives": True})
+    parser.initialize(lambda: train)
+    for _ in range(2):
+        for i in range(0, len(train), 25):
+            parser.update(train[i:i + 25])
+    assert parser.system.alternatives
+    scores = nlp.evaluate(dev)
+    assert scores["dep_uas"] > 0.6, scores
+    again = reload_pipeline(nlp, "disk", tmp_path)
+    assert again.get_pipe("arc_standard_parser").cfg["tag_alternatives"] is True
+    parsed = [again(eg.predicted.copy()) for eg in dev[:30]]
+    original = [nlp(eg.predicted.copy()) for eg in dev[:30]]
+    assert [[t.head.i for t in d] for d in parsed] == [[t.head.i for t in d] for d in original]
+    plain = words_only(nlp.vocab, dev[0].reference, tags=True)
+    with pytest.raises(ValueError, match="alternatives = true on the lookahead_tagger"):
+        nlp(plain)

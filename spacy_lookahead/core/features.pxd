@@ -29,6 +29,9 @@ cdef enum:
     # the chunk label (as IOB strings' hashes).
     A_TAG = N_WORD_ATOMS
     A_CHUNK
+    # a tagger's alternative tag (its hash), or ATOM_SURE: the parser's
+    # tag_alternatives
+    A_TAG_ALT
     N_ATOMS
 
 # Atom values no string's hash takes (features.hash_text and spaCy's string
@@ -37,6 +40,7 @@ cdef enum:
 cdef enum:
     ATOM_BEFORE = 3      # a position before the doc, or an empty slot (no such word)
     ATOM_AFTER = 5       # a position after the doc
+    ATOM_SURE = 6        # A_TAG_ALT of a token whose tag has no likely alternative
     LABEL_ATOM = 8       # label (action) l is seen as the atom LABEL_ATOM + l
 
 # Substrings of the current word shorter than this (bio-NER features, after

@@ -178,11 +178,14 @@ cdef class LexemeAtoms:
 ATOMS_PER_TOKEN = N_ATOMS
 A_TAG_COLUMN = A_TAG
 A_CHUNK_COLUMN = A_CHUNK
+A_TAG_ALT_COLUMN = A_TAG_ALT
+SURE = ATOM_SURE
 
 
-def token_atoms(str text, tag=None, chunk=None):
+def token_atoms(str text, tag=None, chunk=None, alternative=None):
     """All N_ATOMS atoms of one token: its word atoms and input columns."""
-    return word_atoms(text) + [hash_text(tag) if tag else 0, hash_text(chunk) if chunk else 0]
+    return word_atoms(text) + [hash_text(tag) if tag else 0, hash_text(chunk) if chunk else 0,
+                               hash_text(alternative) if alternative else 0]
 
 
 def string_atoms(values):

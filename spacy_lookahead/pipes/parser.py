@@ -15,15 +15,21 @@ from spacy.tokens import Doc
 from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 
-from ..core.features import LexemeAtoms
+from ..core.features import A_TAG_ALT_COLUMN as A_TAG_ALT, SURE, LexemeAtoms
 from ..systems.arc_standard import ArcStandardSystem
 from .. import scoring  # noqa: F401  (registers the default scorer without the entry point)
 from .settings import (PARSER_FEATURES, SEARCH_DEFAULTS, Learner, ParserFeatures, Search,
                        Update, config_error)
 from .spaces import SPACE_DEP, compact_heads, expand_tree
+from .tagger import TAG_ALTERNATIVE, TAG_ALTERNATIVE_PROB
 from .transition import Prediction, TransitionPipe, token_probability
 
 HEAD_PROBS = "head_probs"  # doc.user_data key of the SAPO head probabilities
+# tag_alternatives: a tagger's alternative tag is a feature from this
+# probability up. EWT dev, the depth-1 tagger of jackknife fold 0: 13% of
+# the tokens, where the tag is wrong 33% of the time and the alternative
+# right 23% (76% of the tagger's errors); below it the tag is right 98.4%.
+ALTERNATIVE_MIN_PROB = 0.05
 token_probability("head_prob", HEAD_PROBS)
 
 
@@ -51,6 +57,7 @@ def validate_features(name: str, features: Any) -> None:
         "respect_sent_starts": False,
         "min_label_freq": 20,
         "features": "base",
+        "tag_alternatives": False,
         "scorer": {"@scorers": "spacy_lookahead.parser_scorer.v1"},
     },
     default_score_weights={"dep_uas": 0.5, "dep_las": 0.5, "dep_las_per_type": None,
@@ -63,7 +70,8 @@ def make_arc_standard_parser(nlp: Language, name: str, search: Search, depth: in
                              n_threads: int,
                              respect_sent_starts: bool, min_label_freq: int,
                              scorer: Optional[Callable],
-                             features: ParserFeatures = "base") -> "ArcStandardParser":
+                             features: ParserFeatures = "base",
+                             tag_alternatives: bool = False) -> "ArcStandardParser":
     """Create an arc-standard parser.
 
     search: "greedy" (depth 0), "lookahead" (depth D, margin C; Figures 2-3 of
@@ -82,12 +90,19 @@ def make_arc_standard_parser(nlp: Language, name: str, search: Search, depth: in
         s1), label sets of s0's and s1's dependents, and 3-letter suffixes.
         Saved with the model: a loaded model uses the set it was trained
         with (models saved before the setting: "base").
+    tag_alternatives: also read the tagger's alternative tags
+        (`token._.tag_alternative` of a lookahead_tagger with alternatives =
+        true) as features, where their probability is at least
+        ALTERNATIVE_MIN_PROB: the tagger's uncertainty, not only its choice.
+        Train on docs that have them (e.g. a jackknifed corpus made with
+        that tagger). Saved with the model.
     """
     return ArcStandardParser(nlp.vocab, name, search=search, depth=depth, margin=margin,
                              beam_width=beam_width, update=update, learner=learner, n=n,
                              learning_rate=learning_rate, learning_rate_decay=learning_rate_decay,
                              l2=l2, n_threads=n_threads, respect_sent_starts=respect_sent_starts,
-                             min_label_freq=min_label_freq, features=features, scorer=scorer)
+                             min_label_freq=min_label_freq, features=features,
+                             tag_alternatives=tag_alternatives, scorer=scorer)
 
 
 class ArcStandardParser(TransitionPipe):
@@ -98,21 +113,26 @@ class ArcStandardParser(TransitionPipe):
     search_defaults = SEARCH_DEFAULTS
     # the root label is learnt from the data, like the labels; the feature
     # set is the one the weights were trained with
-    model_settings = TransitionPipe.model_settings + ("root_label", "features")
-    model_settings_before = {"features": "base"}
+    model_settings = TransitionPipe.model_settings + ("root_label", "features",
+                                                      "tag_alternatives")
+    model_settings_before = {"features": "base", "tag_alternatives": False}
 
     def __init__(self, vocab: Vocab, name: str = "arc_standard_parser", *,
                  respect_sent_starts: bool = False, min_label_freq: int = 20,
                  scorer: Optional[Callable] = None, root_label: str = "ROOT",
-                 features: str = "base", **search_settings: Any) -> None:
+                 features: str = "base", tag_alternatives: bool = False,
+                 **search_settings: Any) -> None:
         """search_settings: search, depth, margin, beam_width, update, learner,
         n, learning_rate, learning_rate_decay, l2 (settings.py)."""
         validate_min_label_freq(name, min_label_freq)
         validate_features(name, features)
+        if not isinstance(tag_alternatives, bool):
+            raise config_error(name, "tag_alternatives", f"[{name}] tag_alternatives must be true "
+                               f"or false, got {tag_alternatives!r}")
         super().__init__(vocab, name, scorer=scorer, search_settings=search_settings,
                          respect_sent_starts=bool(respect_sent_starts),
                          min_label_freq=min_label_freq, root_label=root_label,
-                         features=features)
+                         features=features, tag_alternatives=tag_alternatives)
         self._atoms = LexemeAtoms()
 
     def reads_tags(self) -> bool:
@@ -122,11 +142,17 @@ class ArcStandardParser(TransitionPipe):
     def rich_features(self) -> bool:
         return self.cfg.get("features", "base") == "rich"
 
+    @property
+    def tag_alternatives(self) -> bool:
+        return bool(self.cfg.get("tag_alternatives", False))
+
     def make_system(self) -> ArcStandardSystem:
-        return ArcStandardSystem(len(self.labels), rich=self.rich_features)
+        return ArcStandardSystem(len(self.labels), rich=self.rich_features,
+                                 alternatives=self.tag_alternatives)
 
     def system_is_current(self, system: ArcStandardSystem) -> bool:
-        return system.n_labels == len(self.labels) and system.rich == self.rich_features
+        return (system.n_labels == len(self.labels) and system.rich == self.rich_features
+                and system.alternatives == self.tag_alternatives)
 
     # --- labels and gold ---------------------------------------------------------
     def initialize(self, get_examples: Callable[[], Iterable[Example]], *,
@@ -198,6 +224,8 @@ class ArcStandardParser(TransitionPipe):
         for k, doc in enumerate(docs):
             atoms = self._atoms.doc_atoms(doc)
             self._tag_column(doc, atoms, examples[k] if examples else None, "parsing")
+            if self.tag_alternatives:
+                self._alternative_column(doc, atoms, examples[k] if examples else None)
             item: Dict[str, Any] = {"atoms": atoms}
             if self.cfg["respect_sent_starts"] and doc.has_annotation("SENT_START") and len(doc):
                 starts = doc.to_array("SENT_START") == 1
@@ -205,6 +233,27 @@ class ArcStandardParser(TransitionPipe):
                 item["sent_ids"] = numpy.cumsum(starts).astype("int32")
             inputs.append(item)
         return inputs
+
+    def _alternative_column(self, doc: Doc, atoms: numpy.ndarray,
+                            example: Optional[Example]) -> None:
+        """A_TAG_ALT: the tagger's alternative tag where its probability is
+        at least ALTERNATIVE_MIN_PROB, else SURE. Gold tags (training on a
+        doc without tags) are sure; tags without alternatives are an error."""
+        alts = doc.user_data.get(TAG_ALTERNATIVE)
+        probs = doc.user_data.get(TAG_ALTERNATIVE_PROB)
+        if alts is not None and probs is not None and len(alts) == len(doc) == len(probs):
+            likely = numpy.asarray(probs) >= ALTERNATIVE_MIN_PROB
+            atoms[:, A_TAG_ALT] = numpy.where(likely, numpy.asarray(alts, dtype="uint64"), SURE)
+        elif example is not None and not doc.has_annotation("TAG") or not len(doc):
+            atoms[:, A_TAG_ALT] = SURE
+        else:
+            raise ValueError(
+                f"[{self.name}] tag_alternatives = true reads the tagger's alternative tags "
+                "(token._.tag_alternative), and this doc has none: set alternatives = true on "
+                "the lookahead_tagger before the parser (to train: make the training docs with "
+                "such a tagger, e.g. python -m spacy_lookahead jackknife ... "
+                "--components.lookahead_tagger.alternatives true, read with inputs [\"tag\", "
+                "\"tag_alternatives\"]).")
 
     # --- output --------------------------------------------------------------
     def label_names(self) -> List[str]:

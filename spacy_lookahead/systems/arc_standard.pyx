@@ -32,7 +32,12 @@ Nivre's (2011) third-order features (the second leftmost/rightmost dependents
 of s0 and s1), a few suffix features that hold up under POS errors, and their
 label sets (the labels of s0's and s1's left and right dependents, each with
 the word's tag). A label set is a 64-bit mask with bit (label % 64): with 64
-labels or more, labels that are equal modulo 64 share a bit."""
+labels or more, labels that are equal modulo 64 share a bit.
+
+With `alternatives=True`, either set is followed by features of the
+tagger's alternative tags (the atom A_TAG_ALT: a likely other tag of the
+word, or ATOM_SURE), alone and with the tags of s0, s1 and q0: the tagger's
+uncertainty as parser features (k-best tags, k = 2)."""
 from libc.stdint cimport int64_t, uint64_t
 from libc.math cimport INFINITY
 from libc.string cimport memcpy, memmove, memset
@@ -41,13 +46,14 @@ from murmurhash.mrmr cimport hash64
 
 import numpy
 
-from ..core.features cimport (N_ATOMS, A_LOWER, A_SUF3, A_TAG, ATOM_BEFORE, LABEL_ATOM, feat1,
-                              feat2, feat3)
+from ..core.features cimport (N_ATOMS, A_LOWER, A_SUF3, A_TAG, A_TAG_ALT, ATOM_BEFORE,
+                              LABEL_ATOM, feat1, feat2, feat3)
 from ..core.instance cimport Instance
 from ..core.system cimport TransitionSystem, partial_bound
 from ..core.weights cimport Weights, feat_t
 
-DEF MAX_FEATS = 96        # room for the rich set (70 structure + 13 label features)
+DEF MAX_FEATS = 112       # room for the rich set (70 structure + 13 label features) and
+                          # the alternative tags' 11
 DEF BASE_MAX_FEATS = 72   # the base set's buffer (54 + 9 features)
 DEF BASE_LABEL_FEATS = 9  # extract_labels() of the base set
 DEF RICH_LABEL_FEATS = 13  # ... of the rich set: base, then the 4 label sets
@@ -229,29 +235,45 @@ cdef enum:
     T_S0T_S0RSET
     T_S1T_S1LSET
     T_S1T_S1RSET
+    # the tagger's alternative tags (after both sets)
+    T_S0A
+    T_S1A
+    T_Q0A
+    T_Q1A
+    T_S0A_S1T
+    T_S0T_S1A
+    T_S0A_Q0T
+    T_S0T_Q0A
+    T_S0W_S0A
+    T_S0TA_S1TA
+    T_S0TA_Q0TA
 
 
 cdef class ArcStandardSystem(TransitionSystem):
     """The arc-standard system over `n_labels` arc labels (nr_class = 1 + 2L);
-    rich: the rich feature set (see the module docstring), else the base set."""
+    rich: the rich feature set (see the module docstring), else the base set;
+    alternatives: also the features of the tagger's alternative tags."""
     cdef readonly int n_labels
     cdef readonly bint rich
+    cdef readonly bint alternatives
     cdef readonly int n_label_feats  # extract_labels()'s count
     # score() reuses the structure features' scores between states that
     # differ only in arc labels; False scores every state from scratch (the
     # same numbers, slower: for tests and measurements)
     cdef public bint score_cache
 
-    def __init__(self, int n_labels, bint score_cache=True, bint rich=False):
+    def __init__(self, int n_labels, bint score_cache=True, bint rich=False,
+                 bint alternatives=False):
         if n_labels < 1:
             raise ValueError("an arc-standard system needs at least one arc label")
         self.n_labels = n_labels
         self.score_cache = score_cache
         self.rich = rich
+        self.alternatives = alternatives
         self.n_label_feats = RICH_LABEL_FEATS if rich else BASE_LABEL_FEATS
         self.nr_class = 1 + 2 * n_labels
         # features, then the score cache's slots and its clock (see score())
-        self.max_feats = MAX_FEATS if rich else BASE_MAX_FEATS
+        self.max_feats = MAX_FEATS if rich or alternatives else BASE_MAX_FEATS
         self.cache_size = (self._label_max_offset() + LABEL_MAX_SLOTS * sizeof(LabelMaxC)
                            + state_size_for(MAX_STACK) + self.nr_class * sizeof(int))
         self.bounds_two_steps = True
@@ -259,7 +281,8 @@ cdef class ArcStandardSystem(TransitionSystem):
         self.state_size = state_size_for(1)
 
     def __reduce__(self):
-        return (ArcStandardSystem, (self.n_labels, self.score_cache, self.rich))
+        return (ArcStandardSystem, (self.n_labels, self.score_cache, self.rich,
+                                    self.alternatives))
 
     # --- actions -------------------------------------------------------------
     cdef bint is_final(self, const void* state) noexcept nogil:
@@ -465,8 +488,39 @@ cdef class ArcStandardSystem(TransitionSystem):
         f[n] = feat2(T_S1T_VL, s1t, vl1); n += 1
         f[n] = feat2(T_S1W_VR, s1w, vr1); n += 1
         f[n] = feat2(T_S1T_VR, s1t, vr1); n += 1
-        if not self.rich:
-            return n
+        if self.rich:
+            n = self.extract_rich(f, n, s, s0, s1, q0, s0t, s1t, q0t, s0lt, s0rt, s1lt, s1rt,
+                                  s0w, s1w, q0w)
+        if self.alternatives:
+            n = self.extract_alternatives(f, n, s, s0, s1, q0, q1, s0w, s0t, s1t, q0t)
+        return n
+
+    cdef int extract_alternatives(self, feat_t* f, int n, const ParseStateC* s, int s0, int s1,
+                                  int q0, int q1, uint64_t s0w, uint64_t s0t, uint64_t s1t,
+                                  uint64_t q0t) noexcept nogil:
+        """The tagger's alternative tags: alone, with the other words' tags,
+        and as (tag, alternative) pairs."""
+        cdef uint64_t s0a = self.word(s, s0, A_TAG_ALT), s1a = self.word(s, s1, A_TAG_ALT)
+        cdef uint64_t q0a = self.word(s, q0, A_TAG_ALT)
+        f[n] = feat1(T_S0A, s0a); n += 1
+        f[n] = feat1(T_S1A, s1a); n += 1
+        f[n] = feat1(T_Q0A, q0a); n += 1
+        f[n] = feat1(T_Q1A, self.word(s, q1, A_TAG_ALT)); n += 1
+        f[n] = feat2(T_S0A_S1T, s0a, s1t); n += 1
+        f[n] = feat2(T_S0T_S1A, s0t, s1a); n += 1
+        f[n] = feat2(T_S0A_Q0T, s0a, q0t); n += 1
+        f[n] = feat2(T_S0T_Q0A, s0t, q0a); n += 1
+        f[n] = feat2(T_S0W_S0A, s0w, s0a); n += 1
+        f[n] = feat4(T_S0TA_S1TA, s0t, s0a, s1t, s1a); n += 1
+        f[n] = feat4(T_S0TA_Q0TA, s0t, s0a, q0t, q0a); n += 1
+        return n
+
+    cdef int extract_rich(self, feat_t* f, int n, const ParseStateC* s, int s0, int s1, int q0,
+                          uint64_t s0t, uint64_t s1t, uint64_t q0t, uint64_t s0lt,
+                          uint64_t s0rt, uint64_t s1lt, uint64_t s1rt, uint64_t s0w,
+                          uint64_t s1w, uint64_t q0w) noexcept nogil:
+        cdef const SlotC* t0 = slot_at(s, 0)
+        cdef const SlotC* t1 = slot_at(s, 1)
         # the rich set: third order
         cdef uint64_t s0l2t = self.word(s, t0.lc2 if s0 >= 0 else -1, A_TAG)
         cdef uint64_t s0r2t = self.word(s, t0.rc2 if s0 >= 0 else -1, A_TAG)
