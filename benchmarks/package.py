@@ -41,8 +41,10 @@ PIPELINES: Dict[str, Dict[str, Any]] = {
     "en_lookahead_ewt": {
         "config": "configs/package_ewt.cfg",
         "sources": {
-            "full": {"tagger": "training/tagger_d1/model-best",
-                     "parser": "training/parser_depth_d1/model-best"},
+            # tagger and parser trained together by configs/pipeline_ewt.cfg
+            # (the parser on jackknifed tags): project command pipeline-ewt
+            "full": {"tagger": "training/pipeline_ewt/model-best",
+                     "parser": "training/pipeline_ewt/model-best"},
             "quick": {"tagger": "training/quick/tagger_d1/model-best",
                       "parser": "training/quick/parser_ewt_greedy_tiny"},
         },
@@ -51,9 +53,9 @@ PIPELINES: Dict[str, Dict[str, Any]] = {
         "settings": {"components.arc_standard_parser.respect_sent_starts": True},
         "test": "corpus/ewt/test.spacy",
         "benchmark": {
-            "full": [("tagger_d1.json", "tag_acc", "tag_acc"),
-                     ("parser_depth_d1.json", "uas", "dep_uas_gold_pos"),
-                     ("parser_depth_d1.json", "las", "dep_las_gold_pos"),
+            "full": [("pipeline_ewt.json", "tag_acc", "tag_acc"),
+                     ("pipeline_ewt.json", "dep_uas_nopunct", "dep_uas_nopunct_words_only"),
+                     ("pipeline_ewt.json", "dep_las_nopunct", "dep_las_nopunct_words_only"),
                      ("tagger_speed.json", "models.tagger_d1.tokens_per_second",
                       "tagger_tokens_per_second")],
             "quick": [("tagger_d1.json", "tag_acc", "tag_acc"),

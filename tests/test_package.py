@@ -1,5 +1,5 @@
 """An installable pipeline: benchmarks/package.py assembles tiny trained
-components with configs/pipeline_ewt.cfg, scores it, writes the meta and
+components with configs/package_ewt.cfg, scores it, writes the meta and
 builds a wheel with `spacy package`; the wheel, installed into an empty
 directory, loads by name in a fresh process and analyses raw text."""
 import json
