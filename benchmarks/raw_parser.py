@@ -47,8 +47,13 @@ RUNS: Dict[str, Tuple[str, Dict[str, object]]] = {
     "jk_rich_b8_early": ("+ rich features (Zhang and Nivre 2011)", RICH),
     "jk_rich_b16_early": ("+ rich features, beam 16",
                           {**RICH, P + "beam_width": 16, "training.max_epochs": 20}),
+    "jk_rich_b8_mv": ("rich features, beam 8, max-violation update",
+                      {**RICH, P + "update": "max_violation", "training.max_epochs": 15}),
     "jkalt_rich_b8_early": ("+ rich features + the tagger's alternative tags",
                             {**RICH, **ALTERNATIVES}),
+    "jkalt_rich_b16_early": ("+ rich features, beam 16 + the tagger's alternative tags",
+                             {**RICH, **ALTERNATIVES, P + "beam_width": 16,
+                              "training.max_epochs": 20}),
 }
 WSJ_RUNS: Dict[str, Tuple[str, Dict[str, object]]] = {
     "wsj_b16_mv": ("beam 16, max-violation", {P + "beam_width": 16}),

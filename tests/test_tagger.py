@@ -203,6 +203,13 @@ def test_alternatives_are_the_most_probable_other_tags_under_the_exact_marginals
             assert other == names[int(row.argmax())] != token.tag_
             assert p == pytest.approx(row.max(), abs=1e-12)
             assert p + m[i, chosen] <= 1 + 1e-9
+    # n_threads = 2 pipelines the batches of pipe() (another path): the same
+    threaded = spacy.load(nlp.to_disk(tmp_path / "t") or tmp_path / "t",
+                          config={"components": {"lookahead_tagger": {"n_threads": 2}}})
+    redo = list(threaded.pipe((Doc(threaded.vocab, words=[t.text for t in d]) for d in docs),
+                              batch_size=3))
+    for a, b in zip(docs, redo):
+        assert [t._.tag_alternative for t in a] == [t._.tag_alternative for t in b]
     again = reload_pipeline(nlp, "disk", tmp_path)
     assert again.get_pipe("lookahead_tagger").temperature == tau
     redo = list(again.pipe(Doc(again.vocab, words=[t.text for t in d]) for d in docs))

@@ -155,11 +155,11 @@ class LookaheadTagger(SequencePipe):
         gold = numpy.asarray([ids.get(t, -1) if t else -1 for t in aligned], dtype="int32")
         return gold if index is None else gold[index]
 
-    def predict(self, docs: Iterable[Doc]) -> List[Prediction]:
+    def _predictions(self, docs: List[Doc], indexes: list, results: list) -> List[Prediction]:
         """As TransitionPipe's; with `alternatives`, also each token's
-        alternative tag (second_best)."""
-        docs = list(docs)
-        predictions = super().predict(docs)
+        alternative tag (second_best). Both predict() and the threaded
+        pipe() come through here."""
+        predictions = super()._predictions(docs, indexes, results)
         if not self.cfg["alternatives"]:
             return predictions
         return [p._replace(alternatives=a)
