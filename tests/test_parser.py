@@ -225,6 +225,25 @@ def test_a_model_saved_before_the_feature_setting_loads_as_base(greedy_nlp, tmp_
     assert before == after
 
 
+def test_a_rich_model_whose_cfg_says_base_is_refused(rich_nlp, tmp_path):
+    """The weights' checksum covers a feature set that is not the default:
+    a saved cfg edited from rich to base (or with the setting removed)
+    would predict with the wrong features, and is refused instead."""
+    import srsly
+    from spacy_lookahead.pipes.integrity import ModelFileError
+    rich_nlp.to_disk(tmp_path / "model")
+    cfg_path = tmp_path / "model" / "arc_standard_parser" / "cfg"
+    cfg = srsly.read_json(cfg_path)
+    for edit in ("base", None):
+        if edit is None:
+            cfg.pop("features")
+        else:
+            cfg["features"] = edit
+        srsly.write_json(cfg_path, cfg)
+        with pytest.raises(ModelFileError):
+            spacy.load(tmp_path / "model")
+
+
 @pytest.mark.parametrize("setting,value,message", [
     ("search", "dfs", r"search[\s\S]*dfs"),
     ("depth", -1, "depth must be an integer 0-3"),

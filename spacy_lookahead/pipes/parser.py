@@ -138,6 +138,17 @@ class ArcStandardParser(TransitionPipe):
     def reads_tags(self) -> bool:
         return True
 
+    def _feature_values(self, cfg: Dict[str, Any]) -> Dict[str, Any]:
+        """The weights' checksum covers the feature set and tag_alternatives
+        where they are not the defaults: a saved cfg edited to another set
+        is refused, and models saved before these settings (all default)
+        keep their checksums."""
+        values = super()._feature_values(cfg)
+        for key, default in self.model_settings_before.items():
+            if cfg.get(key, default) != default:
+                values[key] = cfg[key]
+        return values
+
     @property
     def rich_features(self) -> bool:
         return self.cfg.get("features", "base") == "rich"
