@@ -339,6 +339,15 @@ def test_score_cache_survives_pickling():
     assert pickle.loads(pickle.dumps(ArcStandardSystem(2))).rich is False
 
 
+def assert_scores_are(expected, systems, doc, history, W, valid):
+    """Each system's action scores after `history` (its depth-0 lookahead
+    values) are `expected` bit for bit on the valid actions."""
+    for system in systems:
+        values = views.lookahead(system, doc, history, W, 0)[1]
+        for a in valid:
+            assert values[a] == expected[a]
+
+
 @pytest.mark.parametrize("n_labels", [1, 3])
 def test_rich_scores_are_the_features_scores(n_labels):
     """score() with the structure cache, without it, and extract() + dot()
@@ -361,11 +370,8 @@ def test_rich_scores_are_the_features_scores(n_labels):
         assert len(base_feats) == 63 and len(feats) == 83
         assert feats[:54].tolist() == base_feats[:54].tolist()  # structure
         assert feats[70:79].tolist() == base_feats[54:].tolist()  # the base label features
-        expected = W.scores(feats, cached.nr_class)
-        for system in (cached, plain):
-            values = views.lookahead(system, doc, history, W, 0)[1]
-            for a in valid:
-                assert values[a] == expected[a]
+        assert_scores_are(W.scores(feats, cached.nr_class), (cached, plain), doc, history, W,
+                          valid)
 
 
 def test_rich_state_tracks_second_dependents_and_label_sets():
@@ -457,8 +463,9 @@ ALTERNATIVES = [None, "VBD", None, "VB", None]  # "her duck": PRP$ or PRP, NN or
 
 def test_alternative_tags_are_features_of_their_own():
     """With alternatives, the features are the set's, then 11 that read the
-    tagger's alternative tags (A_TAG_ALT): they change with s0's alternative
-    and with nothing else; scores with and without the cache are extract()
+    tagger's alternative tags (A_TAG_ALT): they change with a word's
+    alternative exactly where they read that word (s0, s1, q0, q1), and
+    nothing else does; scores with and without the cache are extract()
     + dot() in every reachable state; pickling keeps the switch."""
     import pickle
     rng = random.Random(5)
@@ -488,11 +495,8 @@ def test_alternative_tags_are_features_of_their_own():
             reads_duck = 3 in stack[-2:] or 3 in (q0, q0 + 1)  # s0, s1, q0, q1
             assert changed.any() == reads_duck
             assert not changed[:structure].any() and not changed[structure + 11:].any()
-            expected = W.scores(feats, cached.nr_class)
-            for system in (cached, plain):
-                values = views.lookahead(system, doc, history, W, 0)[1]
-                for a in valid:
-                    assert values[a] == expected[a]
+            assert_scores_are(W.scores(feats, cached.nr_class), (cached, plain), doc, history,
+                              W, valid)
     copy = pickle.loads(pickle.dumps(ArcStandardSystem(2, rich=True, alternatives=True)))
     assert copy.alternatives is True and copy.rich is True
     assert pickle.loads(pickle.dumps(ArcStandardSystem(2))).alternatives is False

@@ -255,7 +255,7 @@ class ArcStandardParser(TransitionPipe):
         if alts is not None and probs is not None and len(alts) == len(doc) == len(probs):
             likely = numpy.asarray(probs) >= ALTERNATIVE_MIN_PROB
             atoms[:, A_TAG_ALT] = numpy.where(likely, numpy.asarray(alts, dtype="uint64"), SURE)
-        elif example is not None and not doc.has_annotation("TAG") or not len(doc):
+        elif (example is not None and not doc.has_annotation("TAG")) or not len(doc):
             atoms[:, A_TAG_ALT] = SURE
         else:
             raise ValueError(
