@@ -21,17 +21,35 @@ Anything missing is shown as "-"; a system with nothing at all is listed as not 
 import argparse
 import json
 import platform
+import shlex
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+import experiments as X  # noqa: E402
 import report_depth  # noqa: E402
 import report_engine  # noqa: E402
 import report_sapo  # noqa: E402
 import report_phrases  # noqa: E402
 
 SETTINGS = {"full": "", "quick": "quick"}
+# the paper's F1 (Tsuruoka et al. 2011, Tables 2-3) for the rows that have one
+PAPER_F1 = {"chunker_d0": 93.53, "chunker_d1": 93.77, "chunker_d2": 93.81, "crf_conll2000": 93.66,
+            "ner_rtl_d0": 70.17, "ner_rtl_d1": 72.28, "ner_rtl_d2": 72.00, "crf_jnlpba": 71.63}
+
+
+def systems(*groups: str, task: str, paper: bool = False):
+    """(name, label[, paper F1]) of the table's rows of these groups and task."""
+    rows = [e for g in groups for e in X.group(g) if e.task == task]
+    return [(e.name, e.label) + ((PAPER_F1.get(e.name),) if paper else ()) for e in rows]
+
+
+def commands(names) -> list:
+    """The command that trains each row (benchmarks/experiments.py), under a table."""
+    return ["Commands (`python benchmarks/run.py commands`):", ""] + [
+        f"* `{n}`: `{shlex.join(X.train_command(X.EXPERIMENTS[n]))}`" for n in names
+        if n in X.EXPERIMENTS] + [""]
 PAPER = "Tsuruoka et al. (2011)"
 TASKS = [{
     "title": "POS tagging: UD English EWT test set, XPOS (PTB tags), gold tokens",
@@ -41,14 +59,7 @@ TASKS = [{
     "speed_file": "tagger_speed.json",
     "train_speed_file": "tagger_train_speed.json",  # benchmarks/train_speed.py
     "reference": "spacy_tagger",
-    "systems": [
-        ("tagger_d0", "lookahead_tagger, depth 0 (no lookahead)"),
-        ("tagger_d1", "lookahead_tagger, depth 1"),
-        ("tagger_d2", "lookahead_tagger, depth 2"),
-        ("tagger_sapo", "lookahead_tagger, SAPO (n = 5, exact A*)"),
-        ("spacy_tagger", "spaCy built-in tagger (CNN tok2vec, efficiency)"),
-        ("crf_tagger", "first-order CRF (crfsuite, same features, L1)"),
-    ],
+    "systems": systems("tagging", "sapo", task="tag"),
     "note": (
         "Test set: 2,077 sentences, 25,094 words (syntactic words; multiword tokens "
         "split as in UD). Accuracy from `spacy benchmark accuracy --gold-preproc`. "
@@ -67,14 +78,7 @@ TASKS = [{
     "speed_file": "chunk_speed.json",
     "reference": "spacy_ner_conll2000",
     "paper_label": "paper F1 (Table 2)",
-    "systems": [
-        ("chunker_d0", "lookahead_chunker, depth 0 (no lookahead)", 93.53),
-        ("chunker_d1", "lookahead_chunker, depth 1", 93.77),
-        ("chunker_d2", "lookahead_chunker, depth 2", 93.81),
-        ("chunker_sapo", "lookahead_chunker, SAPO (n = 5, exact A*)", None),
-        ("crf_conll2000", "first-order CRF (crfsuite, same features, L1)", 93.66),
-        ("spacy_ner_conll2000", "spaCy built-in ner on the chunks (efficiency)", None),
-    ],
+    "systems": systems("spans", "sapo", task="chunk", paper=True),
     "note": (
         "Test set: 2,012 sentences, 47,377 tokens, 23,852 chunks; training set "
         "8,936 sentences (WSJ 15-18), the data of the paper, so **the paper's figures "
@@ -95,17 +99,7 @@ TASKS = [{
     "speed_file": "ner_speed.json",
     "reference": "spacy_ner_jnlpba",
     "paper_label": "paper F1 (Table 3, ~)",
-    "systems": [
-        ("ner_rtl_d0", "lookahead_ner, right-to-left, depth 0", 70.17),
-        ("ner_rtl_d1", "lookahead_ner, right-to-left, depth 1", 72.28),
-        ("ner_rtl_d2", "lookahead_ner, right-to-left, depth 2", 72.00),
-        ("ner_rtl_sapo", "lookahead_ner, right-to-left, SAPO (n = 5, exact A*)", None),
-        ("ner_ltr_d0", "lookahead_ner, left-to-right, depth 0", None),
-        ("ner_ltr_d1", "lookahead_ner, left-to-right, depth 1", None),
-        ("ner_ltr_d2", "lookahead_ner, left-to-right, depth 2", None),
-        ("crf_jnlpba", "first-order CRF (crfsuite, same features, L1)", 71.63),
-        ("spacy_ner_jnlpba", "spaCy built-in ner (efficiency)", None),
-    ],
+    "systems": systems("spans", "sapo", task="ner", paper=True),
     "note": (
         "Test set: the original `Genia4EReval1.iob2`, 3,856 sentences, 101,039 tokens, "
         "8,662 entities. **The training set is an approximate reconstruction** of the "
@@ -250,6 +244,7 @@ def task_table(task, metrics_root: Path, training_root: Path):
     lines += [f"* speed run, {n}" for n in speed_notes]
     if not_run:
         lines += ["", "Not run (no metrics found): " + "; ".join(not_run) + "."]
+    lines += [""] + commands([row[0] for row in task["systems"]])
     return lines, machines
 
 
@@ -320,6 +315,7 @@ def span_table(task, metrics_root: Path, training_root: Path):
     lines += [f"* speed run, {n}" for n in speed_notes]
     if not_run:
         lines += ["", "Not run (no metrics found): " + "; ".join(not_run) + "."]
+    lines += [""] + commands([row[0] for row in task["systems"]])
     return lines, machines
 
 

@@ -1,4 +1,4 @@
-"""The one-engine section of results.md (benchmarks/engine_bench.py's runs):
+"""The one-engine section of results.md (the `engine` rows of benchmarks/experiments.py):
 beam search for the tagger (Huang et al. 2012's POS experiment on EWT),
 chunker and NER; SAPO for the parser. Also draws plots/beam_pos.png.
 
@@ -6,12 +6,13 @@ chunker and NER; SAPO for the parser. Also draws plots/beam_pos.png.
 """
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).parent))
-from engine_bench import train_command  # noqa: E402
+import experiments as X  # noqa: E402
 
 WIDTHS = (1, 2, 4, 8)
 UPDATES = ("early", "max_violation", "standard")
@@ -138,18 +139,23 @@ def span_rows(metrics: Path):
 
 def parser_rows(metrics: Path):
     rows = []
-    for name, label in (("ewt_greedy", "perceptron, greedy, margin C = 1"),
-                        ("ewt_d1", "perceptron, lookahead depth 1, margin C = 50"),
-                        ("ewt_beam8_early", "perceptron, beam k=8, early update"),
-                        ("ewt_sapo", "SAPO, n = 5 of a beam k=8, max-violation prefixes"),
-                        ("ewt_sapo_early", "SAPO, n = 5 of a beam k=8, early-update prefixes")):
-        m = read_json(metrics / f"parser_{name}.json")
+    for name, label in (("parser_ewt_greedy", "perceptron, greedy, margin C = 1"),
+                        ("parser_ewt_d1", "perceptron, lookahead depth 1, margin C = 50"),
+                        ("parser_ewt_beam8_early", "perceptron, beam k=8, early update"),
+                        ("parser_ewt_sapo", "SAPO, n = 5 of a beam k=8, max-violation prefixes"),
+                        ("parser_ewt_sapo_early", "SAPO, n = 5 of a beam k=8, early-update prefixes")):
+        m = read_json(metrics / f"{name}.json")
         if m is None:
             rows.append((label, None, None, None, None, None, name))
             continue
-        cal = m["test"].get("head_calibration") or {}
-        rows.append((label, m["test"]["las_nopunct"], m["test"]["uas_nopunct"], m["best_epoch"],
-                     m["mean_train_cpu_seconds_per_epoch"], cal.get("ece"), name))
+        curve = [json.loads(line) for line in (metrics / "curves" / f"{name}.jsonl").read_text()
+                 .splitlines() if line.strip()] if (metrics / "curves" / f"{name}.jsonl").exists() else []
+        best = max(curve, key=lambda r: r["score"])["epoch"] + 1 if curve else None
+        t = read_json(metrics / f"time_{name}.json")
+        n_epochs = curve[-1]["epoch"] + 1 if curve else None
+        per_epoch = t["user_seconds"] / n_epochs if t and n_epochs else None
+        cal = m.get("head_calibration") or {}
+        rows.append((label, m["las_nopunct"], m["uas_nopunct"], best, per_epoch, cal.get("ece"), name))
     return rows
 
 
@@ -160,8 +166,8 @@ def section(metrics: Path, plots: Path) -> List[str]:
     out = ["## One engine: every learner with every system", "",
            "The learners live once in `core/learners.pyx` and run on every transition "
            "system, so the sequence labellers can use beam search with the violation-fixing "
-           "updates and the parser SAPO. Commands: `python benchmarks/engine_bench.py list` "
-           "(project command `train-engine`, then `evaluate-engine`).", "",
+           "updates and the parser SAPO. Project command `engine`; the `spacy train` command "
+           "of each row is listed at the end of the section.", "",
            "### Huang et al. (2012)'s POS experiment on UD English EWT", "",
            "lookahead_tagger with beam search (same features: the previous tag is the only "
            "history feature), configs/tagger_ewt.cfg (12 epochs, the best dev model is scored "
@@ -198,16 +204,17 @@ def section(metrics: Path, plots: Path) -> List[str]:
             "Head probability: the summed probability of the n best parses that give the "
             "token the same head and label (`token._.head_prob`); ECE over all test tokens, "
             "in the bins of benchmarks/calibration.py.", "",
-            "| setting | LAS no punct | UAS no punct | best dev epoch | CPU s / epoch | head-prob ECE |",
+            "| setting | LAS no punct | UAS no punct | best dev epoch | CPU s / epoch (training) | head-prob ECE |",
             "| --- | --- | --- | --- | --- | --- |"]
     for label, las, uas, best, secs, ece, _ in parser_rows(metrics):
         out.append(f"| {label} | {fmt(las)} | {fmt(uas)} | {best or '-'} | "
                    f"{fmt(secs, '.1f', 1.0)} | {fmt(ece, '.3f', 1.0)} |")
-    out += ["", "A row with \"-\" was not run into this metrics directory (the beam k=8 "
-            "early-update perceptron is `train-parser`'s `ewt_beam8_early`, in the parser "
-            "section above).", "", "Commands:", ""]
-    from engine_bench import RUNS
-    out += [f"* `{name}`: `{train_command(name)}`" for name in RUNS]
+    out += ["", "A row with \"-\" was not run into this metrics directory (the parser rows "
+            "are rows of the `parser` command).", "", "Commands:", ""]
+    out += [f"* `{e.name}`: `{shlex.join(X.train_command(e))}`"
+            for e in X.group("engine") + [X.EXPERIMENTS[n] for n in
+                                          ("parser_ewt_sapo", "parser_ewt_sapo_early")
+                                          if n in X.EXPERIMENTS]]
     return out + [""]
 
 

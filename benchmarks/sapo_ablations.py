@@ -5,91 +5,27 @@ on the first 90% of the training file, scored each epoch on its last 10%
 Sun et al.'s (n = 5, gamma 0.1 decaying by 0.8, exact A* top-n, no
 averaging, first-order features; lambda 1, the project's NER default).
 
-    python benchmarks/sapo_ablations.py run [NAME ...] [--train F] [--epochs N]
+    python benchmarks/run.py stage sapo-ablations       # train (rows sapo_ablations/*)
     python benchmarks/sapo_ablations.py report [--plot F] [--output F]
-    python benchmarks/sapo_ablations.py commands
+    python benchmarks/run.py commands sapo-ablations    # their spacy train commands
 
-`run` trains each named setting (all by default) that has no curve yet and
-prints the `spacy train` command it runs; `report` writes the table (best
-dev F1 and its epoch, last-epoch F1, fitted temperature, seconds) and the
-per-epoch dev F1 plot, one panel per group."""
+The runs are the rows `sapo_ablations/NAME` of benchmarks/experiments.py;
+`report` writes the table (best dev F1 and its epoch, last-epoch F1, fitted
+temperature, seconds) and the per-epoch dev F1 plot, one panel per group."""
 import argparse
 import json
-import shlex
-import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import List
 
-CONFIG = "configs/ner_jnlpba.cfg"
-TRAIN = "assets/jnlpba/train.iob2"
-OUT = Path("training/sapo_ablations")
-CURVES = Path("metrics/sapo_ablations")
-# batches per epoch on the 90% (batch_by_words, 1000 words): one evaluation per epoch
-EVAL_FREQUENCY = 451
-SAPO = {"learner": "sapo", "direction": "rtl", "l2": 1.0}
+sys.path.insert(0, str(Path(__file__).parent))
+import experiments as X  # noqa: E402
 
-# name: (group, the settings changed from SAPO's base)
-ABLATIONS: Dict[str, Tuple[str, Dict[str, object]]] = {
-    "base": ("base", {}),
-    "perceptron_d1": ("base", {"learner": "perceptron", "l2": None}),
-    "n10": ("n", {"n": 10}),
-    "n20": ("n", {"n": 20}),
-    "n50": ("n", {"n": 50}),
-    "l2_0.1": ("lambda", {"l2": 0.1}),
-    "l2_0.5": ("lambda", {"l2": 0.5}),
-    "l2_2": ("lambda", {"l2": 2.0}),
-    "l2_5": ("lambda", {"l2": 5.0}),  # Sun et al.'s lambda for Bio-NER
-    "gamma_0.05": ("schedule", {"learning_rate": 0.05}),
-    "gamma_0.2": ("schedule", {"learning_rate": 0.2}),
-    "decay_0.9": ("schedule", {"learning_rate_decay": 0.9}),
-    "decay_1": ("schedule", {"learning_rate_decay": 1.0}),
-    "ltr": ("direction", {"direction": "ltr"}),
-    "beam50": ("search", {"search": "beam", "beam_width": 50, "update": "standard"}),
-    "averaged": ("averaging", {"average": True}),
-    "averaged_gamma_0.05": ("averaging", {"average": True, "learning_rate": 0.05}),
-    "label_trigrams": ("features", {"label_trigrams": True}),
-}
-
-
-def settings_of(name: str) -> Dict[str, object]:
-    return {k: v for k, v in {**SAPO, **ABLATIONS[name][1]}.items() if v is not None}
-
-
-def command(name: str, train: str, epochs: int) -> List[str]:
-    cmd = ["python", "-m", "spacy", "train", CONFIG, "--output", str(OUT / name),
-           "--paths.train", train, "--paths.dev", train,
-           "--corpora.train.held_out", "0.1", "--corpora.train.part", "rest",
-           "--corpora.dev.held_out", "0.1", "--corpora.dev.part", "held_out",
-           "--training.max_epochs", str(epochs), "--training.eval_frequency", str(EVAL_FREQUENCY),
-           "--paths.curves", str(CURVES / f"{name}.jsonl")]
-    for key, value in settings_of(name).items():
-        cmd += [f"--components.lookahead_ner.{key}", json.dumps(value) if isinstance(value, bool)
-                else str(value)]
-    return cmd
-
-
-def run(args) -> int:
-    names = args.names or list(ABLATIONS)
-    unknown = [n for n in names if n not in ABLATIONS]
-    if unknown:
-        sys.exit(f"unknown ablations {unknown}: choose from {list(ABLATIONS)}")
-    for name in names:
-        curve = CURVES / f"{name}.jsonl"
-        if curve.exists() and curve.stat().st_size and not args.force:
-            print(f"{name}: done ({curve})")
-            continue
-        cmd = command(name, args.train, args.epochs)
-        print("$", shlex.join(cmd), flush=True)
-        rc = subprocess.call([sys.executable, "benchmarks/timed.py", f"sapo_ablations/{name}", "--"]
-                             + cmd)
-        if rc != 0:
-            return rc
-    return 0
+ABLATIONS = X.SAPO_ABLATIONS  # the runs are rows of the experiment table
 
 
 def read(name: str) -> List[dict]:
-    path = CURVES / f"{name}.jsonl"
+    path = Path("metrics/curves/sapo_ablations") / f"{name}.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] \
         if path.exists() else []
 
@@ -141,23 +77,10 @@ def report(args) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="what", required=True)
-    r = sub.add_parser("run")
-    r.add_argument("names", nargs="*")
-    r.add_argument("--train", default=TRAIN)
-    r.add_argument("--epochs", type=int, default=10)
-    r.add_argument("--force", action="store_true", help="train again where a curve exists")
     p = sub.add_parser("report")
     p.add_argument("--plot", default=None)
     p.add_argument("--output", default=None)
-    c = sub.add_parser("commands")
-    c.add_argument("--train", default=TRAIN)
-    c.add_argument("--epochs", type=int, default=10)
-    args = parser.parse_args()
-    if args.what == "commands":
-        for name in ABLATIONS:
-            print(f"{name}: {shlex.join(command(name, args.train, args.epochs))}")
-        return 0
-    return run(args) if args.what == "run" else report(args)
+    return report(parser.parse_args())
 
 
 if __name__ == "__main__":

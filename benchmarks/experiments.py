@@ -1,0 +1,506 @@
+"""The benchmark's experiments, as one table: every training run of the
+workflow is one `Experiment` here (task, config, settings, data, budget),
+every speed comparison one `Speed`. benchmarks/run.py runs them, the report
+scripts read their names, labels and commands from here, and the quick
+workflow is the same table at a smaller scale (`quick` budgets), not a copy.
+
+A run is `python -m spacy train CONFIG` with the experiment's overrides
+(the CRF baselines: benchmarks/crf_baseline.py), timed by benchmarks/timed.py,
+its curve written by the project's logger where the config has one; its
+test score comes from one evaluation per task (`evaluation()`), once.
+Scale "full" writes training/NAME and metrics/NAME.json; "quick" writes
+training/quick/NAME and metrics/quick/NAME.json."""
+import json
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+SCALES = ("full", "quick")
+PY = "python"
+
+
+@dataclass(frozen=True)
+class Data:
+    train: str
+    dev: str
+    test: str            # the DocBin or file the test score and speed read
+    quick: Dict[str, object]  # the quick budget: overrides every quick run adds
+
+
+EWT_QUICK = {"corpora.train.limit": 1500, "training.max_epochs": 2, "training.eval_frequency": 10}
+SPAN_QUICK = {"corpora.train.limit": 1000, "training.max_epochs": 2}
+DATA: Dict[str, Data] = {
+    "ewt": Data("corpus/ewt/train.spacy", "corpus/ewt/dev.spacy", "corpus/ewt/test.spacy", EWT_QUICK),
+    # no dev split: the test file is given to spacy train as dev only to log a
+    # curve; these rows report model-last of a fixed budget (never selected on it)
+    "conll2000": Data("assets/conll2000/train.txt", "assets/conll2000/test.txt",
+                      "corpus/conll2000/test.spacy", SPAN_QUICK),
+    "jnlpba": Data("assets/jnlpba/train.iob2", "assets/jnlpba/test.iob2",
+                   "corpus/jnlpba/test.spacy", SPAN_QUICK),
+    # DocBin twins of the column files, for spaCy's own components and the CRF
+    "conll2000_docbin": Data("corpus/conll2000/train.spacy", "corpus/conll2000/test.spacy",
+                             "corpus/conll2000/test.spacy", SPAN_QUICK),
+    "jnlpba_docbin": Data("corpus/jnlpba/train.spacy", "corpus/jnlpba/test.spacy",
+                          "corpus/jnlpba/test.spacy", SPAN_QUICK),
+    "wsj": Data("corpus/wsj/train.spacy", "corpus/wsj/dev.spacy", "corpus/wsj/test.spacy", EWT_QUICK),
+    "wsj_clauses": Data("assets/wsj_clauses/train.txt", "assets/wsj_clauses/dev.txt",
+                        "assets/wsj_clauses/test.txt",
+                        {"corpora.train.limit": 800, "training.max_epochs": 2,
+                         "training.eval_frequency": 10}),
+}
+# held-out tenth of a training file as dev (the column readers' held_out/part)
+HELD_OUT = {"corpora.train.held_out": 0.1, "corpora.train.part": "rest",
+            "corpora.dev.held_out": 0.1, "corpora.dev.part": "held_out"}
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    group: str             # the project command that trains it
+    task: str              # tag | chunk | ner | parse | pipeline | clauses | fr_chunk
+    config: str
+    data: str
+    label: str
+    settings: Dict[str, object] = field(default_factory=dict)  # spacy train overrides
+    quick: Optional[Dict[str, object]] = None  # None: not in the quick run; else extra overrides
+    model: str = "model-last"  # the model scored: model-best where a dev set selects
+    trainer: str = "spacy"     # spacy | crf (benchmarks/crf_baseline.py)
+    curves: bool = True        # the config's logger writes metrics/curves/NAME.jsonl
+    evaluate: Tuple[str, ...] = ()  # extra arguments of the evaluation
+    groups: Tuple[str, ...] = ()    # other tables (report sections) it belongs to
+    dev_is_train: bool = False      # dev = the held-out tenth of the training file
+
+    def overrides(self, scale: str) -> Dict[str, object]:
+        d = DATA[self.data]
+        paths = {"paths.train": d.train, "paths.dev": d.train if self.dev_is_train else d.dev}
+        out = {**paths, **(HELD_OUT if self.dev_is_train else {}), **self.settings}
+        if scale == "quick":
+            out.update({**d.quick, **(self.quick or {})})
+        return out
+
+
+EXPERIMENTS: Dict[str, Experiment] = {}
+
+
+def add(*experiments: Experiment) -> None:
+    for e in experiments:
+        assert e.name not in EXPERIMENTS, e.name
+        EXPERIMENTS[e.name] = e
+
+
+def component(name: str, **settings) -> Dict[str, object]:
+    return {f"components.{name}.{k}": v for k, v in settings.items()}
+
+
+TAGGER, CHUNKER, NER, PARSER = "lookahead_tagger", "lookahead_chunker", "lookahead_ner", "arc_standard_parser"
+
+# --- POS tagging, EWT (Tsuruoka et al. Table 1) ---------------------------------
+for d in (0, 1, 2):
+    add(Experiment(f"tagger_d{d}", "tagging", "tag", "configs/tagger_ewt.cfg", "ewt",
+                   f"lookahead_tagger, depth {d}" + (" (no lookahead)" if d == 0 else ""),
+                   component(TAGGER, depth=d), quick={} if d < 2 else None, model="model-best",
+                   groups=("engine",) if d == 1 else ()))
+add(Experiment("spacy_tagger", "tagging", "tag", "configs/baseline_tagger_ewt.cfg", "ewt",
+               "spaCy built-in tagger (CNN tok2vec, efficiency)",
+               {"training.max_epochs": 12, "training.patience": 1600},
+               quick={"training.eval_frequency": 200}, model="model-best", curves=False),
+    Experiment("crf_tagger", "tagging", "tag", "pos", "ewt",
+               "first-order CRF (crfsuite, same features, L1)",
+               {"c1": 1.0, "c2": 0.0, "max-iterations": 200}, quick={"max-iterations": 30},
+               trainer="crf", curves=False))
+
+# --- chunking (CoNLL-2000, Table 2) and bio-NER (JNLPBA, Table 3) ----------------
+for d in (0, 1, 2):
+    add(Experiment(f"chunker_d{d}", "spans", "chunk", "configs/chunker_conll2000.cfg", "conll2000",
+                   f"lookahead_chunker, depth {d}", component(CHUNKER, depth=d),
+                   quick={} if d < 2 else None, groups=("engine",) if d == 1 else ()))
+for direction in ("rtl", "ltr"):
+    for d in (0, 1, 2):
+        add(Experiment(f"ner_{direction}_d{d}", "spans", "ner", "configs/ner_jnlpba.cfg", "jnlpba",
+                       f"lookahead_ner, {'right-to-left' if direction == 'rtl' else 'left-to-right'}, depth {d}",
+                       {**component(NER, depth=d, direction=direction),
+                        **({"training.max_epochs": 5} if d == 2 else {})},
+                       quick={} if (d < 2 and (direction, d) != ("ltr", 0)) else None,
+                       groups=("engine",) if (direction, d) == ("rtl", 1) else ()))
+for data, epochs in (("conll2000", 15), ("jnlpba", 10)):
+    add(Experiment(f"spacy_ner_{data}", "spans", "chunk" if data == "conll2000" else "ner",
+                   f"configs/baseline_ner_{data}.cfg", f"{data}_docbin",
+                   "spaCy built-in ner" + (" on the chunks" if data == "conll2000" else "") + " (efficiency)",
+                   {"training.max_epochs": epochs}, quick={}, curves=False),
+        Experiment(f"crf_{data}", "spans", "chunk" if data == "conll2000" else "ner",
+                   "chunk" if data == "conll2000" else "ner", f"{data}_docbin",
+                   "first-order CRF (crfsuite, same features, L1)",
+                   {"c1": 1.0, "c2": 0.0, "max-iterations": 200}, quick={"max-iterations": 30},
+                   trainer="crf", curves=False))
+
+# --- SAPO (Sun et al.): model selection and temperature on dev / a held-out tenth
+add(Experiment("tagger_sapo", "sapo", "tag", "configs/tagger_ewt.cfg", "ewt",
+               "lookahead_tagger, SAPO (n = 5, exact A*)", component(TAGGER, learner="sapo", l2=2.0),
+               quick={}, model="model-best"),
+    Experiment("chunker_sapo", "sapo", "chunk", "configs/chunker_conll2000.cfg", "conll2000",
+               "lookahead_chunker, SAPO (n = 5, exact A*)",
+               {**component(CHUNKER, learner="sapo", l2=1.0), "training.eval_frequency": 190},
+               quick={"training.eval_frequency": 200}, model="model-best", dev_is_train=True),
+    Experiment("ner_rtl_sapo", "sapo", "ner", "configs/ner_jnlpba.cfg", "jnlpba",
+               "lookahead_ner, right-to-left, SAPO (n = 5, exact A*, averaged, gamma 0.05)",
+               {**component(NER, direction="rtl", learner="sapo", l2=1.0, average=True,
+                            learning_rate=0.05), "training.eval_frequency": 451},
+               quick={"training.eval_frequency": 200}, model="model-best", dev_is_train=True))
+
+# Why SAPO trailed on JNLPBA: ablations on the held-out tenth (issue 17); dev only
+SAPO_BASE = {"learner": "sapo", "direction": "rtl", "l2": 1.0}
+SAPO_ABLATIONS: Dict[str, Tuple[str, Dict[str, object]]] = {
+    "base": ("base", {}),
+    "perceptron_d1": ("base", {"learner": "perceptron", "l2": None}),
+    "n10": ("n", {"n": 10}), "n20": ("n", {"n": 20}), "n50": ("n", {"n": 50}),
+    "l2_0.1": ("lambda", {"l2": 0.1}), "l2_0.5": ("lambda", {"l2": 0.5}),
+    "l2_2": ("lambda", {"l2": 2.0}),
+    "l2_5": ("lambda", {"l2": 5.0}),  # Sun et al.'s lambda for Bio-NER
+    "gamma_0.05": ("schedule", {"learning_rate": 0.05}),
+    "gamma_0.2": ("schedule", {"learning_rate": 0.2}),
+    "decay_0.9": ("schedule", {"learning_rate_decay": 0.9}),
+    "decay_1": ("schedule", {"learning_rate_decay": 1.0}),
+    "ltr": ("direction", {"direction": "ltr"}),
+    "beam50": ("search", {"search": "beam", "beam_width": 50, "update": "standard"}),
+    "averaged": ("averaging", {"average": True}),
+    "averaged_gamma_0.05": ("averaging", {"average": True, "learning_rate": 0.05}),
+    "label_trigrams": ("features", {"label_trigrams": True}),
+}
+for name, (what, changed) in SAPO_ABLATIONS.items():
+    settings = {k: v for k, v in {**SAPO_BASE, **changed}.items() if v is not None}
+    add(Experiment(f"sapo_ablations/{name}", "sapo-ablations", "ner", "configs/ner_jnlpba.cfg",
+                   "jnlpba", what, {**component(NER, **settings), "training.max_epochs": 10,
+                                    "training.eval_frequency": 451},
+                   model="model-best", dev_is_train=True))
+
+
+def sapo_ablation_names() -> List[str]:
+    return [f"sapo_ablations/{n}" for n in SAPO_ABLATIONS]
+
+
+# --- the parser from raw text (issue 16): configs/pipeline_ewt.cfg per row --------
+P = f"components.{PARSER}."
+EWT_RAW = {P + "search": "beam", P + "beam_width": 8, P + "update": "early",
+           P + "features": "base", P + "tag_alternatives": False,
+           f"components.{TAGGER}.alternatives": False, "corpora.train.inputs": ["tag"],
+           "paths.train_tags": "corpus/ewt/train.jackknifed.spacy", "training.max_epochs": 30}
+GREEDY = {P + "search": "greedy", P + "update": "max_violation"}
+GOLD_TAGS = {"paths.train_tags": None}  # the parser trains on the gold tags
+RICH = {P + "features": "rich", "training.max_epochs": 25}
+ALTERNATIVES = {"corpora.train.inputs": ["tag", "tag_alternatives"],
+                f"components.{TAGGER}.alternatives": True, P + "tag_alternatives": True}
+RAW_PARSER: Dict[str, Tuple[str, Dict[str, object]]] = {
+    "gold_greedy": ("greedy, trained on gold tags", {**GREEDY, **GOLD_TAGS}),
+    "jk_greedy": ("greedy, jackknifed tags", GREEDY),
+    "gold_b8_early": ("beam 8, early update, trained on gold tags", GOLD_TAGS),
+    "jk_b8_early": ("beam 8, early update, jackknifed tags", {}),
+    "jk_rich_b8_early": ("+ rich features (Zhang and Nivre 2011)", RICH),
+    "jk_rich_b16_early": ("+ rich features, beam 16",
+                          {**RICH, P + "beam_width": 16, "training.max_epochs": 20}),
+    "jk_rich_b8_mv": ("rich features, beam 8, max-violation update",
+                      {**RICH, P + "update": "max_violation", "training.max_epochs": 15}),
+    "jkalt_rich_b8_early": ("+ rich features + the tagger's alternative tags",
+                            {**RICH, **ALTERNATIVES}),
+    "jkalt_rich_b8_mv": ("+ rich features + the tagger's alternative tags, max-violation",
+                         {**RICH, **ALTERNATIVES, P + "update": "max_violation",
+                          "training.max_epochs": 15}),
+    "jkalt_rich_b16_early": ("+ rich features, beam 16 + the tagger's alternative tags",
+                             {**RICH, **ALTERNATIVES, P + "beam_width": 16,
+                              "training.max_epochs": 20}),
+}
+for name, (what, changed) in RAW_PARSER.items():
+    add(Experiment(f"raw_parser/{name}", "raw-parser", "pipeline", "configs/pipeline_ewt.cfg", "ewt",
+                   what, {**EWT_RAW, **changed}, model="model-best"))
+# configs/pipeline_ewt.cfg as shipped: what en_lookahead_ewt packages
+add(Experiment("pipeline_ewt", "raw-parser", "pipeline", "configs/pipeline_ewt.cfg", "ewt",
+               "configs/pipeline_ewt.cfg (jackknifed tags, rich features, the tagger's alternatives, beam 8)",
+               model="model-best"))
+WSJ_BASE = {P + "search": "beam", P + "update": "max_violation", "training.max_epochs": 30,
+            "training.patience": 2000, "training.score_weights.dep_uas": 0.0,
+            "training.score_weights.dep_uas_nopunct": 1.0}
+for name, (what, changed) in {
+        "wsj_b16_mv": ("beam 16, max-violation", {P + "beam_width": 16}),
+        "wsj_rich_b16_mv": ("beam 16, max-violation, rich features",
+                            {P + "beam_width": 16, P + "features": "rich"}),
+        "wsj_rich_b32_mv": ("beam 32, max-violation, rich features",
+                            {P + "beam_width": 32, P + "features": "rich"}),
+        "wsj_rich_b16_early": ("beam 16, early update, rich features",
+                               {P + "beam_width": 16, P + "update": "early", P + "features": "rich"}),
+}.items():
+    add(Experiment(f"raw_parser/{name}", "raw-parser", "parse", "configs/parser_wsj.cfg", "wsj", what,
+                   {**WSJ_BASE, **changed}, model="model-best", evaluate=("--gold-tags",)))
+
+# --- the parser's lookahead depth, gold POS (issue 15) ----------------------------
+for d, epochs in ((0, 6), (1, 6), (2, 4)):
+    search = {"search": "greedy"} if d == 0 else {"search": "lookahead", "depth": d}
+    add(Experiment(f"parser_depth_d{d}", "parser", "parse", "configs/parser_ewt.cfg", "ewt",
+                   f"arc_standard_parser, depth {d}, margin 50",
+                   {**component(PARSER, margin=50, **search), "training.max_epochs": epochs,
+                    "training.eval_frequency": 250},
+                   model="model-best", evaluate=("--gold-tags",)))
+add(Experiment("spacy_parser", "parser", "parse", "configs/baseline_parser_ewt.cfg", "ewt",
+               "spaCy's parser (arc-eager, CNN tok2vec, efficiency), words only",
+               {"training.max_epochs": 12, "training.patience": 1600}, model="model-best",
+               curves=False, groups=("raw-parser",)))
+
+# --- the one engine: learners each component could not use before ------------------
+for k in (1, 2, 4, 8):
+    for update in ("early", "max_violation", "standard"):
+        add(Experiment(f"tagger_beam{k}_{update}", "engine", "tag", "configs/tagger_ewt.cfg", "ewt",
+                       f"lookahead_tagger, beam {k}, {update} update",
+                       component(TAGGER, search="beam", beam_width=k, update=update),
+                       model="model-best"))
+add(Experiment("chunker_beam8_max_violation", "engine", "chunk", "configs/chunker_conll2000.cfg",
+               "conll2000", "lookahead_chunker, beam 8, max-violation",
+               component(CHUNKER, search="beam", beam_width=8, update="max_violation")),
+    Experiment("ner_rtl_beam8_max_violation", "engine", "ner", "configs/ner_jnlpba.cfg", "jnlpba",
+               "lookahead_ner, right-to-left, beam 8, max-violation",
+               component(NER, direction="rtl", search="beam", beam_width=8, update="max_violation")))
+
+# --- FR phrase recognisers (Carreras et al. 2005) ----------------------------------
+add(Experiment("clauses_fr", "phrases", "clauses", "configs/clauses_wsj.cfg", "wsj_clauses",
+               "fr_clause_finder, FR-Perceptron (recognition feedback)",
+               {"training.max_epochs": 29}, quick={}),
+    Experiment("clauses_co", "phrases", "clauses", "configs/clauses_wsj.cfg", "wsj_clauses",
+               "fr_clause_finder, CO-VP (classification feedback)",
+               {"training.max_epochs": 22, "components.clauses.feedback": "classification"}),
+    Experiment("fr_chunker", "phrases", "fr_chunk", "configs/fr_chunker_conll2000.cfg", "conll2000",
+               "fr_chunker, FR-Perceptron", {"training.max_epochs": 7}, quick={}))
+
+# --- what the installable pipelines are assembled from (benchmarks/package.py) ----
+add(Experiment("tagger_conll2000", "package", "tag", "configs/tagger_conll2000.cfg", "conll2000",
+               "lookahead_tagger on CoNLL-2000's POS column (en_lookahead_chunks)", quick={},
+               curves=False))
+
+
+# --- speed: which models are timed together (the first one is the reference) -----
+@dataclass(frozen=True)
+class Speed:
+    name: str                 # metrics/[quick/]NAME.json
+    group: str
+    task: str
+    data: str
+    models: Tuple[str, ...]   # [KEY=]EXPERIMENT[@setting=value,...]; the first is the reference
+    repeats: int = 0          # 0: the workflow's
+    limit: int = 0            # time the first N docs only
+    quick: bool = True        # also timed at the quick scale (the models trained there)
+
+
+SPEEDS: Dict[str, Speed] = {s.name: s for s in (
+    Speed("tagger_speed", "tagging", "tag", "ewt",
+          ("spacy_tagger", "tagger_d0", "tagger_d1", "tagger_d2", "crf_tagger", "tagger_sapo")),
+    Speed("chunk_speed", "spans", "chunk", "conll2000",
+          ("spacy_ner_conll2000", "crf_conll2000", "chunker_d0", "chunker_d1", "chunker_d2",
+           "chunker_sapo")),
+    Speed("ner_speed", "spans", "ner", "jnlpba",
+          ("spacy_ner_jnlpba", "crf_jnlpba", "ner_rtl_d0", "ner_rtl_d1", "ner_rtl_d2", "ner_ltr_d0",
+           "ner_ltr_d1", "ner_ltr_d2", "ner_rtl_sapo")),
+    Speed("sapo_speed_tag", "sapo", "tag", "ewt", ("tagger_d1", "tagger_sapo")),
+    Speed("sapo_speed_chunk", "sapo", "chunk", "conll2000", ("chunker_d1", "chunker_sapo")),
+    Speed("sapo_speed_ner", "sapo", "ner", "jnlpba", ("ner_rtl_d1", "ner_rtl_sapo")),
+    Speed("parser_speed", "parser", "parse", "ewt",
+          ("spacy_parser", "parser_greedy=parser_ewt_greedy", "parser_d1=parser_ewt_d1",
+           "parser_beam8=parser_ewt_beam8_max_violation")),
+    Speed("raw_parser_speed", "raw-parser", "pipeline", "ewt",
+          ("spacy_parser", "greedy=raw_parser/jk_greedy", "beam8=raw_parser/jk_b8_early",
+           "beam8_rich=raw_parser/jk_rich_b8_early", "beam8_rich_alt=pipeline_ewt",
+           "beam8_rich_alt_2_threads=pipeline_ewt@n_threads=2")),
+    Speed("depth_speed_tag", "depth", "tag", "ewt",
+          ("spacy_tagger", "tagger_d0=tagger_d1@depth=0", "tagger_d1",
+           "tagger_d2=tagger_d1@depth=2", "tagger_d3=tagger_d1@depth=3"), quick=False),
+    Speed("depth_speed_chunk", "depth", "chunk", "conll2000",
+          ("spacy_ner_conll2000", "chunker_d0=chunker_d1@depth=0", "chunker_d1",
+           "chunker_d2=chunker_d1@depth=2", "chunker_d3=chunker_d1@depth=3"), quick=False),
+    Speed("depth_speed_ner", "depth", "ner", "jnlpba",
+          ("spacy_ner_jnlpba", "ner_rtl_d0=ner_rtl_d1@depth=0", "ner_rtl_d1",
+           "ner_rtl_d2=ner_rtl_d1@depth=2", "ner_rtl_d3=ner_rtl_d1@depth=3"), quick=False),
+    Speed("depth_speed_parse", "depth", "parse", "ewt",
+          ("spacy_parser", "parser_d0=parser_depth_d1@depth=0,search=greedy",
+           "parser_d1=parser_depth_d1", "parser_d2=parser_depth_d1@depth=2"), repeats=1, quick=False),
+    Speed("depth_speed_parse_d3", "depth", "parse", "ewt",
+          ("spacy_parser", "parser_d1=parser_depth_d1", "parser_d2=parser_depth_d1@depth=2",
+           "parser_d3=parser_depth_d1@depth=3"), repeats=1, limit=100, quick=False),
+    Speed("threads_tag", "threads", "tag", "ewt",
+          ("tagger_t1=tagger_d1", "tagger_t2=tagger_d1@n_threads=2",
+           "tagger_p2=tagger_d1@n_process=2"), quick=False),
+    Speed("threads_chunk", "threads", "chunk", "conll2000",
+          ("chunker_t1=chunker_d1", "chunker_t2=chunker_d1@n_threads=2",
+           "chunker_p2=chunker_d1@n_process=2"), quick=False),
+    Speed("threads_ner", "threads", "ner", "jnlpba",
+          ("ner_t1=ner_rtl_d1", "ner_t2=ner_rtl_d1@n_threads=2", "ner_p2=ner_rtl_d1@n_process=2"), quick=False),
+    Speed("threads_parse", "threads", "parse", "ewt",
+          ("parser_t1=parser_depth_d1", "parser_t2=parser_depth_d1@n_threads=2",
+           "parser_p2=parser_depth_d1@n_process=2"), quick=False),
+    Speed("clauses_speed", "phrases", "clauses", "wsj_clauses", ("clauses_fr", "clauses_co")),
+    Speed("fr_chunker_speed", "phrases", "chunk", "conll2000", ("chunker_d1", "fr_chunker")),
+)}
+
+
+# --- the steps of a project command that are not training runs -----------------
+@dataclass(frozen=True)
+class Step:
+    group: str
+    when: str                 # before | after the group's runs (after: also after its speed)
+    command: Tuple[str, ...]  # {metrics} {training} {plots} {scale}: the scale's directories
+    scales: Tuple[str, ...] = SCALES
+
+
+def _calibration(name: str, task: str, test: str) -> Tuple[str, ...]:
+    return (PY, "benchmarks/calibration.py", f"{{training}}/{name}/model-best", test, "--task", task,
+            "--output", f"{{metrics}}/calibration_{name}.json", "--plot",
+            f"{{plots}}/reliability_{task}.png")
+
+
+STEPS: Tuple[Step, ...] = (
+    Step("tagging", "after", (PY, "benchmarks/train_speed.py", "corpus/ewt/train.spacy", "--depths",
+                              "0", "1", "2", "--output", "{metrics}/tagger_train_speed.json"),
+         ("full",)),
+    Step("tagging", "after", (PY, "benchmarks/train_speed.py", "corpus/ewt/train.spacy", "--limit",
+                              "1500", "--depths", "0", "1", "--output",
+                              "{metrics}/tagger_train_speed.json"), ("quick",)),
+    Step("sapo", "after", _calibration("tagger_sapo", "tag", "corpus/ewt/test.spacy")),
+    Step("sapo", "after", _calibration("chunker_sapo", "chunk", "corpus/conll2000/test.spacy")),
+    Step("sapo", "after", _calibration("ner_rtl_sapo", "ner", "corpus/jnlpba/test.spacy")),
+    Step("sapo-ablations", "after", (PY, "benchmarks/sapo_ablations.py", "report", "--output",
+                                     "{metrics}/sapo_ablations.md", "--plot",
+                                     "{plots}/sapo_ablations.png"), ("full",)),
+    # jackknifed tags for the parser's training data (10 folds of configs/tagger_ewt.cfg)
+    Step("raw-parser", "before", (PY, "-m", "spacy_lookahead", "jackknife", "configs/tagger_ewt.cfg",
+                                  "corpus/ewt/train.spacy", "corpus/ewt/train.jackknifed.spacy",
+                                  "--folds", "10", "--jobs", "2", "--paths.dev", "corpus/ewt/dev.spacy",
+                                  "--components.lookahead_tagger.alternatives", "true"), ("full",)),
+    Step("raw-parser", "after", (PY, "benchmarks/raw_parser.py", "--output",
+                                 "{metrics}/raw_parser.md"), ("full",)),
+    Step("scaling", "after", (PY, "benchmarks/scaling.py", "training/tagger_d1/model-best",
+                              "corpus/ewt/train.spacy", "--n-process", "1", "2", "--n-threads", "1",
+                              "2", "--copies", "2", "--output", "metrics/scaling.json"), ("full",)),
+    Step("scaling", "after", (PY, "benchmarks/scaling.py", "training/quick/tagger_d1/model-best",
+                              "corpus/ewt/test.spacy", "--n-process", "1", "2", "--n-threads", "1",
+                              "2", "--copies", "1", "--output", "metrics/quick/scaling.json"),
+         ("quick",)),
+    Step("scaling", "after", (PY, "benchmarks/scale_bench.py", "--data", "assets", "--sizes", "1000",
+                              "10000", "100000", "--timeout", "600", "--output", "metrics/scale.json"),
+         ("full",)),
+    Step("distributed", "after", (
+        PY, "benchmarks/distributed_bench.py", "annotate",
+        "tagger=training/tagger_d1/model-best=corpus/ewt/test.spacy",
+        "ner=training/ner_rtl_d1/model-last=corpus/jnlpba/test.spacy", "--workers", "1", "2",
+        "--threads", "2", "--repeat", "4", "--output", "metrics/distributed_annotate.json"), ("full",)),
+    Step("distributed", "after", (
+        PY, "benchmarks/distributed_bench.py", "train", "pos=configs/tagger_ewt.cfg",
+        "pos:--paths.train=corpus/ewt/train.spacy", "pos:--paths.dev=corpus/ewt/dev.spacy",
+        "--shards", "2", "4", "8", "--oneshot", "2", "4", "8", "--rounds", "5", "--output",
+        "metrics/distributed_train_pos.json"), ("full",)),
+    Step("distributed", "after", (
+        PY, "benchmarks/distributed_bench.py", "train", "chunk=configs/chunker_conll2000.cfg",
+        "chunk:--paths.train=assets/conll2000/train.txt", "chunk:--paths.dev=assets/conll2000/test.txt",
+        "--shards", "2", "4", "8", "--oneshot", "2", "4", "8", "--rounds", "5", "--output",
+        "metrics/distributed_train_chunk.json"), ("full",)),
+    Step("package", "after", (PY, "benchmarks/package.py", "{scale}", "--output", "{packages}")),
+    # full: the committed benchmarks/results.md; quick: benchmarks/quick/ (ignored)
+    Step("report", "after", (PY, "benchmarks/plots.py", "--metrics", "metrics", "--output", "{plots}")),
+    Step("report", "after", (PY, "benchmarks/report.py", "--metrics", "metrics", "--output",
+                             "{results}")),
+)
+GROUPS = ("tagging", "spans", "sapo", "sapo-ablations", "parser", "raw-parser", "engine", "phrases",
+          "depth", "threads", "scaling", "distributed", "package", "report")
+
+
+# --- paths and commands -----------------------------------------------------------
+def training_dir(name: str, scale: str) -> str:
+    return f"training/{name}" if scale == "full" else f"training/quick/{name}"
+
+
+def metrics_dir(scale: str) -> str:
+    return "metrics" if scale == "full" else "metrics/quick"
+
+
+def in_scale(e: Experiment, scale: str) -> bool:
+    return scale == "full" or e.quick is not None
+
+
+def group(name: str, scale: str = "full") -> List[Experiment]:
+    """The experiments trained by a project command, or shown in a report table."""
+    return [e for e in EXPERIMENTS.values() if (e.group == name or name in e.groups)
+            and in_scale(e, scale)]
+
+
+def _value(v: object) -> str:
+    return "null" if v is None else v if isinstance(v, str) else json.dumps(v)
+
+
+def train_command(e: Experiment, scale: str = "full") -> List[str]:
+    out = training_dir(e.name, scale)
+    if e.trainer == "crf":  # config = the CRF's task; settings = its options
+        d = DATA[e.data]
+        opts = {**e.settings, **((e.quick or {}) if scale == "quick" else {})}
+        cmd = [PY, "benchmarks/crf_baseline.py", e.config, d.train, out]
+        for k, v in opts.items():
+            cmd += [f"--{k}", str(v)]
+        if scale == "quick":
+            cmd += ["--limit", str(d.quick["corpora.train.limit"])]
+        return cmd + ["--metrics", f"{metrics_dir(scale)}/train_{e.name}.json"]
+    cmd = [PY, "-m", "spacy", "train", e.config, "--output", out, "--gpu-id", "-1"]
+    if e.task in ("clauses", "fr_chunk"):
+        cmd += ["--code", "benchmarks/fr_components.py"]
+    for k, v in e.overrides(scale).items():
+        cmd += [f"--{k}", _value(v)]
+    if e.curves:
+        cmd += ["--paths.curves", f"{metrics_dir(scale)}/curves/{e.name}.jsonl"]
+    return cmd
+
+
+def model_path(spec: str, scale: str) -> str:
+    """An experiment name, with @settings after it, as a model directory spec."""
+    name, _, at = spec.partition("@")
+    e = EXPERIMENTS[name]
+    path = f"{training_dir(name, scale)}/{e.model}"
+    return f"{path}@{at}" if at else path
+
+
+def metrics_file(name: str, scale: str) -> str:
+    return f"{metrics_dir(scale)}/{name}.json"
+
+
+def evaluation(e: Experiment, scale: str = "full") -> List[str]:
+    """The test-set evaluation of a trained experiment (scored once)."""
+    model, out, test = model_path(e.name, scale), metrics_file(e.name, scale), DATA[e.data].test
+    code = ["--code", "benchmarks/crf_spans.py"] if e.trainer == "crf" else []
+    if e.task == "tag":
+        return [PY, "-m", "spacy", "benchmark", "accuracy", model, test, "--output", out,
+                "--gpu-id", "-1", "--gold-preproc", *code]
+    if e.task in ("chunk", "ner"):
+        return [PY, "benchmarks/evaluate.py", model, test, "--task", e.task, "--output", out,
+                "--predictions", f"{training_dir(e.name, scale)}/test_predictions.txt", *code]
+    if e.task in ("parse", "pipeline"):
+        return [PY, "benchmarks/parser_eval.py", model, test, out, *e.evaluate]
+    if e.task in ("clauses", "fr_chunk"):
+        return [PY, "benchmarks/fr_eval.py", "clauses" if e.task == "clauses" else "chunker",
+                model, test, "--output", out]
+    raise ValueError(e.task)
+
+
+def speed_models(s: Speed) -> List[Tuple[str, str]]:
+    """(key in the speed JSON, experiment spec) per timed model."""
+    out = []
+    for m in s.models:
+        key, _, spec = m.partition("=") if "=" in m.split("@")[0] else ("", "", m)
+        out.append((key or spec.split("@")[0].replace("/", "_"), spec))
+    return out
+
+
+def speed_command(s: Speed, scale: str = "full", repeats: int = 3, batch_size: int = 1000,
+                  limit: int = 0) -> Optional[List[str]]:
+    """The speed run of the models trained at this scale, or None when the
+    reference (the first) or every other model is not."""
+    models = [(k, spec) for k, spec in speed_models(s)
+              if in_scale(EXPERIMENTS[spec.split("@")[0]], scale)]
+    if scale == "quick" and not s.quick or not models or models[0] != speed_models(s)[0]:
+        return None
+    cmd = [PY, "benchmarks/speed.py", DATA[s.data].test,
+           *[f"{key}={model_path(spec, scale)}" for key, spec in models],
+           "--task", s.task, "--reference", models[0][0], "--batch-size", str(batch_size),
+           "--repeats", str(s.repeats or repeats), "--output", metrics_file(s.name, scale)]
+    if any(EXPERIMENTS[spec.split("@")[0]].trainer == "crf" for _, spec in models):
+        cmd += ["--code", "benchmarks/crf_spans.py"]
+    limit = s.limit or limit
+    return cmd + (["--limit", str(limit)] if limit else [])

@@ -1,0 +1,137 @@
+"""The benchmark's one runner: trains, scores and times the experiments of
+benchmarks/experiments.py, at either scale.
+
+    python benchmarks/run.py stage GROUP [--scale full|quick]   # what a project command runs
+    python benchmarks/run.py train|evaluate NAME|GROUP ... [--scale full|quick] [--force]
+    python benchmarks/run.py speed NAME|GROUP ... [--scale full|quick] [--repeats 3]
+    python benchmarks/run.py commands [GROUP ...] [--scale full|quick]   # the spacy train commands
+    python benchmarks/run.py list
+
+`stage` is one project command: the group's steps before, its training runs
+(benchmarks/timed.py records wall time and peak memory), their test scores
+(once per trained model), its speed comparisons, the steps after. A run whose
+model is already trained at this scale is not trained again (`--force`
+retrains), so an interrupted stage resumes. Experiments without a quick
+budget are left out of the quick scale, and so are the speed runs that need
+them."""
+import argparse
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import List
+
+sys.path.insert(0, str(Path(__file__).parent))
+import experiments as X  # noqa: E402
+
+QUICK_SPEED_LIMIT = 500  # test docs each quick speed run times
+
+
+def execute(cmd: List[str], dry: bool = False) -> None:
+    print("$", shlex.join(cmd), flush=True)
+    if dry:
+        return
+    argv = [sys.executable if cmd[0] == "python" else cmd[0], *cmd[1:]]
+    subprocess.run(argv, check=True)
+
+
+def select(names: List[str], scale: str) -> List[X.Experiment]:
+    out = []
+    for n in names:
+        if n in X.EXPERIMENTS:
+            out.append(X.EXPERIMENTS[n])
+        elif n in X.GROUPS:
+            out += X.group(n, scale)
+        else:
+            sys.exit(f"run.py: no experiment or group {n!r}; `python benchmarks/run.py list` "
+                     f"shows them")
+    return [e for e in out if X.in_scale(e, scale)]
+
+
+def trained(e: X.Experiment, scale: str) -> bool:
+    return (Path(X.training_dir(e.name, scale)) / "model-last").exists()
+
+
+def train(experiments: List[X.Experiment], scale: str, force: bool, dry: bool) -> None:
+    for e in experiments:
+        if trained(e, scale) and not force:
+            print(f"{e.name}: trained already ({X.training_dir(e.name, scale)}; --force retrains)")
+            continue
+        timer = e.name if scale == "full" else f"quick/{e.name}"
+        execute(["python", "benchmarks/timed.py", timer, "--", *X.train_command(e, scale)], dry)
+
+
+def evaluate(experiments: List[X.Experiment], scale: str, dry: bool) -> None:
+    for e in experiments:
+        if not dry and not trained(e, scale):
+            print(f"{e.name}: not trained at scale {scale}, not scored")
+            continue
+        execute(X.evaluation(e, scale), dry)
+
+
+def speed(runs: List[X.Speed], scale: str, repeats: int, dry: bool) -> None:
+    for s in runs:
+        cmd = X.speed_command(s, scale, repeats=repeats,
+                              limit=QUICK_SPEED_LIMIT if scale == "quick" else 0)
+        if cmd is None:
+            print(f"{s.name}: not timed at scale {scale} (its models are not trained there)")
+            continue
+        execute(cmd, dry)
+
+
+def step(s: X.Step, scale: str, dry: bool) -> None:
+    dirs = {"metrics": X.metrics_dir(scale), "training": X.training_dir("", scale).rstrip("/"),
+            "plots": "benchmarks/plots" if scale == "full" else "benchmarks/quick/plots",
+            "packages": "packages" if scale == "full" else "packages/quick", "scale": scale,
+            "results": "benchmarks/results.md" if scale == "full" else "benchmarks/quick/results.md"}
+    execute([part.format(**dirs) for part in s.command], dry)
+
+
+def stage(group: str, scale: str, repeats: int, force: bool, dry: bool) -> None:
+    if group not in X.GROUPS:
+        sys.exit(f"run.py: no group {group!r}; groups: {', '.join(X.GROUPS)}")
+    steps = [s for s in X.STEPS if s.group == group and scale in s.scales]
+    for s in steps:
+        if s.when == "before":
+            step(s, scale, dry)
+    runs = [e for e in X.EXPERIMENTS.values() if e.group == group and X.in_scale(e, scale)]
+    train(runs, scale, force, dry)
+    evaluate(runs, scale, dry)
+    speed([s for s in X.SPEEDS.values() if s.group == group], scale, repeats, dry)
+    for s in steps:
+        if s.when == "after":
+            step(s, scale, dry)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("action", choices=("stage", "train", "evaluate", "speed", "commands", "list"))
+    ap.add_argument("names", nargs="*")
+    ap.add_argument("--scale", choices=X.SCALES, default="full")
+    ap.add_argument("--repeats", type=int, default=3, help="timed passes per speed run (median)")
+    ap.add_argument("--force", action="store_true", help="retrain models trained already")
+    ap.add_argument("--dry-run", action="store_true", help="print the commands only")
+    args = ap.parse_args(argv)
+    if args.action == "stage":
+        for group in args.names:
+            stage(group, args.scale, args.repeats, args.force, args.dry_run)
+    elif args.action == "train":
+        train(select(args.names, args.scale), args.scale, args.force, args.dry_run)
+    elif args.action == "evaluate":
+        evaluate(select(args.names, args.scale), args.scale, args.dry_run)
+    elif args.action == "speed":
+        runs = [s for s in X.SPEEDS.values() if s.name in args.names or s.group in args.names]
+        speed(runs, args.scale, args.repeats, args.dry_run)
+    elif args.action == "commands":
+        for e in select(args.names or list(X.GROUPS), args.scale):
+            print(f"* `{e.name}`: `{shlex.join(X.train_command(e, args.scale))}`")
+    else:
+        for g in X.GROUPS:
+            names = [e.name for e in X.EXPERIMENTS.values() if e.group == g]
+            speeds = [s.name for s in X.SPEEDS.values() if s.group == g]
+            print(f"{g}: {' '.join(names) or '-'}" + (f" | speed: {' '.join(speeds)}" if speeds else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
