@@ -276,7 +276,7 @@ add(Experiment("tagger_conll2000", "package", "tag", "configs/tagger_conll2000.c
 @dataclass(frozen=True)
 class Speed:
     name: str                 # metrics/[quick/]NAME.json
-    group: str
+    group: str                # the results section it belongs to
     task: str
     data: str
     models: Tuple[str, ...]   # [KEY=]EXPERIMENT[@setting=value,...]; the first is the reference
@@ -402,7 +402,7 @@ STEPS: Tuple[Step, ...] = (
                              "{results}")),
 )
 GROUPS = ("tagging", "spans", "sapo", "sapo-ablations", "parser", "raw-parser", "engine", "phrases",
-          "depth", "threads", "scaling", "distributed", "package", "report")
+          "speed", "scaling", "distributed", "package", "report")
 
 
 # --- paths and commands -----------------------------------------------------------

@@ -9,7 +9,8 @@ benchmarks/experiments.py, at either scale.
 
 `stage` is one project command: the group's steps before, its training runs
 (benchmarks/timed.py records wall time and peak memory), their test scores
-(once per trained model), its speed comparisons, the steps after. A run whose
+(once per trained model), the steps after; the `speed` stage runs every speed
+comparison, after the groups that train the models it times. A run whose
 model is already trained at this scale is not trained again (`--force`
 retrains), so an interrupted stage resumes. Experiments without a quick
 budget are left out of the quick scale, and so are the speed runs that need
@@ -97,7 +98,8 @@ def stage(group: str, scale: str, repeats: int, force: bool, dry: bool) -> None:
     runs = [e for e in X.EXPERIMENTS.values() if e.group == group and X.in_scale(e, scale)]
     train(runs, scale, force, dry)
     evaluate(runs, scale, dry)
-    speed([s for s in X.SPEEDS.values() if s.group == group], scale, repeats, dry)
+    if group == "speed":  # every comparison, after every model is trained
+        speed(list(X.SPEEDS.values()), scale, repeats, dry)
     for s in steps:
         if s.when == "after":
             step(s, scale, dry)
@@ -120,7 +122,8 @@ def main(argv=None) -> int:
     elif args.action == "evaluate":
         evaluate(select(args.names, args.scale), args.scale, args.dry_run)
     elif args.action == "speed":
-        runs = [s for s in X.SPEEDS.values() if s.name in args.names or s.group in args.names]
+        runs = [s for s in X.SPEEDS.values() if s.name in args.names or s.group in args.names
+                or "speed" in args.names]
         speed(runs, args.scale, args.repeats, args.dry_run)
     elif args.action == "commands":
         for e in select(args.names or list(X.GROUPS), args.scale):
@@ -128,7 +131,7 @@ def main(argv=None) -> int:
     else:
         for g in X.GROUPS:
             names = [e.name for e in X.EXPERIMENTS.values() if e.group == g]
-            speeds = [s.name for s in X.SPEEDS.values() if s.group == g]
+            speeds = [s.name for s in X.SPEEDS.values()] if g == "speed" else []
             print(f"{g}: {' '.join(names) or '-'}" + (f" | speed: {' '.join(speeds)}" if speeds else ""))
     return 0
 
