@@ -46,3 +46,23 @@ def per_epoch(rows: List[dict], score_key: str, component: str) -> List[Dict[str
                     "update_seconds": None if spent is None else spent - before})
         before = spent if spent is not None else before
     return out
+
+
+def epoch_points(rows: List[dict]) -> List[dict]:
+    """The last evaluation logged in each epoch (step > 0), as logged, with
+    `epoch` counted from 1: a run's per-epoch curve of any logged key."""
+    last: Dict[int, dict] = {}
+    for row in rows:
+        if row["step"] > 0:
+            last[row["epoch"]] = row
+    return [{**last[epoch], "epoch": epoch + 1} for epoch in sorted(last)]
+
+
+def best_evaluation(rows: List[dict]) -> Optional[dict]:
+    """The evaluation `spacy train` saved as model-best: the highest score,
+    the latest on ties (spaCy saves again on a tie), `epoch` counted from 1;
+    None for an empty log."""
+    if not rows:
+        return None
+    best = max(rows, key=lambda r: (r["score"], r["step"]))
+    return {**best, "epoch": best["epoch"] + 1}

@@ -215,8 +215,7 @@ add(Experiment("pipeline_ewt", "raw-parser", "pipeline", "configs/pipeline_ewt.c
                "configs/pipeline_ewt.cfg (jackknifed tags, rich features, the tagger's alternatives, beam 8)",
                model="model-best"))
 WSJ_BASE = {P + "search": "beam", P + "update": "max_violation", "training.max_epochs": 30,
-            "training.patience": 2000, "training.score_weights.dep_uas": 0.0,
-            "training.score_weights.dep_uas_nopunct": 1.0}
+            "training.patience": 2000}
 for name, (what, changed) in {
         "wsj_b16_mv": ("beam 16, max-violation", {P + "beam_width": 16}),
         "wsj_rich_b16_mv": ("beam 16, max-violation, rich features",
@@ -229,14 +228,61 @@ for name, (what, changed) in {
     add(Experiment(f"raw_parser/{name}", "raw-parser", "parse", "configs/parser_wsj.cfg", "wsj", what,
                    {**WSJ_BASE, **changed}, model="model-best", evaluate=("--gold-tags",)))
 
-# --- the parser's lookahead depth, gold POS (issue 15) ----------------------------
-for d, epochs in ((0, 6), (1, 6), (2, 4)):
-    search = {"search": "greedy"} if d == 0 else {"search": "lookahead", "depth": d}
-    add(Experiment(f"parser_depth_d{d}", "parser", "parse", "configs/parser_ewt.cfg", "ewt",
-                   f"arc_standard_parser, depth {d}, margin 50",
-                   {**component(PARSER, margin=50, **search), "training.max_epochs": epochs,
-                    "training.eval_frequency": 250},
-                   model="model-best", evaluate=("--gold-tags",)))
+# --- dependency parsing, gold POS: configs/parser_ewt.cfg, configs/parser_wsj.cfg -----
+# One evaluation per ~half epoch on EWT (205 steps of 1000 words an epoch), one
+# per epoch on the WSJ sample (82 steps); patience in epochs * steps per epoch.
+EWT_EPOCH, WSJ_EPOCH = 205, 82
+
+
+def parser_budget(epochs: int, patience: int, steps: int = EWT_EPOCH) -> Dict[str, object]:
+    return {"training.max_epochs": epochs, "training.patience": patience * steps}
+
+
+BEAM8 = {"search": "beam", "beam_width": 8}
+SENTS = {**component(PARSER, respect_sent_starts=True),
+         "corpora.train.@readers": "spacy_lookahead.keep_inputs.v1",
+         "corpora.train.inputs": ["tag", "sent_starts"],
+         "corpora.dev.@readers": "spacy_lookahead.keep_inputs.v1",
+         "corpora.dev.inputs": ["tag", "sent_starts"]}
+EWT_PARSER: Dict[str, Tuple[str, Dict[str, object], Dict[str, object]]] = {
+    # name: (label, component settings, other overrides)
+    "parser_ewt_greedy": ("greedy (depth 0), margin C = 1", {"search": "greedy"}, parser_budget(12, 3)),
+    "parser_depth_d0": ("greedy (depth 0), margin C = 50", {"search": "greedy", "margin": 50},
+                        parser_budget(12, 3)),
+    "parser_depth_d1": ("lookahead, depth 1, margin C = 50",
+                        {"search": "lookahead", "depth": 1, "margin": 50}, parser_budget(15, 3)),
+    "parser_depth_d2": ("lookahead, depth 2, margin C = 50",
+                        {"search": "lookahead", "depth": 2, "margin": 50}, parser_budget(4, 2)),
+    **{f"parser_ewt_beam8_{u}": (f"beam k=8, {u.replace('_', '-')} update", {**BEAM8, "update": u},
+                                 parser_budget(30, 5) if u in ("early", "max_violation")
+                                 else parser_budget(15, 3))
+       for u in ("early", "max_violation", "standard", "hybrid", "latest")},
+    **{f"parser_ewt_beam8_{u}_sents": (f"beam k=8, {u.replace('_', '-')} update, gold sentence "
+                                       "starts (one root per sentence: all derivations of a doc "
+                                       "have the same length)", {**BEAM8, "update": u},
+                                       {**SENTS, **parser_budget(14, 4)})
+       for u in ("early", "max_violation")},
+}
+for name, (label, settings, other) in EWT_PARSER.items():
+    add(Experiment(name, "parser", "parse", "configs/parser_ewt.cfg", "ewt", label,
+                   {**component(PARSER, **settings), **other}, model="model-best",
+                   evaluate=("--gold-tags", "--gold-sents") if "sents" in name else ("--gold-tags",),
+                   quick={} if name in ("parser_ewt_greedy", "parser_ewt_beam8_early") else None,
+                   groups=("depth",) if name.startswith("parser_depth") else ()))
+for name, (label, settings, epochs, patience) in {
+        "parser_wsj_greedy": ("greedy (depth 0)", {"search": "greedy"}, 12, 3),
+        "parser_wsj_d1": ("lookahead, depth 1", {"search": "lookahead", "depth": 1}, 12, 3),
+        "parser_wsj_d2": ("lookahead, depth 2", {"search": "lookahead", "depth": 2}, 12, 3),
+        "parser_wsj_beam8_max_violation": ("beam k=8, max-violation",
+                                           {**BEAM8, "update": "max_violation"}, 12, 3),
+        "parser_wsj_beam8_max_violation_long": ("beam k=8, max-violation (30 epochs max, patience 5)",
+                                                {**BEAM8, "update": "max_violation"}, 30, 5),
+        "parser_wsj_beam8_early": ("beam k=8, early update (30 epochs max, patience 5)",
+                                   {**BEAM8, "update": "early"}, 30, 5)}.items():
+    add(Experiment(name, "parser", "parse", "configs/parser_wsj.cfg", "wsj", label,
+                   {**component(PARSER, **settings), **parser_budget(epochs, patience, WSJ_EPOCH)},
+                   model="model-best", evaluate=("--gold-tags",),
+                   quick={} if name == "parser_wsj_d1" else None))
 add(Experiment("spacy_parser", "parser", "parse", "configs/baseline_parser_ewt.cfg", "ewt",
                "spaCy's parser (arc-eager, CNN tok2vec, efficiency), words only",
                {"training.max_epochs": 12, "training.patience": 1600}, model="model-best",
@@ -257,14 +303,23 @@ add(Experiment("chunker_beam8_max_violation", "engine", "chunk", "configs/chunke
                component(NER, direction="rtl", search="beam", beam_width=8, update="max_violation")))
 
 # --- FR phrase recognisers (Carreras et al. 2005) ----------------------------------
+# Clauses: up to 30 epochs on wsj_clauses train, one evaluation per epoch on dev
+# (82 steps; an epoch is 83-84), model-best by dev F1; each evaluation also logs
+# the filtering layer (spans_clauses_candidates, _candidates_recall, _f_bound:
+# the paper's Figure 5). Chunks: CoNLL-2000 has no dev set, so the held-out
+# last tenth of the training file selects model-best (194 steps an epoch).
 add(Experiment("clauses_fr", "phrases", "clauses", "configs/clauses_wsj.cfg", "wsj_clauses",
                "fr_clause_finder, FR-Perceptron (recognition feedback)",
-               {"training.max_epochs": 29}, quick={}),
+               {"training.max_epochs": 30, "training.eval_frequency": 82}, quick={},
+               model="model-best"),
     Experiment("clauses_co", "phrases", "clauses", "configs/clauses_wsj.cfg", "wsj_clauses",
                "fr_clause_finder, CO-VP (classification feedback)",
-               {"training.max_epochs": 22, "components.clauses.feedback": "classification"}),
+               {"training.max_epochs": 30, "training.eval_frequency": 82,
+                "components.clauses.feedback": "classification"}, model="model-best"),
     Experiment("fr_chunker", "phrases", "fr_chunk", "configs/fr_chunker_conll2000.cfg", "conll2000",
-               "fr_chunker, FR-Perceptron", {"training.max_epochs": 7}, quick={}))
+               "fr_chunker, FR-Perceptron",
+               {"training.max_epochs": 10, "training.eval_frequency": 193},
+               quick={"training.eval_frequency": 20}, model="model-best", dev_is_train=True))
 
 # --- what the installable pipelines are assembled from (benchmarks/package.py) ----
 add(Experiment("tagger_conll2000", "package", "tag", "configs/tagger_conll2000.cfg", "conll2000",
@@ -298,7 +353,7 @@ SPEEDS: Dict[str, Speed] = {s.name: s for s in (
     Speed("sapo_speed_chunk", "sapo", "chunk", "conll2000", ("chunker_d1", "chunker_sapo")),
     Speed("sapo_speed_ner", "sapo", "ner", "jnlpba", ("ner_rtl_d1", "ner_rtl_sapo")),
     Speed("parser_speed", "parser", "parse", "ewt",
-          ("spacy_parser", "parser_greedy=parser_ewt_greedy", "parser_d1=parser_ewt_d1",
+          ("spacy_parser", "parser_greedy=parser_ewt_greedy", "parser_d1=parser_depth_d1",
            "parser_beam8=parser_ewt_beam8_max_violation")),
     Speed("raw_parser_speed", "raw-parser", "pipeline", "ewt",
           ("spacy_parser", "greedy=raw_parser/jk_greedy", "beam8=raw_parser/jk_b8_early",

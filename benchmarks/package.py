@@ -3,8 +3,8 @@
     python benchmarks/package.py {full,quick} [--only NAME ...] [--output packages]
         [--source NAME.SLOT=MODEL_DIR ...] [--test NAME=DATA.spacy] [--metrics DIR]
 
-For each pipeline of PIPELINES (the one table; project.yml's `package` and
-`package-quick` run this script):
+For each pipeline of PIPELINES (the one table; the `package` step of
+benchmarks/experiments.py runs this script at the workflow's scale):
 
 1. `spacy assemble` its pipeline config (configs/pipeline_*.cfg: trained
    components brought in with `source = ...`, unchanged), then the runtime
@@ -46,7 +46,7 @@ PIPELINES: Dict[str, Dict[str, Any]] = {
             "full": {"tagger": "training/pipeline_ewt/model-best",
                      "parser": "training/pipeline_ewt/model-best"},
             "quick": {"tagger": "training/quick/tagger_d1/model-best",
-                      "parser": "training/quick/parser_ewt_greedy_tiny"},
+                      "parser": "training/quick/parser_ewt_greedy/model-best"},
         },
         # the parser was trained on one sentence per doc: the config's
         # sentencizer splits raw text and the parser keeps its sentences
@@ -54,13 +54,13 @@ PIPELINES: Dict[str, Dict[str, Any]] = {
         "test": "corpus/ewt/test.spacy",
         "benchmark": {
             "full": [("pipeline_ewt.json", "tag_acc", "tag_acc"),
-                     ("pipeline_ewt.json", "dep_uas_nopunct", "dep_uas_nopunct_words_only"),
-                     ("pipeline_ewt.json", "dep_las_nopunct", "dep_las_nopunct_words_only"),
+                     ("pipeline_ewt.json", "uas_nopunct", "dep_uas_nopunct_words_only"),
+                     ("pipeline_ewt.json", "las_nopunct", "dep_las_nopunct_words_only"),
                      ("tagger_speed.json", "models.tagger_d1.tokens_per_second",
                       "tagger_tokens_per_second")],
             "quick": [("tagger_d1.json", "tag_acc", "tag_acc"),
-                      ("parser_ewt_greedy_tiny.json", "test.uas", "dep_uas_gold_pos"),
-                      ("parser_ewt_greedy_tiny.json", "test.las", "dep_las_gold_pos"),
+                      ("parser_ewt_greedy.json", "uas", "dep_uas_gold_pos"),
+                      ("parser_ewt_greedy.json", "las", "dep_las_gold_pos"),
                       ("tagger_speed.json", "models.tagger_d1.tokens_per_second",
                        "tagger_tokens_per_second")],
         },

@@ -7,10 +7,11 @@
 * sapo_vs_perceptron.png: per task, the logged score and the mean |w| per
   epoch of SAPO and of the averaged perceptron (Sun et al. Figs. 2 and 3).
 * violation_fixing.png: parser dev score per epoch for each beam update
-  method (Huang et al. Fig. 6), from metrics/parser_curves.json.
+  method (Huang et al. Fig. 6), from the runs' logged curves (metrics/curves/).
 * fr_feedback.png: clause F1 on dev per epoch with recognition (FR) and
   classification (CO-VP) feedback, and the filters' F1 upper bound
-  (Carreras et al. Figs. 3 and 5), from metrics/clauses_curve_*.json.
+  (Carreras et al. Figs. 3 and 5), from the clauses rows' logged curves
+  (metrics/curves/clauses_fr.jsonl, clauses_co.jsonl).
 A figure whose data is missing is skipped.
 """
 import argparse
@@ -19,7 +20,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from curves import SAPO_PAIRS, per_epoch, read_curve  # noqa: E402
+from curves import SAPO_PAIRS, epoch_points, per_epoch, read_curve  # noqa: E402
 
 
 def sapo_vs_perceptron(metrics: Path, output: Path, note: str = "") -> bool:
@@ -116,17 +117,16 @@ def depth(metrics: Path, output: Path, note: str = "") -> bool:
 
 
 def violation_fixing(metrics: Path, output: Path, note: str = "") -> bool:
-    from report_parser import write_curves  # gathers the parser_bench.py runs' curves
-    if metrics.exists():
-        write_curves(metrics, metrics / "parser_curves.json")
-    curves = _json(metrics / "parser_curves.json") or {}
-    runs = {k: v for k, v in curves.items() if k.startswith("ewt_beam")}  # one data set
+    from report_parser import write_curves  # the parser rows' logged curves, per epoch
+    curves = write_curves(metrics, metrics / "parser_curves.json") if metrics.exists() else {}
+    runs = {k.replace("parser_ewt_", ""): v for k, v in curves.items()
+            if k.startswith("parser_ewt_beam8")}  # one data set
     if not runs:
         return False
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 4))
     for name, points in sorted(runs.items()):
-        ax.plot([p["epoch"] for p in points], [100 * p["dev_las_nopunct"] for p in points], "o-",
+        ax.plot([p["epoch"] for p in points], [100 * p["score"] for p in points], "o-",
                 label=name)
     ax.set_xlabel("epoch")
     ax.set_ylabel("dev LAS, no punctuation")
@@ -138,18 +138,23 @@ def violation_fixing(metrics: Path, output: Path, note: str = "") -> bool:
 
 
 def fr_feedback(metrics: Path, output: Path, note: str = "") -> bool:
-    runs = [(name, _json(metrics / f"clauses_curve_{name}.json")) for name in
-            ("recognition", "classification")]
-    runs = [(n, r) for n, r in runs if r]
+    """Dev clause F1 and the filters' F1 bound per epoch (the last evaluation
+    of each epoch) of the clauses rows, from their `spacy train` curves."""
+    runs = [(feedback, epoch_points(read_curve(metrics / "curves" / f"{name}.jsonl")))
+            for name, feedback in (("clauses_fr", "recognition"), ("clauses_co", "classification"))]
+    runs = [(n, points) for n, points in runs if points]
     if not runs:
         return False
     plt = _plt()
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 4))
-    for name, record in runs:
-        epochs = [e["epoch"] for e in record["epochs"]]
-        ax.plot(epochs, [e["dev"]["f"] for e in record["epochs"]], "o-", label=f"{name} feedback")
-        ax2.plot(epochs, [100 * e["dev_filters"]["upper_bound_f"] for e in record["epochs"]], "o-",
-                 label=f"{name} feedback")
+    for name, points in runs:
+        epochs = [p["epoch"] for p in points]
+        ax.plot(epochs, [100 * (p["scores"].get("spans_clauses_f") or 0) for p in points], "o-",
+                label=f"{name} feedback")
+        bound = [(p["epoch"], 100 * p["scores"]["spans_clauses_f_bound"]) for p in points
+                 if "spans_clauses_f_bound" in p["scores"]]
+        if bound:
+            ax2.plot(*zip(*bound), "o-", label=f"{name} feedback")
     ax.set_title("Clause F1 on dev (Carreras et al. Fig. 3)", fontsize=9)
     ax2.set_title("F1 upper bound of the filters' candidates (Fig. 5)", fontsize=9)
     for a in (ax, ax2):

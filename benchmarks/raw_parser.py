@@ -11,6 +11,7 @@ setting. Each model-best is scored on test once (benchmarks/parser_eval.py).
     python benchmarks/run.py commands raw-parser     # the spacy train commands"""
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Optional, Tuple
@@ -51,7 +52,10 @@ def main(argv=None) -> int:
         lines.append(f"| {e.label} (`{e.name}`) | {100 * s['uas']:.2f} | {100 * s['las']:.2f} | "
                      f"{100 * s['uas_nopunct']:.2f} | {100 * s['las_nopunct']:.2f} | "
                      f"{'-' if dev is None else dev} | {'-' if epoch is None else epoch} |")
-    text = "\n".join(lines + wsj) + "\n"
+    runs = ["", "Commands (`python benchmarks/run.py commands raw-parser`; the jackknifed corpus "
+            "first, the `raw-parser` project command's first step):", ""]
+    runs += [f"* `{e.name}`: `{shlex.join(X.train_command(e))}`" for e in X.group("raw-parser")]
+    text = "\n".join(lines + wsj + runs) + "\n"
     if args.output:
         Path(args.output).write_text(text)
     print(text)

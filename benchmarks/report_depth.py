@@ -1,12 +1,12 @@
 """The lookahead-depth section of results.md (issue 15): prediction speed at
-depth 0-3 next to spaCy's components (benchmark-depth), and the parser's
-depth table on the full EWT training set (train-parser-depth).
+depth 0-3 next to spaCy's components (the depth speed rows), and the parser's
+depth table on the full EWT training set (the parser_depth_d* rows of benchmarks/experiments.py).
 
     metrics/depth_speed_{tag,chunk,ner}.json   benchmarks/speed.py
-    metrics/depth_speed_parse{,_d3}.json       benchmarks/parser_speed.py
+    metrics/depth_speed_parse{,_d3}.json       benchmarks/speed.py --task parse
     metrics/parser_depth_d<D>.json             benchmarks/parser_eval.py
     metrics/time_parser_depth_d<D>.json        benchmarks/timed.py
-    metrics/threads_{tag,chunk,ner,parse}.json speed.py / parser_speed.py (benchmark-threads)
+    metrics/threads_{tag,chunk,ner,parse}.json benchmarks/speed.py (the speed stage)
 """
 import json
 from pathlib import Path
@@ -88,7 +88,7 @@ def section(metrics: Path) -> List[str]:
                   "Each depth-1 model on its gold-token test set, `nlp.pipe(batch_size=1000)`, "
                   "`n_threads = 2` (`MODEL@n_threads=2`) and spaCy's `n_process = 2` "
                   "(`MODEL@n_process=2`) against one thread, same run per task "
-                  "(`spacy project run benchmark-threads`). With threads, `pipe()` pipelines the "
+                  "(the `speed` stage of benchmarks/run.py). With threads, `pipe()` pipelines the "
                   "batches: while the threads search one batch without the GIL, the calling thread "
                   "reads the next batch's docs and writes the previous batch's annotations.", "",
                   "| component | tokens/s, 1 thread | x n_threads = 2 | x n_process = 2 |",
@@ -108,8 +108,8 @@ def section(metrics: Path) -> List[str]:
     if rows:
         lines += ["### Lookahead depth: the parser on the full EWT training set", "",
                   "Labelled arc-standard (109 actions), gold POS, margin C = 50, `spacy train` "
-                  "(configs/parser_ewt.cfg; `spacy project run train-parser-depth`), one evaluation "
-                  "per epoch on dev, the best dev model scored once on test:", "",
+                  "(configs/parser_ewt.cfg; `python benchmarks/run.py train parser_depth_d0 parser_depth_d1 "
+                  "parser_depth_d2`), about two evaluations per epoch on dev, the best dev model scored once on test:", "",
                   "| depth | UAS | LAS | UAS no punct | LAS no punct | training CPU s |",
                   "| --- | --- | --- | --- | --- | --- |"] + rows + [""]
     return lines

@@ -1,29 +1,32 @@
-"""The dependency-parsing section of the benchmark report (arc_standard_parser,
-issue 5), from the JSON files of parser_bench.py, parser_eval.py and
-parser_speed.py. `parser_section(metrics_dir)` returns markdown lines;
-report.py appends them. Also writes the dev curves of the beam update methods
-to one JSON file for a plot script.
+"""The dependency-parsing section of the benchmark report: the `parser`
+rows of benchmarks/experiments.py (arc_standard_parser with gold POS on EWT
+and on the unlabelled WSJ sample, each `spacy train` with the row's
+settings, model-best by dev score), read from what the workflow left in the
+metrics directory:
+
+    <metrics>/NAME.json          benchmarks/parser_eval.py (test, scored once)
+    <metrics>/curves/NAME.jsonl  the curves logger (dev scores per evaluation,
+                                 time in update(), beam updates and invalid ones)
+    <metrics>/time_NAME.json     benchmarks/timed.py (wall time, CPU, peak memory)
+    <metrics>/parser_speed.json  benchmarks/speed.py (tokens/s against spaCy's parser)
+
+`parser_section(metrics_dir)` returns markdown lines; report.py appends them.
+`write_curves` gathers the per-epoch dev curves into one JSON for plots.py.
 
     python benchmarks/report_parser.py [--metrics metrics] [--output metrics/results_parser.md]
 """
 import argparse
 import json
+import shlex
+import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Dict, List, Optional
 
-UPDATES = ("early", "max_violation", "standard", "hybrid", "latest")
-EWT_SETTINGS = [("ewt_greedy", "greedy (depth 0)"), ("ewt_greedy_m50", "greedy (depth 0)"),
-                ("ewt_d1", "lookahead, depth 1"), ("ewt_d1_m50", "lookahead, depth 1"),
-                ("ewt_d1_m200", "lookahead, depth 1"), ("ewt_d2", "lookahead, depth 2"),
-                ("ewt_d2_m200", "lookahead, depth 2, 2 epochs only (dev: first 300 sentences)")] + \
-               [(f"ewt_beam8_{u}", f"beam k=8, {u.replace('_', '-')} update") for u in UPDATES] + \
-               [(f"ewt_beam8_{u}_sents", f"beam k=8, {u.replace('_', '-')} update, gold sentence starts "
-                 "(one root per sentence: all derivations of a doc have the same length)")
-                for u in ("early", "max_violation")]
-WSJ_SETTINGS = [("wsj_greedy", "greedy (depth 0)"), ("wsj_d1", "lookahead, depth 1"),
-                ("wsj_d2", "lookahead, depth 2"), ("wsj_beam8_max_violation", "beam k=8, max-violation"),
-                ("wsj_beam8_max_violation_long", "beam k=8, max-violation (30 epochs max, patience 5)"),
-                ("wsj_beam8_early", "beam k=8, early update (30 epochs max, patience 5)")]
+sys.path.insert(0, str(Path(__file__).parent))
+import experiments as X  # noqa: E402
+from curves import per_epoch, read_curve  # noqa: E402
+
+COMPONENT = "arc_standard_parser"
 
 
 def _read(path: Path) -> Optional[dict]:
@@ -37,131 +40,132 @@ def _pct(x) -> str:
     return "-" if x is None else f"{100 * x:.2f}"
 
 
-def epochs_to_reach(curve: List[dict], key: str, target: float) -> Optional[int]:
-    for r in curve:
-        if r["dev"][key] >= target:
-            return r["epoch"]
-    return None
+def rows(data: str) -> List[X.Experiment]:
+    return [e for e in X.group("parser") if e.data == data and e.name != "spacy_parser"]
+
+
+def score_key(e: X.Experiment) -> str:
+    return "dep_uas_nopunct" if e.data == "wsj" else "dep_las_nopunct"
+
+
+def curve_summary(metrics: Path, e: X.Experiment) -> Optional[Dict[str, object]]:
+    """Best dev evaluation (its epoch), epochs run, seconds in update() per
+    epoch, beam updates and invalid ones, from the run's logged curve."""
+    logged = read_curve(metrics / "curves" / f"{e.name}.jsonl")
+    logged = [r for r in logged if r["step"] > 0]
+    if not logged:
+        return None
+    best = max(logged, key=lambda r: r["score"])
+    last = logged[-1]["scores"]
+    epochs = logged[-1]["epoch"] + 1
+    return {"best_dev": best["scores"].get(score_key(e)), "best_epoch": best["epoch"] + 1,
+            "epochs_run": epochs,
+            "update_seconds_per_epoch": round(last.get(f"{COMPONENT}_update_seconds", 0.0) / epochs, 2),
+            "updates": last.get(f"{COMPONENT}_beam_updates"),
+            "invalid": last.get(f"{COMPONENT}_beam_invalid")}
 
 
 def write_curves(metrics: Path, out: Path) -> dict:
-    """Dev score per epoch of each beam update method (and greedy/lookahead)."""
+    """Dev score per epoch (the last evaluation of each epoch) of every parser row."""
     curves = {}
-    for name, _ in EWT_SETTINGS + WSJ_SETTINGS:
-        rec = _read(metrics / f"parser_{name}.json")
-        if rec:
-            curves[name] = [{"epoch": r["epoch"], "dev_las_nopunct": r["dev"]["las_nopunct"],
-                             "dev_uas_nopunct": r["dev"]["uas_nopunct"],
-                             "train_cpu_seconds": r["train_cpu_seconds"],
-                             "invalid_fraction": r.get("invalid_fraction")} for r in rec["curve"]]
+    for e in rows("ewt") + rows("wsj"):
+        points = per_epoch(read_curve(metrics / "curves" / f"{e.name}.jsonl"), score_key(e), COMPONENT)
+        if points:
+            curves[e.name] = points
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(curves, indent=2))
     return curves
 
 
-def _early_vs_max_violation(mv: Optional[dict], early: Optional[dict], note: str) -> List[str]:
+def epochs_to_reach(points: List[dict], target: float) -> Optional[int]:
+    return next((p["epoch"] for p in points if p["score"] is not None and p["score"] >= target), None)
+
+
+def early_vs_max_violation(curves: dict, mv: str, early: str, note: str) -> List[str]:
     """Huang et al.'s claim: max-violation reaches early update's best dev
-    score in fewer epochs."""
-    if not (mv and early):
+    score in fewer epochs (per-epoch dev scores: the last evaluation of each)."""
+    if mv not in curves or early not in curves:
         return []
-    lines = []
-    target = early["best_dev"]
-    k = epochs_to_reach(mv["curve"], "las_nopunct", target)
-    lines.append(f"Max-violation vs early update{note}: early's best dev LAS (no punct) "
-                 f"{_pct(target)} at epoch {early['best_epoch']} of {early['epochs_run']}; max-violation's "
-                 f"best {_pct(mv['best_dev'])} at epoch {mv['best_epoch']} of {mv['epochs_run']}; "
-                 + (f"max-violation reaches early's best at epoch {k}." if k else
-                    f"max-violation never reaches early's best within {mv['epochs_run']} epochs."))
-    pairs = [f"{r['epoch']}->{epochs_to_reach(mv['curve'], 'las_nopunct', r['dev']['las_nopunct']) or '-'}"
-             for r in early["curve"]]
-    lines.append(f"Epochs max-violation needs to reach early update's dev LAS of epoch k (k->epochs): "
-                 f"{', '.join(pairs)}.")
-    lines.append("")
-    return lines
+    m, e = curves[mv], curves[early]
+    best_e = max(e, key=lambda p: p["score"])
+    best_m = max(m, key=lambda p: p["score"])
+    k = epochs_to_reach(m, best_e["score"])
+    return [f"Max-violation vs early update{note}: early's best dev score "
+            f"{_pct(best_e['score'])} at epoch {best_e['epoch']} of {len(e)}; max-violation's best "
+            f"{_pct(best_m['score'])} at epoch {best_m['epoch']} of {len(m)}; "
+            + (f"max-violation reaches early's best at epoch {k}." if k else
+               f"max-violation never reaches early's best within {len(m)} epochs."),
+            "Epochs max-violation needs to reach early update's dev score of epoch k (k->epochs): "
+            + ", ".join(f"{p['epoch']}->{epochs_to_reach(m, p['score']) or '-'}" for p in e) + ".", ""]
 
 
 def parser_section(metrics: Path) -> List[str]:
-    lines = ["## Dependency parsing: arc_standard_parser (UD English EWT, WSJ sample)", ""]
-    lines += ["| system | setting | UAS | LAS | UAS no punct | LAS no punct | best dev epoch "
-              "| epochs run | CPU s / epoch | invalid updates |",
-              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    found = {}
-    for name, label in EWT_SETTINGS:
-        rec = _read(metrics / f"parser_{name}.json")
-        if not rec:
+    lines = ["## Dependency parsing: arc_standard_parser (UD English EWT, WSJ sample)", "",
+             "| system | setting | UAS | LAS | UAS no punct | LAS no punct | best dev epoch "
+             "| epochs run | s in update() / epoch | invalid updates |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    runs = []
+    for e in rows("ewt"):
+        t, c = _read(metrics / f"{e.name}.json"), curve_summary(metrics, e)
+        if not t:
             continue
-        found[name] = rec
-        t = rec["test"]
         inv = "-"
-        if name.startswith("ewt_beam8"):
-            ups = sum(r.get("updates", 0) for r in rec["curve"])
-            bad = sum(r.get("invalid_updates", 0) for r in rec["curve"])
-            inv = f"{bad}/{ups} ({100 * bad / max(1, ups):.1f}%)"
-        st = rec.get("settings", {})
-        if st.get("search") in ("greedy", "lookahead"):
-            label = f"{label}, margin C = {st['margin']:g}"
-        lines.append(f"| arc_standard_parser | {label}, gold POS | {_pct(t['uas'])} | {_pct(t['las'])} | "
-                     f"{_pct(t['uas_nopunct'])} | {_pct(t['las_nopunct'])} | {rec['best_epoch']} | "
-                     f"{rec['epochs_run']} | {rec['mean_train_cpu_seconds_per_epoch']} | {inv} |")
-    for name, label in (("greedy", "greedy"), ("d1", "lookahead, depth 1"),
-                        ("beam8_max_violation", "beam k=8, max-violation"),
-                        ("beam8_early", "beam k=8, early update")):
-        t = _read(metrics / f"parser_test_{name}_tagger.json")
-        if t:
-            lines.append(f"| arc_standard_parser | {label}, POS from lookahead_tagger (depth 1) | "
-                         f"{_pct(t['uas'])} | {_pct(t['las'])} | {_pct(t['uas_nopunct'])} | "
-                         f"{_pct(t['las_nopunct'])} | - | - | - | - |")
-    base = _read(metrics / "parser_test_spacy_parser.json")
-    timing = _read(metrics / "time_spacy_parser.json")
+        if c and c["updates"] is not None:
+            inv = f"{c['invalid']:.0f}/{c['updates']:.0f} ({100 * c['invalid'] / max(1, c['updates']):.1f}%)"
+        lines.append(f"| arc_standard_parser | {e.label}, gold POS | {_pct(t['uas'])} | {_pct(t['las'])} | "
+                     f"{_pct(t['uas_nopunct'])} | {_pct(t['las_nopunct'])} | "
+                     + (f"{c['best_epoch']} | {c['epochs_run']} | {c['update_seconds_per_epoch']} | "
+                        if c else "- | - | - | ") + f"{inv} |")
+        runs.append(e)
+    base, timing = _read(metrics / "spacy_parser.json"), _read(metrics / "time_spacy_parser.json")
     if base:
         wall = f"{timing['wall_seconds']:.0f} s wall in total" if timing else "-"
-        lines.append(f"| spaCy parser (arc-eager, CNN tok2vec, efficiency) | words only, max 12 epochs | "
+        lines.append(f"| spaCy parser (arc-eager, CNN tok2vec, efficiency) | words only | "
                      f"{_pct(base['uas'])} | {_pct(base['las'])} | {_pct(base['uas_nopunct'])} | "
                      f"{_pct(base['las_nopunct'])} | - | - | {wall} | - |")
     lines += ["", "EWT test: 2,077 sentences, 25,094 words, gold tokenisation. Punctuation = gold "
-              "label `punct`. Each epoch is one shuffled pass (benchmarks/parser_bench.py); the "
-              "model of the best dev epoch (LAS without punctuation) is scored on test. CPU s / "
-              "epoch: process time of the update passes only. Invalid updates: standard updates "
-              "where the gold sequence scores above the predicted one (Huang et al. 2012, Fig. 5); "
-              "the other methods make none by construction.", ""]
-    for suffix in ("", "_sents"):
-        lines += _early_vs_max_violation(found.get(f"ewt_beam8_max_violation{suffix}"),
-                                         found.get(f"ewt_beam8_early{suffix}"),
-                                         " (gold sentence starts)" if suffix else "")
-    lines += _early_vs_max_violation(_read(metrics / "parser_wsj_beam8_max_violation_long.json"),
-                                     _read(metrics / "parser_wsj_beam8_early.json"),
-                                     " on the unlabelled WSJ sample (UAS = LAS)")
+              "label `punct`. Each row is `spacy train configs/parser_ewt.cfg` with its settings "
+              "(commands below): about two dev evaluations per epoch, model-best by dev LAS without "
+              "punctuation, scored once on test (benchmarks/parser_eval.py). s in update() / epoch: "
+              "wall time inside the component's update(). Invalid updates: standard updates where "
+              "the gold sequence scores above the predicted one (Huang et al. 2012, Fig. 5); the "
+              "other methods make none by construction. The parser from words only (predicted "
+              "tags) is the next section.", ""]
+    curves = write_curves(metrics, metrics / "parser_curves.json")
+    for suffix, note in (("", ""), ("_sents", " (gold sentence starts)")):
+        lines += early_vs_max_violation(curves, f"parser_ewt_beam8_max_violation{suffix}",
+                                        f"parser_ewt_beam8_early{suffix}", note)
+    lines += early_vs_max_violation(curves, "parser_wsj_beam8_max_violation_long", "parser_wsj_beam8_early",
+                                    " on the unlabelled WSJ sample (UAS no punct)")
     lines += ["WSJ sample (NLTK, PTB sections 00-01; 3,396 train / 245 test sentences; unlabelled, "
-              "gold POS; punctuation = gold tags `` '' , . :):", "",
-              "| setting | UAS no punct (test) | UAS (test) | best dev epoch | CPU s / epoch |",
+              "gold POS; punctuation = gold tags `` '' , . :; configs/parser_wsj.cfg, model-best by "
+              "dev UAS without punctuation):", "",
+              "| setting | UAS no punct (test) | UAS (test) | best dev epoch | s in update() / epoch |",
               "| --- | --- | --- | --- | --- |"]
-    for name, label in WSJ_SETTINGS:
-        rec = _read(metrics / f"parser_{name}.json")
-        if rec:
-            t = rec["test"]
-            lines.append(f"| {label} | {_pct(t['uas_nopunct'])} | {_pct(t['uas'])} | {rec['best_epoch']} | "
-                         f"{rec['mean_train_cpu_seconds_per_epoch']} |")
+    for e in rows("wsj"):
+        t, c = _read(metrics / f"{e.name}.json"), curve_summary(metrics, e)
+        if t:
+            lines.append(f"| {e.label} | {_pct(t['uas_nopunct'])} | {_pct(t['uas'])} | "
+                         f"{c['best_epoch'] if c else '-'} | {c['update_seconds_per_epoch'] if c else '-'} |")
+            runs.append(e)
     speed = _read(metrics / "parser_speed.json")
     if speed:
-        lines += ["", "Speed (EWT test, gold words + gold tags, one process, benchmarks/parser_speed.py):", "",
-                  "| model | tokens/s | x spacy_parser | peak RSS | UAS check |", "| --- | --- | --- | --- | --- |"]
+        ref = speed.get("reference", "spacy_parser")
+        lines += ["", "Speed (EWT test, gold words + gold tags, one process, benchmarks/speed.py "
+                  "--task parse, same run):", "",
+                  f"| model | tokens/s | x {ref} | peak RSS | UAS check |", "| --- | --- | --- | --- | --- |"]
         for name, r in speed["models"].items():
-            lines.append(f"| {name} | {r['tokens_per_second']:,} | {r.get('speed_vs_reference', '-')} | "
-                         f"{r['peak_rss_mb']} MB | {_pct(r['uas_check'])} |")
-    runs = []
-    for name, _ in EWT_SETTINGS + WSJ_SETTINGS:
-        rec = _read(metrics / f"parser_{name}.json")
-        if rec:
-            cmd = rec.get("command") or (f"python benchmarks/parser_bench.py {name} --train {rec['train']} "
-                                         + " ".join(f"--{k.replace('_', '-')} {v}"
-                                                    for k, v in rec["settings"].items()))
-            runs.append(f"* `{name}`: `{cmd}` ({rec['epochs_run']} epochs run)")
-    if timing:
-        runs.append(f"* `spacy_parser`: `{' '.join(timing['command'])}`, then "
-                    "`python benchmarks/parser_eval.py training/spacy_parser/model-best corpus/ewt/test.spacy ...`")
+            if "tokens_per_second" not in r:
+                lines.append(f"| {name} | skipped: {r.get('skipped', '?')} | - | - | - |")
+                continue
+            lines.append(f"| {name} | {r['tokens_per_second']:,.0f} | {r.get('ratio_vs_reference', '-')} | "
+                         f"{r['peak_rss_mb']} MB | {_pct(r.get('uas_check'))} |")
     if runs:
-        lines += ["", "Runs (metrics/parser_*.json hold every epoch's dev scores; "
-                  "metrics/parser_curves.json gathers them):", ""] + runs
+        lines += ["", "Runs (`python benchmarks/run.py train NAME` runs the command; the curves are "
+                  "in metrics/curves/NAME.jsonl):", ""]
+        lines += [f"* `{e.name}`: `{shlex.join(X.train_command(e))}`" for e in runs]
+        if base:
+            lines.append(f"* `spacy_parser`: `{shlex.join(X.train_command(X.EXPERIMENTS['spacy_parser']))}`")
     return lines
 
 
@@ -170,7 +174,6 @@ def main(argv=None):
     ap.add_argument("--metrics", type=Path, default=Path("metrics"))
     ap.add_argument("--output", type=Path, default=Path("metrics/results_parser.md"))
     args = ap.parse_args(argv)
-    write_curves(args.metrics, args.metrics / "parser_curves.json")
     args.output.write_text("\n".join(parser_section(args.metrics)) + "\n")
 
 

@@ -1,25 +1,36 @@
-"""Tagging speed and peak memory of trained spaCy pipelines on gold tokens.
+"""Prediction speed and peak memory of trained spaCy pipelines on gold tokens.
 
-    python benchmarks/speed.py DATA.spacy NAME=MODEL_DIR[@KEY=VALUE,...] [...]
-        [--task tag|chunk|ner] [--code FILE] [--limit N]
+The one speed harness of the benchmarks (taggers, chunkers, NER, parsers,
+FR phrase recognisers):
+
+    python benchmarks/speed.py DATA NAME=MODEL_DIR[@KEY=VALUE,...] [...]
+        [--task tag|chunk|ner|clauses|parse|pipeline] [--code FILE] [--limit N]
         [--reference NAME] [--batch-size 1000] [--repeats 3] [--warmup 200]
         [--min-seconds 1.0] [--output metrics/tagger_speed.json]
 
+DATA is a .spacy file of gold docs, or a column file read with the package's
+readers (CoNLL-2001 for `--task clauses`, CoNLL-2000 for `--task chunk`).
 Each model is timed in a fresh subprocess of its own (so that its peak memory,
 ru_maxrss, is its own), with one thread for numpy/BLAS unless the environment
-says otherwise, and n_process=1 (or `@n_process=N`). The worker reads the docs of DATA, rebuilds
-them as unannotated Doc(nlp.vocab, words=..., spaces=...) (gold tokenisation,
-no annotation; with `--task chunk` also the gold POS tags, `tags=...`, which
-the chunkers take as input: benchmarks/spanbench.py), tags `--warmup` docs
-once and the whole set once more, then
+says otherwise, and n_process=1 (or `@n_process=N`). The worker reads the docs
+of DATA and rebuilds them as Doc(nlp.vocab, words=..., spaces=...) (gold
+tokenisation) with the task's inputs only (benchmarks/spanbench.py): words
+for tag, ner and pipeline (a tagger + parser pipeline from words); words and
+the gold POS tags for chunk and parse (a stand-alone parser's input; spaCy's
+parser ignores them); words, POS tags and the gold chunks
+(doc.spans["chunks"]) for clauses. It annotates `--warmup` docs once and the
+whole set once more, then
 times `list(nlp.pipe(docs, batch_size=...))` `--repeats` times (fresh docs each
 time; building them is not timed) and reports the median tokens/second. A fast
 model tags the set in milliseconds, so a run covers the set as many times
 (`passes_per_run`, timed pass by pass) as it takes to last at least
 `--min-seconds`. It also checks the output against the gold annotation, to
-catch a model that does not really tag: `tag_acc_check` (token.tag_) for
-`--task tag`, `f1_check` (span F1 with the package's scorer, predictions from
-doc.spans["chunks"] or doc.ents) for chunk and ner.
+catch a model that does not really annotate: `tag_acc_check` (token.tag_) for
+`--task tag`; `f1_check` (span F1 with the package's scorer) for chunk
+(predictions from doc.spans["chunks"], e.g. lookahead_chunker or fr_chunker,
+else doc.ents), ner (doc.ents) and clauses (doc.spans["clauses"], nested);
+`uas_check` (unlabelled attachment over all tokens, token.head) for parse
+and pipeline.
 `@KEY=VALUE,...` after a model changes settings at load
 (benchmarks/model_spec.py), e.g. `tagger_d2=training/tagger_d1/model-best@depth=2`.
 `--code FILE` is imported in each worker before loading (custom factories,
@@ -41,6 +52,9 @@ import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import spanbench  # noqa: E402
 
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
@@ -76,13 +90,10 @@ def worker(name: str, model: str, data: str, batch_size: int, repeats: int,
     from spacy.util import import_file
     from tqdm import tqdm
 
-    sys.path.insert(0, str(Path(__file__).parent))
-    import spanbench
-
     if code:
         import_file("code", code)
-    gold = [spanbench.inputs_of(d, task) for d in spanbench.read_gold(data, limit=limit)]
-    n_tokens = sum(len(words) for words, _, _ in gold)
+    gold = [spanbench.inputs_of(d, task) for d in spanbench.read_gold(data, limit=limit, task=task)]
+    n_tokens = sum(len(g.words) for g in gold)
     base_rss = peak_rss_mb()
     from model_spec import load, parse_spec
     _, model_dir, overrides = parse_spec(f"{name}={model}")
@@ -112,14 +123,7 @@ def worker(name: str, model: str, data: str, batch_size: int, repeats: int,
             elapsed += time.perf_counter() - t0
         times.append(elapsed)
     peak_rss = peak_rss_mb()  # before the gold docs are read again for the check
-    gold_docs = spanbench.read_gold(data, limit=limit)
-    if task == "tag":
-        check = {"tag_acc_check": round(sum(
-            p.tag_ == g.tag_ for doc, ref in zip(predicted, gold_docs)
-            for p, g in zip(doc, ref)) / n_tokens, 4) if n_tokens else None}
-    else:
-        scores = spanbench.score(predicted, gold_docs, task)
-        check = {"f1_check": round(scores["f"], 4), "predictions_from": scores["predictions_from"]}
+    check = spanbench.check(predicted, spanbench.read_gold(data, limit=limit, task=task), task)
     median = statistics.median(times)
     result = {
         "name": name, "model": model, "pipeline": nlp.pipe_names,
@@ -131,7 +135,7 @@ def worker(name: str, model: str, data: str, batch_size: int, repeats: int,
         "load_seconds": round(load_seconds, 2),
         "base_rss_mb": base_rss,  # interpreter + spaCy + data, before the model
         "peak_rss_mb": peak_rss,
-        "task": task, "inputs": "words + POS tags" if task == "chunk" else "words",
+        "task": task, "inputs": spanbench.INPUTS[task],
         **check,
         "spacy": spacy.__version__,
     }
@@ -157,11 +161,13 @@ def run_model(name, model, args, env):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("data", type=Path, help=".spacy file with the gold docs")
+    ap.add_argument("data", type=Path, help=".spacy file with the gold docs (or a column file: "
+                                            "CoNLL-2001 for clauses, CoNLL-2000 for chunk)")
     ap.add_argument("models", nargs="+", help="NAME=MODEL_DIR")
-    ap.add_argument("--task", choices=("tag", "chunk", "ner"), default="tag",
-                    help="inputs and output check: tag (words; tag_), chunk (words + POS; "
-                         "chunk F1), ner (words; entity F1)")
+    ap.add_argument("--task", choices=spanbench.SPEED_TASKS, default="tag",
+                    help="inputs and output check: tag (words; tag_ accuracy), chunk (words + "
+                         "POS; chunk F1), ner (words; entity F1), clauses (words + POS + chunks; "
+                         "clause F1), parse (words + POS; UAS), pipeline (words; UAS)")
     ap.add_argument("--code", type=Path, default=None,
                     help="Python file each worker imports first (custom factories)")
     ap.add_argument("--limit", type=int, default=0, help="time the first N docs only (0: all)")
@@ -180,7 +186,6 @@ def main(argv=None):
         env.setdefault(var, "1")
 
     results = {}
-    sys.path.insert(0, str(Path(__file__).parent))
     from model_spec import parse_spec
     for spec in args.models:
         name, model, _ = parse_spec(spec)
@@ -201,9 +206,9 @@ def main(argv=None):
         if "tokens_per_second" in r:
             r["ratio_vs_reference"] = round(r["tokens_per_second"] / ref, 3) if ref else None
 
-    check_key = "tag_acc_check" if args.task == "tag" else "f1_check"
+    check_key = spanbench.CHECK_KEYS[args.task]
     rows = [("model", "tokens/s", f"x {args.reference or '-'}", "peak RSS MB",
-             "tag acc" if args.task == "tag" else "F1", "runs (s)")]
+             {"tag_acc_check": "tag acc", "f1_check": "F1", "uas_check": "UAS"}[check_key], "runs (s)")]
     for name, r in results.items():
         if "skipped" in r:
             rows.append((name, "skipped", "", "", "", " ".join(r["skipped"].split())[:70]))
@@ -211,7 +216,7 @@ def main(argv=None):
             ratio = r["ratio_vs_reference"]
             rows.append((name, f"{r['tokens_per_second']:,.0f}",
                          "-" if ratio is None else f"{ratio:.2f}",
-                         f"{r['peak_rss_mb']:.0f}", f"{r[check_key]:.4f}",
+                         f"{r['peak_rss_mb']:.0f}", "-" if r.get(check_key) is None else f"{r[check_key]:.4f}",
                          " ".join(f"{t:.2f}" for t in r["seconds"])))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:

@@ -49,7 +49,10 @@ def make_entity_scorer() -> Callable[..., Dict[str, Any]]:
 
 def score_clauses(examples: Iterable[Example], *, spans_key: str = "clauses", **kwargs: Any) -> Dict[str, Any]:
     """The same span scorer over the nested clauses (overlaps allowed), as
-    the CoNLL-2001 evaluation: `spans_clauses_p/r/f`, `spans_clauses_per_type`."""
+    the CoNLL-2001 evaluation: `spans_clauses_p/r/f`, `spans_clauses_per_type`.
+    The FR components' `score()` adds their filtering layer on the same
+    examples (`spans_<key>_candidates`, `_candidates_recall`, `_f_bound`,
+    `_start_p/_start_r/_end_p/_end_r`: spacy_lookahead/pipes/phrases.py)."""
     return spancat_score(examples, spans_key=spans_key, **kwargs)
 
 

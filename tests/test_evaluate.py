@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import spacy
-from spacy.tokens import DocBin
+from spacy.tokens import Doc, DocBin
 
 import spacy_lookahead.pipes.spans  # noqa: F401  (factories, when not pip-installed)
 from spacy_lookahead.readers.columns import ColumnCorpus
@@ -132,3 +132,16 @@ def test_curves_read_logs_written_before_spacys_keys(monkeypatch):
     new = [{"step": 5, "epoch": 0, "scores": {"spans_chunks_f": 0.75, "chunks_f": 0.1}}]
     assert per_epoch(old, key, "lookahead_chunker")[0]["score"] == 0.5
     assert per_epoch(new, key, "lookahead_chunker")[0]["score"] == 0.75
+
+
+def test_keep_inputs_sent_starts_gives_the_gold_sentences(tmp_path):
+    """`sent_starts` puts the reference's sentence boundaries on the
+    predicted doc (the parser's respect_sent_starts reads them), nothing else."""
+    nlp = spacy.blank("en")
+    ref = Doc(nlp.vocab, words="It rained . We left".split(), heads=[1, 1, 1, 4, 4],
+              deps=["nsubj", "ROOT", "punct", "nsubj", "ROOT"])
+    DocBin(docs=[ref], attrs=["ORTH", "HEAD", "DEP", "SENT_START"]).to_disk(tmp_path / "d.spacy")
+    eg = next(iter(create_keep_inputs_reader(tmp_path / "d.spacy", inputs=["sent_starts"],
+                                             gold_preproc=False)(nlp)))
+    assert [t.is_sent_start for t in eg.predicted] == [True, False, False, True, False]
+    assert not eg.predicted.has_annotation("DEP")

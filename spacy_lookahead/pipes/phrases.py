@@ -235,6 +235,28 @@ class PhrasePipe(SearchPipe):
             stats[f"{name}_r"] = both / boundary if boundary else 0.0
         return stats
 
+    def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, Any]:
+        """The scorer's `spans_<key>_p/r/f` (and the base pipe's keys), plus
+        the filtering layer on the same examples (`filter_stats`: the
+        paper's Figure 5), so that `spacy train`'s evaluations log it:
+        `spans_<key>_candidates` (candidates generated), `..._candidates_recall`
+        (share of the gold phrases among them), `..._f_bound` (the F1 a
+        perfect ranker could reach on them) and `..._start_p/_start_r/
+        _end_p/_end_r` (the filters' decisions on the gold boundary words).
+        Left out when an example has no gold phrases (no span group) or the
+        component has no labels yet."""
+        examples = list(examples)
+        scores = super().score(examples, **kwargs)
+        if self.labels and examples and all(self.reference_spans(eg.reference) is not None
+                                            for eg in examples):
+            prefix = f"spans_{self.cfg['spans_key']}"
+            stats = self.filter_stats(examples)
+            scores.update({f"{prefix}_candidates": stats["candidates"],
+                           f"{prefix}_candidates_recall": stats["candidate_recall"],
+                           f"{prefix}_f_bound": stats["upper_bound_f"],
+                           **{f"{prefix}_{k}": stats[k] for k in ("start_p", "start_r", "end_p", "end_r")}})
+        return scores
+
     def _on_load(self) -> None:
         self._system = None
 

@@ -25,8 +25,11 @@ from spacy.training import Corpus, Example
 from spacy.util import registry
 
 # input name -> (Doc() argument, token attribute, annotation name for has_annotation)
+# (sent_starts: the gold sentence boundaries, for arc_standard_parser's
+# respect_sent_starts)
 TOKEN_INPUTS = {"tag": ("tags", "tag_", "TAG"), "pos": ("pos", "pos_", "POS"),
-                "morph": ("morphs", "morph", "MORPH"), "lemma": ("lemmas", "lemma_", "LEMMA")}
+                "morph": ("morphs", "morph", "MORPH"), "lemma": ("lemmas", "lemma_", "LEMMA"),
+                "sent_starts": ("sent_starts", "is_sent_start", "SENT_START")}
 # input name -> the doc.user_data keys it is kept in (per-token arrays)
 USER_DATA_INPUTS = {"tag_alternatives": ("tag_alternative", "tag_alternative_prob")}
 
@@ -57,7 +60,8 @@ class KeepInputs:
                     raise ValueError(f"keep_inputs: the input {name!r} is missing from a gold doc "
                                      f"({ref.text[:60]!r}): convert the data with its {annotation} "
                                      "annotation, or drop it from `inputs`")
-                args[arg] = [str(getattr(t, attr)) for t in ref]
+                values = [getattr(t, attr) for t in ref]
+                args[arg] = values if name == "sent_starts" else [str(v) for v in values]
         doc = Doc(nlp.vocab, words=[t.text for t in ref], spaces=[bool(t.whitespace_) for t in ref],
                   **args)
         for name in self.inputs:

@@ -1,0 +1,133 @@
+"""The benchmark's experiment table (benchmarks/experiments.py) and its
+runner: every row is a config spaCy accepts, at both scales; every speed run
+and project command names rows and groups that exist; the quick scale trains
+what the quick packages are built from."""
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+import srsly
+from spacy.util import load_config, load_model_from_config, registry
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import experiments as X  # noqa: E402
+import run  # noqa: E402
+
+ROWS = [(e, scale) for e in X.EXPERIMENTS.values() if e.trainer == "spacy"
+        for scale in X.SCALES if X.in_scale(e, scale)]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fr_factories():
+    spec = importlib.util.spec_from_file_location("fr_components", ROOT / "benchmarks/fr_components.py")
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+
+
+@pytest.mark.parametrize("row,scale", ROWS, ids=[f"{e.name}-{s}" for e, s in ROWS])
+def test_every_row_is_a_config_spacy_train_accepts(row, scale, monkeypatch):
+    """The overrides name settings that exist, with values the components
+    and spaCy's training section validate (a typo would fail `spacy train`)."""
+    monkeypatch.chdir(ROOT)
+    cmd = X.train_command(row, scale)
+    assert cmd[:4] == ["python", "-m", "spacy", "train"] and cmd[4] == row.config
+    overrides = dict(row.overrides(scale))
+    if row.curves:
+        overrides["paths.curves"] = "curve.jsonl"
+    config = load_config(row.config, overrides=overrides, interpolate=False)
+    if row.curves:  # the row's curve is written: the config's logger reads paths.curves
+        assert config["training"]["logger"].get("path") == "${paths.curves}", row.config
+    load_model_from_config(config, auto_fill=True, validate=True)
+    registry.resolve(config.interpolate()["training"], validate=True)
+    for key, value in overrides.items():  # no override is silently dropped
+        section = config.interpolate()
+        for part in key.split("."):
+            section = section[part]
+        assert section == value or str(section) == str(value), key
+
+
+def test_the_quick_scale_is_smaller():
+    for e, scale in ROWS:
+        if scale == "quick":
+            quick = e.overrides("quick")
+            assert "training.max_epochs" in quick and "corpora.train.limit" in quick, e.name
+
+
+def test_speed_runs_time_rows_of_the_table():
+    for s in X.SPEEDS.values():
+        models = X.speed_models(s)
+        assert len({k for k, _ in models}) == len(models), s.name
+        for key, spec in models:
+            e = X.EXPERIMENTS[spec.split("@")[0]]
+            assert e.task == s.task or (s.task, e.task) in {("chunk", "fr_chunk"), ("pipeline", "parse")}, \
+                (s.name, e.name)
+        cmd = X.speed_command(s, "full")
+        assert cmd[cmd.index("--reference") + 1] == models[0][0]
+        assert f"{models[0][0]}={X.model_path(models[0][1], 'full')}" in cmd
+
+
+def test_project_commands_are_the_groups():
+    project = srsly.read_yaml(ROOT / "project.yml")
+    names = [c["name"] for c in project["commands"]]
+    assert len(names) <= 25 and len(names) == len(set(names))
+    staged = {c["name"] for c in project["commands"]
+              if any("benchmarks/run.py stage" in line for line in c["script"])}
+    assert staged == set(X.GROUPS)
+    assert set(X.GROUPS) <= set(project["workflows"]["all"])
+    quick = next(c for c in project["commands"] if c["name"] == "quick")
+    assert "project run all" in quick["script"][0] and "--vars.scale quick" in quick["script"][0]
+
+
+@pytest.mark.parametrize("scale", X.SCALES)
+def test_every_stage_runs_dry(scale, capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # nothing trained here: every row's command is printed
+    for group in X.GROUPS:
+        run.main(["stage", group, "--scale", scale, "--dry-run"])
+    out = capsys.readouterr().out
+    trained = [line for line in out.splitlines() if line.startswith("$ ") and "timed.py" in line]
+    assert len(trained) == sum(1 for e in X.EXPERIMENTS.values() if X.in_scale(e, scale))
+
+
+def test_the_quick_packages_are_made_of_quick_rows():
+    spec = importlib.util.spec_from_file_location("package", ROOT / "benchmarks/package.py")
+    package = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(package)
+    quick_dirs = {X.training_dir(e.name, "quick") for e in X.EXPERIMENTS.values()
+                  if X.in_scale(e, "quick")}
+    for name, p in package.PIPELINES.items():
+        for slot, model in p["sources"]["quick"].items():
+            assert str(Path(model).parent) in quick_dirs or model in quick_dirs, (name, slot, model)
+
+
+def test_parser_report_reads_the_logged_curve(tmp_path):
+    """Best dev evaluation, epochs run, time per epoch and the beam's invalid
+    updates come from the curves logger's rows (counters are cumulative)."""
+    import report_parser
+    row = X.EXPERIMENTS["parser_ewt_beam8_standard"]
+    (tmp_path / "curves").mkdir()
+    logged = [(0, 0, 0.1, 0.0, 0, 0), (0, 100, 0.80, 10.0, 50, 20), (1, 200, 0.85, 20.0, 100, 45),
+              (2, 300, 0.84, 30.0, 150, 70)]
+    (tmp_path / "curves" / f"{row.name}.jsonl").write_text("".join(
+        srsly.json_dumps({"epoch": e, "step": s, "score": sc, "losses": {},
+                          "scores": {"dep_las_nopunct": sc, "arc_standard_parser_update_seconds": t,
+                                     "arc_standard_parser_beam_updates": u,
+                                     "arc_standard_parser_beam_invalid": i}}) + "\n"
+        for e, s, sc, t, u, i in logged))
+    summary = report_parser.curve_summary(tmp_path, row)
+    assert summary == {"best_dev": 0.85, "best_epoch": 2, "epochs_run": 3,
+                       "update_seconds_per_epoch": 10.0, "updates": 150, "invalid": 70}
+    per_epoch = report_parser.write_curves(tmp_path, tmp_path / "parser_curves.json")[row.name]
+    assert [(p["epoch"], p["score"]) for p in per_epoch] == [(1, 0.80), (2, 0.85), (3, 0.84)]
+
+
+def test_parser_eval_scores_punctuation_apart():
+    import parser_eval
+    from spacy.tokens import Doc
+    from spacy.vocab import Vocab
+    vocab = Vocab()
+    gold = Doc(vocab, words=["We", "left", "."], heads=[1, 1, 1], deps=["nsubj", "ROOT", "punct"],
+               tags=["PRP", "VBD", "."])
+    pred = Doc(vocab, words=["We", "left", "."], heads=[1, 1, 0], deps=["obj", "ROOT", "punct"])
+    s = parser_eval.attachment_scores([pred], [gold])
+    assert (s["uas"], s["las"], s["uas_nopunct"], s["las_nopunct"]) == (2 / 3, 1 / 3, 1.0, 0.5)
