@@ -302,6 +302,12 @@ add(Experiment("chunker_beam8_max_violation", "engine", "chunk", "configs/chunke
                "lookahead_ner, right-to-left, beam 8, max-violation",
                component(NER, direction="rtl", search="beam", beam_width=8, update="max_violation")))
 
+for name, update in (("parser_ewt_sapo", "max_violation"), ("parser_ewt_sapo_early", "early")):
+    add(Experiment(name, "engine", "parse", "configs/parser_ewt.cfg", "ewt",
+                   f"SAPO, n = 5 of a beam k=8, {update.replace('_', '-')} prefixes",
+                   {**component(PARSER, learner="sapo", search="beam", beam_width=8, update=update),
+                    **parser_budget(30, 5)}, model="model-best", evaluate=("--gold-tags",)))
+
 # --- FR phrase recognisers (Carreras et al. 2005) ----------------------------------
 # Clauses: up to 30 epochs on wsj_clauses train, one evaluation per epoch on dev
 # (82 steps; an epoch is 83-84), model-best by dev F1; each evaluation also logs

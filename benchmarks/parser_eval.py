@@ -10,7 +10,9 @@ Input docs are the gold words (gold tokenisation); with --gold-tags also the
 gold POS tags (a stand-alone parser's input); with --gold-sents also the gold
 sentence starts (for respect_sent_starts); with --tagger a trained tagger
 pipeline predicts the tags first. Without --gold-tags the tags the pipeline
-wrote are scored too (`tag_acc`). Punctuation: gold label `punct` (UD) or a
+wrote are scored too (`tag_acc`); a SAPO parser's head probabilities
+(`token._.head_prob`) are checked against "head and label right"
+(`head_calibration`: benchmarks/calibration.py's bins and ECE). Punctuation: gold label `punct` (UD) or a
 gold PTB punctuation tag (WSJ, as Penn2Malt evaluations), the convention of
 spacy_lookahead.parser_scorer.v1's `dep_*_nopunct` keys.
 """
@@ -22,9 +24,10 @@ from pathlib import Path
 
 import numpy
 import spacy
-from spacy.tokens import Doc, DocBin
+from spacy.tokens import Doc, DocBin, Token
 
 from spacy_lookahead.scoring import PUNCT_TAGS
+from calibration import calibration
 
 
 def read(vocab, path, limit=0):
@@ -77,6 +80,11 @@ def main(argv=None):
     t0 = time.process_time()
     predicted = list(nlp.pipe(docs, batch_size=256))
     scores = attachment_scores(predicted, gold)
+    sapo = any(getattr(pipe, "cfg", {}).get("learner") == "sapo" for _, pipe in nlp.pipeline)
+    if sapo and Token.has_extension("head_prob"):  # SAPO's head probabilities against the gold
+        scores["head_calibration"] = calibration(
+            [(t._.head_prob, t.head.i == g.head.i and t.dep_.lower() == g.dep_.lower())
+             for pd, gd in zip(predicted, gold) for t, g in zip(pd, gd)])
     if not args.gold_tags:  # the pipeline's (or --tagger's) own tags
         pairs = [(p.tag_, g.tag_) for pd, gd in zip(predicted, gold) for p, g in zip(pd, gd)]
         scores["tag_acc"] = sum(a == b for a, b in pairs) / max(1, len(pairs))

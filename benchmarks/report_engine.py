@@ -140,7 +140,7 @@ def span_rows(metrics: Path):
 def parser_rows(metrics: Path):
     rows = []
     for name, label in (("parser_ewt_greedy", "perceptron, greedy, margin C = 1"),
-                        ("parser_ewt_d1", "perceptron, lookahead depth 1, margin C = 50"),
+                        ("parser_depth_d1", "perceptron, lookahead depth 1, margin C = 50"),
                         ("parser_ewt_beam8_early", "perceptron, beam k=8, early update"),
                         ("parser_ewt_sapo", "SAPO, n = 5 of a beam k=8, max-violation prefixes"),
                         ("parser_ewt_sapo_early", "SAPO, n = 5 of a beam k=8, early-update prefixes")):
