@@ -2,12 +2,14 @@
 perceptron per epoch (dev score, mean |w|, time in update()), and the
 calibration of SAPO's probabilities on the test sets."""
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import List
 
 sys.path.insert(0, str(Path(__file__).parent))
 from curves import SAPO_PAIRS, per_epoch, read_curve  # noqa: E402
+import experiments as X  # noqa: E402
 
 CALIBRATION = [("tagger_sapo", "POS tags (token._.tag_prob), EWT test"),
                ("chunker_sapo", "chunks (doc.spans['chunks'].attrs['scores']), CoNLL-2000 test"),
@@ -94,12 +96,20 @@ def section(metrics: Path, plots: Path, plots_rel: str = "plots") -> List[str]:
     ablations = metrics / "sapo_ablations.md"
     if ablations.exists():
         lines += ["", "### SAPO on JNLPBA: ablations on a held-out tenth of the training set", "",
-                  "benchmarks/sapo_ablations.py (project command `sapo-ablations`): one `spacy train` "
+                  "The `sapo-ablations` rows of benchmarks/experiments.py: one `spacy train` "
                   "per setting on the first 90% of train, scored each epoch on its last tenth "
                   "(never on test); one setting changed from Sun et al.'s (n = 5, gamma 0.1 "
-                  "decaying by 0.8, A*, no averaging, first-order; lambda 1). `python "
-                  "benchmarks/sapo_ablations.py commands` prints each run's command.", "",
+                  "decaying by 0.8, A*, no averaging, first-order; lambda 1); the commands "
+                  "are listed at the end of the section.", "",
                   ablations.read_text().strip(), ""]
         if (plots / "sapo_ablations.png").exists():
             lines.append(f"![SAPO ablations]({plots_rel}/sapo_ablations.png)")
-    return lines + [""]
+    return lines + [""] + commands()
+
+
+def commands() -> List[str]:
+    """The spacy train command of every SAPO row and ablation (the table's)."""
+    rows = X.group("sapo") + X.group("sapo-ablations")
+    return ["Commands of the SAPO rows and ablations (`python benchmarks/run.py commands sapo "
+            "sapo-ablations`):", ""] + [f"* `{e.name}`: `{shlex.join(X.train_command(e))}`"
+                                        for e in rows] + [""]
