@@ -25,21 +25,8 @@ import report_phrases  # noqa: E402
 import spanbench  # noqa: E402
 import speed  # noqa: E402
 from curves import best_evaluation, epoch_points, read_curve  # noqa: E402
+from test_clauses import NESTED  # noqa: E402  (two sentences of nested clauses)
 
-NESTED = """\
-He PRP B-NP (S*
-said VBD B-VP *
-that IN B-SBAR (S*
-she PRP B-NP (S*
-left VBD B-VP *S)S)
-, , O *
-and CC O *
-smiled VBD B-VP (S*S)
-. . O *S)
-
-Go VB B-VP (S*S)
-
-"""
 FILTER_KEYS = ["candidates", "candidates_recall", "f_bound", "start_p", "start_r", "end_p", "end_r"]
 
 
