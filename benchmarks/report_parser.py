@@ -138,8 +138,11 @@ def parser_section(metrics: Path) -> List[str]:
               "punctuation, scored once on test (benchmarks/parser_eval.py). s in update() / epoch: "
               "wall time inside the component's update(). Invalid updates: standard updates where "
               "the gold sequence scores above the predicted one (Huang et al. 2012, Fig. 5); the "
-              "other methods make none by construction. The parser from words only (predicted "
-              "tags) is the next section.", ""]
+              "other methods make none by construction: the standard update alone depends on "
+              "the order of the training docs (with most of its updates invalid, a run can stay "
+              "near its first evaluation; Huang et al. give it no convergence guarantee under "
+              "inexact search), so its row is one order, not the method's figure. The parser "
+              "from words only (predicted tags) is the next section.", ""]
     curves = write_curves(metrics, metrics / "parser_curves.json")
     for suffix, note in (("", ""), ("_sents", " (gold sentence starts)")):
         lines += early_vs_max_violation(curves, f"parser_ewt_beam8_max_violation{suffix}",
