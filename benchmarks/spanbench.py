@@ -135,13 +135,11 @@ def score(predicted: Iterable[Doc], gold: Iterable[Doc], task: str) -> Dict:
 
 
 def uas(predicted: Iterable[Doc], gold: Iterable[Doc]) -> Optional[float]:
-    """Unlabelled attachment: the share of tokens (punctuation included)
-    whose predicted head is the gold one (same tokens on both sides)."""
-    n = correct = 0
-    for pred, ref in zip(predicted, gold):
-        n += len(ref)
-        correct += sum(p.head.i == g.head.i for p, g in zip(pred, ref))
-    return correct / n if n else None
+    """Unlabelled attachment over all tokens (punctuation included): the
+    parser benchmark's own scorer (benchmarks/parser_eval.py)."""
+    from parser_eval import attachment_scores  # parser_eval imports calibration, which imports us
+    predicted, gold = list(predicted), list(gold)
+    return attachment_scores(predicted, gold)["uas"] if sum(len(d) for d in gold) else None
 
 
 def check(predicted: List[Doc], gold: List[Doc], task: str) -> Dict:
