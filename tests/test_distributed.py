@@ -271,6 +271,39 @@ def test_ipm_is_deterministic_through_a_killed_worker(client, ewt_corpus, tmp_pa
     assert abs(nlp.evaluate(dev)["tag_acc"] - best) < 1e-12
 
 
+def test_a_shards_epoch_order_ignores_other_draws_from_the_global_rng(ewt_corpus, monkeypatch):
+    """A worker runs Dask's event loop in another thread, which draws from
+    Python's global random generator: a draw between the task's seeding and
+    its shuffle must not change the shard's epoch (it did: runs on 2
+    workers differed from round 3 on)."""
+    import pickle
+    import random
+
+    import spacy.util
+    from spacy_lookahead.distributed import train as ipm
+
+    job = ipm._Job.create(CONFIGS / "tagger_ewt.cfg", tagger_overrides(ewt_corpus, 2), 2, 2,
+                          io.StringIO())
+    setup = pickle.dumps(job.nlp)
+    start = {"lookahead_tagger": job.nlp.get_pipe("lookahead_tagger").weights.to_bytes()}
+
+    def epoch():
+        ipm._RUNS.clear()
+        out = ipm.train_shard("rng", setup, job.shards[1], start, 1, 1)
+        return out["components"]["lookahead_tagger"]["raw"]
+
+    alone = epoch()
+    seed = spacy.util.fix_random_seed
+
+    def seed_then_another_thread_draws(value):
+        seed(value)
+        random.random()
+
+    monkeypatch.setattr(spacy.util, "fix_random_seed", seed_then_another_thread_draws)
+    assert epoch() == alone
+    ipm._RUNS.clear()
+
+
 def chunker_overrides(n_train: int, n_dev: int, epochs: int):
     return {"paths.train": str(CONLL2000 / "train.txt"), "paths.dev": str(CONLL2000 / "test.txt"),
             "corpora.train.limit": n_train, "corpora.dev.limit": n_dev,

@@ -82,12 +82,18 @@ def train_shard(run_id: str, setup: bytes, shard: Dict[str, bytes], start: Dict[
             # SAPO's learning rate decays per epoch of the whole training set
             pipe._seen = round_index * pipe.cfg["train_size"]
     # spacy train shuffles once per epoch after fix_random_seed(seed): the
-    # round-th shuffle of shard 0 is its epoch's order (shards differ by seed)
-    if T["seed"] is not None:
-        fix_random_seed(T["seed"] + shard_index)
+    # round-th shuffle of shard 0 is its epoch's order (shards differ by seed).
+    # A private generator in the same state as the seeded global one: the
+    # worker's other threads (Dask's event loop) draw from the global one,
+    # and a draw between seeding and shuffling changed the order (runs on 2
+    # workers differed from round 3 on).
+    seed = None if T["seed"] is None else T["seed"] + shard_index
+    if seed is not None:
+        fix_random_seed(seed)
+    rng = random.Random(seed)
     order = list(range(len(examples)))
     for _ in range(round_index + 1):
-        random.shuffle(order)
+        rng.shuffle(order)
     losses: Dict[str, float] = {}
     for batch in T["batcher"]([examples[i] for i in order]):
         # as spacy train's loop: each batch sorted by length (subdivide_batch)
