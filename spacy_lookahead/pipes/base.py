@@ -188,19 +188,28 @@ class SearchPipe(TrainablePipe):
         """Whether token.tag_ is an input of the component."""
         return False
 
-    def _learn_input_tags(self, get_examples: Callable[[], Iterable[Example]]) -> None:
+    def _learn_input_tags(self, get_examples: Callable[[], Iterable[Example]],
+                          tags: Optional[set] = None) -> None:
         """Keep the POS tags seen in training (predicted or gold docs; and
         while training, those an annotating tagger gives), to count unseen
-        ones at prediction time."""
+        ones at prediction time. `tags`: collected already (`_example_tags`
+        in the caller's pass over the corpus: each pass reads it again)."""
         if not self.reads_tags():
             self.cfg.pop("input_tags", None)
             return
-        tags = set()
-        for eg in get_examples():
-            for doc in (eg.predicted, eg.reference):
-                if doc.has_annotation("TAG"):
-                    tags.update(t.tag_ for t in doc if not t.is_space)
+        if tags is None:
+            tags = set()
+            for eg in get_examples():
+                tags |= self._example_tags(eg)
         self.cfg["input_tags"] = sorted(tags - {""})
+
+    def _example_tags(self, eg: Example) -> set:
+        """The POS tags of an example's words (predicted and gold docs), if
+        the component reads tags."""
+        if not self.reads_tags():
+            return set()
+        return {t.tag_ for doc in (eg.predicted, eg.reference) if doc.has_annotation("TAG")
+                for t in doc if not t.is_space}
 
     def _known_tags(self) -> Optional[numpy.ndarray]:
         tags = self.cfg.get("input_tags")

@@ -174,7 +174,10 @@ class ArcStandardParser(TransitionPipe):
         self._reset()
         counts: Counter = Counter()
         roots: Counter = Counter()
-        for eg in get_examples():
+        tags, size = set(), 0
+        for eg in get_examples():  # one pass: labels, |S|, input tags
+            size += 1
+            tags |= self._example_tags(eg)
             heads, deps = self._projective(eg.reference)
             space = eg.reference.to_array("IS_SPACE") if len(eg.reference) else []
             for i, (h, d) in enumerate(zip(heads, deps)):
@@ -192,7 +195,7 @@ class ArcStandardParser(TransitionPipe):
         if not self.labels:
             raise ValueError(f"[{self.name}] no dependency annotation (token.head, token.dep_) "
                              "found in the training examples: they need gold trees to learn from.")
-        self._count_training_set(get_examples)
+        self._count_training_set(get_examples, size, tags)
 
     @staticmethod
     def _projective(doc: Doc) -> Tuple[list, list]:

@@ -82,10 +82,13 @@ class SpanLabeller(SequencePipe):
         """Collect the span types from the training examples (or `labels`)."""
         validate_examples(get_examples(), f"{type(self).__name__}.initialize")
         self._reset()
-        if labels is None:
-            labels = sorted({span.label_ for eg in get_examples()
-                             for span in (self.reference_spans(eg.reference) or [])})
-        for label in labels:
+        found, tags, size = set(), set(), 0
+        for eg in get_examples():  # one pass: span types, |S|, input tags
+            size += 1
+            tags |= self._example_tags(eg)
+            if labels is None:
+                found.update(span.label_ for span in (self.reference_spans(eg.reference) or []))
+        for label in sorted(found) if labels is None else labels:
             if "-" in label and label.split("-", 1)[0] in ("B", "I", "L", "U", "O"):
                 raise ValueError(f"[{self.name}] {label!r} looks like an IOB tag: give span "
                                  "types (e.g. 'NP'), not per-token labels.")
@@ -93,7 +96,7 @@ class SpanLabeller(SequencePipe):
         if not self.labels:
             raise ValueError(f"[{self.name}] no gold spans found in the training examples "
                              f"({self.gold_description}).")
-        self._count_training_set(get_examples)
+        self._count_training_set(get_examples, size, tags)
 
     def gold_ids(self, example: Example, index: Optional[numpy.ndarray] = None) -> numpy.ndarray:
         n = len(example.predicted) if index is None else len(index)

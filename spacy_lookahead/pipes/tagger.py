@@ -123,17 +123,18 @@ class LookaheadTagger(SequencePipe):
         """Collect the label set from the training examples (or `labels`)."""
         validate_examples(get_examples(), "LookaheadTagger.initialize")
         self._reset()
-        if labels is None:
-            getter = f"{self.cfg['target']}_"
-            # whitespace tokens are not tagged by the model (spaces.py)
-            labels = sorted({getattr(t, getter) for eg in get_examples() for t in eg.reference
-                             if not t.is_space} - {""})
-        for label in labels:
+        getter = f"{self.cfg['target']}_"
+        found, size = set(), 0
+        for eg in get_examples():  # one pass: labels and |S|
+            size += 1
+            if labels is None:  # whitespace tokens are not tagged by the model (spaces.py)
+                found.update(getattr(t, getter) for t in eg.reference if not t.is_space)
+        for label in sorted(found - {""}) if labels is None else labels:
             self.add_label(label)
         if not self.labels:
             raise ValueError(f"[{self.name}] no '{self.cfg['target']}' annotation found in the "
                              "training examples: they need gold tags to learn from.")
-        self._count_training_set(get_examples)
+        self._count_training_set(get_examples, size)
 
     @property
     def space_label(self) -> str:

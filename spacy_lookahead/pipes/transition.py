@@ -334,10 +334,13 @@ class TransitionPipe(SearchPipe):
                              "weights. Lower learning_rate or l2.")
         return gamma, shrink
 
-    def _count_training_set(self, get_examples: Callable[[], Iterable[Example]]) -> None:
-        self.cfg["train_size"] = sum(1 for _ in get_examples())
+    def _count_training_set(self, get_examples: Callable[[], Iterable[Example]],
+                            size: Optional[int] = None, tags: Optional[set] = None) -> None:
+        """|S| (SAPO's L2 step) and the input tags; `size` and `tags` if the
+        caller's pass over the corpus counted them already."""
+        self.cfg["train_size"] = sum(1 for _ in get_examples()) if size is None else size
         self._seen = 0
-        self._learn_input_tags(get_examples)
+        self._learn_input_tags(get_examples, tags)
         if self.is_sapo:  # a wrong setting found before training starts
             try:
                 self._sapo_step()
