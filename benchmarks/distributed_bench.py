@@ -4,9 +4,9 @@ training by parameter mixing.
     python benchmarks/distributed_bench.py annotate NAME=MODEL=DATA.spacy [...]
         [--workers 1 2] [--threads 2] [--repeat 1] [--shard-size 500]
         [--output metrics/distributed_annotate.json]
-    python benchmarks/distributed_bench.py train NAME=CONFIG [...] [--shards 1 2 4 8]
-        [--oneshot 2 4 8] [--rounds R] [--output metrics/distributed_train.json]
-        [-- spaCy-style overrides per name: NAME:--paths.train=X ...]
+    python benchmarks/distributed_bench.py train NAME=CONFIG=TASK:TEST [...]
+        [--shards 2 4 8] [--oneshot 2 8] [--rounds R] [--output metrics/distributed_train.json]
+        [NAME:--section.key=value ...]   (spaCy-style overrides of NAME's config)
 
 annotate: the texts of DATA (doc.text: raw text, the pipeline's tokenizer
 included; `--repeat` copies) as a JSONL file, annotated by MODEL with 1 and
@@ -16,12 +16,20 @@ the clock starts; tokens/s is output tokens over the wall time of the
 annotate call (reading, partitioning, shipping, writing the shards
 included). Docs in = docs out is checked.
 
-train: iterative parameter mixing of CONFIG with 1, 2, 4, 8 shards on 2
-workers, one-shot mixing for the `--oneshot` shard counts, and 1 shard on 1
-worker (the serial reference: one shard reproduces `spacy train`, see
-tests/test_distributed.py) and 2 shards on 1 worker (the same work as 2
-shards on 2 workers, without the parallelism). Accuracy is the config's main
-dev score after the last round (and the best round's).
+train: the serial references, `spacy train` (its loop, one process) and
+iterative parameter mixing with 1 shard on 1 worker (the same training:
+tests/test_distributed.py), then IPM with each `--shards` count on 2
+workers and one-shot mixing with each `--oneshot` count (8 shards on 2
+cores simulate 8 machines: the accuracy is what 8 machines would give, the
+time is not). Every setting trains R rounds (epochs; default: the config's
+max_epochs), evaluates on the config's dev set after each round (model
+selection on dev only) and scores its model-best once on TEST (TASK tag:
+accuracy over all tokens; chunk: span F1, spanbench.py, as
+benchmarks/evaluate.py). Times: `setup` (reading the config and corpus,
+initialising, cutting the shards: the same work as spacy train's
+initialisation), `rounds` (the R rounds with their dev evaluations: the
+part parallelism divides) and `shards` (the slowest shard's epoch in each
+round, summed: the critical path in the workers).
 
 Each setting runs in a fresh subprocess of its own, so its peak memory is its
 own: the client's ru_maxrss and the largest worker's (RUSAGE_CHILDREN after
@@ -73,23 +81,78 @@ def one_annotate(spec: Dict[str, Any]) -> Dict[str, Any]:
             "peak_rss_mb_client": peak_rss_mb(), "peak_rss_mb_worker": peak_rss_mb(resource.RUSAGE_CHILDREN)}
 
 
+def test_score(model: Path, test: str) -> float:
+    """The model's score on the test set, once: tag accuracy (all tokens) or
+    chunk F1, as benchmarks/evaluate.py computes it."""
+    import spacy
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    import spanbench
+
+    task, path = test.split(":", 1)
+    nlp = spacy.load(model)
+    gold = spanbench.read_gold(path, vocab=nlp.vocab, task=task)
+    docs = list(nlp.pipe(spanbench.make_doc(nlp.vocab, spanbench.inputs_of(d, task)) for d in gold))
+    if task == "tag":
+        return spanbench.check(docs, gold, task)["tag_acc_check"]
+    return spanbench.score(docs, gold, task)["f"]
+
+
 def one_train(spec: Dict[str, Any]) -> Dict[str, Any]:
     from spacy_lookahead.distributed.cluster import dask_client
-    from spacy_lookahead.distributed.train import train
+    from spacy_lookahead.distributed.train import _Job
 
+    out = Path(tempfile.mkdtemp(prefix="ipm-bench-"))
     start = time.perf_counter()
+    if spec["mixing"] == "spacy train":
+        return one_spacy_train(spec, out)
     with dask_client(None, spec["workers"]) as client:
-        history = train(Path(spec["config"]), None, overrides=spec["overrides"], client=client,
-                        shards=spec["shards"], mixing=spec["mixing"], rounds=spec["rounds"],
-                        stdout=sys.stderr)
+        start = time.perf_counter()  # the cluster is up: setup is the job's own
+        job = _Job.create(Path(spec["config"]), spec["overrides"], spec["shards"], spec["rounds"],
+                          sys.stderr)
+        setup = time.perf_counter() - start
+        history = job.run(client, out, spec["mixing"], "uniform", None, sys.stderr)
     seconds = time.perf_counter() - start
     return {**spec, "score": history[-1]["score"], "best_score": max(h["score"] for h in history),
             "scores_per_round": [h["score"] for h in history],
+            "test_score": test_score(out / "model-best", spec["test"]),
+            "setup_seconds": setup, "rounds_seconds": sum(h["seconds"] for h in history),
             "train_seconds": sum(h["train_seconds"] for h in history),
             # the rounds' critical path in the workers (the slowest shard of each round)
             "shard_seconds": sum(max(h["shard_seconds"]) for h in history),
             "seconds": seconds, "peak_rss_mb_client": peak_rss_mb(),
             "peak_rss_mb_worker": peak_rss_mb(resource.RUSAGE_CHILDREN)}
+
+
+def one_spacy_train(spec: Dict[str, Any], out: Path) -> Dict[str, Any]:
+    """`spacy train` itself, R epochs, dev-evaluated about once an epoch (as
+    IPM after each round; spacy train's evaluations come one batch into the
+    next epoch): the serial reference for time and accuracy."""
+    import io
+
+    from spacy.schemas import ConfigSchemaTraining
+    from spacy.training.initialize import init_nlp
+    from spacy.training.loop import train as spacy_train
+    from spacy.util import load_config, registry, resolve_dot_names
+
+    start = time.perf_counter()
+    config = load_config(Path(spec["config"]), overrides=spec["overrides"], interpolate=False)
+    nlp = init_nlp(config)
+    setup = time.perf_counter() - start
+    T = registry.resolve(nlp.config.interpolate()["training"], schema=ConfigSchemaTraining)
+    corpus, = resolve_dot_names(nlp.config.interpolate(), [T["train_corpus"]])
+    steps = sum(1 for _ in T["batcher"](list(corpus(nlp))))  # batches in one epoch (unshuffled)
+    # spacy train evaluates after the update of step k * steps, the first batch
+    # of epoch k + 1: so one epoch more, stopped at the last evaluation
+    epochs = spec["rounds"] or T["max_epochs"]
+    nlp.config["training"].update({"max_epochs": epochs + 1, "max_steps": epochs * steps,
+                                   "eval_frequency": steps, "patience": 0})
+    began = time.perf_counter()
+    spacy_train(nlp, out, stdout=io.StringIO(), stderr=io.StringIO())
+    rounds = time.perf_counter() - began
+    return {**spec, "eval_frequency": steps, "test_score": test_score(out / "model-best", spec["test"]),
+            "setup_seconds": setup, "rounds_seconds": rounds, "seconds": setup + rounds,
+            "peak_rss_mb_client": peak_rss_mb()}
 
 
 def run_setting(kind: str, spec: Dict[str, Any]) -> Dict[str, Any]:
@@ -117,9 +180,10 @@ def main(argv: List[str]) -> None:
     an.add_argument("--batch-size", type=int, default=256)
     an.add_argument("--output", type=Path, default=Path("metrics/distributed_annotate.json"))
     tr = sub.add_parser("train")
-    tr.add_argument("runs", nargs="+", help="NAME=CONFIG; overrides: NAME:--section.key=value")
-    tr.add_argument("--shards", type=int, nargs="+", default=[1, 2, 4, 8])
-    tr.add_argument("--oneshot", type=int, nargs="*", default=[2, 4, 8])
+    tr.add_argument("runs", nargs="+", help="NAME=CONFIG=TASK:TEST (TASK: tag or chunk); "
+                    "overrides: NAME:--section.key=value")
+    tr.add_argument("--shards", type=int, nargs="+", default=[2, 4, 8])
+    tr.add_argument("--oneshot", type=int, nargs="*", default=[2, 8])
     tr.add_argument("--rounds", type=int, default=None, help="default: the config's max_epochs")
     tr.add_argument("--output", type=Path, default=Path("metrics/distributed_train.json"))
     args = ap.parse_args(argv)
@@ -147,21 +211,23 @@ def main(argv: List[str]) -> None:
                 key, value = setting.split("=", 1)
                 overrides.setdefault(name, {})[key] = json.loads(value) if _is_json(value) else value
             else:
-                name, config = run.split("=", 1)
-                configs[name] = config
-        for name, config in configs.items():
-            settings = [(1, 1, "iterative")] + [(s, 2, "iterative") for s in args.shards] \
-                + [(2, 1, "iterative")] + [(s, 2, "oneshot") for s in args.oneshot]
+                name, config, test = run.split("=", 2)
+                configs[name] = (config, test)
+        for name, (config, test) in configs.items():
+            settings = [(1, 1, "spacy train"), (1, 1, "iterative")] \
+                + [(s, 2, "iterative") for s in args.shards] + [(s, 2, "oneshot") for s in args.oneshot]
             for shards, workers, mixing in settings:
-                spec = {"name": name, "config": config, "overrides": overrides.get(name, {}),
-                        "shards": shards, "workers": workers, "mixing": mixing, "rounds": args.rounds}
+                spec = {"name": name, "config": config, "test": test,
+                        "overrides": overrides.get(name, {}), "shards": shards, "workers": workers,
+                        "mixing": mixing, "rounds": args.rounds}
                 row = run_setting("train", spec)
                 rows.append(row)
-                print(f"{name:8s} {mixing:9s} shards {shards} workers {workers}: "
-                      + (row.get("error") or f"score {row['score']:.4f} (best {row['best_score']:.4f}), "
-                         f"{row['seconds']:.0f} s wall ({row['shard_seconds']:.0f} s the slowest shards' "
-                         f"epochs), peak RSS client {row['peak_rss_mb_client']:.0f} MB "
-                         f"worker {row['peak_rss_mb_worker']:.0f} MB"), flush=True)
+                print(f"{name:6s} {mixing:11s} shards {shards} workers {workers}: "
+                      + (row.get("error") or f"test {row['test_score']:.4f}"
+                         + (f", dev {row['score']:.4f} (best {row['best_score']:.4f})" if "score" in row else "")
+                         + f"; setup {row['setup_seconds']:.0f} s, rounds {row['rounds_seconds']:.0f} s"
+                         + (f" (slowest shards' epochs {row['shard_seconds']:.0f} s)" if "shard_seconds" in row else "")
+                         + f", peak RSS client {row['peak_rss_mb_client']:.0f} MB"), flush=True)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(rows, indent=2))
 
