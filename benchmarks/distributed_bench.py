@@ -57,7 +57,7 @@ def one_annotate(spec: Dict[str, Any]) -> Dict[str, Any]:
     import srsly
     from spacy.tokens import DocBin
 
-    from spacy_lookahead.distributed.annotate import _pipeline, annotate
+    from spacy_lookahead.distributed.annotate import _pipeline, annotate, model_files
     from spacy_lookahead.distributed.cluster import dask_client
     from spacy_lookahead.distributed.manifest import model_checksum
 
@@ -68,7 +68,7 @@ def one_annotate(spec: Dict[str, Any]) -> Dict[str, Any]:
     checksum = model_checksum(Path(spec["model"]))
     model = str(Path(spec["model"]).resolve())
     with dask_client(None, spec["workers"]) as client:
-        client.run(_pipeline, model, checksum, spec["threads"])  # load before the clock
+        client.run(_pipeline, model_files(Path(model)), checksum, spec["threads"])  # load before the clock
         start = time.perf_counter()
         manifest = annotate(Path(model), tmp / "input.jsonl", tmp / "out", client=client,
                             n_threads=spec["threads"], shard_size=spec["shard_size"],

@@ -231,6 +231,30 @@ def test_annotate_reads_txt_folders_and_docbins(client, tagger_model, tmp_path):
         annotate(tagger_model, tmp_path / "missing.jsonl", tmp_path / "out3", client=client)
 
 
+def test_a_worker_loads_the_shipped_model_without_its_path(tagger_model, tmp_path, monkeypatch):
+    """The task gets the model's files, not a path the worker may not see:
+    the model directory is gone, the worker writes the files to its own
+    temporary directory and tags with them."""
+    import shutil
+    import tempfile
+
+    from spacy_lookahead.distributed import annotate as module
+    from spacy_lookahead.distributed.manifest import model_checksum
+
+    copy = tmp_path / "client-model"
+    shutil.copytree(tagger_model, copy)
+    files, checksum = module.model_files(copy), model_checksum(copy)
+    shutil.rmtree(copy)
+    (tmp_path / "worker-tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "worker-tmp"))
+    monkeypatch.setattr(module, "_PIPELINES", {})
+    out = module.annotate_partition(files, checksum, ("texts", [("The dog barks .", {"id": 3})]),
+                                    8, 1, 0)
+    doc, = DocBin(store_user_data=True).from_bytes(out["bytes"]).get_docs(spacy.blank("en").vocab)
+    assert doc.has_annotation("TAG") and doc.user_data["id"] == 3
+    assert (tmp_path / "worker-tmp" / "spacy-lookahead-models" / checksum / "meta.json").exists()
+
+
 # --- train -------------------------------------------------------------------
 def test_one_shard_reproduces_spacy_train(client, ewt_corpus, tmp_path):
     """One shard, one round = one epoch of spacy train, bitwise; two rounds

@@ -5,7 +5,9 @@ back as DocBin bytes and the client writes them as one shard file, so a task
 that runs twice (a worker lost after it finished) still gives one shard:
 nothing lost, nothing doubled. A lost worker's running tasks are rescheduled
 by Dask's scheduler (up to `distributed.scheduler.allowed-failures` times);
-`retries` re-runs a task that raised."""
+`retries` re-runs a task that raised. The client ships the model's files
+with the tasks (ship_model), so the workers of a cluster need not see the
+client's disk."""
 import os
 import sys
 import time
@@ -14,7 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import srsly
 
-from .cluster import dask_client, require_distributed
+from .cluster import _data, dask_client, require_distributed
 from .inputs import Inputs, n_inputs, partition_payload, read_inputs
 from .manifest import (check_resumable, model_checksum, read_manifest, write_atomic,
                        write_manifest)
@@ -23,14 +25,41 @@ RETRIES = 2
 
 # One pipeline per worker process and model: loaded by the first task that
 # needs it, reused by the next ones.
-_PIPELINES: Dict[Tuple[str, str, int], Any] = {}
+_PIPELINES: Dict[Tuple[str, int], Any] = {}
 
 
-def _pipeline(model: str, checksum: str, n_threads: int):
-    key = (model, checksum, n_threads)
+def model_files(model: Path) -> Dict[str, bytes]:
+    """The files of a pipeline directory, by relative path: what the client
+    ships to the workers, so that a cluster's workers need not see the
+    client's disk."""
+    model = Path(model)
+    return {str(f.relative_to(model)): f.read_bytes() for f in sorted(model.rglob("*")) if f.is_file()}
+
+
+def _materialize(files: Dict[str, bytes], checksum: str) -> Path:
+    """The pipeline's directory on this worker's disk (once per machine and
+    model: written under a temporary name, then renamed)."""
+    import tempfile
+
+    target = Path(tempfile.gettempdir()) / "spacy-lookahead-models" / checksum
+    if not target.exists():
+        tmp = target.with_name(f".{checksum}.tmp-{os.getpid()}")
+        for name, data in files.items():
+            (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / name).write_bytes(data)
+        try:
+            os.replace(tmp, target)
+        except OSError:  # another worker of this machine renamed its copy first
+            import shutil
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def _pipeline(files: Dict[str, bytes], checksum: str, n_threads: int):
+    key = (checksum, n_threads)
     if key not in _PIPELINES:
         import spacy
-        nlp = spacy.load(model)
+        nlp = spacy.load(_materialize(files, checksum))
         for _, pipe in nlp.pipeline:
             cfg = getattr(pipe, "cfg", None)
             if isinstance(cfg, dict) and "n_threads" in cfg:
@@ -40,10 +69,24 @@ def _pipeline(model: str, checksum: str, n_threads: int):
     return _PIPELINES[key]
 
 
-def annotate_partition(model: str, checksum: str, payload: Tuple[str, Any], batch_size: int,
+def ship_model(client, model: Path, checksum: str):
+    """The model's files on the cluster, as the result of a task (not
+    scattered data): if the worker holding them dies, the scheduler
+    recomputes them."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*Large object.*")
+        return client.submit(_data, model_files(model), key=f"annotate-model-{checksum[:16]}-"
+                             f"{os.urandom(4).hex()}")
+
+
+def annotate_partition(model: Dict[str, bytes], checksum: str, payload: Tuple[str, Any],
+                       batch_size: int,
                        n_threads: int, index: int,
                        before: Optional[Callable[[int], None]] = None) -> Dict[str, Any]:
-    """The task: annotate one partition, return its docs as DocBin bytes.
+    """The task: annotate one partition with the pipeline whose files are
+    `model` (ship_model), return its docs as DocBin bytes.
     `before(index)` runs first in the worker (a hook for logging, and for
     the tests that kill a worker mid-partition)."""
     from spacy.tokens import DocBin
@@ -135,9 +178,10 @@ def _run(client, model: Path, checksum: str, inputs: Inputs, todo: List[Tuple[in
          manifest: Dict[str, Any], output_dir: Path, batch_size: int, n_threads: int,
          before, stdout) -> None:
     distributed = require_distributed()
+    shipped = ship_model(client, model, checksum)
     futures = {}
     for index, start, end in todo:
-        future = client.submit(annotate_partition, str(model), checksum,
+        future = client.submit(annotate_partition, shipped, checksum,
                                partition_payload(inputs, start, end), batch_size, n_threads,
                                index, before, pure=False, retries=RETRIES,
                                key=f"annotate-{checksum[:8]}-{index}-{os.urandom(4).hex()}")

@@ -39,3 +39,10 @@ def dask_client(scheduler: Optional[str] = None, workers: Optional[int] = None) 
                                   dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
             distributed.Client(cluster) as client:
         yield client
+
+
+def _data(data):
+    """A task that returns its argument: data put on the cluster this way is
+    a task result, which the scheduler recomputes if its worker dies
+    (scattered data would be lost with the worker)."""
+    return data

@@ -30,7 +30,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
-from .cluster import dask_client
+from .cluster import _data, dask_client
 from .mixing import Table, coefficients, mix, prediction_weights, table_from_bytes, table_to_bytes
 
 RETRIES = 2
@@ -282,7 +282,3 @@ def _docbin(docs: list) -> bytes:
     ~0.2 ms a doc)."""
     from spacy.tokens import DocBin
     return DocBin(docs=docs, store_user_data=any(d.user_data for d in docs)).to_bytes()
-
-
-def _data(data: Any) -> Any:
-    return data
