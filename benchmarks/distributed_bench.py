@@ -150,7 +150,12 @@ def one_spacy_train(spec: Dict[str, Any], out: Path) -> Dict[str, Any]:
     began = time.perf_counter()
     spacy_train(nlp, out, stdout=io.StringIO(), stderr=io.StringIO())
     rounds = time.perf_counter() - began
-    return {**spec, "eval_frequency": steps, "test_score": test_score(out / "model-best", spec["test"]),
+    import srsly
+    weights = {k: v for k, v in T["score_weights"].items() if v}
+    performance = srsly.read_json(out / "model-best" / "meta.json").get("performance", {})
+    best = sum(w * (performance.get(k) or 0.0) for k, w in weights.items())  # spacy train's score
+    return {**spec, "eval_frequency": steps, "best_score": best,
+            "test_score": test_score(out / "model-best", spec["test"]),
             "setup_seconds": setup, "rounds_seconds": rounds, "seconds": setup + rounds,
             "peak_rss_mb_client": peak_rss_mb()}
 
