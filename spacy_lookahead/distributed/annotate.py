@@ -76,7 +76,7 @@ def ship_model(client, model: Path, checksum: str):
     import warnings
 
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*Large object.*")
+        warnings.filterwarnings("ignore", message=".*(Large object|Sending large graph).*")
         return client.submit(_data, model_files(model), key=f"annotate-model-{checksum[:16]}-"
                              f"{os.urandom(4).hex()}")
 

@@ -192,7 +192,7 @@ class _Job:
         # not scattered data: if the worker holding them dies, the scheduler
         # recomputes them (scattered data would be lost with it).
         with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=".*Large object.*")
+            warnings.filterwarnings("ignore", message=".*(Large object|Sending large graph).*")
             setup = client.submit(_data, pickle.dumps(self.nlp), key=f"ipm-setup-{run_id}")
             shard_data = [client.submit(_data, shard, key=f"ipm-shard-{run_id}-{i}")
                           for i, shard in enumerate(self.shards)]
@@ -205,8 +205,21 @@ class _Job:
         history = []
 
         def submit(r: int) -> list:
-            return [client.submit(train_shard, run_id, setup, shard_data[i], starts[i], r, i,
-                                  before, pure=False, retries=RETRIES, key=f"ipm-{run_id}-{r}-{i}")
+            # each distinct start table goes to the cluster once, as a task
+            # result the shards' tasks share (iterative mixing: one for all
+            # S shards, not S copies in the graph); recomputable as setup is
+            shipped: Dict[int, Any] = {}
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=".*(Large object|Sending large graph).*")
+                for start in starts:
+                    for data in start.values():
+                        if id(data) not in shipped:
+                            shipped[id(data)] = client.submit(
+                                _data, data, key=f"ipm-start-{run_id}-{r}-{len(shipped)}")
+            return [client.submit(train_shard, run_id, setup, shard_data[i],
+                                  {name: shipped[id(data)] for name, data in starts[i].items()},
+                                  r, i, before, pure=False, retries=RETRIES,
+                                  key=f"ipm-{run_id}-{r}-{i}")
                     for i in range(len(self.shards))]
 
         futures = submit(0)
