@@ -198,7 +198,16 @@ class _Job:
                           for i, shard in enumerate(self.shards)]
         empty = {name: self.nlp.get_pipe(name).weights.to_bytes() for name in self.names}
         starts = [empty] * len(self.shards)
-        evaluate = create_evaluation_callback(self.nlp, self.dev_corpus, self.T["score_weights"])
+        # spaCy's evaluation, on dev examples read once: the corpus reader
+        # costs ~1 ms a doc (more than tagging it), and the driver's round
+        # work must stay shorter than the shards' epochs. Each evaluation
+        # gets fresh copies of the predicted docs, as a new read would.
+        from spacy.training import Example
+
+        dev = list(self.dev_corpus(self.nlp))
+        evaluate = create_evaluation_callback(
+            self.nlp, lambda nlp: [Example(eg.predicted.copy(), eg.reference) for eg in dev],
+            self.T["score_weights"])
         model: Dict[str, Table] = {}
         seen_ticks = 0.0
         best = None
@@ -270,24 +279,24 @@ class _Job:
                   + ", ".join(f"{n} {v:.0f}" for n, v in record["losses"].items())
                   + f"; {train_seconds:.1f}s waiting for the shards, {record['seconds']:.1f}s in all",
                   file=stdout, flush=True)
-            if output is not None:
-                self._save(Path(output), is_best)
+            if output is not None and (is_best or r + 1 == self.rounds):
+                self._save(Path(output), is_best, r + 1 == self.rounds)
             began = time.perf_counter()
         return history
 
-    def _save(self, output: Path, is_best: bool) -> None:
-        """model-last every round, model-best when the round scores best
-        (spacy train's layout): ordinary pipeline directories."""
+    def _save(self, output: Path, is_best: bool, is_last: bool) -> None:
+        """model-best when the round scores best, model-last after the last
+        round (spacy train's layout): ordinary pipeline directories, each
+        written under a temporary name and renamed."""
         output.mkdir(parents=True, exist_ok=True)
-        last, best = output / "model-last", output / "model-best"
-        tmp = output / ".model-last.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        self.nlp.to_disk(tmp)
-        shutil.rmtree(last, ignore_errors=True)
-        os.replace(tmp, last)
-        if is_best:
-            shutil.rmtree(best, ignore_errors=True)
-            shutil.copytree(last, best)
+        for name, wanted in (("model-best", is_best), ("model-last", is_last)):
+            if not wanted:
+                continue
+            tmp = output / f".{name}.tmp"
+            shutil.rmtree(tmp, ignore_errors=True)
+            self.nlp.to_disk(tmp)
+            shutil.rmtree(output / name, ignore_errors=True)
+            os.replace(tmp, output / name)
 
 
 def _docbin(docs: list) -> bytes:
