@@ -16,10 +16,10 @@ the clock starts; tokens/s is output tokens over the wall time of the
 annotate call (reading, partitioning, shipping, writing the shards
 included). Docs in = docs out is checked.
 
-train: the serial references, `spacy train` (its loop, one process) and
-iterative parameter mixing with 1 shard on 1 worker (the same training:
-tests/test_distributed.py), then IPM with each `--shards` count on 2
-workers and one-shot mixing with each `--oneshot` count (8 shards on 2
+train: the serial reference, `spacy train` (its loop, one process), then
+iterative parameter mixing with each `--shards` count on 2 workers (1
+shard: on 1 worker, the same training as spacy train:
+tests/test_distributed.py) and one-shot mixing with each `--oneshot` count (8 shards on 2
 cores simulate 8 machines: the accuracy is what 8 machines would give, the
 time is not). Every setting trains R rounds (epochs; default: the config's
 max_epochs), evaluates on the config's dev set after each round (model
@@ -187,7 +187,8 @@ def main(argv: List[str]) -> None:
     tr = sub.add_parser("train")
     tr.add_argument("runs", nargs="+", help="NAME=CONFIG=TASK:TEST (TASK: tag or chunk); "
                     "overrides: NAME:--section.key=value")
-    tr.add_argument("--shards", type=int, nargs="+", default=[2, 4, 8])
+    tr.add_argument("--shards", type=int, nargs="+", default=[1, 2, 4, 8],
+                    help="IPM shard counts (1: on 1 worker, the others on 2)")
     tr.add_argument("--oneshot", type=int, nargs="*", default=[2, 8])
     tr.add_argument("--rounds", type=int, default=None, help="default: the config's max_epochs")
     tr.add_argument("--output", type=Path, default=Path("metrics/distributed_train.json"))
@@ -219,8 +220,8 @@ def main(argv: List[str]) -> None:
                 name, config, test = run.split("=", 2)
                 configs[name] = (config, test)
         for name, (config, test) in configs.items():
-            settings = [(1, 1, "spacy train"), (1, 1, "iterative")] \
-                + [(s, 2, "iterative") for s in args.shards] + [(s, 2, "oneshot") for s in args.oneshot]
+            settings = [(1, 1, "spacy train")] + [(s, 1 if s == 1 else 2, "iterative") for s in args.shards] \
+                + [(s, 2, "oneshot") for s in args.oneshot]
             for shards, workers, mixing in settings:
                 spec = {"name": name, "config": config, "test": test,
                         "overrides": overrides.get(name, {}), "shards": shards, "workers": workers,
