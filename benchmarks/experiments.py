@@ -445,7 +445,7 @@ STEPS: Tuple[Step, ...] = (
         PY, "benchmarks/distributed_bench.py", "annotate",
         "tagger=training/tagger_d1/model-best=corpus/ewt/test.spacy",
         "ner=training/ner_rtl_d1/model-last=corpus/jnlpba/test.spacy", "--workers", "1", "2",
-        "--threads", "2", "--repeat", "4", "--output", "metrics/distributed_annotate.json"), ("full",)),
+        "--threads", "2", "--repeat", "20", "--output", "metrics/distributed_annotate.json"), ("full",)),
     # IPM: every setting trains 16 rounds (epochs; more shards converge slower) and selects on dev
     # (EWT dev; CoNLL-2000: the held-out tenth of train), test scored once
     Step("distributed", "after", (
