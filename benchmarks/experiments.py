@@ -454,6 +454,12 @@ STEPS: Tuple[Step, ...] = (
         "pos:--paths.train=corpus/ewt/train.spacy", "pos:--paths.dev=corpus/ewt/dev.spacy",
         "--shards", "2", "4", "8", "--oneshot", "2", "8", "--rounds", "16", "--output",
         "metrics/distributed_train_pos.json"), ("full",)),
+    Step("distributed", "after", (  # does IPM on 8 shards reach serial accuracy with more rounds?
+        PY, "benchmarks/distributed_bench.py", "train",
+        "pos=configs/tagger_ewt.cfg=tag:corpus/ewt/test.spacy",
+        "pos:--paths.train=corpus/ewt/train.spacy", "pos:--paths.dev=corpus/ewt/dev.spacy",
+        "--shards", "8", "--oneshot", "--rounds", "32", "--output",
+        "metrics/distributed_train_pos_long.json"), ("full",)),
     Step("distributed", "after", (
         PY, "benchmarks/distributed_bench.py", "train",
         "chunk=configs/chunker_conll2000.cfg=chunk:assets/conll2000/test.txt",
