@@ -467,6 +467,13 @@ STEPS: Tuple[Step, ...] = (
         *(f"chunk:--{k}={v}" for k, v in HELD_OUT.items()),
         "--shards", "2", "4", "8", "--oneshot", "2", "8", "--rounds", "16", "--output",
         "metrics/distributed_train_chunk.json"), ("full",)),
+    Step("distributed", "after", (  # the same with more rounds for 4 and 8 shards
+        PY, "benchmarks/distributed_bench.py", "train",
+        "chunk=configs/chunker_conll2000.cfg=chunk:assets/conll2000/test.txt",
+        "chunk:--paths.train=assets/conll2000/train.txt", "chunk:--paths.dev=assets/conll2000/train.txt",
+        *(f"chunk:--{k}={v}" for k, v in HELD_OUT.items()),
+        "--shards", "4", "8", "--oneshot", "--rounds", "32", "--output",
+        "metrics/distributed_train_chunk_long.json"), ("full",)),
     Step("package", "after", (PY, "benchmarks/package.py", "{scale}", "--output", "{packages}")),
     # full: the committed benchmarks/results.md; quick: benchmarks/quick/ (ignored)
     Step("report", "after", (PY, "benchmarks/plots.py", "--metrics", "metrics", "--output", "{plots}")),

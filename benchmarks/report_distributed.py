@@ -18,7 +18,9 @@ TRAIN = (("pos", "EWT POS tagging (lookahead_tagger, depth 1), tag accuracy", "d
          ("pos_long", "EWT POS tagging, 32 rounds: 8 shards against spacy train's 32 epochs",
           "distributed_train_pos_long.json"),
          ("chunk", "CoNLL-2000 chunking (lookahead_chunker), chunk F1; dev = the held-out tenth "
-          "of train", "distributed_train_chunk.json"))
+          "of train", "distributed_train_chunk.json"),
+         ("chunk_long", "CoNLL-2000 chunking, 32 rounds: 4 and 8 shards against spacy train's 32 "
+          "epochs", "distributed_train_chunk_long.json"))
 
 
 def _read(path: Path) -> Optional[list]:
