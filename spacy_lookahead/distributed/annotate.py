@@ -82,8 +82,7 @@ def ship_model(client, model: Path, checksum: str):
 
 
 def annotate_partition(model: Dict[str, bytes], checksum: str, payload: Tuple[str, Any],
-                       batch_size: int,
-                       n_threads: int, index: int,
+                       batch_size: int, n_threads: int, index: int,
                        before: Optional[Callable[[int], None]] = None) -> Dict[str, Any]:
     """The task: annotate one partition with the pipeline whose files are
     `model` (ship_model), return its docs as DocBin bytes.

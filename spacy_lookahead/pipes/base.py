@@ -3,7 +3,7 @@ weights for prediction, serialisation and the spaCy plumbing."""
 import threading
 import time
 import warnings
-from typing import Any, Callable, Dict, Iterable, List, Optional
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional
 
 import numpy
 
@@ -202,6 +202,19 @@ class SearchPipe(TrainablePipe):
             for eg in get_examples():
                 tags |= self._example_tags(eg)
         self.cfg["input_tags"] = sorted(tags - {""})
+
+    @staticmethod
+    def _read_examples(get_examples: Callable[[], Iterable[Example]], method: str) -> Iterator[Example]:
+        """The training examples of `initialize`, validated as spaCy's
+        validate_examples does, in the caller's one pass over the corpus
+        (validating first would read it once more: ~1 ms a doc)."""
+        examples = get_examples()
+        if not hasattr(examples, "__iter__"):
+            validate_examples(examples, method)  # spaCy's error
+        for eg in examples:
+            if not isinstance(eg, Example):
+                validate_examples([eg], method)  # spaCy's error, naming the type
+            yield eg
 
     def _example_tags(self, eg: Example) -> set:
         """The POS tags of an example's words (predicted and gold docs), if

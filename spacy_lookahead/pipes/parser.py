@@ -12,7 +12,7 @@ import numpy
 from spacy.language import Language
 from spacy.pipeline._parser_internals import nonproj
 from spacy.tokens import Doc
-from spacy.training import Example, validate_examples
+from spacy.training import Example
 from spacy.vocab import Vocab
 
 from ..core.features import A_TAG_ALT_COLUMN as A_TAG_ALT, SURE, LexemeAtoms
@@ -170,12 +170,12 @@ class ArcStandardParser(TransitionPipe):
                    nlp: Optional[Language] = None, labels: Optional[List[str]] = None) -> None:
         """Collect the arc labels (after projectivisation, with decorated
         labels of lifted arcs) and the root label from the training data."""
-        validate_examples(get_examples(), "ArcStandardParser.initialize")
         self._reset()
         counts: Counter = Counter()
         roots: Counter = Counter()
         tags, size = set(), 0
-        for eg in get_examples():  # one pass: labels, |S|, input tags
+        # one pass: labels, |S|, input tags
+        for eg in self._read_examples(get_examples, "ArcStandardParser.initialize"):
             size += 1
             tags |= self._example_tags(eg)
             heads, deps = self._projective(eg.reference)

@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 import numpy
 from spacy.language import Language
 from spacy.tokens import Doc, Span, SpanGroup
-from spacy.training import Example, validate_examples
+from spacy.training import Example
 from spacy.vocab import Vocab
 
 from ..core.features import LexemeAtoms
@@ -148,20 +148,22 @@ class PhrasePipe(SearchPipe):
     def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None,
                    labels: Optional[List[str]] = None) -> None:
         """Collect the phrase types from the training examples (or `labels`)."""
-        validate_examples(get_examples(), f"{type(self).__name__}.initialize")
         self.cfg["labels"] = []
         self._label_ids = None
         self._system = None
         self.weights = Weights()
-        if labels is None:
-            labels = sorted({span.label_ for eg in get_examples()
-                             for span in (self.reference_spans(eg.reference) or [])})
-        for label in labels:
+        found, tags = set(), set()
+        # one pass: phrase types and input tags
+        for eg in self._read_examples(get_examples, f"{type(self).__name__}.initialize"):
+            tags |= self._example_tags(eg)
+            if labels is None:
+                found.update(span.label_ for span in (self.reference_spans(eg.reference) or []))
+        for label in sorted(found) if labels is None else labels:
             self.add_label(label)
         if not self.labels:
             raise ValueError(f"[{self.name}] no gold spans found in the training examples "
                              f"(doc.spans[{self.cfg['spans_key']!r}] on the gold docs).")
-        self._learn_input_tags(get_examples)
+        self._learn_input_tags(get_examples, tags)
 
     def predict(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
         """The phrases of each doc, (m, 3) int32 (start, end inclusive, type),

@@ -6,7 +6,7 @@ from typing import Callable, Iterable, List, Optional, Tuple
 import numpy
 from spacy.language import Language
 from spacy.tokens import Doc, Span, SpanGroup
-from spacy.training import Example, validate_examples
+from spacy.training import Example
 from spacy.util import filter_spans
 from spacy.vocab import Vocab
 
@@ -80,10 +80,10 @@ class SpanLabeller(SequencePipe):
     def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None,
                    labels: Optional[List[str]] = None) -> None:
         """Collect the span types from the training examples (or `labels`)."""
-        validate_examples(get_examples(), f"{type(self).__name__}.initialize")
         self._reset()
         found, tags, size = set(), set(), 0
-        for eg in get_examples():  # one pass: span types, |S|, input tags
+        # one pass: span types, |S|, input tags
+        for eg in self._read_examples(get_examples, f"{type(self).__name__}.initialize"):
             size += 1
             tags |= self._example_tags(eg)
             if labels is None:

@@ -5,7 +5,7 @@ from typing import Callable, Iterable, List, Optional, Tuple
 import numpy
 from spacy.language import Language
 from spacy.tokens import Doc, Token
-from spacy.training import Example, validate_examples
+from spacy.training import Example
 from spacy.vocab import Vocab
 
 from ..core.marginals import Lattice, Transitions
@@ -121,11 +121,11 @@ class LookaheadTagger(SequencePipe):
     def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None,
                    labels: Optional[List[str]] = None) -> None:
         """Collect the label set from the training examples (or `labels`)."""
-        validate_examples(get_examples(), "LookaheadTagger.initialize")
         self._reset()
         getter = f"{self.cfg['target']}_"
         found, size = set(), 0
-        for eg in get_examples():  # one pass: labels and |S|
+        # one pass: labels and |S|
+        for eg in self._read_examples(get_examples, "LookaheadTagger.initialize"):
             size += 1
             if labels is None:  # whitespace tokens are not tagged by the model (spaces.py)
                 found.update(getattr(t, getter) for t in eg.reference if not t.is_space)
