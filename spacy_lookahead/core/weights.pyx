@@ -525,20 +525,28 @@ cdef class Weights:
         self.n_entries = 0
         self.time = msg["time"]
         self.scale = msg["scale"]
-        cdef int64_t start = 0, stop
-        for r in range(keys.shape[0]):
-            stop = start + lengths[r]
-            row = self._row(keys[r])
+        # typed views: indexing the arrays from Python cost ~1 us an entry
+        # (0.25 s for a tagger's table, each round of distributed training)
+        cdef const uint64_t[::1] kv = keys
+        cdef const int32_t[::1] lv = lengths
+        cdef const int32_t[::1] cv = classes
+        cdef const double[::1] wv = ws
+        cdef const double[::1] tv = totals
+        cdef const int64_t[::1] timev = times
+        cdef int64_t start = 0, stop, r
+        for r in range(kv.shape[0]):
+            stop = start + lv[r]
+            row = self._row(kv[r])
             row.capacity = max(1, stop - start)
             row.entries = <Entry*>realloc(NULL, row.capacity * sizeof(Entry))
             if row.entries == NULL:
                 raise MemoryError()
             for j in range(stop - start):
-                row.entries[j].clas = classes[start + j]
+                row.entries[j].clas = cv[start + j]
                 row.entries[j]._pad = 0
-                row.entries[j].w = ws[start + j]
-                row.entries[j].total = totals[start + j]
-                row.entries[j].time = times[start + j]
+                row.entries[j].w = wv[start + j]
+                row.entries[j].total = tv[start + j]
+                row.entries[j].time = timev[start + j]
             row.length = stop - start
             self.n_entries += row.length
             start = stop

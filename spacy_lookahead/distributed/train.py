@@ -111,6 +111,37 @@ def train_shard(run_id: str, setup: bytes, shard: Dict[str, bytes], start: Dict[
             "seconds": time.perf_counter() - began}
 
 
+def _for_mixing(result: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
+    """The task picking a shard's raw tables and update counts out of its
+    result, where the result is: the mixing task fetches only these."""
+    return {name: {"raw": c["raw"], "updates": c["updates"]}
+            for name, c in result["components"].items()}
+
+
+def mix_start(parts: List[Dict[str, Dict[str, Any]]], weighting: str) -> Dict[str, bytes]:
+    """The task mixing a round's raw tables (_for_mixing of each shard, in
+    shard order) into the next round's start: McDonald et al.'s
+    w = sum_i mu_i w_i, as a fresh training table (mixing.table_to_bytes)."""
+    out = {}
+    for name in parts[0]:
+        mu = coefficients(weighting, [p[name]["updates"] for p in parts])
+        out[name] = table_to_bytes(mix([table_from_bytes(p[name]["raw"]) for p in parts], mu))
+    return out
+
+
+def _own_start(result: Dict[str, Any]) -> Dict[str, bytes]:
+    """One-shot mixing: the shard's next start is its own raw table."""
+    return {name: c["raw"] for name, c in result["components"].items()}
+
+
+def _for_model(result: Dict[str, Any]) -> Dict[str, Any]:
+    """The task dropping what the driver does not need from a shard's
+    result: the raw tables of the components that have averages."""
+    comps = {name: dict(c, raw=None) if c["avg"] is not None else c
+             for name, c in result["components"].items()}
+    return dict(result, components=comps)
+
+
 def train(config_path: Path, output: Optional[Path], *, overrides: Optional[Dict[str, Any]] = None,
           scheduler: Optional[str] = None, workers: Optional[int] = None, shards: int = 2,
           mixing: str = "iterative", rounds: Optional[int] = None, weighting: str = "uniform",
@@ -185,85 +216,87 @@ class _Job:
 
     def run(self, client, output: Optional[Path], mixing: str, weighting: str, before,
             stdout) -> List[Dict[str, Any]]:
+        """The rounds. The workers chain them without the driver: round r+1's
+        shards depend on a task that mixes round r's raw tables (iterative)
+        or passes each shard its own (one-shot), submitted before round r is
+        gathered; the driver gathers only what the model needs (the averaged
+        tables), mixes, evaluates and saves while the next round trains.
+        Shipping the mix through the driver took ~1 s a round on 2 workers."""
         from spacy.training.loop import create_evaluation_callback
 
         run_id = os.urandom(8).hex()
-        # The pipeline and the shards live on the workers as results of tasks,
-        # not scattered data: if the worker holding them dies, the scheduler
-        # recomputes them (scattered data would be lost with it).
+        # The pipeline, the shards and the first start live on the workers as
+        # results of tasks, not scattered data: if the worker holding them
+        # dies, the scheduler recomputes them (scattered data would be lost).
+        # Later starts are task results too, recomputed from their lineage.
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*(Large object|Sending large graph).*")
             setup = client.submit(_data, pickle.dumps(self.nlp), key=f"ipm-setup-{run_id}")
             shard_data = [client.submit(_data, shard, key=f"ipm-shard-{run_id}-{i}")
                           for i, shard in enumerate(self.shards)]
-        empty = {name: self.nlp.get_pipe(name).weights.to_bytes() for name in self.names}
-        starts = [empty] * len(self.shards)
-        # spaCy's evaluation, on dev examples read once: the corpus reader
-        # costs ~1 ms a doc (more than tagging it), and the driver's round
-        # work must stay shorter than the shards' epochs. Each evaluation
-        # gets fresh copies of the predicted docs, as a new read would.
-        from spacy.training import Example
-
+            empty = client.submit(
+                _data, {name: self.nlp.get_pipe(name).weights.to_bytes() for name in self.names},
+                key=f"ipm-start-{run_id}-0")
+        # spaCy's evaluation on dev examples read once: the corpus reader
+        # costs ~1 ms a doc (more than tagging it). Language.evaluate copies
+        # the predicted docs it annotates, so the examples stay as read.
         dev = list(self.dev_corpus(self.nlp))
-        evaluate = create_evaluation_callback(
-            self.nlp, lambda nlp: [Example(eg.predicted.copy(), eg.reference) for eg in dev],
-            self.T["score_weights"])
+        evaluate = create_evaluation_callback(self.nlp, lambda nlp: dev, self.T["score_weights"])
+        sapo = {name: getattr(self.nlp.get_pipe(name), "is_sapo", False) for name in self.names}
+
+        # Shard i trains on worker i mod W in every round: a worker keeps its
+        # shards' examples (reading a shard costs ~1 s), and left free, the
+        # scheduler puts both shards where the start table is. The
+        # restriction is loose: if that worker dies, another one takes over.
+        workers = sorted(client.scheduler_info()["workers"])
+
+        def submit(r: int, starts: list) -> list:
+            return [client.submit(train_shard, run_id, setup, shard_data[i], starts[i], r, i,
+                                  before, pure=False, retries=RETRIES, key=f"ipm-{run_id}-{r}-{i}",
+                                  workers=[workers[i % len(workers)]] if workers else None,
+                                  allow_other_workers=True)
+                    for i in range(len(self.shards))]
+
+        def next_starts(r: int, results: list) -> list:
+            if mixing == "oneshot":  # every shard goes on from its own weights
+                return [client.submit(_own_start, res, key=f"ipm-start-{run_id}-{r + 1}-{i}")
+                        for i, res in enumerate(results)]
+            raws = [client.submit(_for_mixing, res, key=f"ipm-raw-{run_id}-{r}-{i}")
+                    for i, res in enumerate(results)]
+            mixed = client.submit(mix_start, raws, weighting, key=f"ipm-start-{run_id}-{r + 1}")
+            return [mixed] * len(results)
+
         model: Dict[str, Table] = {}
         seen_ticks = 0.0
         best = None
         history = []
-
-        def submit(r: int) -> list:
-            # each distinct start table goes to the cluster once, as a task
-            # result the shards' tasks share (iterative mixing: one for all
-            # S shards, not S copies in the graph); recomputable as setup is
-            shipped: Dict[int, Any] = {}
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message=".*(Large object|Sending large graph).*")
-                for start in starts:
-                    for data in start.values():
-                        if id(data) not in shipped:
-                            shipped[id(data)] = client.submit(
-                                _data, data, key=f"ipm-start-{run_id}-{r}-{len(shipped)}")
-            return [client.submit(train_shard, run_id, setup, shard_data[i],
-                                  {name: shipped[id(data)] for name, data in starts[i].items()},
-                                  r, i, before, pure=False, retries=RETRIES,
-                                  key=f"ipm-{run_id}-{r}-{i}")
-                    for i in range(len(self.shards))]
-
-        futures = submit(0)
+        futures = submit(0, [empty] * len(self.shards))
         began = time.perf_counter()
         for r in range(self.rounds):
-            results = client.gather(futures)  # in shard order: mixing is deterministic
+            if r + 1 < self.rounds:
+                upcoming = submit(r + 1, next_starts(r, futures))
+            parts = [client.submit(_for_model, res, key=f"ipm-model-{run_id}-{r}-{i}")
+                     for i, res in enumerate(futures)]
+            results = client.gather(parts)  # in shard order: mixing is deterministic
             train_seconds = time.perf_counter() - began  # waiting for the round's shards
-            mixed, round_avg, ticks = {}, {}, 0.0
+            del parts, futures  # the round's tables leave the cluster once consumed
+            ticks = 0.0
             for name in self.names:
-                parts = [res["components"][name] for res in results]
-                mu = coefficients(weighting, [p["updates"] for p in parts])
-                raws = [table_from_bytes(p["raw"]) for p in parts]
-                mixed[name] = mix(raws, mu)
-                pipe = self.nlp.get_pipe(name)
-                if getattr(pipe, "is_sapo", False):
-                    round_avg[name] = mixed[name]
-                else:
-                    round_avg[name] = mix([table_from_bytes(p["avg"]) for p in parts], mu)
-                ticks = sum(m * p["ticks"] for m, p in zip(mu, parts))
-                if seen_ticks and not getattr(pipe, "is_sapo", False):
+                comps = [res["components"][name] for res in results]
+                mu = coefficients(weighting, [c["updates"] for c in comps])
+                # SAPO predicts with its own weights, the mix of the raw tables
+                # (the next start, when mixing is iterative); the perceptrons
+                # with the mix of the shards' averages over the round
+                side = "raw" if sapo[name] else "avg"
+                round_avg = mix([table_from_bytes(c[side]) for c in comps], mu)
+                ticks = sum(m * c["ticks"] for m, c in zip(mu, comps))
+                if seen_ticks and not sapo[name]:
                     total = seen_ticks + ticks
-                    model[name] = mix([model[name], round_avg[name]],
-                                      [seen_ticks / total, ticks / total])
+                    model[name] = mix([model[name], round_avg], [seen_ticks / total, ticks / total])
                 else:
-                    model[name] = round_avg[name]
-                if mixing == "iterative":
-                    next_start = table_to_bytes(mixed[name])
-                    starts = [dict(s, **{name: next_start}) for s in starts]
-                else:  # one-shot: every shard goes on from its own weights
-                    starts = [dict(s, **{name: p["raw"]}) for s, p in zip(starts, parts)]
-            seen_ticks += ticks
-            if r + 1 < self.rounds:  # the next round trains while this one is evaluated
-                futures = submit(r + 1)
-            for name in self.names:
+                    model[name] = round_avg
                 self.nlp.get_pipe(name).set_weights(prediction_weights(model[name]))
+            seen_ticks += ticks
             score, scores = evaluate()
             record = {"round": r + 1, "score": score, "scores": scores,
                       "losses": {n: sum(res["components"][n]["updates"] for res in results)
@@ -281,6 +314,8 @@ class _Job:
                   file=stdout, flush=True)
             if output is not None and (is_best or r + 1 == self.rounds):
                 self._save(Path(output), is_best, r + 1 == self.rounds)
+            if r + 1 < self.rounds:
+                futures = upcoming
             began = time.perf_counter()
         return history
 
