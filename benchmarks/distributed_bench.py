@@ -39,6 +39,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -191,6 +192,9 @@ def main(argv: List[str]) -> None:
                     help="IPM shard counts (1: on 1 worker, the others on 2)")
     tr.add_argument("--oneshot", type=int, nargs="*", default=[2, 8])
     tr.add_argument("--rounds", type=int, default=None, help="default: the config's max_epochs")
+    tr.add_argument("--timing-repeats", type=int, default=1,
+                    help="run spacy train and IPM on 2 shards / 2 workers this many times, "
+                         "alternately: the machine is shared, and one pair's ratio is noisy")
     tr.add_argument("--output", type=Path, default=Path("metrics/distributed_train.json"))
     args = ap.parse_args(argv)
     rows = []
@@ -234,8 +238,45 @@ def main(argv: List[str]) -> None:
                          + f"; setup {row['setup_seconds']:.0f} s, rounds {row['rounds_seconds']:.0f} s"
                          + (f" (slowest shards' epochs {row['shard_seconds']:.0f} s)" if "shard_seconds" in row else "")
                          + f", peak RSS client {row['peak_rss_mb_client']:.0f} MB"), flush=True)
+            repeat_timing(rows, args.timing_repeats)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(rows, indent=2))
+
+
+def repeat_timing(rows: List[Dict[str, Any]], repeats: int) -> None:
+    """Run the serial reference and IPM on 2 shards / 2 workers (the rows
+    of the time goal, at the end of `rows`' last task) `repeats` times in
+    all, alternately; each row's rounds_seconds becomes the median of its
+    runs, and the IPM row gets the median of the pairs' ratios. The scores
+    are the same in every run (training is deterministic: checked)."""
+    if repeats <= 1:
+        return
+    name = rows[-1]["name"]
+    serial = next((r for r in rows if r["name"] == name and r["mixing"] == "spacy train"), None)
+    ipm = next((r for r in rows if r["name"] == name and r["mixing"] == "iterative"
+                and r["shards"] == 2 and r["workers"] == 2), None)
+    if serial is None or ipm is None or "error" in serial or "error" in ipm:
+        return
+    keys = ("name", "config", "test", "overrides", "shards", "workers", "mixing", "rounds")
+    for row in (serial, ipm):
+        row["rounds_seconds_runs"] = [row["rounds_seconds"]]
+    for _ in range(repeats - 1):
+        for row in (serial, ipm):
+            again = run_setting("train", {k: row[k] for k in keys})
+            if "error" in again:
+                raise RuntimeError(f"timing repeat of {row['mixing']}: {again['error']}")
+            if again["test_score"] != row["test_score"]:
+                raise RuntimeError(f"{row['mixing']}: a repeat scored {again['test_score']} "
+                                   f"against {row['test_score']}: training is not deterministic")
+            row["rounds_seconds_runs"].append(again["rounds_seconds"])
+    ratios = [b / a for a, b in zip(serial["rounds_seconds_runs"], ipm["rounds_seconds_runs"])]
+    for row in (serial, ipm):
+        row["rounds_seconds"] = statistics.median(row["rounds_seconds_runs"])
+    ipm["ratio_runs"] = ratios
+    ipm["ratio"] = statistics.median(ratios)
+    print(f"{name:6s} rounds, spacy train: " + ", ".join(f"{v:.0f}" for v in serial["rounds_seconds_runs"])
+          + " s; IPM 2 shards 2 workers: " + ", ".join(f"{v:.0f}" for v in ipm["rounds_seconds_runs"])
+          + f" s; median ratio {ipm['ratio']:.2f}", flush=True)
 
 
 def _is_json(value: str) -> bool:

@@ -452,7 +452,8 @@ STEPS: Tuple[Step, ...] = (
         PY, "benchmarks/distributed_bench.py", "train",
         "pos=configs/tagger_ewt.cfg=tag:corpus/ewt/test.spacy",
         "pos:--paths.train=corpus/ewt/train.spacy", "pos:--paths.dev=corpus/ewt/dev.spacy",
-        "--shards", "2", "4", "8", "--oneshot", "2", "8", "--rounds", "16", "--output",
+        "--shards", "2", "4", "8", "--oneshot", "2", "8", "--rounds", "16",
+        "--timing-repeats", "3", "--output",
         "metrics/distributed_train_pos.json"), ("full",)),
     Step("distributed", "after", (  # does IPM on 8 shards reach serial accuracy with more rounds?
         PY, "benchmarks/distributed_bench.py", "train",
@@ -465,7 +466,8 @@ STEPS: Tuple[Step, ...] = (
         "chunk=configs/chunker_conll2000.cfg=chunk:assets/conll2000/test.txt",
         "chunk:--paths.train=assets/conll2000/train.txt", "chunk:--paths.dev=assets/conll2000/train.txt",
         *(f"chunk:--{k}={v}" for k, v in HELD_OUT.items()),
-        "--shards", "2", "4", "8", "--oneshot", "2", "8", "--rounds", "16", "--output",
+        "--shards", "2", "4", "8", "--oneshot", "2", "8", "--rounds", "16",
+        "--timing-repeats", "3", "--output",
         "metrics/distributed_train_chunk.json"), ("full",)),
     Step("distributed", "after", (  # the same with more rounds for 4 and 8 shards
         PY, "benchmarks/distributed_bench.py", "train",

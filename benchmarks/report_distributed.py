@@ -49,6 +49,9 @@ def train_rows(rows: List[Dict]) -> List[str]:
             continue
         diff = "" if serial is None or r is serial else f"{100 * (r['test_score'] - serial['test_score']):+.2f}"
         ratio = "" if serial is None or r is serial else f"{r['rounds_seconds'] / serial['rounds_seconds']:.2f}"
+        if "ratio" in r:  # the median of repeated pairs (distributed_bench.py --timing-repeats)
+            ratio = f"{r['ratio']:.2f} (median of {len(r['ratio_runs'])}: " \
+                + ", ".join(f"{x:.2f}" for x in r["ratio_runs"]) + ")"
         shard = f"{r['shard_seconds']:.1f}" if "shard_seconds" in r else "-"
         dev = _pct(r.get("best_score"))
         out.append(f"| {r['mixing']} | {r['shards']} | {r['workers']} | {_pct(r['test_score'])} | {diff} "
@@ -108,7 +111,10 @@ def section(metrics: Path) -> List[str]:
                           "4 and 8 shards on 2 workers simulate 4 and 8 machines: their accuracy "
                           "is what those would give, their time is not. (`--shards 1` adds IPM "
                           "with 1 shard on 1 worker: the same training as spacy train, "
-                          "tests/test_distributed.py.)")
+                          "tests/test_distributed.py.) Where spacy train and IPM on 2 "
+                          "shards / 2 workers ran several times, alternately (`--timing-repeats`: "
+                          "the machine is shared), their rounds s are medians and the ratio is "
+                          "the median of the pairs' ratios.")
             first = False
         lines += [""] + train_rows(rows) + [""]
     steps = [s for s in X.STEPS if s.group == "distributed"]

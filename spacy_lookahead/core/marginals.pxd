@@ -34,6 +34,7 @@ cdef class Lattice:
     cdef Transitions trans        # ... and the (C + 1, C) transitions
     cdef bint keep, backward
     cdef readonly bint factored   # made as emissions x transitions (homogeneous systems)
+    cdef readonly long viterbi_entries  # the entries the last best() ran Viterbi over
 
     cdef const double* _row(self, int t, int p) noexcept nogil
     cdef const double* _factors(self, int t, int p, double shift) noexcept nogil
@@ -44,6 +45,8 @@ cdef class Lattice:
     cdef double _alpha(self, int t, int c) noexcept nogil
     cdef double _beta(self, int t, int c) noexcept nogil
     cdef void _factored_forward_backward(self) noexcept nogil
+    cdef double _pruned_best(self, double theta, int* out) noexcept nogil
+    cdef double _max_marginal_product(self) noexcept nogil
     cdef double _score(self, int t, int p, int c) noexcept nogil
     cdef double segment(self, int a, const int* lab, int n, const unsigned char* before,
                         const unsigned char* after) noexcept nogil

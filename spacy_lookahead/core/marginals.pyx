@@ -32,6 +32,19 @@ FACTORED = True
 # ... where the factors cannot underflow: the emissions of a step, and the
 # transitions, span at most this many units of score / tau
 FACTORED_RANGE = 50.0
+# best() of a factored lattice: Viterbi over the entries of marginal >
+# theta only, for a theta near the best path's probability (half the product
+# of the steps' largest marginals), then theta = half the found path's p
+# (which keeps that path). A found path of p >= 2 theta is the best: every
+# entry of the best path has a marginal >= the best path's p >= the found
+# path's p > theta, so the best path was among the entries kept. A step
+# keeps a few of its C entries where the model is sure, and Viterbi, the
+# costliest of the three passes (C^2 compares per step), costs a few C.
+# Otherwise (or theta < MIN_THETA: a long doc's best path is improbable,
+# and nearly every entry would be kept): Viterbi over all entries.
+# False: always over all entries (the tests compare).
+PRUNED_VITERBI = True
+MIN_THETA = 1e-12
 
 
 cdef inline double log_add(double a, double b) noexcept nogil:
@@ -380,6 +393,22 @@ cdef class Lattice:
         if self.log_z == -INFINITY:
             return None, -INFINITY
         cdef int[::1] out = path
+        cdef double theta, found
+        cdef int attempt
+        self.viterbi_entries = <long>T * C
+        if self.factored and self.backward and PRUNED_VITERBI:
+            with nogil:
+                theta = 0.5 * self._max_marginal_product()
+            for attempt in range(2):
+                if not theta >= MIN_THETA:
+                    break
+                with nogil:
+                    top = self._pruned_best(theta, &out[0])
+                found = exp(top / self.temperature - self.log_z) if top != -INFINITY else 0.0
+                if found >= 2.0 * theta:
+                    return path, top  # certified (see PRUNED_VITERBI)
+                theta = 0.5 * found  # keeps the path found: the next one is certified
+            self.viterbi_entries = <long>T * C
         with nogil:
             score.assign(T * C, -INFINITY)
             back.assign(T * C, -1)
@@ -416,6 +445,94 @@ cdef class Lattice:
                 out[t] = arg
                 arg = back[t * C + arg]
         return path, top
+
+    cdef double _max_marginal_product(self) noexcept nogil:
+        """prod_t max_c p(action c at step t): near the best path's
+        probability where the model is sure (an estimate, not a bound)."""
+        cdef int t, c
+        cdef double top, log_product = 0.0
+        for t in range(self.T):
+            top = 0.0
+            for c in range(self.C):
+                top = max(top, self.fwd[t * self.C + c] * self.bwd[t * self.C + c])
+            if top <= 0.0:
+                return 0.0
+            log_product += log(top)
+        return exp(log_product)
+
+    def pruned_best(self, double theta):
+        """(path, score) of the Viterbi over the entries of marginal >
+        theta (what best() certifies and returns, see PRUNED_VITERBI);
+        (None, -inf) if they hold no path."""
+        if not (self.factored and self.backward):
+            raise ValueError("pruned_best needs a factored lattice with its backward sums")
+        path = numpy.zeros((self.T,), dtype="int32")
+        if self.T == 0:
+            return path, 0.0
+        if self.log_z == -INFINITY:
+            return None, -INFINITY
+        cdef int[::1] out = path
+        cdef double top
+        with nogil:
+            top = self._pruned_best(theta, &out[0])
+        return (path, top) if top != -INFINITY else (None, -INFINITY)
+
+    cdef double _pruned_best(self, double theta, int* out) noexcept nogil:
+        """Viterbi of a factored lattice over its entries of marginal >
+        theta only, as best() runs it over all (the same sums in the same
+        order, first in class order on ties): the path into `out`, its
+        score; -inf if the entries kept hold no path."""
+        cdef int T = self.T, C = self.C, t, i, j, p, c, arg
+        cdef double v, top, base
+        cdef const double* e
+        cdef const double* f
+        cdef vector[int] kept, n_kept, back
+        cdef vector[double] score
+        kept.resize(T * C)
+        n_kept.assign(T, 0)
+        self.viterbi_entries = 0
+        for t in range(T):
+            for c in range(C):
+                if self.fwd[t * C + c] * self.bwd[t * C + c] > theta:
+                    kept[t * C + n_kept[t]] = c
+                    n_kept[t] += 1
+            if n_kept[t] == 0:
+                return -INFINITY
+            self.viterbi_entries += n_kept[t]
+        score.assign(T * C, -INFINITY)
+        back.assign(T * C, -1)
+        e = &self.em[0]
+        f = &self.trans.tr[0]
+        for i in range(n_kept[0]):
+            c = kept[i]
+            score[c] = e[c] + f[c]
+        for t in range(1, T):
+            e = &self.em[t * C]
+            for i in range(n_kept[t - 1]):
+                p = kept[(t - 1) * C + i]
+                base = score[(t - 1) * C + p]
+                if base == -INFINITY:
+                    continue
+                f = &self.trans.tr[(p + 1) * C]
+                for j in range(n_kept[t]):
+                    c = kept[t * C + j]
+                    v = base + (e[c] + f[c])
+                    if v > score[t * C + c]:
+                        score[t * C + c] = v
+                        back[t * C + c] = p
+        arg = -1
+        top = -INFINITY
+        for j in range(n_kept[T - 1]):
+            c = kept[(T - 1) * C + j]
+            if score[(T - 1) * C + c] > top:
+                top = score[(T - 1) * C + c]
+                arg = c
+        if arg < 0:
+            return -INFINITY
+        for t in range(T - 1, -1, -1):
+            out[t] = arg
+            arg = back[t * C + arg]
+        return top
 
     def log_probability(self, actions):
         """log p(actions | x): the derivation's score over tau minus log Z;

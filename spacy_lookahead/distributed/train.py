@@ -53,12 +53,16 @@ def _worker_setup(run_id: str, setup: bytes):
     return _RUNS[run_id]
 
 
-def train_shard(run_id: str, setup: bytes, shard: Dict[str, bytes], start: Dict[str, bytes],
-                round_index: int, shard_index: int,
-                before: Optional[Callable[[int, int], None]] = None) -> Dict[str, Any]:
+def train_shard(run_id: str, setup: bytes, shard: Dict[str, bytes],
+                start: Optional[Dict[str, bytes]], round_index: int, shard_index: int,
+                before: Optional[Callable[[int, int], None]] = None,
+                parts: Optional[List[Dict[str, Dict[str, Any]]]] = None,
+                weighting: str = "uniform") -> Dict[str, Any]:
     """The task: one epoch of `spacy train` on one shard from the weights
-    `start` (component name -> Weights bytes); returns each trained
-    component's raw and averaged weights, ticks and updates."""
+    `start` (component name -> Weights bytes), or from the mix of the last
+    round's `parts` (_for_mixing of each shard, in shard order: mix_start),
+    made here, once per worker and round; returns each trained component's
+    raw and averaged weights, ticks and updates."""
     from spacy.tokens import DocBin
     from spacy.training import Example
     from spacy.training.loop import subdivide_batch
@@ -75,6 +79,8 @@ def train_shard(run_id: str, setup: bytes, shard: Dict[str, bytes], start: Dict[
         reference = DocBin(store_user_data=True).from_bytes(shard["reference"]).get_docs(nlp.vocab)
         cache[shard_index] = [Example(p, r) for p, r in zip(predicted, reference)]
     examples = cache[shard_index]
+    if parts is not None:
+        start = _mixed_start(cache, round_index, parts, weighting)
     for name, data in start.items():
         pipe = nlp.get_pipe(name)
         pipe.set_weights(Weights().from_bytes(data))
@@ -119,14 +125,28 @@ def _for_mixing(result: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
 
 
 def mix_start(parts: List[Dict[str, Dict[str, Any]]], weighting: str) -> Dict[str, bytes]:
-    """The task mixing a round's raw tables (_for_mixing of each shard, in
-    shard order) into the next round's start: McDonald et al.'s
+    """A round's raw tables (_for_mixing of each shard, in shard order)
+    mixed into the next round's start: McDonald et al.'s
     w = sum_i mu_i w_i, as a fresh training table (mixing.table_to_bytes)."""
     out = {}
     for name in parts[0]:
         mu = coefficients(weighting, [p[name]["updates"] for p in parts])
         out[name] = table_to_bytes(mix([table_from_bytes(p[name]["raw"]) for p in parts], mu))
     return out
+
+
+def _mixed_start(cache: Dict[Any, Any], round_index: int, parts: list,
+                 weighting: str) -> Dict[str, bytes]:
+    """The round's start, mixed on this worker by its first shard of the
+    round and kept for its others (the mix is the same wherever it is made).
+    Each worker mixing for itself saves the round a hop: a mixing task, then
+    shipping its result to the other workers."""
+    key = ("start", round_index)
+    if key not in cache:
+        for old in [k for k in cache if isinstance(k, tuple) and k[0] == "start"]:
+            del cache[old]
+        cache[key] = mix_start(parts, weighting)
+    return cache[key]
 
 
 def _own_start(result: Dict[str, Any]) -> Dict[str, bytes]:
@@ -217,11 +237,12 @@ class _Job:
     def run(self, client, output: Optional[Path], mixing: str, weighting: str, before,
             stdout) -> List[Dict[str, Any]]:
         """The rounds. The workers chain them without the driver: round r+1's
-        shards depend on a task that mixes round r's raw tables (iterative)
-        or passes each shard its own (one-shot), submitted before round r is
-        gathered; the driver gathers only what the model needs (the averaged
-        tables), mixes, evaluates and saves while the next round trains.
-        Shipping the mix through the driver took ~1 s a round on 2 workers."""
+        shards depend on round r's raw tables, which each worker mixes itself
+        (iterative; one-shot: each shard goes on from its own), submitted
+        before round r is gathered; the driver gathers only what the model
+        needs (the averaged tables), mixes, evaluates and saves while the
+        next round trains. Shipping the mix through the driver took ~1 s a
+        round on 2 workers."""
         from spacy.training.loop import create_evaluation_callback
 
         run_id = os.urandom(8).hex()
@@ -250,21 +271,25 @@ class _Job:
         # restriction is loose: if that worker dies, another one takes over.
         workers = sorted(client.scheduler_info()["workers"])
 
-        def submit(r: int, starts: list) -> list:
+        def submit(r: int, starts: list, parts: Optional[list] = None) -> list:
             return [client.submit(train_shard, run_id, setup, shard_data[i], starts[i], r, i,
-                                  before, pure=False, retries=RETRIES, key=f"ipm-{run_id}-{r}-{i}",
+                                  before, parts, weighting, pure=False, retries=RETRIES,
+                                  key=f"ipm-{run_id}-{r}-{i}",
                                   workers=[workers[i % len(workers)]] if workers else None,
                                   allow_other_workers=True)
                     for i in range(len(self.shards))]
 
-        def next_starts(r: int, results: list) -> list:
+        def submit_next(r: int, results: list) -> list:
+            """Round r + 1, from round r's results: one-shot, each shard's own
+            raw tables; iterative, their mix, which each worker makes itself
+            from the shards' raw tables (train_shard's `parts`)."""
             if mixing == "oneshot":  # every shard goes on from its own weights
-                return [client.submit(_own_start, res, key=f"ipm-start-{run_id}-{r + 1}-{i}")
-                        for i, res in enumerate(results)]
+                return submit(r + 1, [client.submit(_own_start, res,
+                                                    key=f"ipm-start-{run_id}-{r + 1}-{i}")
+                                      for i, res in enumerate(results)])
             raws = [client.submit(_for_mixing, res, key=f"ipm-raw-{run_id}-{r}-{i}")
                     for i, res in enumerate(results)]
-            mixed = client.submit(mix_start, raws, weighting, key=f"ipm-start-{run_id}-{r + 1}")
-            return [mixed] * len(results)
+            return submit(r + 1, [None] * len(results), raws)
 
         model: Dict[str, Table] = {}
         seen_ticks = 0.0
@@ -274,7 +299,7 @@ class _Job:
         began = time.perf_counter()
         for r in range(self.rounds):
             if r + 1 < self.rounds:
-                upcoming = submit(r + 1, next_starts(r, futures))
+                upcoming = submit_next(r, futures)
             parts = [client.submit(_for_model, res, key=f"ipm-model-{run_id}-{r}-{i}")
                      for i, res in enumerate(futures)]
             results = client.gather(parts)  # in shard order: mixing is deterministic
