@@ -267,8 +267,8 @@ class _Job:
 
         # Shard i trains on worker i mod W in every round: a worker keeps its
         # shards' examples (reading a shard costs ~1 s), and left free, the
-        # scheduler puts both shards where the start table is. The
-        # restriction is loose: if that worker dies, another one takes over.
+        # scheduler moves shards to where their largest input (a table) is.
+        # The restriction is loose: if that worker dies, another one takes over.
         workers = sorted(client.scheduler_info()["workers"])
 
         def submit(r: int, starts: list, parts: Optional[list] = None) -> list:
