@@ -119,7 +119,8 @@ def train_shard(run_id: str, setup: bytes, shard: Dict[str, bytes],
 
 def _for_mixing(result: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
     """The task picking a shard's raw tables and update counts out of its
-    result, where the result is: the mixing task fetches only these."""
+    result, on the worker holding it: the next round's shards fetch only
+    these to mix (not the averaged tables)."""
     return {name: {"raw": c["raw"], "updates": c["updates"]}
             for name, c in result["components"].items()}
 
@@ -249,7 +250,8 @@ class _Job:
         # The pipeline, the shards and the first start live on the workers as
         # results of tasks, not scattered data: if the worker holding them
         # dies, the scheduler recomputes them (scattered data would be lost).
-        # Later starts are task results too, recomputed from their lineage.
+        # Later starts are mixed in the shards' tasks from task results
+        # (_for_mixing); a lost worker's are recomputed from their lineage.
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*(Large object|Sending large graph).*")
             setup = client.submit(_data, pickle.dumps(self.nlp), key=f"ipm-setup-{run_id}")
