@@ -28,8 +28,10 @@ accuracy over all tokens; chunk: span F1, spanbench.py, as
 benchmarks/evaluate.py). Times: `setup` (reading the config and corpus,
 initialising, cutting the shards: the same work as spacy train's
 initialisation), `rounds` (the R rounds with their dev evaluations: the
-part parallelism divides) and `shards` (the slowest shard's epoch in each
-round, summed: the critical path in the workers).
+part parallelism divides; for IPM from shipping the data to the cluster on),
+`whole` (the command's wall time: for IPM, starting the LocalCluster, setup
+and rounds; for spacy train, setup and rounds) and `shards` (the slowest
+shard's epoch in each round, summed: the critical path in the workers).
 
 Each setting runs in a fresh subprocess of its own, so its peak memory is its
 own: the client's ru_maxrss and the largest worker's (RUSAGE_CHILDREN after
@@ -104,15 +106,16 @@ def one_train(spec: Dict[str, Any]) -> Dict[str, Any]:
     from spacy_lookahead.distributed.train import _Job
 
     out = Path(tempfile.mkdtemp(prefix="ipm-bench-"))
-    start = time.perf_counter()
     if spec["mixing"] == "spacy train":
         return one_spacy_train(spec, out)
+    began = time.perf_counter()
     with dask_client(None, spec["workers"]) as client:
         start = time.perf_counter()  # the cluster is up: setup is the job's own
         job = _Job.create(Path(spec["config"]), spec["overrides"], spec["shards"], spec["rounds"],
                           sys.stderr)
         setup = time.perf_counter() - start
         history = job.run(client, out, spec["mixing"], "uniform", None, sys.stderr)
+        whole = time.perf_counter() - began  # (closing the cluster not included)
     seconds = time.perf_counter() - start
     return {**spec, "score": history[-1]["score"], "best_score": max(h["score"] for h in history),
             "scores_per_round": [h["score"] for h in history],
@@ -121,7 +124,8 @@ def one_train(spec: Dict[str, Any]) -> Dict[str, Any]:
             "train_seconds": sum(h["train_seconds"] for h in history),
             # the rounds' critical path in the workers (the slowest shard of each round)
             "shard_seconds": sum(max(h["shard_seconds"]) for h in history),
-            "seconds": seconds, "peak_rss_mb_client": peak_rss_mb(),
+            "seconds": seconds, "whole_seconds": whole, "cluster_seconds": start - began,
+            "peak_rss_mb_client": peak_rss_mb(),
             "peak_rss_mb_worker": peak_rss_mb(resource.RUSAGE_CHILDREN)}
 
 
@@ -158,6 +162,7 @@ def one_spacy_train(spec: Dict[str, Any], out: Path) -> Dict[str, Any]:
     return {**spec, "eval_frequency": steps, "best_score": best,
             "test_score": test_score(out / "model-best", spec["test"]),
             "setup_seconds": setup, "rounds_seconds": rounds, "seconds": setup + rounds,
+            "whole_seconds": setup + rounds,
             "peak_rss_mb_client": peak_rss_mb()}
 
 
@@ -247,7 +252,8 @@ def repeat_timing(rows: List[Dict[str, Any]], repeats: int) -> None:
     """Run the serial reference and IPM on 2 shards / 2 workers (the rows
     of the time goal, at the end of `rows`' last task) `repeats` times in
     all, alternately; each row's rounds_seconds becomes the median of its
-    runs, and the IPM row gets the median of the pairs' ratios. The scores
+    runs, and the IPM row gets the median of the pairs' ratios (of the
+    rounds' times, and of the whole command's: `whole_ratio`). The scores
     are the same in every run (training is deterministic: checked)."""
     if repeats <= 1:
         return
@@ -260,6 +266,7 @@ def repeat_timing(rows: List[Dict[str, Any]], repeats: int) -> None:
     keys = ("name", "config", "test", "overrides", "shards", "workers", "mixing", "rounds")
     for row in (serial, ipm):
         row["rounds_seconds_runs"] = [row["rounds_seconds"]]
+        row["whole_seconds_runs"] = [row["whole_seconds"]]
     for _ in range(repeats - 1):
         for row in (serial, ipm):
             again = run_setting("train", {k: row[k] for k in keys})
@@ -269,14 +276,22 @@ def repeat_timing(rows: List[Dict[str, Any]], repeats: int) -> None:
                 raise RuntimeError(f"{row['mixing']}: a repeat scored {again['test_score']} "
                                    f"against {row['test_score']}: training is not deterministic")
             row["rounds_seconds_runs"].append(again["rounds_seconds"])
+            row["whole_seconds_runs"].append(again["whole_seconds"])
     ratios = [b / a for a, b in zip(serial["rounds_seconds_runs"], ipm["rounds_seconds_runs"])]
     for row in (serial, ipm):
         row["rounds_seconds"] = statistics.median(row["rounds_seconds_runs"])
+        row["whole_seconds"] = statistics.median(row["whole_seconds_runs"])
     ipm["ratio_runs"] = ratios
     ipm["ratio"] = statistics.median(ratios)
+    ipm["whole_ratio_runs"] = [b / a for a, b in zip(serial["whole_seconds_runs"],
+                                                     ipm["whole_seconds_runs"])]
+    ipm["whole_ratio"] = statistics.median(ipm["whole_ratio_runs"])
     print(f"{name:6s} rounds, spacy train: " + ", ".join(f"{v:.0f}" for v in serial["rounds_seconds_runs"])
           + " s; IPM 2 shards 2 workers: " + ", ".join(f"{v:.0f}" for v in ipm["rounds_seconds_runs"])
-          + f" s; median ratio {ipm['ratio']:.2f}", flush=True)
+          + f" s; median ratio {ipm['ratio']:.2f}; whole command, spacy train: "
+          + ", ".join(f"{v:.0f}" for v in serial["whole_seconds_runs"]) + " s; IPM: "
+          + ", ".join(f"{v:.0f}" for v in ipm["whole_seconds_runs"])
+          + f" s; median ratio {ipm['whole_ratio']:.2f}", flush=True)
 
 
 def _is_json(value: str) -> bool:

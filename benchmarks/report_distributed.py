@@ -40,22 +40,30 @@ def train_rows(rows: List[Dict]) -> List[str]:
     ok = [r for r in rows if "error" not in r]
     serial = next((r for r in ok if r["mixing"] == "spacy train"), None)
     out = ["| setting | shards | workers | test (model-best) | vs spacy train | best dev | setup s "
-           "| rounds s | x spacy train (rounds) | slowest shards' epochs s |",
-           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+           "| rounds s | x spacy train (rounds) | whole command s | x spacy train (whole) "
+           "| slowest shards' epochs s |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         if "error" in r:
             out.append(f"| {r['mixing']} | {r['shards']} | {r['workers']} | {r['error']} "
-                       "| | | | | | |")
+                       "| | | | | | | | |")
             continue
         diff = "" if serial is None or r is serial else f"{100 * (r['test_score'] - serial['test_score']):+.2f}"
         ratio = "" if serial is None or r is serial else f"{r['rounds_seconds'] / serial['rounds_seconds']:.2f}"
         if "ratio" in r:  # the median of repeated pairs (distributed_bench.py --timing-repeats)
             ratio = f"{r['ratio']:.2f} (median of {len(r['ratio_runs'])}: " \
                 + ", ".join(f"{x:.2f}" for x in r["ratio_runs"]) + ")"
+        whole = r.get("whole_seconds")
+        whole_ratio = "" if serial is None or r is serial or whole is None \
+            or serial.get("whole_seconds") is None else f"{whole / serial['whole_seconds']:.2f}"
+        if "whole_ratio" in r:
+            whole_ratio = f"{r['whole_ratio']:.2f} (median of {len(r['whole_ratio_runs'])}: " \
+                + ", ".join(f"{x:.2f}" for x in r["whole_ratio_runs"]) + ")"
         shard = f"{r['shard_seconds']:.1f}" if "shard_seconds" in r else "-"
         dev = _pct(r.get("best_score"))
         out.append(f"| {r['mixing']} | {r['shards']} | {r['workers']} | {_pct(r['test_score'])} | {diff} "
-                   f"| {dev} | {r['setup_seconds']:.1f} | {r['rounds_seconds']:.1f} | {ratio} | {shard} |")
+                   f"| {dev} | {r['setup_seconds']:.1f} | {r['rounds_seconds']:.1f} | {ratio} "
+                   f"| {'-' if whole is None else f'{whole:.1f}'} | {whole_ratio} | {shard} |")
     return out
 
 

@@ -328,6 +328,44 @@ def test_a_shards_epoch_order_ignores_other_draws_from_the_global_rng(ewt_corpus
     ipm._RUNS.clear()
 
 
+_PASSED = []  # examples through the counting augmenter, in this process
+
+
+@spacy.registry.augmenters("test_lookahead.counting.v1")
+def counting_augmenter():
+    def augment(nlp, example):
+        _PASSED.append(example.reference.text)
+        yield example
+    return augment
+
+
+@pytest.mark.parametrize("max_epochs,passed", [(2, 600), (-1, 100 + 600)])
+def test_the_training_corpus_is_read_once(ewt_corpus, tmp_path, max_epochs, passed):
+    """The shards are cut from the examples init_nlp reads (the reader costs
+    ~1 ms a doc); if init_nlp reads only part of the corpus (max_epochs -1:
+    the first 100 examples), the corpus is read again. The pipeline's config
+    names the user's reader either way, and the shards hold every example."""
+    from spacy_lookahead.distributed import train as ipm
+
+    text = (CONFIGS / "tagger_ewt.cfg").read_text(encoding="utf8")
+    end = "augmenter = null\n\n[corpora.dev]"  # the end of the train corpus's block
+    assert end in text
+    config = tmp_path / "counting.cfg"
+    config.write_text(text.replace(end, "\n[corpora.train.augmenter]\n@augmenters = "
+                                   "\"test_lookahead.counting.v1\"\n\n[corpora.dev]"),
+                      encoding="utf8")
+    _PASSED.clear()
+    job = ipm._Job.create(config, {**tagger_overrides(ewt_corpus, max_epochs)}, 2, 1, io.StringIO())
+    assert len(_PASSED) == passed
+    assert job.nlp.config["corpora"]["train"]["@readers"] == "spacy.Corpus.v1"
+    assert job.nlp.config["corpora"]["train"]["augmenter"] == {
+        "@augmenters": "test_lookahead.counting.v1"}
+    assert "remembered" not in job.nlp.config.to_str()
+    texts = [doc.text for shard in job.shards
+             for doc in DocBin().from_bytes(shard["reference"]).get_docs(job.nlp.vocab)]
+    assert sorted(texts) == sorted(_PASSED[-600:])
+
+
 def chunker_overrides(n_train: int, n_dev: int, epochs: int):
     return {"paths.train": str(CONLL2000 / "train.txt"), "paths.dev": str(CONLL2000 / "test.txt"),
             "corpora.train.limit": n_train, "corpora.dev.limit": n_dev,

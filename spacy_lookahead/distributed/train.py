@@ -201,9 +201,12 @@ class _Job:
         from spacy.util import load_config, registry, resolve_dot_names
 
         from ..pipes.base import SearchPipe
+        from .reading import remembering_train_corpus
 
         config = load_config(config_path, overrides=overrides, interpolate=False)
-        nlp = init_nlp(config)  # as spacy train: seed, labels, the components' settings
+        with remembering_train_corpus(config) as take:
+            nlp = init_nlp(config)  # as spacy train: seed, labels, the components' settings
+            examples = take(nlp)  # the examples init_nlp read: the corpus is read once
         config = nlp.config.interpolate()
         T = registry.resolve(config["training"], schema=ConfigSchemaTraining)
         train_corpus, dev_corpus = resolve_dot_names(config, [T["train_corpus"], T["dev_corpus"]])
@@ -223,7 +226,8 @@ class _Job:
         if rounds < 1:
             raise ValueError(f"the number of rounds must be at least 1 (got {rounds}; "
                              "training.max_epochs <= 0 means no limit in spacy train: give --rounds).")
-        examples = list(train_corpus(nlp))
+        if examples is None:
+            examples = list(train_corpus(nlp))
         if len(examples) < n_shards:
             raise ValueError(f"{len(examples)} training examples cannot fill {n_shards} shards.")
         shards = []
@@ -247,6 +251,7 @@ class _Job:
         from spacy.training.loop import create_evaluation_callback
 
         run_id = os.urandom(8).hex()
+        began = time.perf_counter()  # round 1 counts from here: shipping the data, reading dev
         # The pipeline, the shards and the first start live on the workers as
         # results of tasks, not scattered data: if the worker holding them
         # dies, the scheduler recomputes them (scattered data would be lost).
@@ -298,7 +303,6 @@ class _Job:
         best = None
         history = []
         futures = submit(0, [empty] * len(self.shards))
-        began = time.perf_counter()
         for r in range(self.rounds):
             if r + 1 < self.rounds:
                 upcoming = submit_next(r, futures)
