@@ -366,6 +366,46 @@ def test_the_training_corpus_is_read_once(ewt_corpus, tmp_path, max_epochs, pass
     assert sorted(texts) == sorted(_PASSED[-600:])
 
 
+def test_fixed_msgpack_registries_look_up_once_and_change_nothing(ewt_corpus, monkeypatch):
+    """Within the block, reading a DocBin with user data and span groups
+    looks up srsly's msgpack registries once, not per doc (~0.5 ms each:
+    half of reading a corpus); the docs are the same; after it the
+    registries look up again (and a registered decoder still applies)."""
+    import catalogue
+
+    from spacy_lookahead.distributed.lookups import fixed_msgpack_registries
+
+    vocab = spacy.blank("en").vocab
+    docs = list(DocBin().from_disk(ewt_corpus / "dev.spacy").get_docs(vocab))[:40]
+    for i, doc in enumerate(docs):
+        doc.user_data["i"] = i
+        doc.spans["first"] = [doc[:1]]
+    data = DocBin(docs=docs, store_user_data=True).to_bytes()
+    lookups = []
+    real = catalogue.Registry.get_all
+    monkeypatch.setattr(catalogue.Registry, "get_all",
+                        lambda self: lookups.append(self.namespace) or real(self))
+
+    def read():
+        lookups.clear()
+        out = list(DocBin().from_bytes(data).get_docs(vocab))
+        return [(d.to_bytes(), d.user_data["i"], [s.text for s in d.spans["first"]]) for d in out], \
+            len(lookups)
+
+    plain, plain_lookups = read()
+    with fixed_msgpack_registries():
+        fixed, fixed_lookups = read()
+        with fixed_msgpack_registries():  # nested: still fixed
+            assert read()[1] == 0
+        assert read()[1] == 0
+    assert plain_lookups >= 2 * len(docs) and fixed_lookups == 0
+    assert fixed == plain
+    assert read()[1] == plain_lookups  # the registries' own lookups again
+    array = numpy.arange(3.0)
+    with fixed_msgpack_registries():  # srsly's numpy encoder and decoder still apply
+        assert (srsly.msgpack_loads(srsly.msgpack_dumps(array)) == array).all()
+
+
 def chunker_overrides(n_train: int, n_dev: int, epochs: int):
     return {"paths.train": str(CONLL2000 / "train.txt"), "paths.dev": str(CONLL2000 / "test.txt"),
             "corpora.train.limit": n_train, "corpora.dev.limit": n_dev,

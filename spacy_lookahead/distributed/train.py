@@ -69,15 +69,17 @@ def train_shard(run_id: str, setup: bytes, shard: Dict[str, bytes],
     from spacy.util import fix_random_seed
 
     from ..core.weights import Weights
+    from .lookups import fixed_msgpack_registries
 
     if before is not None:
         before(round_index, shard_index)
     nlp, T, cache = _worker_setup(run_id, setup)
     began = time.perf_counter()
     if shard_index not in cache:  # spacy train too keeps its examples across epochs
-        predicted = DocBin(store_user_data=True).from_bytes(shard["predicted"]).get_docs(nlp.vocab)
-        reference = DocBin(store_user_data=True).from_bytes(shard["reference"]).get_docs(nlp.vocab)
-        cache[shard_index] = [Example(p, r) for p, r in zip(predicted, reference)]
+        with fixed_msgpack_registries():
+            predicted = DocBin(store_user_data=True).from_bytes(shard["predicted"]).get_docs(nlp.vocab)
+            reference = DocBin(store_user_data=True).from_bytes(shard["reference"]).get_docs(nlp.vocab)
+            cache[shard_index] = [Example(p, r) for p, r in zip(predicted, reference)]
     examples = cache[shard_index]
     if parts is not None:
         start = _mixed_start(cache, round_index, parts, weighting)
@@ -201,10 +203,11 @@ class _Job:
         from spacy.util import load_config, registry, resolve_dot_names
 
         from ..pipes.base import SearchPipe
+        from .lookups import fixed_msgpack_registries
         from .reading import remembering_train_corpus
 
         config = load_config(config_path, overrides=overrides, interpolate=False)
-        with remembering_train_corpus(config) as take:
+        with remembering_train_corpus(config) as take, fixed_msgpack_registries():
             nlp = init_nlp(config)  # as spacy train: seed, labels, the components' settings
             examples = take(nlp)  # the examples init_nlp read: the corpus is read once
         config = nlp.config.interpolate()
@@ -226,15 +229,16 @@ class _Job:
         if rounds < 1:
             raise ValueError(f"the number of rounds must be at least 1 (got {rounds}; "
                              "training.max_epochs <= 0 means no limit in spacy train: give --rounds).")
-        if examples is None:
-            examples = list(train_corpus(nlp))
-        if len(examples) < n_shards:
-            raise ValueError(f"{len(examples)} training examples cannot fill {n_shards} shards.")
-        shards = []
-        for i in range(n_shards):
-            part = examples[i::n_shards]
-            shards.append({side: _docbin([getattr(eg, side) for eg in part])
-                           for side in ("predicted", "reference")})
+        with fixed_msgpack_registries():
+            if examples is None:
+                examples = list(train_corpus(nlp))
+            if len(examples) < n_shards:
+                raise ValueError(f"{len(examples)} training examples cannot fill {n_shards} shards.")
+            shards = []
+            for i in range(n_shards):
+                part = examples[i::n_shards]
+                shards.append({side: _docbin([getattr(eg, side) for eg in part])
+                               for side in ("predicted", "reference")})
         print(f"train: {len(examples)} examples in {n_shards} shards, {rounds} rounds; "
               f"components {', '.join(names)}", file=stdout)
         return cls(nlp, T, dev_corpus, names, shards, rounds)
@@ -249,6 +253,8 @@ class _Job:
         next round trains. Shipping the mix through the driver took ~1 s a
         round on 2 workers."""
         from spacy.training.loop import create_evaluation_callback
+
+        from .lookups import fixed_msgpack_registries
 
         run_id = os.urandom(8).hex()
         began = time.perf_counter()  # round 1 counts from here: shipping the data, reading dev
@@ -268,7 +274,8 @@ class _Job:
         # spaCy's evaluation on dev examples read once: the corpus reader
         # costs ~1 ms a doc (more than tagging it). Language.evaluate copies
         # the predicted docs it annotates, so the examples stay as read.
-        dev = list(self.dev_corpus(self.nlp))
+        with fixed_msgpack_registries():
+            dev = list(self.dev_corpus(self.nlp))
         evaluate = create_evaluation_callback(self.nlp, lambda nlp: dev, self.T["score_weights"])
         sapo = {name: getattr(self.nlp.get_pipe(name), "is_sapo", False) for name in self.names}
 
