@@ -115,14 +115,18 @@ def section(metrics: Path) -> List[str]:
                           "one-shot: every shard trains alone, mixed only to evaluate. setup: "
                           "reading the config and corpus, initialising, cutting the shards; "
                           "rounds: the rounds with their dev evaluations (the part workers "
-                          "divide); slowest shards' epochs: the critical path in the workers. "
+                          "divide; for IPM from shipping the data to the cluster on); whole "
+                          "command: IPM's wall time from starting the LocalCluster (about 1 s) "
+                          "to the last round, against spacy train's setup and rounds; slowest "
+                          "shards' epochs: the critical path in the workers. "
                           "4 and 8 shards on 2 workers simulate 4 and 8 machines: their accuracy "
                           "is what those would give, their time is not. (`--shards 1` adds IPM "
                           "with 1 shard on 1 worker: the same training as spacy train, "
                           "tests/test_distributed.py.) Where spacy train and IPM on 2 "
                           "shards / 2 workers ran several times, alternately (`--timing-repeats`: "
-                          "the machine is shared), their rounds s are medians and the ratio is "
-                          "the median of the pairs' ratios.")
+                          "the machine is shared), their rounds s and whole command s are "
+                          "medians and each ratio is the median of the pairs' ratios. Rows "
+                          "without a whole command s come from runs before it was timed.")
             first = False
         lines += [""] + train_rows(rows) + [""]
     steps = [s for s in X.STEPS if s.group == "distributed"]

@@ -35,9 +35,15 @@ def dask_client(scheduler: Optional[str] = None, workers: Optional[int] = None) 
     n = workers or os.cpu_count() or 1
     if n < 1:
         raise ValueError(f"--workers must be at least 1, got {n}")
-    with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
-            distributed.Client(cluster) as client:
+    import dask
+
+    # No dashboard, so no use for the workers' statistical profiler, which
+    # takes the GIL from the task every 10 ms to sample its stack (the
+    # tasks run Python per doc). The workers keep the config they start with.
+    with dask.config.set({"distributed.worker.profile.enabled": False}):
+        cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, silence_logs=logging.ERROR)
+    with cluster, distributed.Client(cluster) as client:
         yield client
 
 

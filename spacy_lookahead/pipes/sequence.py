@@ -11,6 +11,7 @@ from spacy.vocab import Vocab
 from ..core import decode as decoding
 from ..core.features import LexemeAtoms
 from ..core.marginals import Lattice, Transitions, fit_temperature, gold_derivations
+from ..core.search import Workspace
 from ..core.weights import Weights
 from ..systems.tagging import TaggingSystem
 from .settings import SEARCH_DEFAULTS, config_error
@@ -147,8 +148,11 @@ class SequencePipe(TransitionPipe):
         exact_scores = self.exact_scorer()
         system = self.system
         transitions = Transitions(system, W, tau) if system.homogeneous else None
+        workspace = None
         for inst in instances:
-            lattice = Lattice(inst, W, tau, True, transitions)
+            if workspace is None or workspace.state_size != inst.state_size:
+                workspace = Workspace(system, 0, inst.state_size)
+            lattice = Lattice(inst, W, tau, True, transitions, workspace)
             actions, score = lattice.best()
             if actions is None:  # no valid output: the decoder's error
                 decoding.nbest([inst], W, 1)

@@ -9,6 +9,7 @@ from spacy.training import Example
 from spacy.vocab import Vocab
 
 from ..core.marginals import Lattice, Transitions
+from ..core.search import Workspace
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
 from .settings import Direction, Learner, Probabilities, Search, Target, Update, config_error
 from .spaces import SPACE_POS, SPACE_TAG
@@ -177,9 +178,12 @@ class LookaheadTagger(SequencePipe):
         instances = self.instances(docs, None, indexes, inputs)
         W, tau, system = self.averaged_weights, self.temperature, self.system
         transitions = Transitions(system, W, tau) if system.homogeneous else None
+        workspace = None
         out = []
         for inst, index, doc, tags in zip(instances, indexes, docs, best):
-            m = Lattice(inst, W, tau, True, transitions).marginals()  # (steps, tags)
+            if workspace is None or workspace.state_size != inst.state_size:
+                workspace = Workspace(system, 0, inst.state_size)
+            m = Lattice(inst, W, tau, True, transitions, workspace).marginals()  # (steps, tags)
             if self.cfg["direction"] == "rtl":
                 m = m[::-1]
             content = tags if index is None else tags[index]
