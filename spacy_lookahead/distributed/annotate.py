@@ -90,25 +90,38 @@ def annotate_partition(model: Dict[str, bytes], checksum: str, payload: Tuple[st
     the tests that kill a worker mid-partition)."""
     from spacy.tokens import DocBin
 
-    from .lookups import fixed_msgpack_registries
-
     if before is not None:
         before(index)
     nlp = _pipeline(model, checksum, n_threads)
     kind, data = payload
-    with fixed_msgpack_registries():  # the DocBins' msgpack per doc
-        start = time.perf_counter()
-        if kind == "texts":
-            docs = []
-            for doc, user_data in nlp.pipe(data, as_tuples=True, batch_size=batch_size):
-                doc.user_data.update(user_data)
-                docs.append(doc)
-        else:
-            docs = list(nlp.pipe(DocBin().from_bytes(data).get_docs(nlp.vocab), batch_size=batch_size))
-        seconds = time.perf_counter() - start
-        out = DocBin(docs=docs, store_user_data=True).to_bytes()
-    return {"index": index, "bytes": out, "docs": len(docs),
+    start = time.perf_counter()
+    if kind == "texts":
+        docs = []
+        for doc, user_data in nlp.pipe(data, as_tuples=True, batch_size=batch_size):
+            doc.user_data.update(user_data)
+            docs.append(doc)
+    else:
+        docs = list(nlp.pipe(DocBin().from_bytes(data).get_docs(nlp.vocab), batch_size=batch_size))
+    seconds = time.perf_counter() - start
+    return {"index": index, "bytes": _docbin_bytes(docs, kind == "texts"), "docs": len(docs),
             "tokens": sum(len(d) for d in docs), "seconds": seconds, "pid": os.getpid()}
+
+
+def _docbin_bytes(docs: list, json_user_data: bool) -> bytes:
+    """The docs as DocBin bytes, user data included. srsly.msgpack_dumps
+    looks up its encoder entry points on every call (~0.2 ms: more than
+    tagging a sentence), so the user data of JSONL/.txt inputs (plain JSON
+    values, string keys) is packed by msgpack itself, in the same format."""
+    from spacy.tokens import DocBin
+
+    if not json_user_data:
+        return DocBin(docs=docs, store_user_data=True).to_bytes()
+    import msgpack
+
+    out = DocBin(docs=docs)
+    out.store_user_data = True
+    out.user_data = [msgpack.packb(doc.user_data, use_bin_type=True) for doc in docs]
+    return out.to_bytes()
 
 
 def annotate(model: Path, input_path: Path, output_dir: Path, *, scheduler: Optional[str] = None,

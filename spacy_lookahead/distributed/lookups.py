@@ -5,9 +5,9 @@ at every call, scanning the installed packages' entry points and every
 registered function (~0.5 ms a call, more than tagging a sentence), and
 spaCy's DocBin calls msgpack once or twice per doc (user data, span
 groups): more than half of reading a `spacy convert` corpus, and most of
-writing or reading a chunking shard. Parameter mixing and annotation read
-and write whole corpora as DocBins, so they do it within
-`fixed_msgpack_registries`."""
+writing or reading a chunking shard. Parameter mixing reads the corpus
+and writes and reads its shards within `fixed_msgpack_registries`.
+(annotate packs its outputs' user data with msgpack itself.)"""
 import threading
 from contextlib import contextmanager
 from typing import Iterator

@@ -1,6 +1,7 @@
-"""Read the training corpus once: keep the examples spaCy's `init_nlp` reads to initialize the pipeline,
-to cut the shards from them. spaCy's corpus reader costs about 1 ms a doc
-(EWT train: about 10 s), and `init_nlp` gives no access to what it read. So
+"""Read the training corpus once: keep the examples spaCy's `init_nlp`
+reads to initialize the pipeline, to cut the shards from them. spaCy's
+corpus reader costs about 1 ms a doc (EWT train: about 10 s), and
+`init_nlp` gives no access to what it read. So
 for the duration of `init_nlp` the config's train corpus is wrapped in a
 reader that remembers its first complete pass (`remembered_corpus`); the
 pipeline's config is then given its own reader back, so the saved models'
@@ -9,7 +10,7 @@ spaCy initializes from the first 100 examples only) the corpus is read
 again."""
 import os
 from contextlib import contextmanager
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from spacy.language import Language
 from spacy.training import Example
@@ -40,7 +41,8 @@ def remembered_corpus(corpus: Callable[[Language], Iterable[Example]], key: str)
     return RememberedCorpus(corpus, key)
 
 
-def _block(config: Dict[str, Any], dot_name: str) -> Dict[str, Any]:
+def _block(config: Dict[str, Any], dot_name: str) -> Tuple[Dict[str, Any], str]:
+    """The section holding the block at `dot_name`, and the block's key in it."""
     *path, last = dot_name.split(".")
     for part in path:
         config = config[part]
@@ -53,8 +55,12 @@ def remembering_train_corpus(config) -> Iterator[Callable[[Any], Optional[List[E
     yields `take(nlp)`: the examples of the first complete pass, if any, after
     giving `nlp.config` its own reader back."""
     dot_name = config.interpolate().get("training", {}).get("train_corpus", "corpora.train")
-    parent, last = _block(config, dot_name)
-    original = parent[last]
+    try:
+        parent, last = _block(config, dot_name)
+        original = parent[last]
+    except (KeyError, TypeError, AttributeError):  # no such block: init_nlp says so
+        yield lambda nlp: None
+        return
     key = os.urandom(8).hex()
     parent[last] = {"@readers": READER, "corpus": original, "key": key}
 
