@@ -111,6 +111,37 @@ def test_marginals_are_the_brute_force_ones(nr_class, length, direction, constra
         numpy.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-12)
 
 
+@pytest.mark.parametrize("keep,factored", [(True, True), (True, False), (False, False)])
+def test_lattices_sharing_a_workspace_give_their_own_figures(keep, factored):
+    """The pipes make the lattices of a batch with one Workspace: each gives
+    bitwise the best path, log Z and marginals it gives with its own, also
+    when an earlier lattice is read after later ones were made (rows made
+    again use the workspace's scratch), and a workspace of another depth
+    is not used."""
+    from spacy_lookahead.core.search import Workspace
+
+    rng = random.Random(7)
+    keep_rows(keep, factored)
+    try:
+        system, _, W = random_model(4, 6, "ltr", True, rng)
+        docs = [atoms_of([rng.choice(WORDS) for _ in range(n)]) for n in (6, 1, 4, 6, 3)]
+        instances = system.instances(docs)
+
+        def figures(lattice):
+            path, top = lattice.best()
+            return (None if path is None else path.tobytes(), top, lattice.log_z,
+                    lattice.marginals().tobytes())
+
+        own = [figures(Lattice(inst, W, 0.7)) for inst in instances]
+        ws = Workspace(system, 0, instances[0].state_size)
+        shared = [Lattice(inst, W, 0.7, True, None, ws) for inst in instances]
+        assert [figures(lat) for lat in reversed(shared)] == own[::-1]
+        deep = Workspace(system, 1, instances[0].state_size)
+        assert [figures(Lattice(inst, W, 0.7, True, None, deep)) for inst in instances] == own
+    finally:
+        keep_rows(True, True)
+
+
 @pytest.mark.parametrize("tau", [0.8, 0.01])
 def test_factored_and_row_by_row_lattices_agree_on_a_real_model(tau, shared_data):
     """A NER model on real sentences: the factored lattice gives the row-by-row

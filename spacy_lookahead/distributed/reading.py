@@ -1,13 +1,13 @@
 """Read the training corpus once: keep the examples spaCy's `init_nlp`
-reads to initialize the pipeline, to cut the shards from them. spaCy's
-corpus reader costs about 1 ms a doc (EWT train: about 10 s), and
-`init_nlp` gives no access to what it read. So
-for the duration of `init_nlp` the config's train corpus is wrapped in a
-reader that remembers its first complete pass (`remembered_corpus`); the
-pipeline's config is then given its own reader back, so the saved models'
-configs are the user's. Without a complete pass (e.g. `max_epochs = -1`:
-spaCy initializes from the first 100 examples only) the corpus is read
-again."""
+reads to initialize the pipeline, to cut the shards from them.
+
+spaCy's corpus reader costs about 1 ms a doc (EWT train: about 10 s), and
+`init_nlp` gives no access to what it read. So for the duration of
+`init_nlp` the config's train corpus is wrapped in a reader that remembers
+its first complete pass (`remembered_corpus`); the pipeline's config is
+then given its own reader back, so the saved models' configs are the
+user's. Without a complete pass (e.g. `max_epochs = -1`: spaCy initializes
+from the first 100 examples only) the corpus is read again."""
 import os
 from contextlib import contextmanager
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
