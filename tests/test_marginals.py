@@ -142,6 +142,50 @@ def test_lattices_sharing_a_workspace_give_their_own_figures(keep, factored):
         keep_rows(True, True)
 
 
+@pytest.mark.parametrize("keep,factored,pruned", [(True, True, True), (True, True, False),
+                                                   (True, False, False), (False, False, False)])
+def test_one_lattice_through_a_batch_gives_each_doc_its_own_figures(keep, factored, pruned):
+    """best_with_probabilities and second_best_steps run a batch through one
+    lattice (its chain's spine grows for a longer doc and is reused for a
+    shorter one): per doc, bitwise what a lattice of its own gives -- the
+    best path, its score, its steps' probabilities or a scorer's figures,
+    and the most probable other action of each step by its marginals."""
+    rng = random.Random(11)
+    keep_rows(keep, factored)
+    marginals_module.PRUNED_VITERBI = pruned
+    try:
+        system, _, W = random_model(4, 7, "rtl", True, rng)
+        docs = [atoms_of([rng.choice(WORDS) for _ in range(n)]) for n in (3, 0, 7, 1, 5, 7, 2)]
+        instances = system.instances(docs)
+        own = [Lattice(inst, W, 0.6) for inst in instances]
+        best = [lat.best() for lat in own]
+        got = marginals_module.best_with_probabilities(instances, W, 0.6)
+        assert len(got) == len(own)
+        for lat, (path, top), (path2, top2, probs) in zip(own, best, got):
+            assert path2.tobytes() == path.tobytes() and top2 == top
+            assert probs.tobytes() == lat.step_probabilities(path).tobytes()
+        seen = []
+        scored = marginals_module.best_with_probabilities(
+            instances, W, 0.6, None, lambda lat, inst, path: seen.append(inst) or lat.log_z)
+        assert seen == list(instances)
+        assert [s[2] for s in scored] == [lat.log_z for lat in own]
+        other = [rng.choice(range(4)) for _ in range(7)]
+        given = [path if k % 2 else numpy.asarray(other[:lat.T], dtype="int32")
+                 for k, (lat, (path, _)) in enumerate(zip(own, best))]
+        for lat, taken, (ids, probs) in zip(
+                own, given, marginals_module.second_best_steps(instances, given, W, 0.6)):
+            m = lat.marginals()
+            m[numpy.arange(lat.T), taken] = -1.0
+            assert ids.tolist() == m.argmax(axis=1).tolist()
+            assert probs.tobytes() == m[numpy.arange(lat.T), ids].tobytes()
+        with pytest.raises(ValueError, match="2 actions for a derivation of 3 steps"):
+            marginals_module.second_best_steps(instances[:1], [[0, 1]], W, 0.6)
+        with pytest.raises(ValueError, match="temperature must be > 0"):
+            marginals_module.best_with_probabilities(instances, W, 0.0)
+    finally:
+        keep_rows(True, True)
+
+
 @pytest.mark.parametrize("tau", [0.8, 0.01])
 def test_factored_and_row_by_row_lattices_agree_on_a_real_model(tau, shared_data):
     """A NER model on real sentences: the factored lattice gives the row-by-row

@@ -45,6 +45,10 @@ cdef class Lattice:
     cdef double _alpha(self, int t, int c) noexcept nogil
     cdef double _beta(self, int t, int c) noexcept nogil
     cdef void _factored_forward_backward(self) noexcept nogil
+    cdef int _reset(self, Instance inst, Weights W, double temperature, bint backward,
+                    Transitions transitions, Workspace ws) except -1
+    cdef double _best(self, int* out, bint pruned, double min_theta) noexcept nogil
+    cdef void _step_probabilities(self, const int* acts, double* out) noexcept nogil
     cdef double _pruned_best(self, double theta, int* out) noexcept nogil
     cdef double _max_marginal_product(self) noexcept nogil
     cdef double _score(self, int t, int p, int c) noexcept nogil

@@ -142,13 +142,23 @@ cdef class Lattice:
         (a Workspace costs more than a short sentence's sums)."""
         if not temperature > 0.0:
             raise ValueError(f"temperature must be > 0, got {temperature!r}")
-        cdef Workspace ws = workspace
+        self._reset(inst, W, temperature, backward, transitions, workspace)
+
+    cdef int _reset(self, Instance inst, Weights W, double temperature, bint backward,
+                    Transitions transitions, Workspace ws) except -1:
+        """__init__'s work, reusing this lattice's memory (its chain's too,
+        where the workspace is the same): best_with_probabilities runs a
+        batch through one lattice."""
         if ws is None or ws.system is not inst.system or ws.state_size != inst.state_size \
                 or ws.depth != 0:
             ws = Workspace(inst.system, 0, inst.state_size)
         cdef double limit
         self.inst = inst
-        self.chain = Chain(ws, <size_t>inst.start())
+        self.keep = False
+        if self.chain is not None and self.chain.ws is ws:
+            self.chain.restart(<size_t>inst.start())
+        else:
+            self.chain = Chain(ws, <size_t>inst.start())
         self.W = W
         self.T = self.chain.T
         self.C = ws.nr_class
@@ -157,6 +167,7 @@ cdef class Lattice:
         self.log_z = 0.0
         self.row.resize(self.C)
         self.factor_row.resize(self.C)
+        self.trans = None
         self.factored = FACTORED and inst.system.homogeneous and self.T > 0
         if self.factored:
             if transitions is None or not transitions.fits(inst.system, W, temperature):
@@ -168,7 +179,7 @@ cdef class Lattice:
             if self.factored:
                 with nogil:
                     self._factored_forward_backward()
-                return
+                return 0
         self.keep = 2 * <long>self.T * self.C * self.C <= ROW_CACHE
         if self.keep:
             self.rows.resize(<size_t>self.T * self.C * self.C)
@@ -177,6 +188,7 @@ cdef class Lattice:
         if self.T:
             with nogil:
                 self._forward_backward()
+        return 0
 
     cdef bint _split_scores(self, Workspace ws, double limit) noexcept nogil:
         """Factored: each step's emissions (the transitions are the batch's);
@@ -392,6 +404,23 @@ cdef class Lattice:
         w . Phi): Viterbi over the lattice's rows (kept from the forward
         pass where they fit), first in class order on ties. (None, -inf)
         if no derivation is valid."""
+        path = numpy.zeros((self.T,), dtype="int32")
+        if self.T == 0:
+            return path, 0.0
+        if self.log_z == -INFINITY:
+            return None, -INFINITY
+        cdef int[::1] out = path
+        cdef double top
+        cdef bint pruned = PRUNED_VITERBI
+        cdef double min_theta = MIN_THETA
+        with nogil:
+            top = self._best(&out[0], pruned, min_theta)
+        return path, top
+
+    cdef double _best(self, int* out, bint pruned, double min_theta) noexcept nogil:
+        """best() into out (T actions) for T > 0 and a finite log Z: the
+        pruned Viterbi where it certifies its path (pruned: PRUNED_VITERBI),
+        else the Viterbi over all entries; returns the path's score."""
         cdef int T = self.T, C = self.C, t, p, c, arg
         cdef double v, top, base
         cdef const double* r
@@ -399,64 +428,55 @@ cdef class Lattice:
         cdef const double* f
         cdef vector[double] score
         cdef vector[int] back
-        path = numpy.zeros((T,), dtype="int32")
-        if T == 0:
-            return path, 0.0
-        if self.log_z == -INFINITY:
-            return None, -INFINITY
-        cdef int[::1] out = path
         cdef double theta, found
         cdef int attempt
         self.viterbi_entries = <long>T * C
-        if self.factored and self.backward and PRUNED_VITERBI:
-            with nogil:
-                theta = 0.5 * self._max_marginal_product()
+        if self.factored and self.backward and pruned:
+            theta = 0.5 * self._max_marginal_product()
             for attempt in range(2):
-                if not theta >= MIN_THETA:
+                if not theta >= min_theta:
                     break
-                with nogil:
-                    top = self._pruned_best(theta, &out[0])
+                top = self._pruned_best(theta, out)
                 found = exp(top / self.temperature - self.log_z) if top != -INFINITY else 0.0
                 if found >= 2.0 * theta:
-                    return path, top  # certified (see PRUNED_VITERBI)
+                    return top  # certified (see PRUNED_VITERBI)
                 theta = 0.5 * found  # keeps the path found: the next one is certified
             self.viterbi_entries = <long>T * C
-        with nogil:
-            score.assign(T * C, -INFINITY)
-            back.assign(T * C, -1)
-            r = self._row(0, -1)
-            for c in range(C):
-                score[c] = r[c]
-            for t in range(1, T):
-                for p in range(C):
-                    base = score[(t - 1) * C + p]
-                    if base == -INFINITY:
-                        continue  # no valid prefix ends with p
-                    if self.factored:  # the row's sums without making the row
-                        e = &self.em[t * C]
-                        f = &self.trans.tr[(p + 1) * C]
-                        for c in range(C):
-                            v = base + (e[c] + f[c])
-                            if v > score[t * C + c]:
-                                score[t * C + c] = v
-                                back[t * C + c] = p
-                        continue
-                    r = self._row(t, p)
+        score.assign(T * C, -INFINITY)
+        back.assign(T * C, -1)
+        r = self._row(0, -1)
+        for c in range(C):
+            score[c] = r[c]
+        for t in range(1, T):
+            for p in range(C):
+                base = score[(t - 1) * C + p]
+                if base == -INFINITY:
+                    continue  # no valid prefix ends with p
+                if self.factored:  # the row's sums without making the row
+                    e = &self.em[t * C]
+                    f = &self.trans.tr[(p + 1) * C]
                     for c in range(C):
-                        v = base + r[c]
+                        v = base + (e[c] + f[c])
                         if v > score[t * C + c]:
                             score[t * C + c] = v
                             back[t * C + c] = p
-            arg = 0
-            top = -INFINITY
-            for c in range(C):
-                if score[(T - 1) * C + c] > top:
-                    top = score[(T - 1) * C + c]
-                    arg = c
-            for t in range(T - 1, -1, -1):
-                out[t] = arg
-                arg = back[t * C + arg]
-        return path, top
+                    continue
+                r = self._row(t, p)
+                for c in range(C):
+                    v = base + r[c]
+                    if v > score[t * C + c]:
+                        score[t * C + c] = v
+                        back[t * C + c] = p
+        arg = 0
+        top = -INFINITY
+        for c in range(C):
+            if score[(T - 1) * C + c] > top:
+                top = score[(T - 1) * C + c]
+                arg = c
+        for t in range(T - 1, -1, -1):
+            out[t] = arg
+            arg = back[t * C + arg]
+        return top
 
     cdef double _max_marginal_product(self) noexcept nogil:
         """prod_t max_c p(action c at step t): near the best path's
@@ -586,8 +606,14 @@ cdef class Lattice:
             a = acts[t]
             if a < 0 or a >= self.C:
                 raise ValueError(f"action {a} out of range (the system has {self.C})")
-            out[t] = self.fwd[t * self.C + a] * self.bwd[t * self.C + a]
+        self._step_probabilities(&acts[0], &out[0])
         return probs
+
+    cdef void _step_probabilities(self, const int* acts, double* out) noexcept nogil:
+        """step_probabilities into out, for T > 0 valid actions and a finite log Z."""
+        cdef int t
+        for t in range(self.T):
+            out[t] = self.fwd[t * self.C + acts[t]] * self.bwd[t * self.C + acts[t]]
 
     def _require_backward(self):
         if not self.backward:
@@ -669,6 +695,115 @@ cdef class Lattice:
         if v == -INFINITY or v != v:
             return 0.0
         return exp(v - self.log_z)
+
+
+def best_with_probabilities(instances, Weights W, double temperature=1.0,
+                            Transitions transitions=None, scorer=None):
+    """Per instance, in order: (its best derivation (T,) int32, None where no
+    derivation is valid; the derivation's score w . Phi; the probabilities
+    of its steps (T,) float64 in the order the system takes them, or
+    scorer(lattice, instance, derivation) if a scorer is given) -- what Lattice(inst,
+    W, temperature).best() and .step_probabilities() give. One lattice,
+    chain and Workspace serve the whole batch, and the derivations and
+    probabilities are cut from two arrays: per doc, objects and allocations
+    cost more than a short sentence's sums."""
+    if not temperature > 0.0:
+        raise ValueError(f"temperature must be > 0, got {temperature!r}")
+    cdef Lattice lattice = Lattice.__new__(Lattice)
+    cdef Workspace ws = None
+    cdef Instance inst
+    cdef vector[int] paths
+    cdef vector[double] probs
+    cdef vector[size_t] starts
+    cdef size_t k
+    cdef double top
+    cdef bint pruned = PRUNED_VITERBI
+    cdef double min_theta = MIN_THETA
+    found = []
+    scored = []
+    starts.push_back(0)
+    for inst in instances:
+        if ws is None or ws.system is not inst.system or ws.state_size != inst.state_size:
+            ws = Workspace(inst.system, 0, inst.state_size)
+        lattice._reset(inst, W, temperature, True, transitions, ws)
+        transitions = lattice.trans if lattice.trans is not None else transitions
+        k = paths.size()
+        paths.resize(k + lattice.T)
+        probs.resize(k + lattice.T, 0.0)
+        top = 0.0
+        if lattice.T and lattice.log_z == -INFINITY:
+            top = -INFINITY
+        elif lattice.T:
+            with nogil:
+                top = lattice._best(&paths[k], pruned, min_theta)
+                if scorer is None:
+                    lattice._step_probabilities(&paths[k], &probs[k])
+        starts.push_back(paths.size())
+        found.append(top)
+        if scorer is not None and top != -INFINITY:
+            scored.append(scorer(lattice, inst, numpy.asarray(<int[:lattice.T]>&paths[k]).copy()
+                                 if lattice.T else numpy.zeros((0,), dtype="int32")))
+        else:
+            scored.append(None)
+    all_paths = numpy.asarray(<int[:paths.size()]>paths.data()).copy() if paths.size() \
+        else numpy.zeros((0,), dtype="int32")
+    all_probs = numpy.asarray(<double[:probs.size()]>probs.data()).copy() if probs.size() \
+        else numpy.zeros((0,), dtype="float64")
+    out = []
+    for i in range(len(found)):
+        a, b = starts[i], starts[i + 1]
+        if found[i] == -INFINITY:
+            out.append((None, -INFINITY, all_probs[a:b] if scorer is None else None))
+        else:
+            out.append((all_paths[a:b], found[i], all_probs[a:b] if scorer is None else scored[i]))
+    return out
+
+
+def second_best_steps(instances, derivations, Weights W, double temperature=1.0,
+                      Transitions transitions=None):
+    """Per instance and a derivation of it (T actions in the order the
+    system takes them, e.g. its best): (at each step, the most probable
+    action other than the derivation's, first in class order on ties, -1
+    where the system has one action only (T,) int32; its marginal
+    probability (T,) float64), with one lattice, chain and Workspace
+    reused over the batch as in best_with_probabilities."""
+    if not temperature > 0.0:
+        raise ValueError(f"temperature must be > 0, got {temperature!r}")
+    cdef Lattice lattice = Lattice.__new__(Lattice)
+    cdef Workspace ws = None
+    cdef Instance inst
+    cdef const int[::1] taken
+    cdef int[::1] alt
+    cdef double[::1] prob
+    cdef int t, c, C, arg
+    cdef double m, top
+    out = []
+    for inst, derivation in zip(instances, derivations):
+        if ws is None or ws.system is not inst.system or ws.state_size != inst.state_size:
+            ws = Workspace(inst.system, 0, inst.state_size)
+        lattice._reset(inst, W, temperature, True, transitions, ws)
+        transitions = lattice.trans if lattice.trans is not None else transitions
+        taken = numpy.ascontiguousarray(derivation, dtype="int32")
+        if taken.shape[0] != lattice.T:
+            raise ValueError(f"{taken.shape[0]} actions for a derivation of {lattice.T} steps")
+        ids = numpy.full((lattice.T,), -1, dtype="int32")
+        probs = numpy.zeros((lattice.T,), dtype="float64")
+        C = lattice.C
+        if lattice.T and C > 1:
+            alt, prob = ids, probs
+            with nogil:
+                for t in range(lattice.T):
+                    arg, top = -1, -1.0
+                    for c in range(C):
+                        if c == taken[t]:
+                            continue
+                        m = lattice.fwd[t * C + c] * lattice.bwd[t * C + c] \
+                            if lattice.log_z != -INFINITY else 0.0
+                        if m > top:
+                            arg, top = c, m
+                    alt[t], prob[t] = arg, top
+        out.append((ids, probs))
+    return out
 
 
 def marginals(instances, Weights W, double temperature=1.0):

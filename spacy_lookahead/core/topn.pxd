@@ -18,6 +18,9 @@ cdef class Chain:
     cdef vector[double] h       # T x C backward-Viterbi heuristic
     cdef const int* fixed       # T actions or -1 (labels known in advance); NULL: none
     cdef object _spine, _fixed  # the Python buffers behind spine and fixed
+    cdef vector[char] walk      # one state: restart() walks it to the end
+
+    cdef int restart(self, size_t state_addr) except -1
 
     cdef int row(self, Weights W, int t, int p, double* out) except -1 nogil
     cdef void* state_after(self, int t, int p) noexcept nogil

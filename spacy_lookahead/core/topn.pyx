@@ -23,34 +23,44 @@ cdef class Chain:
                              "use beam search for richer history features")
         self.ws = ws
         self.C = sys.nr_class
+        self.row_buf.resize(self.C)
+        self.restart(state_addr)
+        cdef int[::1] fv
+        if fixed is not None:
+            self._fixed = numpy.ascontiguousarray(fixed, dtype="int32")
+            if self._fixed.shape != (self.T,):
+                raise ValueError(f"fixed actions must have shape ({self.T},), got {self._fixed.shape}")
+            if self.T:
+                fv = self._fixed
+                self.fixed = &fv[0]
+
+    cdef int restart(self, size_t state_addr) except -1:
+        """The chain of the sequence from the state at state_addr (same
+        workspace, no fixed actions), reusing the spine's memory: a lattice
+        per doc of a batch allocates nothing once it has seen the longest."""
+        cdef TransitionSystem sys = self.ws.system
+        cdef size_t size = self.ws.state_size
         # Walk a spine with action 0: in a first-order system the state after
         # (t, p) is the spine state after t - 1 steps plus action p.
         cdef const void* start = <const void*>state_addr
-        cdef int T = 0
-        buf = bytearray(ws.state_size)
-        cdef char* s = buf
-        memcpy(s, start, ws.state_size)
+        cdef int T = 0, t
+        self.walk.resize(size)
+        cdef char* s = self.walk.data()
+        memcpy(s, start, size)
         while not sys.is_final(s):
             sys.apply(s, 0)
             T += 1
         self.T = T
-        self._spine = bytearray((T + 1) * ws.state_size)
+        if self._spine is None or len(self._spine) < (T + 1) * size:
+            self._spine = bytearray((T + 1) * size)
         self.spine = self._spine
-        memcpy(self.spine, start, ws.state_size)
-        cdef int t
-        cdef int[::1] fv
+        memcpy(self.spine, start, size)
         for t in range(T):
-            memcpy(self.spine + (t + 1) * ws.state_size, self.spine + t * ws.state_size, ws.state_size)
-            sys.apply(self.spine + (t + 1) * ws.state_size, 0)
-        self.row_buf.resize(self.C)
+            memcpy(self.spine + (t + 1) * size, self.spine + t * size, size)
+            sys.apply(self.spine + (t + 1) * size, 0)
         self.fixed = NULL
-        if fixed is not None:
-            self._fixed = numpy.ascontiguousarray(fixed, dtype="int32")
-            if self._fixed.shape != (T,):
-                raise ValueError(f"fixed actions must have shape ({T},), got {self._fixed.shape}")
-            if T:
-                fv = self._fixed
-                self.fixed = &fv[0]
+        self._fixed = None
+        return 0
 
     cdef void* state_after(self, int t, int p) noexcept nogil:
         """The state at step t whose previous action was p (t = 0: the start)."""

@@ -10,8 +10,8 @@ from spacy.vocab import Vocab
 
 from ..core import decode as decoding
 from ..core.features import LexemeAtoms
-from ..core.marginals import Lattice, Transitions, fit_temperature, gold_derivations
-from ..core.search import Workspace
+from ..core.marginals import (Lattice, Transitions, best_with_probabilities, fit_temperature,
+                              gold_derivations)
 from ..core.weights import Weights
 from ..systems.tagging import TaggingSystem
 from .settings import SEARCH_DEFAULTS, config_error
@@ -143,21 +143,20 @@ class SequencePipe(TransitionPipe):
         """Per instance: ([best output], [its score], exact_scores of it), all
         from one lattice (core/marginals.pyx): the best by Viterbi over its
         rows, its parts' probabilities from its forward and backward sums."""
-        out = []
+        instances = list(instances)
         tau = self.temperature
-        exact_scores = self.exact_scorer()
         system = self.system
         transitions = Transitions(system, W, tau) if system.homogeneous else None
-        workspace = None
-        for inst in instances:
-            if workspace is None or workspace.state_size != inst.state_size:
-                workspace = Workspace(system, 0, inst.state_size)
-            lattice = Lattice(inst, W, tau, True, transitions, workspace)
-            actions, score = lattice.best()
+        exact = self.exact_scorer()
+        scorer = None if exact is None else \
+            (lambda lattice, inst, actions: exact(lattice, inst.output(actions)))
+        reverse = exact is None and self.cfg["direction"] == "rtl"
+        out = []
+        for inst, (actions, score, scores) in zip(
+                instances, best_with_probabilities(instances, W, tau, transitions, scorer)):
             if actions is None:  # no valid output: the decoder's error
                 decoding.nbest([inst], W, 1)
-            best = inst.output(actions)
-            out.append(([best], (score,), exact_scores(lattice, best)))
+            out.append(([inst.output(actions)], (score,), scores[::-1] if reverse else scores))
         return out
 
     # --- temperature scaling -----------------------------------------------------
@@ -205,10 +204,11 @@ class SequencePipe(TransitionPipe):
         self._fitted_for = (id(self.weights), self.weights.version)
         return self.temperature
 
-    def exact_scorer(self) -> Callable[[Lattice, numpy.ndarray], numpy.ndarray]:
+    def exact_scorer(self) -> Optional[Callable[[Lattice, numpy.ndarray], numpy.ndarray]]:
         """f(lattice, best): the probability of each part of `best` (labels in
         document order over the content tokens) under the lattice's
-        distribution. Made once per batch."""
+        distribution. Made once per batch. None: the parts are the steps
+        (each label's marginal, core/marginals.best_with_probabilities)."""
         raise NotImplementedError
 
     def instances(self, docs: List[Doc], examples: Optional[List[Example]] = None,

@@ -8,8 +8,7 @@ from spacy.tokens import Doc, Token
 from spacy.training import Example
 from spacy.vocab import Vocab
 
-from ..core.marginals import Lattice, Transitions
-from ..core.search import Workspace
+from ..core.marginals import Transitions, second_best_steps
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
 from .settings import Direction, Learner, Probabilities, Search, Target, Update, config_error
 from .spaces import SPACE_POS, SPACE_TAG
@@ -178,24 +177,21 @@ class LookaheadTagger(SequencePipe):
         instances = self.instances(docs, None, indexes, inputs)
         W, tau, system = self.averaged_weights, self.temperature, self.system
         transitions = Transitions(system, W, tau) if system.homogeneous else None
-        workspace = None
+        rtl = self.cfg["direction"] == "rtl"  # steps run from the last token
+        contents = [tags if index is None else tags[index] for tags, index in zip(best, indexes)]
+        steps = second_best_steps(instances, [c[::-1] if rtl else c for c in contents], W, tau,
+                                  transitions)
         out = []
-        for inst, index, doc, tags in zip(instances, indexes, docs, best):
-            if workspace is None or workspace.state_size != inst.state_size:
-                workspace = Workspace(system, 0, inst.state_size)
-            m = Lattice(inst, W, tau, True, transitions, workspace).marginals()  # (steps, tags)
-            if self.cfg["direction"] == "rtl":
-                m = m[::-1]
-            content = tags if index is None else tags[index]
+        for (alt, p), index, doc in zip(steps, indexes, docs):
+            if rtl:
+                alt, p = numpy.ascontiguousarray(alt[::-1]), numpy.ascontiguousarray(p[::-1])
+            if index is None:
+                out.append((alt, p))
+                continue
             ids = numpy.full((len(doc),), -1, dtype="int32")
             probs = numpy.zeros((len(doc),), dtype="float64")
-            if len(content) and m.shape[1] > 1:
-                m = m.copy()
-                m[numpy.arange(len(content)), content] = -1.0
-                alt = m.argmax(axis=1).astype("int32")
-                where = slice(None) if index is None else index
-                ids[where] = alt
-                probs[where] = m[numpy.arange(len(content)), alt]
+            ids[index] = alt
+            probs[index] = p
             out.append((ids, probs))
         return out
 
@@ -205,11 +201,9 @@ class LookaheadTagger(SequencePipe):
         out[index] = output
         return out
 
-    def exact_scorer(self) -> Callable[[Lattice, numpy.ndarray], numpy.ndarray]:
-        """Each tag's marginal probability."""
-        if self.cfg["direction"] == "rtl":  # steps run from the last token
-            return lambda lattice, best: lattice.step_probabilities(best[::-1])[::-1]
-        return lambda lattice, best: lattice.step_probabilities(best)
+    def exact_scorer(self) -> None:
+        """Each tag's marginal probability: the probabilities of the steps."""
+        return None
 
     def expand_scores(self, scores: numpy.ndarray, index: numpy.ndarray, n: int) -> numpy.ndarray:
         out = numpy.ones((n,), dtype="float64")  # the space tag is certain
