@@ -206,6 +206,9 @@ RAW_PARSER: Dict[str, Tuple[str, Dict[str, object]]] = {
     "jkalt_rich_b16_early": ("+ rich features, beam 16 + the tagger's alternative tags",
                              {**RICH, **ALTERNATIVES, P + "beam_width": 16,
                               "training.max_epochs": 20}),
+    "jkalt_rich_b32_early": ("+ rich features, beam 32 + the tagger's alternative tags",
+                             {**RICH, **ALTERNATIVES, P + "beam_width": 32,
+                              "training.max_epochs": 20}),
 }
 for name, (what, changed) in RAW_PARSER.items():
     add(Experiment(f"raw_parser/{name}", "raw-parser", "pipeline", "configs/pipeline_ewt.cfg", "ewt",

@@ -1,6 +1,8 @@
 """SAPO as a learner of the sequence components: training on real data,
 probabilities for users (span scores, tag probabilities, n-best), training
 curves, serialisation and bad settings."""
+import math
+
 import numpy
 import pytest
 import spacy
@@ -129,12 +131,32 @@ def ner_to_calibrate(shared_data):
     return nlp
 
 
+def span_log_loss(nlp, examples, tau):
+    """The log-loss of the entity probabilities the model writes at
+    temperature tau against whether each entity is a gold one."""
+    ner = nlp.get_pipe("lookahead_ner")
+    saved = ner.cfg["temperature"]
+    ner.cfg["temperature"] = tau
+    try:
+        total = 0.0
+        for eg, doc in zip(examples, nlp.pipe(eg.predicted.copy() for eg in examples)):
+            gold = {(e.start, e.end, e.label_) for e in eg.reference.ents}
+            for span, p in zip(doc.spans["ents"], doc.spans["ents"].attrs["scores"]):
+                p = min(max(float(p), 1e-12), 1.0 - 1e-12)
+                total -= math.log(p) if (span.start, span.end, span.label_) in gold \
+                    else math.log1p(-p)
+        return total
+    finally:
+        ner.cfg["temperature"] = saved
+
+
 def test_temperature_is_fitted_on_what_is_scored_while_training_and_saved(ner_to_calibrate,
                                                                           shared_data, tmp_path):
-    """temperature = null: the first scoring after training fits tau (least
-    NLL of the gold outputs) and the model keeps it: a second scoring, the
-    saved model and its scoring of other data do not change it."""
-    from spacy_lookahead.core.marginals import gold_derivations, negative_log_likelihood
+    """temperature = null: the first scoring after training fits tau (with
+    exact marginals: the least log-loss of the entity probabilities the
+    model writes, against whether each entity is right) and the model
+    keeps it: a second scoring, the saved model and its scoring of other
+    data do not change it."""
     nlp = ner_to_calibrate
     ner = nlp.get_pipe("lookahead_ner")
     assert ner.temperature == 1.0 and "fitted_temperature" not in ner.cfg
@@ -142,10 +164,8 @@ def test_temperature_is_fitted_on_what_is_scored_while_training_and_saved(ner_to
     scores = nlp.evaluate(dev)
     tau = ner.temperature
     assert tau != 1.0 and scores["lookahead_ner_temperature"] == tau
-    golds = gold_derivations(ner.instances([eg.predicted for eg in dev], dev))
-    assert len(golds) > 150
-    nll = lambda t: negative_log_likelihood(golds, ner.weights, t)
-    assert nll(tau) < min(nll(tau * 1.05), nll(tau / 1.05), nll(1.0))
+    loss = lambda t: span_log_loss(nlp, dev, t)
+    assert loss(tau) < min(loss(tau * 1.05), loss(tau / 1.05), loss(1.0))
     test = words_only(jnlpba(shared_data, nlp.vocab, "test", 100))
     nlp.evaluate(test)
     assert ner.temperature == tau
@@ -157,6 +177,27 @@ def test_temperature_is_fitted_on_what_is_scored_while_training_and_saved(ner_to
     docs = [eg.predicted for eg in test[:30]]
     for a, b in zip(nlp.pipe(d.copy() for d in docs), loaded.pipe(d.copy() for d in docs)):
         numpy.testing.assert_allclose(a.spans["ents"].attrs["scores"], b.spans["ents"].attrs["scores"])
+
+
+def test_with_the_n_best_the_temperature_fits_the_gold_outputs(ner_to_calibrate, shared_data):
+    """probabilities = "nbest" (no marginals to calibrate part by part):
+    tau is the least NLL of the gold outputs under p(y | x)."""
+    from spacy_lookahead.core.marginals import gold_derivations, negative_log_likelihood
+    ner = ner_to_calibrate.get_pipe("lookahead_ner")
+    saved = dict(ner.cfg)
+    dev = words_only(jnlpba(shared_data, ner_to_calibrate.vocab, "train", 800)[600:])
+    try:
+        ner.cfg["probabilities"] = "nbest"
+        tau = ner.fit_temperature(dev)
+        golds = gold_derivations(ner.instances([eg.predicted for eg in dev], dev))
+        assert len(golds) > 150
+        nll = lambda t: negative_log_likelihood(golds, ner.averaged_weights, t)
+        assert nll(tau) < min(nll(tau * 1.05), nll(tau / 1.05), nll(1.0))
+        ner.cfg["probabilities"] = "marginals"
+        assert abs(ner.fit_temperature(dev) - tau) > 0.01  # the parts' fit is another
+    finally:
+        ner.cfg.clear()
+        ner.cfg.update(saved)
 
 
 def test_a_fixed_temperature_is_kept_and_averaging_is_a_setting(shared_data):

@@ -846,22 +846,30 @@ def fit_temperature(golds, Weights W, double low=0.1, double high=10.0, double t
     1 / tau (log Z is convex in the scale of the scores, the gold's score is
     linear in it), so a golden-section search over log tau finds it, to a
     relative `tolerance`. Returns (tau, its NLL, the NLL at tau = 1)."""
+    return minimise_over_temperature(lambda tau: negative_log_likelihood(golds, W, tau),
+                                     low, high, tolerance)
+
+
+def minimise_over_temperature(cost, double low=0.1, double high=10.0, double tolerance=0.005):
+    """The tau in [low, high] that minimises cost(tau), by a golden-section
+    search over log tau to a relative `tolerance` (exact for a cost unimodal
+    in log tau, as the gold NLL is). Returns (tau, cost(tau), cost(1))."""
     if not 0.0 < low < 1.0 < high:
         raise ValueError(f"need 0 < low < 1 < high, got {low!r}, {high!r}")
     import math
     phi = (math.sqrt(5.0) - 1.0) / 2.0
-    cost = lambda x: negative_log_likelihood(golds, W, math.exp(x))
+    at = lambda x: cost(math.exp(x))
     a, b = math.log(low), math.log(high)
     c, d = b - phi * (b - a), a + phi * (b - a)
-    fc, fd = cost(c), cost(d)
+    fc, fd = at(c), at(d)
     while b - a > tolerance:
         if fc <= fd:
             b, d, fd = d, c, fc
             c = b - phi * (b - a)
-            fc = cost(c)
+            fc = at(c)
         else:
             a, c, fc = c, d, fd
             d = a + phi * (b - a)
-            fd = cost(d)
+            fd = at(d)
     x, fx = (c, fc) if fc <= fd else (d, fd)
-    return math.exp(x), fx, cost(0.0)
+    return math.exp(x), fx, at(0.0)

@@ -11,7 +11,7 @@ from spacy.vocab import Vocab
 from ..core import decode as decoding
 from ..core.features import LexemeAtoms
 from ..core.marginals import (Lattice, Transitions, best_with_probabilities, fit_temperature,
-                              gold_derivations)
+                              gold_derivations, minimise_over_temperature)
 from ..core.weights import Weights
 from ..systems.tagging import TaggingSystem
 from .settings import SEARCH_DEFAULTS, config_error
@@ -144,20 +144,29 @@ class SequencePipe(TransitionPipe):
         from one lattice (core/marginals.pyx): the best by Viterbi over its
         rows, its parts' probabilities from its forward and backward sums."""
         instances = list(instances)
-        tau = self.temperature
+        out = []
+        for inst, (actions, score, scores) in zip(
+                instances, self._exact_parts(instances, W, self.temperature)):
+            if actions is None:  # no valid output: the decoder's error
+                decoding.nbest([inst], W, 1)
+            out.append(([inst.output(actions)], (score,), scores))
+        return out
+
+    def _exact_parts(self, instances: list, W: Weights, tau: float) -> list:
+        """Per instance (core/marginals.best_with_probabilities): (its best
+        derivation or None, its score, the probabilities of its output's
+        parts at temperature tau, in document order)."""
         system = self.system
         transitions = Transitions(system, W, tau) if system.homogeneous else None
         exact = self.exact_scorer()
-        scorer = None if exact is None else \
-            (lambda lattice, inst, actions: exact(lattice, inst.output(actions)))
-        reverse = exact is None and self.cfg["direction"] == "rtl"
-        out = []
-        for inst, (actions, score, scores) in zip(
-                instances, best_with_probabilities(instances, W, tau, transitions, scorer)):
-            if actions is None:  # no valid output: the decoder's error
-                decoding.nbest([inst], W, 1)
-            out.append(([inst.output(actions)], (score,), scores[::-1] if reverse else scores))
-        return out
+        if exact is not None:
+            return best_with_probabilities(instances, W, tau, transitions,
+                                           lambda lattice, inst, actions:
+                                           exact(lattice, inst.output(actions)))
+        found = best_with_probabilities(instances, W, tau, transitions)
+        if self.cfg["direction"] == "rtl":  # the steps run from the last token
+            return [(actions, score, probs[::-1]) for actions, score, probs in found]
+        return found
 
     # --- temperature scaling -----------------------------------------------------
     def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, Any]:
@@ -188,21 +197,66 @@ class SequencePipe(TransitionPipe):
                 and self._fitted_for != (id(self.weights), self.weights.version))
 
     def fit_temperature(self, examples: List[Example]) -> float:
-        """Fit tau of p(y | x) = exp(w . Phi / tau) / Z by the least negative
-        log-likelihood of the examples' gold outputs (temperature scaling of
-        the model's own distribution, exact for first-order models: the
-        lattice gives log Z), keep it with the model and return it. Docs
-        whose gold is not fully known are left out."""
+        """Fit tau of p(y | x) = exp(w . Phi / tau) / Z on the examples (the
+        dev data), keep it with the model and return it. SAPO with exact
+        marginals: the tau of the least log-loss of the probabilities the
+        component writes (each tag's, each span's) against whether that
+        part of the best output is right, i.e. calibrated where users read
+        them. Otherwise (the n best, a perceptron tagger's alternatives):
+        the least negative log-likelihood of the gold outputs (temperature
+        scaling of the model's own distribution). Both are exact for
+        first-order models (the lattice gives log Z and the marginals); the
+        parts' fit was the better calibrated on the dev data of all three
+        tasks (benchmarks/results.md). Docs whose gold is not fully known
+        are left out."""
         if not self.system.first_order:
             raise ValueError(f"[{self.name}] the temperature is fitted for first-order models "
                              f"only ({self.history_setting} = false); set temperature to a number.")
         examples = [Example(self.without_output(eg.predicted), eg.reference) for eg in examples]
-        golds = gold_derivations(self.instances([eg.predicted for eg in examples], examples))
+        docs = [eg.predicted for eg in examples]
         W = self.averaged_weights
-        if golds:  # 4 decimals (the fit's tolerance is 0.5%): the saved cfg gives it back exactly
-            self.cfg["fitted_temperature"] = round(fit_temperature(golds, W)[0], 4)
+        if self.is_sapo and self.uses_marginals:
+            tau = self._fit_to_parts(docs, examples, W)
+        else:
+            golds = gold_derivations(self.instances(docs, examples))
+            tau = fit_temperature(golds, W)[0] if golds else None
+        if tau is not None:  # 4 decimals (the fit's tolerance is 0.5%): the saved cfg gives it back
+            self.cfg["fitted_temperature"] = round(tau, 4)
         self._fitted_for = (id(self.weights), self.weights.version)
         return self.temperature
+
+    def _fit_to_parts(self, docs: List[Doc], examples: List[Example], W: Weights
+                      ) -> Optional[float]:
+        """The tau of the least log-loss of the best outputs' part
+        probabilities (the outputs do not depend on tau; their parts'
+        probabilities do); None if no doc has a fully known gold."""
+        inputs, indexes = self.inputs_and_indexes(docs, examples)
+        instances = self.instances(docs, None, indexes, inputs)
+        kept, truths = [], []
+        for inst, eg, index, (actions, _, _) in zip(instances, examples, indexes,
+                                                    self._exact_parts(instances, W, 1.0)):
+            if actions is None:
+                continue
+            truth = self.part_truth(inst.output(actions), self.gold(eg, index))
+            if truth is not None and len(truth):
+                kept.append(inst)
+                truths.append(truth)
+        if not kept:
+            return None
+        right = numpy.concatenate(truths).astype("float64")
+
+        def log_loss(tau: float) -> float:
+            p = numpy.concatenate([probs for _, _, probs in self._exact_parts(kept, W, tau)])
+            p = numpy.clip(p.astype("float64"), 1e-12, 1.0 - 1e-12)
+            return float(-(right * numpy.log(p) + (1.0 - right) * numpy.log1p(-p)).sum())
+
+        return minimise_over_temperature(log_loss)[0]
+
+    def part_truth(self, best: numpy.ndarray, gold: numpy.ndarray) -> Optional[numpy.ndarray]:
+        """Whether each part of `best` that exact_scores gives a probability
+        (labels in document order over the content tokens) is right under
+        `gold` (the gold ids); None if the gold is not fully known."""
+        raise NotImplementedError
 
     def exact_scorer(self) -> Optional[Callable[[Lattice, numpy.ndarray], numpy.ndarray]]:
         """f(lattice, best): the probability of each part of `best` (labels in

@@ -135,6 +135,15 @@ class SpanLabeller(SequencePipe):
         rtl = self.cfg["direction"] == "rtl"
         return lambda lattice, best: span_scores(lattice, best, kinds, types, parts, closed, biluo, rtl)
 
+    def part_truth(self, best: numpy.ndarray, gold: numpy.ndarray) -> Optional[numpy.ndarray]:
+        """Each span: is it a gold span (same tokens, same label)."""
+        if (gold < 0).any():
+            return None
+        kinds, types = self._kinds_types()
+        truth = set(ids_to_spans(gold, kinds, types))
+        return numpy.asarray([span in truth for span in ids_to_spans(best, kinds, types)],
+                             dtype="bool")
+
     def _span_parts(self) -> Tuple[list, list]:
         """Per span type: the action ids of its B, I, L, U labels (-1 where
         the scheme has none), and the mask of the actions that do not

@@ -78,9 +78,10 @@ def make_lookahead_tagger(nlp: Language, name: str, direction: Direction, target
         first-order models), or "auto": the marginals where they are exact,
         else the n best.
     temperature: SAPO's tau, p(y | x) proportional to exp(w . Phi / tau): null
-        fits it on the dev data during training (least NLL of the gold
-        outputs; first-order models, 1 otherwise) and saves it with the
-        model; a number fixes it.
+        fits it on the dev data during training (first-order models, 1
+        otherwise: with exact marginals, the least log-loss of the tag
+        probabilities against whether each tag is right; else the least NLL
+        of the gold outputs) and saves it with the model; a number fixes it.
     average: SAPO predicts with the averaged weights (Algorithm 1 does not).
     """
     return LookaheadTagger(nlp.vocab, name, direction=direction, target=target,
@@ -204,6 +205,10 @@ class LookaheadTagger(SequencePipe):
     def exact_scorer(self) -> None:
         """Each tag's marginal probability: the probabilities of the steps."""
         return None
+
+    def part_truth(self, best: numpy.ndarray, gold: numpy.ndarray) -> Optional[numpy.ndarray]:
+        """Each tag: is it the gold tag."""
+        return None if (gold < 0).any() else best == gold
 
     def expand_scores(self, scores: numpy.ndarray, index: numpy.ndarray, n: int) -> numpy.ndarray:
         out = numpy.ones((n,), dtype="float64")  # the space tag is certain
