@@ -404,11 +404,9 @@ cdef class Lattice:
         w . Phi): Viterbi over the lattice's rows (kept from the forward
         pass where they fit), first in class order on ties. (None, -inf)
         if no derivation is valid."""
-        path = numpy.zeros((self.T,), dtype="int32")
-        if self.T == 0:
-            return path, 0.0
-        if self.log_z == -INFINITY:
-            return None, -INFINITY
+        path, known = self._new_path()
+        if known is not None:
+            return known
         cdef int[::1] out = path
         cdef double top
         cdef bint pruned = PRUNED_VITERBI
@@ -416,6 +414,17 @@ cdef class Lattice:
         with nogil:
             top = self._best(&out[0], pruned, min_theta)
         return path, top
+
+    def _new_path(self):
+        """(a path of T actions to fill, None), or (None, the answer without
+        a search): the empty path of an empty doc, (None, -inf) where no
+        derivation is valid."""
+        path = numpy.zeros((self.T,), dtype="int32")
+        if self.T == 0:
+            return None, (path, 0.0)
+        if self.log_z == -INFINITY:
+            return None, (None, -INFINITY)
+        return path, None
 
     cdef double _best(self, int* out, bint pruned, double min_theta) noexcept nogil:
         """best() into out (T actions) for T > 0 and a finite log Z: the
@@ -498,11 +507,9 @@ cdef class Lattice:
         (None, -inf) if they hold no path."""
         if not (self.factored and self.backward):
             raise ValueError("pruned_best needs a factored lattice with its backward sums")
-        path = numpy.zeros((self.T,), dtype="int32")
-        if self.T == 0:
-            return path, 0.0
-        if self.log_z == -INFINITY:
-            return None, -INFINITY
+        path, known = self._new_path()
+        if known is not None:
+            return known
         cdef int[::1] out = path
         cdef double top
         with nogil:
