@@ -26,8 +26,10 @@ from .transition import Prediction, TransitionPipe
 # the dev data. Chosen on dev data (ECE, n best at tau = 1 / marginals at
 # tau = 1 / marginals at the fitted tau): EWT dev tags 0.022 / 0.460 / 0.008,
 # held-out tenths of CoNLL-2000 chunks 0.016 / 0.091 / 0.012 and of JNLPBA
-# entities 0.144 / 0.097 / 0.022. No averaging, as Algorithm 1 (JNLPBA gains
-# from it: benchmarks/results.md, the SAPO ablations).
+# entities 0.144 / 0.097 / 0.022; tau fitted to the written parts'
+# probabilities instead of the gold outputs' NLL (fit_temperature): 0.006,
+# 0.005, 0.026. No averaging, as Algorithm 1 (JNLPBA gains from it:
+# benchmarks/results.md, the SAPO ablations).
 SEQUENCE_DEFAULTS: Dict[str, Any] = {**SEARCH_DEFAULTS, "beam_width": 16, "probabilities": "auto",
                                      "temperature": None, "average": False}
 
