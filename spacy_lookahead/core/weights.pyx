@@ -108,8 +108,9 @@ cdef class Weights:
                 for i in range(start, stop):
                     slot = probe(self.slots, self.mask, feats[i]) if feats[i] else self.frozen_row(0)
                     found[i - start] = slot
-                    if slot != NULL:
+                    if slot != NULL:  # the row's weights, and its classes after them
                         __builtin_prefetch(&self.arena[slot.offset + 1])
+                        __builtin_prefetch(&self.arena[slot.offset + 1 + slot.length])
                 for i in range(stop - start):
                     slot = found[i]
                     if slot == NULL:
