@@ -233,11 +233,14 @@ class SearchPipe(TrainablePipe):
             self._known = (tags, numpy.sort(hashes))
         return self._known[1]
 
-    def _check_tags(self, doc: Doc, tags: numpy.ndarray) -> None:
+    def _check_tags(self, doc: Doc, tags: numpy.ndarray,
+                    words: Optional[numpy.ndarray] = None) -> None:
         """Empty tags on words are an error. In update(), the tags are
         learnt as seen; in a prediction call (`_start_tally`), those unseen
-        in training are counted for one warning (`_warn_unseen_tags`)."""
-        words = doc.to_array(IS_SPACE) == 0
+        in training are counted for one warning (`_warn_unseen_tags`).
+        words: the tokens that are not whitespace, if the caller knows them."""
+        if words is None:
+            words = doc.to_array(IS_SPACE) == 0
         empty = numpy.flatnonzero((tags == 0) & words)
         if len(empty):
             i = int(empty[0])
@@ -286,13 +289,13 @@ class SearchPipe(TrainablePipe):
                 UserWarning, stacklevel=4)
 
     def _tag_column(self, doc: Doc, atoms: numpy.ndarray, example: Optional[Example],
-                    what: str) -> None:
+                    what: str, words: Optional[numpy.ndarray] = None) -> None:
         """POS tags as an input feature: from the doc, else (training only)
         from the aligned gold doc; missing at prediction time is an error,
-        and so is an empty tag on a word."""
+        and so is an empty tag on a word. words: as _check_tags."""
         if doc.has_annotation("TAG"):
             tags = doc.to_array(TAG)
-            self._check_tags(doc, tags)
+            self._check_tags(doc, tags, words)
             atoms[:, A_TAG] = tags
         elif example is not None and example.reference.has_annotation("TAG"):
             atoms[:, A_TAG] = [t or 0 for t in example.get_aligned("TAG")]

@@ -234,10 +234,17 @@ class ArcStandardParser(TransitionPipe):
 
     # --- inputs --------------------------------------------------------------
     def _inputs(self, docs: List[Doc], examples: Optional[List[Example]] = None) -> list:
+        # the word atoms of the batch at once, each doc's its rows of them
+        batch = self._atoms.docs_inputs(docs)
+        every, space = batch["atoms"], batch["space"]
+        bounds = numpy.asarray(batch["starts"]).tolist()
         inputs = []
         for k, doc in enumerate(docs):
-            atoms = self._atoms.doc_atoms(doc)
-            self._tag_column(doc, atoms, examples[k] if examples else None, "parsing")
+            atoms = every[bounds[k]:bounds[k + 1]]
+            words = None if space is None else space[bounds[k]:bounds[k + 1]] == 0
+            if words is None:
+                words = numpy.ones((len(doc),), dtype="bool")
+            self._tag_column(doc, atoms, examples[k] if examples else None, "parsing", words)
             if self.tag_alternatives:
                 self._alternative_column(doc, atoms, examples[k] if examples else None)
             item: Dict[str, Any] = {"atoms": atoms}
