@@ -345,6 +345,7 @@ class Speed:
     data: str
     models: Tuple[str, ...]   # [KEY=]EXPERIMENT[@setting=value,...]; the first is the reference
     repeats: int = 0          # 0: the workflow's
+    pairs: int = 0            # > 0: also timed interleaved, this many rounds (speed.py --pairs)
     limit: int = 0            # time the first N docs only
     quick: bool = True        # also timed at the quick scale (the models trained there)
 
@@ -358,9 +359,9 @@ SPEEDS: Dict[str, Speed] = {s.name: s for s in (
     Speed("ner_speed", "spans", "ner", "jnlpba",
           ("spacy_ner_jnlpba", "crf_jnlpba", "ner_rtl_d0", "ner_rtl_d1", "ner_rtl_d2", "ner_ltr_d0",
            "ner_ltr_d1", "ner_ltr_d2", "ner_rtl_sapo")),
-    Speed("sapo_speed_tag", "sapo", "tag", "ewt", ("tagger_d1", "tagger_sapo")),
-    Speed("sapo_speed_chunk", "sapo", "chunk", "conll2000", ("chunker_d1", "chunker_sapo")),
-    Speed("sapo_speed_ner", "sapo", "ner", "jnlpba", ("ner_rtl_d1", "ner_rtl_sapo")),
+    Speed("sapo_speed_tag", "sapo", "tag", "ewt", ("tagger_d1", "tagger_sapo"), pairs=11),
+    Speed("sapo_speed_chunk", "sapo", "chunk", "conll2000", ("chunker_d1", "chunker_sapo"), pairs=11),
+    Speed("sapo_speed_ner", "sapo", "ner", "jnlpba", ("ner_rtl_d1", "ner_rtl_sapo"), pairs=11),
     Speed("parser_speed", "parser", "parse", "ewt",
           ("spacy_parser", "parser_greedy=parser_ewt_greedy", "parser_d1=parser_depth_d1",
            "parser_beam8=parser_ewt_beam8_max_violation")),
@@ -586,5 +587,7 @@ def speed_command(s: Speed, scale: str = "full", repeats: int = 3, batch_size: i
            "--repeats", str(s.repeats or repeats), "--output", metrics_file(s.name, scale)]
     if any(EXPERIMENTS[spec.split("@")[0]].trainer == "crf" for _, spec in models):
         cmd += ["--code", "benchmarks/crf_spans.py"]
+    if s.pairs:
+        cmd += ["--pairs", str(s.pairs)]
     limit = s.limit or limit
     return cmd + (["--limit", str(limit)] if limit else [])

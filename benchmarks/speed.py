@@ -36,6 +36,13 @@ and pipeline.
 `--code FILE` is imported in each worker before loading (custom factories,
 e.g. benchmarks/crf_spans.py for the CRF baseline); `--limit N` times the
 first N docs only.
+`--pairs N` also times the models interleaved, in one more subprocess that
+loads them all: N rounds, each one pass of every model (the order rotated
+from round to round), and `ratio_interleaved` is the median over the rounds
+of the reference's pass time over the model's. On a shared machine whose
+speed drifts within a minute, the ratios of whole runs timed one model after
+the other can swing by a third between reruns; passes side by side share
+the drift (models with `@n_process` are left out of it).
 A model directory that does not exist, or a worker that fails (e.g. a
 component that is not installed), is reported and skipped, not fatal.
 """
@@ -52,6 +59,7 @@ import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Dict, List
 
 sys.path.insert(0, str(Path(__file__).parent))
 import spanbench  # noqa: E402
@@ -142,6 +150,53 @@ def worker(name: str, model: str, data: str, batch_size: int, repeats: int,
     Path(out).write_text(json.dumps(result, indent=2))
 
 
+def interleaved_worker(specs: List[str], data: str, batch_size: int, rounds: int, out: str,
+                       task: str = "tag", code: str = "", limit: int = 0) -> None:
+    """Pass times of every model in `rounds` rounds, one pass of each per
+    round, the order rotated each round: {name: [seconds per round]}."""
+    from spacy.util import import_file
+    from model_spec import load, parse_spec
+
+    if code:
+        import_file("code", code)
+    gold = [spanbench.inputs_of(d, task) for d in spanbench.read_gold(data, limit=limit, task=task)]
+    nlps = {}
+    for spec in specs:
+        name, model_dir, overrides = parse_spec(spec)
+        nlps[name] = load(model_dir, overrides)
+
+    def one_pass(nlp) -> float:
+        docs = [spanbench.make_doc(nlp.vocab, g) for g in gold]
+        t0 = time.perf_counter()
+        list(nlp.pipe(docs, batch_size=batch_size))
+        return time.perf_counter() - t0
+
+    names = list(nlps)
+    for name in names:  # warm up
+        one_pass(nlps[name])
+    times: Dict[str, List[float]] = {name: [] for name in names}
+    for r in range(rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            times[name].append(round(one_pass(nlps[name]), 4))
+    Path(out).write_text(json.dumps(times))
+
+
+def run_interleaved(specs: List[str], args, env) -> Dict[str, List[float]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "times.json"
+        cmd = [sys.executable, __file__, "--interleaved-worker", str(args.data),
+               str(args.batch_size), str(args.pairs), str(out), args.task,
+               str(args.code or ""), str(args.limit), *specs]
+        print(f"speed.py: timing {len(specs)} models interleaved, {args.pairs} rounds ...",
+              file=sys.stderr)
+        proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=None, text=True)
+        if proc.returncode != 0 or not out.exists():
+            print(f"speed.py: the interleaved timing failed (exit code {proc.returncode})",
+                  file=sys.stderr)
+            return {}
+        return json.loads(out.read_text())
+
+
 # ---------------------------------------------------------------- parent --
 def run_model(name, model, args, env):
     with tempfile.TemporaryDirectory() as tmp:
@@ -177,6 +232,8 @@ def main(argv=None):
     ap.add_argument("--warmup", type=int, default=200, help="docs tagged before timing")
     ap.add_argument("--min-seconds", type=float, default=1.0,
                     help="a run tags the data as many times as needed to last this long")
+    ap.add_argument("--pairs", type=int, default=0,
+                    help="also time the models interleaved in N rounds (ratio_interleaved)")
     ap.add_argument("--output", type=Path, default=None, help="JSON file to write")
     args = ap.parse_args(argv)
     if not args.data.exists():
@@ -205,17 +262,30 @@ def main(argv=None):
     for r in results.values():
         if "tokens_per_second" in r:
             r["ratio_vs_reference"] = round(r["tokens_per_second"] / ref, 3) if ref else None
+    interleaved = {}
+    if args.pairs > 0 and ref:
+        specs = {name: spec for name, spec in ((parse_spec(x)[0], x) for x in args.models)
+                 if "tokens_per_second" in results.get(name, {}) and "@n_process" not in spec
+                 and ",n_process" not in spec}
+        if args.reference in specs:
+            interleaved = run_interleaved(list(specs.values()), args, env)
+        for name, times in interleaved.items():
+            base = interleaved[args.reference]
+            results[name]["interleaved_seconds"] = times
+            results[name]["ratio_interleaved"] = round(
+                statistics.median(b / t for b, t in zip(base, times)), 3)
 
     check_key = spanbench.CHECK_KEYS[args.task]
-    rows = [("model", "tokens/s", f"x {args.reference or '-'}", "peak RSS MB",
+    rows = [("model", "tokens/s", f"x {args.reference or '-'}", "x interleaved", "peak RSS MB",
              {"tag_acc_check": "tag acc", "f1_check": "F1", "uas_check": "UAS"}[check_key], "runs (s)")]
     for name, r in results.items():
         if "skipped" in r:
-            rows.append((name, "skipped", "", "", "", " ".join(r["skipped"].split())[:70]))
+            rows.append((name, "skipped", "", "", "", "", " ".join(r["skipped"].split())[:70]))
         else:
             ratio = r["ratio_vs_reference"]
             rows.append((name, f"{r['tokens_per_second']:,.0f}",
                          "-" if ratio is None else f"{ratio:.2f}",
+                         f"{r['ratio_interleaved']:.2f}" if "ratio_interleaved" in r else "-",
                          f"{r['peak_rss_mb']:.0f}", "-" if r.get(check_key) is None else f"{r[check_key]:.4f}",
                          " ".join(f"{t:.2f}" for t in r["seconds"])))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
@@ -229,7 +299,7 @@ def main(argv=None):
         "data": str(args.data), "task": args.task, "limit_docs": args.limit,
         "code": str(args.code) if args.code else None, "batch_size": args.batch_size,
         "repeats": args.repeats, "warmup_docs": args.warmup,
-        "min_seconds_per_run": args.min_seconds,
+        "min_seconds_per_run": args.min_seconds, "interleaved_rounds": args.pairs,
         "reference": args.reference, "models": results,
     }
     if args.output:
@@ -240,7 +310,10 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+    if len(sys.argv) > 1 and sys.argv[1] == "--interleaved-worker":
+        data, bs, rounds, out, task, code, limit = sys.argv[2:9]
+        interleaved_worker(sys.argv[9:], data, int(bs), int(rounds), out, task, code, int(limit))
+    elif len(sys.argv) > 1 and sys.argv[1] == "--worker":
         name, model, data, bs, reps, warm, min_s, out = sys.argv[2:10]
         task, code, limit = (sys.argv[10:13] + ["tag", "", "0"][len(sys.argv[10:13]):])
         try:

@@ -171,6 +171,20 @@ def test_speed_times_the_clause_finder(trained, nested_file, tmp_path):
     scores = spacy.load(model).evaluate(list(ClauseCorpus(nested_file).read(spacy.blank("en").vocab)))
     assert r["f1_check"] == pytest.approx(scores["spans_clauses_f"], abs=1e-4)
 
+    # --pairs: the models also timed side by side, each round one pass of each
+    assert speed.main([str(nested_file), f"clauses_fr={model}", f"again={model}", "--task",
+                       "clauses", "--reference", "clauses_fr", "--repeats", "1", "--min-seconds",
+                       "0.01", "--warmup", "1", "--pairs", "3", "--output", str(out)]) == 0
+    report = json.loads(out.read_text())
+    models = report["models"]
+    assert report["interleaved_rounds"] == 3
+    assert models["clauses_fr"]["ratio_interleaved"] == 1.0
+    assert len(models["again"]["interleaved_seconds"]) == 3
+    base, again = models["clauses_fr"]["interleaved_seconds"], models["again"]["interleaved_seconds"]
+    import statistics
+    assert models["again"]["ratio_interleaved"] == pytest.approx(
+        statistics.median(b / t for b, t in zip(base, again)), abs=1e-3)
+
 
 def test_report_reads_the_table_outputs(trained, nested_file, tmp_path):
     metrics = tmp_path / "metrics"
