@@ -714,10 +714,7 @@ def best_with_probabilities(instances, Weights W, double temperature=1.0,
     chain and Workspace serve the whole batch, and the derivations and
     probabilities are cut from two arrays: per doc, objects and allocations
     cost more than a short sentence's sums."""
-    if not temperature > 0.0:
-        raise ValueError(f"temperature must be > 0, got {temperature!r}")
-    cdef Lattice lattice = Lattice.__new__(Lattice)
-    cdef Workspace ws = None
+    cdef Lattice lattice
     cdef Instance inst
     cdef vector[int] paths
     cdef vector[double] probs
@@ -729,11 +726,7 @@ def best_with_probabilities(instances, Weights W, double temperature=1.0,
     found = []
     scored = []
     starts.push_back(0)
-    for inst in instances:
-        if ws is None or ws.system is not inst.system or ws.state_size != inst.state_size:
-            ws = Workspace(inst.system, 0, inst.state_size)
-        lattice._reset(inst, W, temperature, True, transitions, ws)
-        transitions = lattice.trans if lattice.trans is not None else transitions
+    for inst, lattice in _each_lattice(instances, W, temperature, transitions):
         k = paths.size()
         paths.resize(k + lattice.T)
         probs.resize(k + lattice.T, 0.0)
@@ -766,6 +759,23 @@ def best_with_probabilities(instances, Weights W, double temperature=1.0,
     return out
 
 
+def _each_lattice(instances, Weights W, double temperature, Transitions transitions):
+    """(instance, its lattice) for each instance in turn: one Lattice reset
+    per doc, its chain, Workspace and (homogeneous systems) Transitions
+    reused; a lattice is valid until the next is yielded."""
+    if not temperature > 0.0:
+        raise ValueError(f"temperature must be > 0, got {temperature!r}")
+    cdef Lattice lattice = Lattice.__new__(Lattice)
+    cdef Workspace ws = None
+    cdef Instance inst
+    for inst in instances:
+        if ws is None or ws.system is not inst.system or ws.state_size != inst.state_size:
+            ws = Workspace(inst.system, 0, inst.state_size)
+        lattice._reset(inst, W, temperature, True, transitions, ws)
+        transitions = lattice.trans if lattice.trans is not None else transitions
+        yield inst, lattice
+
+
 def second_best_steps(instances, derivations, Weights W, double temperature=1.0,
                       Transitions transitions=None):
     """Per instance and a derivation of it (T actions in the order the
@@ -774,22 +784,15 @@ def second_best_steps(instances, derivations, Weights W, double temperature=1.0,
     where the system has one action only (T,) int32; its marginal
     probability (T,) float64), with one lattice, chain and Workspace
     reused over the batch as in best_with_probabilities."""
-    if not temperature > 0.0:
-        raise ValueError(f"temperature must be > 0, got {temperature!r}")
-    cdef Lattice lattice = Lattice.__new__(Lattice)
-    cdef Workspace ws = None
-    cdef Instance inst
+    cdef Lattice lattice
     cdef const int[::1] taken
     cdef int[::1] alt
     cdef double[::1] prob
     cdef int t, c, C, arg
     cdef double m, top
     out = []
-    for inst, derivation in zip(instances, derivations):
-        if ws is None or ws.system is not inst.system or ws.state_size != inst.state_size:
-            ws = Workspace(inst.system, 0, inst.state_size)
-        lattice._reset(inst, W, temperature, True, transitions, ws)
-        transitions = lattice.trans if lattice.trans is not None else transitions
+    for (_, lattice), derivation in zip(_each_lattice(instances, W, temperature, transitions),
+                                        derivations):
         taken = numpy.ascontiguousarray(derivation, dtype="int32")
         if taken.shape[0] != lattice.T:
             raise ValueError(f"{taken.shape[0]} actions for a derivation of {lattice.T} steps")

@@ -241,9 +241,8 @@ class ArcStandardParser(TransitionPipe):
         inputs = []
         for k, doc in enumerate(docs):
             atoms = every[bounds[k]:bounds[k + 1]]
-            words = None if space is None else space[bounds[k]:bounds[k + 1]] == 0
-            if words is None:
-                words = numpy.ones((len(doc),), dtype="bool")
+            words = (numpy.ones((len(doc),), dtype="bool") if space is None
+                     else space[bounds[k]:bounds[k + 1]] == 0)
             self._tag_column(doc, atoms, examples[k] if examples else None, "parsing", words)
             if self.tag_alternatives:
                 self._alternative_column(doc, atoms, examples[k] if examples else None)
