@@ -209,6 +209,12 @@ RAW_PARSER: Dict[str, Tuple[str, Dict[str, object]]] = {
     "jkalt_rich_b32_early": ("+ rich features, beam 32 + the tagger's alternative tags",
                              {**RICH, **ALTERNATIVES, P + "beam_width": 32,
                               "training.max_epochs": 20}),
+    "jkalt_rich_b64_early": ("+ rich features, beam 64 + the tagger's alternative tags",
+                             {**RICH, **ALTERNATIVES, P + "beam_width": 64,
+                              "training.max_epochs": 20}),
+    "jkalt_rich_b16_mv": ("+ rich features, beam 16 + the tagger's alternative tags, max-violation",
+                          {**RICH, **ALTERNATIVES, P + "beam_width": 16,
+                           P + "update": "max_violation", "training.max_epochs": 15}),
 }
 for name, (what, changed) in RAW_PARSER.items():
     add(Experiment(f"raw_parser/{name}", "raw-parser", "pipeline", "configs/pipeline_ewt.cfg", "ewt",
@@ -227,6 +233,8 @@ for name, (what, changed) in {
                             {P + "beam_width": 32, P + "features": "rich"}),
         "wsj_rich_b16_early": ("beam 16, early update, rich features",
                                {P + "beam_width": 16, P + "update": "early", P + "features": "rich"}),
+        "wsj_rich_b64_mv": ("beam 64, max-violation, rich features",
+                            {P + "beam_width": 64, P + "features": "rich"}),
 }.items():
     add(Experiment(f"raw_parser/{name}", "raw-parser", "parse", "configs/parser_wsj.cfg", "wsj", what,
                    {**WSJ_BASE, **changed}, model="model-best", evaluate=("--gold-tags",)))

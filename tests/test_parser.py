@@ -318,3 +318,55 @@ def test_tag_alternatives_learn_from_a_tagger_and_are_required(tagged_with_alter
     plain = words_only(nlp.vocab, dev[0].reference, tags=True)
     with pytest.raises(ValueError, match="alternatives = true on the lookahead_tagger"):
         nlp(plain)
+
+
+def head_log_loss(nlp, examples, tau):
+    """The log-loss of the head probabilities the parser writes at
+    temperature tau (token._.head_prob) against whether each token's
+    written head and label are the gold ones."""
+    parser = nlp.get_pipe("arc_standard_parser")
+    saved = parser.cfg["temperature"]
+    parser.cfg["temperature"] = tau
+    try:
+        total = 0.0
+        for eg, doc in zip(examples, nlp.pipe(words_only(nlp.vocab, eg.reference, tags=True)
+                                              for eg in examples)):
+            for t, g in zip(doc, eg.reference):
+                p = min(max(t._.head_prob, 1e-12), 1.0 - 1e-12)
+                right = t.head.i == g.head.i and t.dep_.lower() == g.dep_.lower()
+                total -= numpy.log(p) if right else numpy.log1p(-p)
+        return total
+    finally:
+        parser.cfg["temperature"] = saved
+
+
+def test_sapo_fits_the_temperature_of_its_head_probabilities_on_dev_and_keeps_it(tmp_path):
+    """SAPO with temperature = null: the first scoring after training fits
+    tau to the least log-loss of the head probabilities the parser writes
+    (against whether the head and label are right); the model keeps it
+    through a second scoring and a round trip. A fixed temperature is
+    kept; a perceptron refuses one."""
+    nlp = train_parser({"learner": "sapo", "search": "beam", "beam_width": 8})
+    parser = nlp.get_pipe("arc_standard_parser")
+    assert parser.temperature == 1.0 and "fitted_temperature" not in parser.cfg
+    dev = [Example(words_only(nlp.vocab, g, tags=True), g)
+           for g in gold_docs(nlp.vocab, "ewt", "dev", 150)]
+    scores = nlp.evaluate(dev)
+    tau = parser.temperature
+    assert tau != 1.0 and scores["arc_standard_parser_temperature"] == tau
+    loss = lambda t: head_log_loss(nlp, dev, t)
+    assert loss(tau) < min(loss(tau * 1.05), loss(tau / 1.05), loss(1.0))
+    nlp.evaluate(dev[:40])
+    assert parser.temperature == tau
+    loaded = reload_pipeline(nlp, "disk", tmp_path)
+    assert loaded.get_pipe("arc_standard_parser").temperature == tau
+    docs = [words_only(nlp.vocab, eg.reference, tags=True) for eg in dev[:20]]
+    for a, b in zip(nlp.pipe(docs), loaded.pipe(d.copy() for d in docs)):
+        assert [t._.head_prob for t in a] == [t._.head_prob for t in b]
+    fixed = train_parser({"learner": "sapo", "search": "beam", "temperature": 2.0},
+                         n_train=100, epochs=1)
+    fixed.evaluate(dev[:40])
+    assert fixed.get_pipe("arc_standard_parser").temperature == 2.0
+    assert "fitted_temperature" not in fixed.get_pipe("arc_standard_parser").cfg
+    with pytest.raises(ValueError, match="learner = sapo"):
+        spacy.blank("en").add_pipe("arc_standard_parser", config={"temperature": 2.0})

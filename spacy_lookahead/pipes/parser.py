@@ -16,13 +16,14 @@ from spacy.training import Example
 from spacy.vocab import Vocab
 
 from ..core.features import A_TAG_ALT_COLUMN as A_TAG_ALT, SURE, LexemeAtoms
+from ..core.marginals import minimise_over_temperature
 from ..systems.arc_standard import ArcStandardSystem
 from .. import scoring  # noqa: F401  (registers the default scorer without the entry point)
-from .settings import (PARSER_FEATURES, SEARCH_DEFAULTS, Learner, ParserFeatures, Search,
-                       Update, config_error)
+from .settings import (MAX_TEMPERATURE, PARSER_FEATURES, SEARCH_DEFAULTS, Learner,
+                       ParserFeatures, Search, Update, config_error)
 from .spaces import SPACE_DEP, compact_heads, expand_tree
 from .tagger import TAG_ALTERNATIVE, TAG_ALTERNATIVE_PROB
-from .transition import Prediction, TransitionPipe, token_probability
+from .transition import Prediction, TransitionPipe, softmax, token_probability
 
 HEAD_PROBS = "head_probs"  # doc.user_data key of the SAPO head probabilities
 # tag_alternatives: a tagger's alternative tag is a feature from this
@@ -58,6 +59,7 @@ def validate_features(name: str, features: Any) -> None:
         "min_label_freq": 20,
         "features": "base",
         "tag_alternatives": False,
+        "temperature": None,
         "scorer": {"@scorers": "spacy_lookahead.parser_scorer.v1"},
     },
     default_score_weights={"dep_uas": 0.5, "dep_las": 0.5, "dep_las_per_type": None,
@@ -71,7 +73,8 @@ def make_arc_standard_parser(nlp: Language, name: str, search: Search, depth: in
                              respect_sent_starts: bool, min_label_freq: int,
                              scorer: Optional[Callable],
                              features: ParserFeatures = "base",
-                             tag_alternatives: bool = False) -> "ArcStandardParser":
+                             tag_alternatives: bool = False,
+                             temperature: Optional[float] = None) -> "ArcStandardParser":
     """Create an arc-standard parser.
 
     search: "greedy" (depth 0), "lookahead" (depth D, margin C; Figures 2-3 of
@@ -96,13 +99,17 @@ def make_arc_standard_parser(nlp: Language, name: str, search: Search, depth: in
         ALTERNATIVE_MIN_PROB: the tagger's uncertainty, not only its choice.
         Train on docs that have them (e.g. a jackknifed corpus made with
         that tagger). Saved with the model.
+    temperature: SAPO's tau, p(parse | x) proportional to exp(w . Phi / tau)
+        over the n best: null fits it on the dev data during training, to
+        the head probabilities the parser writes (saved with the model).
     """
     return ArcStandardParser(nlp.vocab, name, search=search, depth=depth, margin=margin,
                              beam_width=beam_width, update=update, learner=learner, n=n,
                              learning_rate=learning_rate, learning_rate_decay=learning_rate_decay,
                              l2=l2, n_threads=n_threads, respect_sent_starts=respect_sent_starts,
                              min_label_freq=min_label_freq, features=features,
-                             tag_alternatives=tag_alternatives, scorer=scorer)
+                             tag_alternatives=tag_alternatives, temperature=temperature,
+                             scorer=scorer)
 
 
 class ArcStandardParser(TransitionPipe):
@@ -110,7 +117,8 @@ class ArcStandardParser(TransitionPipe):
     POS tags (`token.tag_`) are an input: from a tagger earlier in the
     pipeline; while training, from the gold docs if the docs have none."""
 
-    search_defaults = SEARCH_DEFAULTS
+    # SAPO's temperature: null fits it on the dev data (the head probabilities)
+    search_defaults = {**SEARCH_DEFAULTS, "temperature": None}
     # the root label is learnt from the data, like the labels; the feature
     # set is the one the weights were trained with
     model_settings = TransitionPipe.model_settings + ("root_label", "features",
@@ -298,6 +306,45 @@ class ArcStandardParser(TransitionPipe):
         heads, labels = tree
         names = self.label_names()
         return heads.tolist(), [names[i] for i in labels]
+
+    def _temperature_fit(self, examples: List[Example]) -> Optional[float]:
+        """SAPO: the tau of the least log-loss of the head probabilities the
+        parser writes (`token._.head_prob`: the mass of the n best parses
+        that give a token the best parse's head and label) against whether
+        the written head and label are the reference's (as
+        benchmarks/parser_eval.py scores them). The n best do not depend on
+        tau, their probabilities do. Tokens without a gold head, and docs
+        whose words are not the reference's, are left out; None if none
+        is left. The n best's mass saturates: where all n parses agree,
+        the probability is 1 whatever tau is."""
+        kept = [eg for eg in examples if eg.reference.has_annotation("DEP")
+                and [t.text for t in eg.predicted] == [t.text for t in eg.reference]]
+        docs = [eg.predicted.copy() for eg in kept]  # the written parse stays as it is
+        found = self.nbest_scores(docs, self.cfg["n"])
+        self.set_annotations(docs, [Prediction(outputs[0]) for outputs, _ in found])
+        agreements, scores, truths = [], [], []
+        for doc, eg, (outputs, doc_scores) in zip(docs, kept, found):
+            known = numpy.asarray([bool(g.dep_) for g in eg.reference], dtype=bool)
+            if not known.any():
+                continue
+            heads, labels = outputs[0]
+            agreements.append(numpy.asarray([((h == heads) & (l == labels))[known]
+                                             for h, l in outputs], dtype="float64"))
+            scores.append(doc_scores)
+            truths.append([t.head.i == g.head.i and t.dep_.lower() == g.dep_.lower()
+                           for t, g, k in zip(doc, eg.reference, known) if k])
+        if not truths:
+            return None
+        right = numpy.concatenate(truths).astype("float64")
+
+        def log_loss(tau: float) -> float:
+            p = numpy.concatenate([softmax(s / tau) @ a for s, a in zip(scores, agreements)])
+            p = numpy.clip(p, 1e-12, 1.0 - 1e-12)
+            return float(-(right * numpy.log(p) + (1.0 - right) * numpy.log1p(-p)).sum())
+
+        # up to the largest temperature the setting takes: the n best of a
+        # weak model can need a flat distribution
+        return minimise_over_temperature(log_loss, high=MAX_TEMPERATURE)[0]
 
     def set_annotations(self, docs: Iterable[Doc], predictions: List[Prediction]) -> None:
         """Heads, labels and sentence boundaries; with SAPO also each token's

@@ -42,15 +42,12 @@ class SequencePipe(TransitionPipe):
     feature_set = "pos"
     history_setting = "tag_trigrams"  # cfg key of the (t-1, t-2) feature switch
     search_defaults = SEQUENCE_DEFAULTS
-    # the temperature fitted on the dev data is saved with the model
-    model_settings = TransitionPipe.model_settings + ("fitted_temperature",)
 
     def __init__(self, vocab: Vocab, name: str, *, direction: str, scorer, search_settings:
                  Dict[str, Any], **settings: Any) -> None:
         super().__init__(vocab, name, scorer=scorer,
                          search_settings={**search_settings, "direction": direction}, **settings)
         self._atoms = LexemeAtoms(substrings=self.feature_set == "ner")
-        self._fitted_for: Optional[tuple] = None  # (weights, version) the temperature was fitted to
         if self.cfg["probabilities"] == "marginals" and self.cfg[self.history_setting]:
             raise config_error(name, "probabilities", f"[{name}] probabilities = 'marginals' are "
                                "exact for first-order models only: set "
@@ -171,46 +168,26 @@ class SequencePipe(TransitionPipe):
         return found
 
     # --- temperature scaling -----------------------------------------------------
-    def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, Any]:
-        """As TransitionPipe's. While a SAPO model with temperature = null
-        trains, the first scoring after its weights changed fits the
-        temperature on the examples scored: during `spacy train`, the dev
-        set (never a loaded model: it keeps the temperature it was saved
-        with)."""
-        examples = list(examples)
-        if self._fits_temperature():
-            self.fit_temperature(examples)
-        scores = super().score(examples, **kwargs)
-        if self.is_sapo or self.cfg.get("alternatives", False):
-            scores[f"{self.name}_temperature"] = self.temperature
-        return scores
-
-    def _load(self, cfg: Dict[str, Any], sealed: bytes, source: str = "the weights") -> None:
-        super()._load(cfg, sealed, source)
-        # saved with 4 decimals; srsly's JSON reader can return a neighbouring
-        # float (1.9546 -> 1.9546000000000001): rounding gives back the fit's
-        if self.cfg.get("fitted_temperature") is not None:
-            self.cfg["fitted_temperature"] = round(float(self.cfg["fitted_temperature"]), 4)
+    @property
+    def has_temperature(self) -> bool:
+        """SAPO, and a perceptron tagger's alternatives, write probabilities."""
+        return self.is_sapo or self.cfg.get("alternatives", False)
 
     def _fits_temperature(self) -> bool:
-        return ((self.is_sapo or self.cfg.get("alternatives", False))
-                and self.cfg["temperature"] is None and self._seen > 0
-                and self.system.first_order
-                and self._fitted_for != (id(self.weights), self.weights.version))
+        return super()._fits_temperature() and self.system.first_order
 
-    def fit_temperature(self, examples: List[Example]) -> float:
-        """Fit tau of p(y | x) = exp(w . Phi / tau) / Z on the examples (the
-        dev data), keep it with the model and return it. SAPO with exact
-        marginals: the tau of the least log-loss of the probabilities the
-        component writes (each tag's, each span's) against whether that
-        part of the best output is right, i.e. calibrated where users read
-        them. Otherwise (the n best, a perceptron tagger's alternatives):
-        the least negative log-likelihood of the gold outputs (temperature
-        scaling of the model's own distribution). Both are exact for
-        first-order models (the lattice gives log Z and the marginals); the
-        parts' fit was the better calibrated on the dev data of all three
-        tasks (benchmarks/results.md). Docs whose gold is not fully known
-        are left out."""
+    def _temperature_fit(self, examples: List[Example]) -> Optional[float]:
+        """SAPO with exact marginals: the tau of the least log-loss of the
+        probabilities the component writes (each tag's, each span's)
+        against whether that part of the best output is right, i.e.
+        calibrated where users read them. Otherwise (the n best, a
+        perceptron tagger's alternatives): the least negative
+        log-likelihood of the gold outputs (temperature scaling of the
+        model's own distribution). Both are exact for first-order models
+        (the lattice gives log Z and the marginals); the parts' fit was the
+        better calibrated on the dev data of all three tasks
+        (benchmarks/results.md). Docs whose gold is not fully known are
+        left out."""
         if not self.system.first_order:
             raise ValueError(f"[{self.name}] the temperature is fitted for first-order models "
                              f"only ({self.history_setting} = false); set temperature to a number.")
@@ -218,14 +195,9 @@ class SequencePipe(TransitionPipe):
         docs = [eg.predicted for eg in examples]
         W = self.averaged_weights
         if self.is_sapo and self.uses_marginals:
-            tau = self._fit_to_parts(docs, examples, W)
-        else:
-            golds = gold_derivations(self.instances(docs, examples))
-            tau = fit_temperature(golds, W)[0] if golds else None
-        if tau is not None:  # 4 decimals (the fit's tolerance is 0.5%): the saved cfg gives it back
-            self.cfg["fitted_temperature"] = round(tau, 4)
-        self._fitted_for = (id(self.weights), self.weights.version)
-        return self.temperature
+            return self._fit_to_parts(docs, examples, W)
+        golds = gold_derivations(self.instances(docs, examples))
+        return fit_temperature(golds, W)[0] if golds else None
 
     def _fit_to_parts(self, docs: List[Doc], examples: List[Example], W: Weights
                       ) -> Optional[float]:

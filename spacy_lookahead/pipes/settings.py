@@ -54,6 +54,7 @@ DIRECTIONS = get_args(Direction)
 PROBABILITIES = get_args(Probabilities)
 PARSER_FEATURES = get_args(ParserFeatures)
 MAX_DEPTH = 3
+MAX_TEMPERATURE = 100.0
 assert set(get_args(Update)) == set(UPDATES)
 
 # Factory defaults shared by every component (a component may change one,
@@ -138,8 +139,9 @@ def check_values(name: str, s: Dict[str, Any]) -> None:
     if "probabilities" in s and s["probabilities"] not in PROBABILITIES:
         fail("probabilities", f"one of {PROBABILITIES}")
     if s.get("temperature") is not None and not (_is_number(s["temperature"])
-                                                 and 0 < s["temperature"] <= 100):
-        fail("temperature", "null (fitted on the dev data during training) or a number in (0, 100]")
+                                                 and 0 < s["temperature"] <= MAX_TEMPERATURE):
+        fail("temperature", "null (fitted on the dev data during training) or a number in "
+                            f"(0, {MAX_TEMPERATURE:g}]")
     if "average" in s and not isinstance(s["average"], bool):
         fail("average", "true or false")
     if "alternatives" in s and not isinstance(s["alternatives"], bool):

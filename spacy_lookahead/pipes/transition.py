@@ -65,8 +65,9 @@ class TransitionPipe(SearchPipe):
     and shown (`describe`)."""
 
     # SAPO weights are read as they are (no averaging) and give probabilities;
-    # |S| is counted at initialize().
-    model_settings = ("learner", "train_size")
+    # |S| is counted at initialize(); the temperature fitted on the dev data
+    # is saved with the model.
+    model_settings = ("learner", "train_size", "fitted_temperature")
     # the component's own defaults of the shared settings (settings.SEARCH_DEFAULTS)
     search_defaults: Dict[str, Any] = {}
 
@@ -76,6 +77,7 @@ class TransitionPipe(SearchPipe):
         super().__init__(vocab, name, scorer=scorer, **checked, **settings)
         self._system: Optional[TransitionSystem] = None
         self._seen = 0  # training examples seen (SAPO's epoch count; > 0: training)
+        self._fitted_for: Optional[tuple] = None  # (weights, version) the temperature was fitted to
         # Beam training: how many updates, and how many were not violations
         # (only possible for the standard update; Huang et al. Figure 5).
         self.update_stats = {"updates": 0, "invalid": 0, "docs": 0, "skipped": 0}
@@ -292,7 +294,13 @@ class TransitionPipe(SearchPipe):
         scores are not calibrated."""
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
             raise ValueError(f"[{self.name}] n must be a positive integer, got {n!r}")
-        docs = list(docs)
+        return [[(self.describe(o), float(p))
+                 for o, p in zip(outputs, softmax(scores / self.temperature))]
+                for outputs, scores in self.nbest_scores(list(docs), n)]
+
+    def nbest_scores(self, docs: List[Doc], n: int) -> List[Tuple[list, numpy.ndarray]]:
+        """Each doc's n best outputs (over all its tokens), best first, and
+        their scores w . Phi (at temperature 1, not normalised)."""
         self._require_labels()
         self._start_tally()
         inputs, indexes = self.inputs_and_indexes(docs)
@@ -304,19 +312,60 @@ class TransitionPipe(SearchPipe):
                 indexes, docs):
             if index is not None:
                 outputs = [self.expand(o, index, len(doc)) for o in outputs]
-            out.append([(self.describe(o), float(p))
-                        for o, p in zip(outputs, softmax(scores / self.temperature))])
+            out.append((outputs, numpy.asarray(scores, dtype="float64")))
         self._warn_unseen_tags()
         return out
 
     def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, Any]:
         """With beam search, also the updates and invalid (non-violation)
-        updates made so far (Huang et al. Figure 5), for the training curves."""
+        updates made so far (Huang et al. Figure 5), for the training curves.
+        While a model that writes probabilities trains with temperature =
+        null, the first scoring after its weights changed fits the
+        temperature on the examples scored (`fit_temperature`): during
+        `spacy train`, the dev set (never a loaded model: it keeps the
+        temperature it was saved with)."""
+        examples = list(examples)
+        if self._fits_temperature():
+            self.fit_temperature(examples)
         scores = super().score(examples, **kwargs)
         if self.cfg["search"] == "beam" and not self.is_sapo:
             scores[f"{self.name}_beam_updates"] = self.update_stats["updates"]
             scores[f"{self.name}_beam_invalid"] = self.update_stats["invalid"]
+        if self.has_temperature:
+            scores[f"{self.name}_temperature"] = self.temperature
         return scores
+
+    # --- temperature scaling -----------------------------------------------------
+    @property
+    def has_temperature(self) -> bool:
+        """Whether the component writes probabilities at a temperature: SAPO."""
+        return self.is_sapo
+
+    def _fits_temperature(self) -> bool:
+        return (self.has_temperature and self.cfg.get("temperature") is None and self._seen > 0
+                and self._fitted_for != (id(self.weights), self.weights.version))
+
+    def fit_temperature(self, examples: List[Example]) -> float:
+        """Fit tau of p(y | x) = exp(w . Phi / tau) / Z on the examples (the
+        dev data; `_temperature_fit`), keep it with the model and return
+        the temperature."""
+        tau = self._temperature_fit(list(examples))
+        if tau is not None:  # 4 decimals (the fit's tolerance is 0.5%): the saved cfg gives it back
+            self.cfg["fitted_temperature"] = round(tau, 4)
+        self._fitted_for = (id(self.weights), self.weights.version)
+        return self.temperature
+
+    def _temperature_fit(self, examples: List[Example]) -> Optional[float]:
+        """The tau fitted on the examples, None if they give none (no known
+        gold). Defined by the components that write probabilities."""
+        raise NotImplementedError
+
+    def _load(self, cfg: Dict[str, Any], sealed: bytes, source: str = "the weights") -> None:
+        super()._load(cfg, sealed, source)
+        # saved with 4 decimals; srsly's JSON reader can return a neighbouring
+        # float (1.9546 -> 1.9546000000000001): rounding gives back the fit's
+        if self.cfg.get("fitted_temperature") is not None:
+            self.cfg["fitted_temperature"] = round(float(self.cfg["fitted_temperature"]), 4)
 
     # --- SAPO ----------------------------------------------------------------------
     def _sapo_step(self) -> Tuple[float, float]:
