@@ -209,6 +209,8 @@ RAW_PARSER: Dict[str, Tuple[str, Dict[str, object]]] = {
     "jkalt_rich_b32_early": ("+ rich features, beam 32 + the tagger's alternative tags",
                              {**RICH, **ALTERNATIVES, P + "beam_width": 32,
                               "training.max_epochs": 20}),
+    "jkalt_rich_b8_early_joint": ("+ rich features + the tagger's alternative tags + joint tagging",
+                                  {**RICH, **ALTERNATIVES, P + "joint_tagging": True}),
     "jkalt_rich_b64_early": ("+ rich features, beam 64 + the tagger's alternative tags",
                              {**RICH, **ALTERNATIVES, P + "beam_width": 64,
                               "training.max_epochs": 20}),

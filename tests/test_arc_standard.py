@@ -289,11 +289,12 @@ def test_label_family_bounds_cover_every_label(seed, rich):
 
 
 def random_trees(system, rng, n_docs):
-    """Random labelled projective trees over WORDS: random valid derivations."""
+    """Random labelled projective trees over WORDS: random valid derivations
+    (a joint system's: also which words take their alternative tag)."""
     docs, golds = [], []
     for _ in range(n_docs):
         k = rng.randint(1, len(WORDS))
-        doc = atoms_of(WORDS[:k], TAGS[:k])
+        doc = joint_doc(k) if system.joint else atoms_of(WORDS[:k], TAGS[:k])
         path = []
         while True:
             valid, final = views.valid_actions(system, doc, path)
@@ -305,17 +306,20 @@ def random_trees(system, rng, n_docs):
     return docs, golds
 
 
-@pytest.mark.parametrize("rich", [False, True, "alternatives"])
+@pytest.mark.parametrize("rich", [False, True, "alternatives", "joint"])
 @pytest.mark.parametrize("how", ["lookahead-1", "lookahead-2", "beam-early", "beam-max_violation"])
 def test_score_cache_changes_nothing(how, rich):
     """The structure-score cache (shared by siblings that differ in an arc
-    label) must give the very same training run and predictions as scoring
-    every state from scratch, with weights updated in the middle of a doc."""
+    label, or joint: in nothing else) must give the very same training run
+    and predictions as scoring every state from scratch, with weights
+    updated in the middle of a doc."""
     runs = []
+    joint = rich == "joint"
     for cache in (True, False):
         system = ArcStandardSystem(3, score_cache=cache, rich=bool(rich),
-                                   alternatives=rich == "alternatives")
-        docs, golds = random_trees(ArcStandardSystem(3), random.Random(3), 40)
+                                   alternatives=rich in ("alternatives", "joint"), joint=joint)
+        docs, golds = random_trees(ArcStandardSystem(3, alternatives=joint, joint=joint),
+                                   random.Random(3), 40)
         W = Weights()
         for epoch in range(3):
             if how.startswith("lookahead"):
@@ -326,8 +330,8 @@ def test_score_cache_changes_nothing(how, rich):
         runs.append((W.to_bytes(), predict(system, docs, W, search, depth, 4)))
     assert len(Weights().from_bytes(runs[0][0])) > 0
     assert runs[0][0] == runs[1][0]
-    for (h1, l1), (h2, l2) in zip(runs[0][1], runs[1][1]):
-        assert h1.tolist() == h2.tolist() and l1.tolist() == l2.tolist()
+    for one, two in zip(runs[0][1], runs[1][1]):
+        assert [x.tolist() for x in one] == [x.tolist() for x in two]
 
 
 def test_score_cache_survives_pickling():
@@ -500,3 +504,102 @@ def test_alternative_tags_are_features_of_their_own():
     copy = pickle.loads(pickle.dumps(ArcStandardSystem(2, rich=True, alternatives=True)))
     assert copy.alternatives is True and copy.rich is True
     assert pickle.loads(pickle.dumps(ArcStandardSystem(2))).alternatives is False
+
+
+def joint_doc(n=len(WORDS)):
+    """WORDS with ALTERNATIVES: SURE where the tagger has none."""
+    from spacy_lookahead.core.features import A_TAG_ALT_COLUMN, SURE
+    doc = numpy.array([token_atoms(w, t, None, a) for w, t, a in
+                       zip(WORDS[:n], TAGS[:n], ALTERNATIVES[:n])], dtype="uint64")
+    doc[[a is None for a in ALTERNATIVES[:n]], A_TAG_ALT_COLUMN] = SURE
+    return doc
+
+
+def test_joint_tagging_reads_the_tags_it_chose():
+    """Joint tagging: SHIFT-ALT (2L + 1) is valid where SHIFT shifts a word
+    that has an alternative tag. In every state of random derivations the
+    features are those of the parser without it on atoms whose tag is the
+    alternative for the words shifted with SHIFT-ALT (as stack words and as
+    every kind of dependent, through the arcs), the scores with and
+    without the cache are extract() + dot(), and the output marks those
+    words."""
+    from spacy_lookahead.core.features import A_TAG_ALT_COLUMN, A_TAG_COLUMN
+    rng = random.Random(3)
+    doc = joint_doc()
+    for rich in (False, True):
+        joint = ArcStandardSystem(3, rich=rich, alternatives=True, joint=True)
+        plain = ArcStandardSystem(3, score_cache=False, rich=rich, alternatives=True, joint=True)
+        pipeline = ArcStandardSystem(3, rich=rich, alternatives=True)
+        assert joint.nr_class == pipeline.nr_class + 1 and joint.shift_alt == 7
+        W = reachable_weights(joint, doc, rng, 5)
+        for _ in range(60):
+            history, took = [], set()
+            while True:
+                valid, final = views.valid_actions(joint, doc, history)
+                if final:
+                    break
+                q0 = sum(1 for a in history if a in (SHIFT, joint.shift_alt))
+                assert (joint.shift_alt in valid) == (
+                    SHIFT in valid and q0 < len(WORDS) and ALTERNATIVES[q0] is not None)
+                swapped = doc.copy()
+                swapped[sorted(took), A_TAG_COLUMN] = doc[sorted(took), A_TAG_ALT_COLUMN]
+                same = [SHIFT if a == joint.shift_alt else a for a in history]
+                assert views.features(joint, doc, history).tolist() == \
+                    views.features(pipeline, swapped, same).tolist()
+                scores = W.scores(views.features(joint, doc, history), joint.nr_class)
+                assert_scores_are(scores, (joint, plain), doc, history, W, valid)
+                a = rng.choice(valid)
+                if a == joint.shift_alt:
+                    took.add(q0)
+                history.append(a)
+            heads, labels, alts = views.output(joint, doc, history)
+            assert sorted(numpy.flatnonzero(alts).tolist()) == sorted(took)
+            assert views.output(pipeline, doc, [SHIFT if a == joint.shift_alt else a
+                                                for a in history])[0].tolist() == heads.tolist()
+    import pickle
+    assert pickle.loads(pickle.dumps(ArcStandardSystem(2, alternatives=True, joint=True))).joint
+    with pytest.raises(ValueError, match="alternatives=True"):
+        ArcStandardSystem(2, joint=True)
+
+
+def test_joint_oracle_shifts_with_the_gold_tag():
+    """The gold derivation of a joint system shifts with SHIFT-ALT exactly
+    where the alternative is the gold tag, and gives the gold tree."""
+    system = ArcStandardSystem(2, alternatives=True, joint=True)
+    doc = joint_doc()
+    heads = numpy.array([1, 1, 3, 1, 1], dtype="int32")
+    labels = numpy.array([0, -1, 1, 0, 1], dtype="int32")
+    gold_alt = numpy.array([0, 0, 0, 1, 0], dtype="uint8")  # "duck" is a VB
+    actions = views.oracle_actions(system, doc, (heads, labels, gold_alt))
+    assert [a for a in actions if a in (SHIFT, system.shift_alt)] == [0, 0, 0, 5, 0]
+    got_heads, got_labels, alts = views.output(system, doc, actions)
+    assert got_heads.tolist() == heads.tolist() and alts.tolist() == gold_alt.tolist()
+    # without the flags: the tagger's tags
+    actions = views.oracle_actions(system, doc, (heads, labels))
+    assert system.shift_alt not in actions
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_joint_lookahead_and_bounds_are_exact(seed):
+    """With SHIFT-ALT, branch-and-bound lookahead (depth 1-2) decides as the
+    exhaustive search, and upper / upper_after bound every action and
+    child (the SHIFT-ALT child too)."""
+    rng = random.Random(seed)
+    system = ArcStandardSystem(2, score_cache=seed % 3 != 0, rich=seed % 2 == 1,
+                               alternatives=True, joint=True)
+    doc = joint_doc(4)
+    W = reachable_weights(system, doc, rng, 5)
+    W.tick()
+    for table in (W, W.average()):
+        for history in valid_sequences(system, doc, [], 3):
+            valid, final = views.valid_actions(system, doc, history)
+            assert_fast_search_agrees(system, doc, history, table, 1 + seed % 2, rng)
+            if final or not system.score_cache:  # (without it, upper() is the generic bound)
+                continue
+            up, after = views.bounds(system, doc, history, table)
+            scores = table.scores(views.features(system, doc, history), system.nr_class)
+            assert up >= max(scores[a] for a in valid)
+            for a in valid:
+                child_final = views.valid_actions(system, doc, history + [a])[1]
+                assert after >= (0.0 if child_final else
+                                 views.bounds(system, doc, history + [a], table)[0])

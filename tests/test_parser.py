@@ -320,6 +320,48 @@ def test_tag_alternatives_learn_from_a_tagger_and_are_required(tagged_with_alter
         nlp(plain)
 
 
+def test_joint_tagging_chooses_between_the_taggers_tags(tagged_with_alternatives, tmp_path):
+    """joint_tagging: one more action (SHIFT-ALT); the parser trains on a
+    tagger's tags and alternatives with the gold tags as the gold of its
+    shifts, parses above a floor, writes the tag it chose (the tagger's
+    or, where likely, its alternative; some of each), keeps the setting and
+    the outputs in a round trip, and needs tag_alternatives."""
+    from spacy_lookahead.pipes.parser import ALTERNATIVE_MIN_PROB
+    tagger_nlp, tagged = tagged_with_alternatives
+    train, dev = tagged("train", 800), tagged("dev", 200)
+    nlp = spacy.blank("en", vocab=tagger_nlp.vocab)
+    parser = nlp.add_pipe("arc_standard_parser", config={
+        "search": "beam", "beam_width": 4, "update": "early", "min_label_freq": 1,
+        "tag_alternatives": True, "joint_tagging": True})
+    parser.initialize(lambda: train)
+    gold_alt = [parser.gold(eg)[2] for eg in train]
+    assert 0 < sum(a.sum() for a in gold_alt) < 0.2 * sum(len(a) for a in gold_alt)
+    for _ in range(2):
+        for i in range(0, len(train), 25):
+            parser.update(train[i:i + 25])
+    assert parser.system.joint and parser.system.nr_class == 2 + 2 * len(parser.labels)
+    assert nlp.evaluate(dev)["dep_uas"] > 0.5
+    changed = kept = 0
+    parsed = [nlp(eg.predicted.copy()) for eg in dev]
+    for doc, eg in zip(parsed, dev):
+        for t, before in zip(doc, eg.predicted):
+            alternative, p = before._.tag_alternative or (None, 0.0)
+            if t.tag_ != before.tag_:
+                assert t.tag_ == alternative and p >= ALTERNATIVE_MIN_PROB
+                changed += 1
+            elif alternative is not None and p >= ALTERNATIVE_MIN_PROB:
+                kept += 1
+    assert changed > 0 and kept > changed
+    again = reload_pipeline(nlp, "disk", tmp_path)
+    assert again.get_pipe("arc_standard_parser").cfg["joint_tagging"] is True
+    for doc, eg in zip(parsed[:30], dev[:30]):
+        other = again(eg.predicted.copy())
+        assert [(t.head.i, t.dep_, t.tag_) for t in other] == \
+            [(t.head.i, t.dep_, t.tag_) for t in doc]
+    with pytest.raises(ValueError, match="set tag_alternatives = true"):
+        spacy.blank("en").add_pipe("arc_standard_parser", config={"joint_tagging": True})
+
+
 def head_log_loss(nlp, examples, tau):
     """The log-loss of the head probabilities the parser writes at
     temperature tau (token._.head_prob) against whether each token's

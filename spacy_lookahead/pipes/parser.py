@@ -34,6 +34,11 @@ ALTERNATIVE_MIN_PROB = 0.05
 token_probability("head_prob", HEAD_PROBS)
 
 
+def same_arcs(tree: tuple, other: tuple) -> numpy.ndarray:
+    """Per token, whether two trees give it the same head and label."""
+    return (tree[0] == other[0]) & (tree[1] == other[1])
+
+
 def validate_min_label_freq(name: str, min_label_freq: Any) -> None:
     if (not isinstance(min_label_freq, int) or isinstance(min_label_freq, bool)
             or min_label_freq < 1):
@@ -59,6 +64,7 @@ def validate_features(name: str, features: Any) -> None:
         "min_label_freq": 20,
         "features": "base",
         "tag_alternatives": False,
+        "joint_tagging": False,
         "temperature": None,
         "scorer": {"@scorers": "spacy_lookahead.parser_scorer.v1"},
     },
@@ -74,6 +80,7 @@ def make_arc_standard_parser(nlp: Language, name: str, search: Search, depth: in
                              scorer: Optional[Callable],
                              features: ParserFeatures = "base",
                              tag_alternatives: bool = False,
+                             joint_tagging: bool = False,
                              temperature: Optional[float] = None) -> "ArcStandardParser":
     """Create an arc-standard parser.
 
@@ -99,6 +106,13 @@ def make_arc_standard_parser(nlp: Language, name: str, search: Search, depth: in
         ALTERNATIVE_MIN_PROB: the tagger's uncertainty, not only its choice.
         Train on docs that have them (e.g. a jackknifed corpus made with
         that tagger). Saved with the model.
+    joint_tagging: tag in the parser's search (Hatori et al. 2011; Bohnet
+        and Nivre 2012), between the tagger's tag and its alternative (needs
+        tag_alternatives): a word is shifted with one of them (SHIFT or
+        SHIFT-ALT), the beam keeps both readings, and the chosen tag is
+        written to token.tag_. Train on docs whose tags come from that
+        tagger (the jackknifed corpus); the gold SHIFT-ALT is where the
+        alternative is the gold tag. Saved with the model.
     temperature: SAPO's tau, p(parse | x) proportional to exp(w . Phi / tau)
         over the n best: null fits it on the dev data during training, to
         the head probabilities the parser writes (saved with the model).
@@ -108,8 +122,8 @@ def make_arc_standard_parser(nlp: Language, name: str, search: Search, depth: in
                              learning_rate=learning_rate, learning_rate_decay=learning_rate_decay,
                              l2=l2, n_threads=n_threads, respect_sent_starts=respect_sent_starts,
                              min_label_freq=min_label_freq, features=features,
-                             tag_alternatives=tag_alternatives, temperature=temperature,
-                             scorer=scorer)
+                             tag_alternatives=tag_alternatives, joint_tagging=joint_tagging,
+                             temperature=temperature, scorer=scorer)
 
 
 class ArcStandardParser(TransitionPipe):
@@ -122,25 +136,33 @@ class ArcStandardParser(TransitionPipe):
     # the root label is learnt from the data, like the labels; the feature
     # set is the one the weights were trained with
     model_settings = TransitionPipe.model_settings + ("root_label", "features",
-                                                      "tag_alternatives")
-    model_settings_before = {"features": "base", "tag_alternatives": False}
+                                                      "tag_alternatives", "joint_tagging")
+    model_settings_before = {"features": "base", "tag_alternatives": False,
+                             "joint_tagging": False}
 
     def __init__(self, vocab: Vocab, name: str = "arc_standard_parser", *,
                  respect_sent_starts: bool = False, min_label_freq: int = 20,
                  scorer: Optional[Callable] = None, root_label: str = "ROOT",
                  features: str = "base", tag_alternatives: bool = False,
-                 **search_settings: Any) -> None:
+                 joint_tagging: bool = False, **search_settings: Any) -> None:
         """search_settings: search, depth, margin, beam_width, update, learner,
         n, learning_rate, learning_rate_decay, l2 (settings.py)."""
         validate_min_label_freq(name, min_label_freq)
         validate_features(name, features)
-        if not isinstance(tag_alternatives, bool):
-            raise config_error(name, "tag_alternatives", f"[{name}] tag_alternatives must be true "
-                               f"or false, got {tag_alternatives!r}")
+        for key, value in (("tag_alternatives", tag_alternatives),
+                           ("joint_tagging", joint_tagging)):
+            if not isinstance(value, bool):
+                raise config_error(name, key, f"[{name}] {key} must be true or false, got "
+                                              f"{value!r}")
+        if joint_tagging and not tag_alternatives:
+            raise config_error(name, "joint_tagging", f"[{name}] joint_tagging chooses between "
+                               "the tagger's tag and its alternative: set tag_alternatives = "
+                               "true too (and alternatives = true on the lookahead_tagger).")
         super().__init__(vocab, name, scorer=scorer, search_settings=search_settings,
                          respect_sent_starts=bool(respect_sent_starts),
                          min_label_freq=min_label_freq, root_label=root_label,
-                         features=features, tag_alternatives=tag_alternatives)
+                         features=features, tag_alternatives=tag_alternatives,
+                         joint_tagging=joint_tagging)
         self._atoms = LexemeAtoms()
 
     def reads_tags(self) -> bool:
@@ -165,13 +187,18 @@ class ArcStandardParser(TransitionPipe):
     def tag_alternatives(self) -> bool:
         return bool(self.cfg.get("tag_alternatives", False))
 
+    @property
+    def joint_tagging(self) -> bool:
+        return bool(self.cfg.get("joint_tagging", False))
+
     def make_system(self) -> ArcStandardSystem:
         return ArcStandardSystem(len(self.labels), rich=self.rich_features,
-                                 alternatives=self.tag_alternatives)
+                                 alternatives=self.tag_alternatives, joint=self.joint_tagging)
 
     def system_is_current(self, system: ArcStandardSystem) -> bool:
         return (system.n_labels == len(self.labels) and system.rich == self.rich_features
-                and system.alternatives == self.tag_alternatives)
+                and system.alternatives == self.tag_alternatives
+                and system.joint == self.joint_tagging)
 
     # --- labels and gold ---------------------------------------------------------
     def initialize(self, get_examples: Callable[[], Iterable[Example]], *,
@@ -213,12 +240,31 @@ class ArcStandardParser(TransitionPipe):
         deps = [t.dep_ for t in doc]
         return nonproj.projectivize(heads, deps)
 
-    def gold(self, example: Example, index: Optional[numpy.ndarray] = None
-             ) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    def gold(self, example: Example, index: Optional[numpy.ndarray] = None) -> tuple:
         """Projectivised gold (heads, label ids) on the predicted tokens (the
         content tokens at `index` if given): head = i for a root, -1 where
         unknown (also a head on a whitespace token); label -1 for roots and
-        unknown."""
+        unknown. With joint_tagging also a third array: 1 where the
+        tagger's alternative tag is the gold tag (the gold SHIFT-ALT)."""
+        tree = self._gold_tree(example, index)
+        if not self.joint_tagging:
+            return tree
+        alt = self._gold_alternatives(example)
+        return (*tree, alt if index is None else alt[index])
+
+    def _gold_alternatives(self, example: Example) -> numpy.ndarray:
+        """Per predicted token, 1 where its likely alternative tag (as
+        _alternative_column reads it) is the reference's tag."""
+        doc = example.predicted
+        atoms = numpy.full((len(doc), A_TAG_ALT + 1), SURE, dtype="uint64")
+        self._alternative_column(doc, atoms, example)
+        gold = numpy.asarray([0 if t is None else t for t in example.get_aligned("TAG")],
+                             dtype="uint64") if len(doc) else numpy.zeros((0,), dtype="uint64")
+        alts = atoms[:, A_TAG_ALT]
+        return ((alts != SURE) & (alts == gold) & (gold != 0)).astype("uint8")
+
+    def _gold_tree(self, example: Example, index: Optional[numpy.ndarray] = None
+                   ) -> Tuple[numpy.ndarray, numpy.ndarray]:
         n = len(example.predicted)
         if not example.reference.has_annotation("DEP"):
             m = n if index is None else len(index)
@@ -294,17 +340,24 @@ class ArcStandardParser(TransitionPipe):
         names = self.label_names()
         return names + [nonproj.decompose(d)[0] for d in names if nonproj.is_decorated(d)]
 
-    def expand(self, tree: Tuple[numpy.ndarray, numpy.ndarray], index: numpy.ndarray,
-               n: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
-        """Whitespace tokens attached to the preceding word (spaces.py)."""
-        return expand_tree(tree[0], tree[1], index, n, len(self.labels))
+    def expand(self, tree: tuple, index: numpy.ndarray, n: int) -> tuple:
+        """Whitespace tokens attached to the preceding word (spaces.py);
+        joint: they keep their tags."""
+        expanded = expand_tree(tree[0], tree[1], index, n, len(self.labels))
+        if len(tree) < 3:
+            return expanded
+        alts = numpy.zeros((n,), dtype="uint8")
+        alts[index] = tree[2]
+        return (*expanded, alts)
 
     def describe(self, tree: Tuple[numpy.ndarray, numpy.ndarray]) -> Tuple[List[int], List[str]]:
         """(heads, labels) as predict_nbest shows them: absolute head indices
         (a root is its own head) and label names (decorated labels of lifted
         arcs as they are; the root label for roots)."""
-        heads, labels = tree
+        heads, labels = tree[0], tree[1]
         names = self.label_names()
+        if len(tree) > 2:  # joint: also which words took the tagger's alternative tag
+            return heads.tolist(), [names[i] for i in labels], tree[2].astype(bool).tolist()
         return heads.tolist(), [names[i] for i in labels]
 
     def _temperature_fit(self, examples: List[Example]) -> Optional[float]:
@@ -327,9 +380,8 @@ class ArcStandardParser(TransitionPipe):
             known = numpy.asarray([bool(g.dep_) for g in eg.reference], dtype=bool)
             if not known.any():
                 continue
-            heads, labels = outputs[0]
-            agreements.append(numpy.asarray([((h == heads) & (l == labels))[known]
-                                             for h, l in outputs], dtype="float64"))
+            agreements.append(numpy.asarray([same_arcs(tree, outputs[0])[known]
+                                             for tree in outputs], dtype="float64"))
             scores.append(doc_scores)
             truths.append([t.head.i == g.head.i and t.dep_.lower() == g.dep_.lower()
                            for t, g, k in zip(doc, eg.reference, known) if k])
@@ -346,9 +398,17 @@ class ArcStandardParser(TransitionPipe):
         # weak model can need a flat distribution
         return minimise_over_temperature(log_loss, high=MAX_TEMPERATURE)[0]
 
+    @staticmethod
+    def _write_alternative_tags(doc: Doc, chosen: numpy.ndarray) -> None:
+        """token.tag_ = the tagger's alternative tag where joint tagging chose
+        it (the alternatives stay in doc.user_data)."""
+        tags = doc.to_array("TAG")
+        tags[chosen] = numpy.asarray(doc.user_data[TAG_ALTERNATIVE], dtype="uint64")[chosen]
+        doc.from_array(["TAG"], tags.reshape(-1, 1))
+
     def set_annotations(self, docs: Iterable[Doc], predictions: List[Prediction]) -> None:
-        """Heads, labels and sentence boundaries; with SAPO also each token's
-        head probability (the summed probability of the n best parses that
+        """Heads, labels and sentence boundaries (joint_tagging: and the tags
+        it chose); with SAPO also each token's head probability (the summed probability of the n best parses that
         give it the same head and label), read through `token._.head_prob`
         (doc.user_data["head_probs"])."""
         vocab, label_hashes = None, None
@@ -362,14 +422,16 @@ class ArcStandardParser(TransitionPipe):
                     vocab.strings.add(string)
                 label_hashes = numpy.asarray([vocab.strings[s] for s in self.label_names()],
                                              dtype="uint64")
-            heads, labels = out.best
+            heads, labels = out.best[0], out.best[1]
             arr = numpy.zeros((n, 2), dtype="uint64")
             arr[:, 0] = (heads - numpy.arange(n, dtype="int32")).astype("int64").view("uint64")
             arr[:, 1] = label_hashes[labels]  # -1: the root label, last
             doc.from_array(["HEAD", "DEP"], arr)
             nonproj.deprojectivize(doc)
+            if len(out.best) > 2 and out.best[2].any():  # joint: the tags it chose
+                self._write_alternative_tags(doc, out.best[2].astype(bool))
             if out.probs is not None:
                 agree = numpy.zeros((n,), dtype="float64")
-                for (h, l), p in zip(out.nbest, out.probs):
-                    agree += p * ((h == heads) & (l == labels))
+                for tree, p in zip(out.nbest, out.probs):
+                    agree += p * same_arcs(tree, out.best)
                 doc.user_data[HEAD_PROBS] = agree

@@ -37,7 +37,17 @@ labels or more, labels that are equal modulo 64 share a bit.
 With `alternatives=True`, either set is followed by features of the
 tagger's alternative tags (the atom A_TAG_ALT: a likely other tag of the
 word, or ATOM_SURE), alone and with the tags of s0, s1 and q0: the tagger's
-uncertainty as parser features (k-best tags, k = 2)."""
+uncertainty as parser features (k-best tags, k = 2).
+
+With `joint=True` (needs `alternatives`), tagging and parsing are one
+search (Hatori et al. 2011; Bohnet and Nivre 2012, with the tagger's k = 2
+best tags): SHIFT-ALT (2L + 1) shifts q0 with its alternative tag, SHIFT
+with the tagger's tag, so a beam keeps both readings of an uncertain word.
+A word's tag is chosen when it is shifted: the features read the chosen tag
+of every stack word and of its dependents (a bit per slot says which) and
+the tagger's tags of the buffer words. The gold SHIFT-ALT is where the
+alternative is the gold tag. Without joint, every bit is 0: the same
+features, states and scores as before."""
 from libc.stdint cimport int64_t, uint64_t
 from libc.math cimport INFINITY
 from libc.string cimport memcpy, memmove, memset
@@ -47,7 +57,7 @@ from murmurhash.mrmr cimport hash64
 import numpy
 
 from ..core.features cimport (N_ATOMS, A_LOWER, A_SUF3, A_TAG, A_TAG_ALT, ATOM_BEFORE,
-                              LABEL_ATOM, feat1, feat2, feat3)
+                              ATOM_SURE, LABEL_ATOM, feat1, feat2, feat3)
 from ..core.instance cimport Instance
 from ..core.system cimport TransitionSystem, partial_bound
 from ..core.weights cimport Weights, feat_t
@@ -87,6 +97,7 @@ cdef struct ParseDocC:
     const int* gold_heads    # length, -1 unknown, i = root; NULL at prediction
     const int* gold_labels   # length, label id or -1 (unknown / root)
     const int* gold_kids     # length, the number of gold dependents
+    const unsigned char* gold_alt  # length: 1 where the alternative tag is the gold one; NULL: none
 
 
 cdef struct ParseStateC:
@@ -108,8 +119,18 @@ cdef struct SlotC:  # a word on the stack
     int rc_label
     int lc2        # second leftmost dependent, -1 if none
     int rc2        # second rightmost dependent, -1 if none
+    unsigned char alts  # joint tagging: which of word, lc, rc, lc2, rc2 took the alternative tag
     uint64_t lset  # the labels of the left dependents: bit (label % 64)
     uint64_t rset  # ... of the right dependents
+
+
+# SlotC.alts bits: the word shifted with its alternative tag (SHIFT-ALT), and
+# its dependents lc, rc, lc2, rc2 likewise
+DEF ALT_WORD = 1
+DEF ALT_LC = 2
+DEF ALT_RC = 4
+DEF ALT_LC2 = 8
+DEF ALT_RC2 = 16
 
 
 cdef inline SlotC* _slots(const ParseStateC* s) noexcept nogil:
@@ -252,10 +273,13 @@ cdef enum:
 cdef class ArcStandardSystem(TransitionSystem):
     """The arc-standard system over `n_labels` arc labels (nr_class = 1 + 2L);
     rich: the rich feature set (see the module docstring), else the base set;
-    alternatives: also the features of the tagger's alternative tags."""
+    alternatives: also the features of the tagger's alternative tags; joint:
+    also SHIFT-ALT (nr_class = 2 + 2L), tagging in the parser's search."""
     cdef readonly int n_labels
     cdef readonly bint rich
     cdef readonly bint alternatives
+    cdef readonly bint joint
+    cdef readonly int shift_alt  # SHIFT-ALT's action id (2L + 1), or -1 without joint
     cdef readonly int n_label_feats  # extract_labels()'s count
     # score() reuses the structure features' scores between states that
     # differ only in arc labels; False scores every state from scratch (the
@@ -263,15 +287,20 @@ cdef class ArcStandardSystem(TransitionSystem):
     cdef public bint score_cache
 
     def __init__(self, int n_labels, bint score_cache=True, bint rich=False,
-                 bint alternatives=False):
+                 bint alternatives=False, bint joint=False):
         if n_labels < 1:
             raise ValueError("an arc-standard system needs at least one arc label")
+        if joint and not alternatives:
+            raise ValueError("joint tagging chooses between the tagger's tag and its "
+                             "alternative: it needs alternatives=True")
         self.n_labels = n_labels
         self.score_cache = score_cache
         self.rich = rich
         self.alternatives = alternatives
+        self.joint = joint
+        self.shift_alt = 1 + 2 * n_labels if joint else -1
         self.n_label_feats = RICH_LABEL_FEATS if rich else BASE_LABEL_FEATS
-        self.nr_class = 1 + 2 * n_labels
+        self.nr_class = 1 + 2 * n_labels + joint
         # features, then the score cache's slots and its clock (see score())
         self.max_feats = MAX_FEATS if rich or alternatives else BASE_MAX_FEATS
         self.cache_size = (self._label_max_offset() + LABEL_MAX_SLOTS * sizeof(LabelMaxC)
@@ -282,7 +311,7 @@ cdef class ArcStandardSystem(TransitionSystem):
 
     def __reduce__(self):
         return (ArcStandardSystem, (self.n_labels, self.score_cache, self.rich,
-                                    self.alternatives))
+                                    self.alternatives, self.joint))
 
     # --- actions -------------------------------------------------------------
     cdef bint is_final(self, const void* state) noexcept nogil:
@@ -312,6 +341,10 @@ cdef class ArcStandardSystem(TransitionSystem):
         is_valid[0] = shift
         for a in range(1, 1 + 2 * L):
             is_valid[a] = arcs
+        if self.joint:  # (a shift, not the finish; where the tagger has an alternative)
+            is_valid[self.shift_alt] = (shift and s.i < s.n
+                                        and s.doc.atoms[s.i * N_ATOMS + A_TAG_ALT] != ATOM_SURE)
+            return shift + 2 * L * arcs + is_valid[self.shift_alt]
         return shift + 2 * L * arcs
 
     cdef void apply(self, void* state, int clas) noexcept nogil:
@@ -320,7 +353,7 @@ cdef class ArcStandardSystem(TransitionSystem):
         cdef SlotC* stack = _slots(s)
         cdef SlotC* top
         cdef SlotC* below
-        if clas == 0:
+        if clas == 0 or clas == self.shift_alt:
             if s.i < s.n:
                 if s.depth == MAX_STACK:  # the bottom word leaves, a root
                     memmove(&stack[0], &stack[1], (MAX_STACK - 1) * sizeof(SlotC))
@@ -331,6 +364,7 @@ cdef class ArcStandardSystem(TransitionSystem):
                 top.lc2 = top.rc2 = -1
                 top.nl = top.nr = 0
                 top.lset = top.rset = 0
+                top.alts = ALT_WORD if clas == self.shift_alt else 0
                 s.depth += 1
                 s.i += 1
             else:
@@ -344,8 +378,12 @@ cdef class ArcStandardSystem(TransitionSystem):
                 top.lc2 = top.lc
                 top.lc = below.word
                 top.lc_label = clas - 1
+                top.alts = ((top.alts & ~(ALT_LC | ALT_LC2))
+                            | (ALT_LC2 if top.alts & ALT_LC else 0)
+                            | (ALT_LC if below.alts & ALT_WORD else 0))
             elif top.lc2 < 0 or below.word < top.lc2:
                 top.lc2 = below.word
+                top.alts = (top.alts & ~ALT_LC2) | (ALT_LC2 if below.alts & ALT_WORD else 0)
             top.nl += 1
             top.lset |= (<uint64_t>1) << ((clas - 1) & 63)
             below[0] = top[0]         # s0 takes s1's place
@@ -355,8 +393,12 @@ cdef class ArcStandardSystem(TransitionSystem):
                 below.rc2 = below.rc
                 below.rc = top.word
                 below.rc_label = clas - 1 - L
+                below.alts = ((below.alts & ~(ALT_RC | ALT_RC2))
+                              | (ALT_RC2 if below.alts & ALT_RC else 0)
+                              | (ALT_RC if top.alts & ALT_WORD else 0))
             elif below.rc2 < 0 or top.word > below.rc2:
                 below.rc2 = top.word
+                below.alts = (below.alts & ~ALT_RC2) | (ALT_RC2 if top.alts & ALT_WORD else 0)
             below.nr += 1
             below.rset |= (<uint64_t>1) << ((clas - 1 - L) & 63)
         s.depth -= 1
@@ -369,7 +411,8 @@ cdef class ArcStandardSystem(TransitionSystem):
     cdef int oracle(self, const void* state) noexcept nogil:
         """The static oracle: LEFT-ARC if s1's head is s0; RIGHT-ARC if s0's
         head is s1 and s0 has all its dependents; else SHIFT (= finish once
-        the buffer is empty). -1 where the gold is unknown."""
+        the buffer is empty), SHIFT-ALT (joint) where q0's alternative tag
+        is the gold one. -1 where the gold is unknown."""
         cdef const ParseStateC* s = <const ParseStateC*>state
         cdef const ParseDocC* d = s.doc
         if d.gold_heads == NULL:
@@ -382,11 +425,25 @@ cdef class ArcStandardSystem(TransitionSystem):
                 return 1 + d.gold_labels[s1] if d.gold_labels[s1] >= 0 else -1
             if d.gold_heads[s0] == s1 and slot_at(s, 0).nl + slot_at(s, 0).nr == d.gold_kids[s0]:
                 return 1 + self.n_labels + d.gold_labels[s0] if d.gold_labels[s0] >= 0 else -1
+        if self.joint and d.gold_alt != NULL and s.i < s.n and d.gold_alt[s.i]:
+            return self.shift_alt
         return 0
 
     # --- features ------------------------------------------------------------
     cdef inline uint64_t word(self, const ParseStateC* s, int i, int atom) noexcept nogil:
         return s.doc.atoms[i * N_ATOMS + atom] if i >= 0 else ATOM_BEFORE
+
+    cdef inline uint64_t tag(self, const ParseStateC* s, int i, int alts, int bit) noexcept nogil:
+        """The tag of word i as the features read it: its alternative where
+        the `bit` of a slot's `alts` says that it was shifted with it."""
+        if i < 0:
+            return ATOM_BEFORE
+        return s.doc.atoms[i * N_ATOMS + (A_TAG_ALT if alts & bit else A_TAG)]
+
+    cdef inline uint64_t stack_tag(self, const ParseStateC* s, int k) noexcept nogil:
+        """The chosen tag of the k-th stack word from the top."""
+        cdef const SlotC* t = slot_at(s, k)
+        return self.tag(s, t.word, t.alts, ALT_WORD) if t != NULL else ATOM_BEFORE
 
     cdef inline uint64_t label(self, int dependent, int label) noexcept nogil:
         return LABEL_ATOM + label if dependent >= 0 else ATOM_BEFORE
@@ -409,13 +466,17 @@ cdef class ArcStandardSystem(TransitionSystem):
         cdef int s0r = t0.rc if s0 >= 0 else -1
         cdef int s1l = t1.lc if s1 >= 0 else -1
         cdef int s1r = t1.rc if s1 >= 0 else -1
-        cdef uint64_t s0w = self.word(s, s0, A_LOWER), s0t = self.word(s, s0, A_TAG)
-        cdef uint64_t s1w = self.word(s, s1, A_LOWER), s1t = self.word(s, s1, A_TAG)
-        cdef uint64_t s2t = self.word(s, s2, A_TAG)
+        # the chosen tags of the stack words and their dependents (joint),
+        # the tagger's of the buffer words
+        cdef int a0 = t0.alts if s0 >= 0 else 0, a1 = t1.alts if s1 >= 0 else 0
+        cdef int a2 = slot_at(s, 2).alts if s2 >= 0 else 0
+        cdef uint64_t s0w = self.word(s, s0, A_LOWER), s0t = self.tag(s, s0, a0, ALT_WORD)
+        cdef uint64_t s1w = self.word(s, s1, A_LOWER), s1t = self.tag(s, s1, a1, ALT_WORD)
+        cdef uint64_t s2t = self.tag(s, s2, a2, ALT_WORD)
         cdef uint64_t q0w = self.word(s, q0, A_LOWER), q0t = self.word(s, q0, A_TAG)
         cdef uint64_t q1t = self.word(s, q1, A_TAG)
-        cdef uint64_t s0lt = self.word(s, s0l, A_TAG), s0rt = self.word(s, s0r, A_TAG)
-        cdef uint64_t s1lt = self.word(s, s1l, A_TAG), s1rt = self.word(s, s1r, A_TAG)
+        cdef uint64_t s0lt = self.tag(s, s0l, a0, ALT_LC), s0rt = self.tag(s, s0r, a0, ALT_RC)
+        cdef uint64_t s1lt = self.tag(s, s1l, a1, ALT_LC), s1rt = self.tag(s, s1r, a1, ALT_RC)
         cdef uint64_t dist = ATOM_BEFORE
         cdef uint64_t vl0 = ATOM_BEFORE, vr0 = ATOM_BEFORE, vl1 = ATOM_BEFORE, vr1 = ATOM_BEFORE
         if s1 >= 0:
@@ -522,10 +583,11 @@ cdef class ArcStandardSystem(TransitionSystem):
         cdef const SlotC* t0 = slot_at(s, 0)
         cdef const SlotC* t1 = slot_at(s, 1)
         # the rich set: third order
-        cdef uint64_t s0l2t = self.word(s, t0.lc2 if s0 >= 0 else -1, A_TAG)
-        cdef uint64_t s0r2t = self.word(s, t0.rc2 if s0 >= 0 else -1, A_TAG)
-        cdef uint64_t s1l2t = self.word(s, t1.lc2 if s1 >= 0 else -1, A_TAG)
-        cdef uint64_t s1r2t = self.word(s, t1.rc2 if s1 >= 0 else -1, A_TAG)
+        cdef int a0 = t0.alts if s0 >= 0 else 0, a1 = t1.alts if s1 >= 0 else 0
+        cdef uint64_t s0l2t = self.tag(s, t0.lc2 if s0 >= 0 else -1, a0, ALT_LC2)
+        cdef uint64_t s0r2t = self.tag(s, t0.rc2 if s0 >= 0 else -1, a0, ALT_RC2)
+        cdef uint64_t s1l2t = self.tag(s, t1.lc2 if s1 >= 0 else -1, a1, ALT_LC2)
+        cdef uint64_t s1r2t = self.tag(s, t1.rc2 if s1 >= 0 else -1, a1, ALT_RC2)
         f[n] = feat1(T_S0L2T, s0l2t); n += 1
         f[n] = feat1(T_S0R2T, s0r2t); n += 1
         f[n] = feat1(T_S1L2T, s1l2t); n += 1
@@ -574,9 +636,9 @@ cdef class ArcStandardSystem(TransitionSystem):
         if position == 3:
             return feat1(T_S1RCL, s1rl)
         if position == 4:
-            return feat3(T_S0T_S0LCL_S0RCL, self.word(s, s0, A_TAG), s0ll, s0rl)
+            return feat3(T_S0T_S0LCL_S0RCL, self.stack_tag(s, 0), s0ll, s0rl)
         if position == 5:
-            return feat3(T_S1T_S1LCL_S1RCL, self.word(s, s1, A_TAG), s1ll, s1rl)
+            return feat3(T_S1T_S1LCL_S1RCL, self.stack_tag(s, 1), s1ll, s1rl)
         if position == 6:
             return feat2(T_S0W_S0RCL, self.word(s, s0, A_LOWER), s0rl)
         if position == 7:
@@ -585,12 +647,12 @@ cdef class ArcStandardSystem(TransitionSystem):
             return feat2(T_QEMPTY_DEPTH, 10 + (s.i >= s.n), 10 + min(s.depth, 3))
         # the rich set's label sets (positions 9-12)
         if position == 9:
-            return feat2(T_S0T_S0LSET, self.word(s, s0, A_TAG), t0.lset if s0 >= 0 else 0)
+            return feat2(T_S0T_S0LSET, self.stack_tag(s, 0), t0.lset if s0 >= 0 else 0)
         if position == 10:
-            return feat2(T_S0T_S0RSET, self.word(s, s0, A_TAG), t0.rset if s0 >= 0 else 0)
+            return feat2(T_S0T_S0RSET, self.stack_tag(s, 0), t0.rset if s0 >= 0 else 0)
         if position == 11:
-            return feat2(T_S1T_S1LSET, self.word(s, s1, A_TAG), t1.lset if s1 >= 0 else 0)
-        return feat2(T_S1T_S1RSET, self.word(s, s1, A_TAG), t1.rset if s1 >= 0 else 0)
+            return feat2(T_S1T_S1LSET, self.stack_tag(s, 1), t1.lset if s1 >= 0 else 0)
+        return feat2(T_S1T_S1RSET, self.stack_tag(s, 1), t1.rset if s1 >= 0 else 0)
 
     cdef void score(self, double* scores, const void* state, Weights W, feat_t* buf,
                     void* cache) noexcept nogil:
@@ -628,8 +690,9 @@ cdef class ArcStandardSystem(TransitionSystem):
 
     cdef double upper_after(self, const void* state, Weights W, feat_t* buf,
                             void* cache) noexcept nogil:
-        """A bound of upper(child) over every child: the SHIFT child's own,
-        and one for the L label siblings of each arc direction."""
+        """A bound of upper(child) over every child: the SHIFT (and
+        SHIFT-ALT) child's own, and one for the L label siblings of each arc
+        direction."""
         cdef const ParseStateC* s = <const ParseStateC*>state
         cdef int* valid = self._scratch_valid(cache)
         cdef double best = -INFINITY, bound
@@ -637,6 +700,10 @@ cdef class ArcStandardSystem(TransitionSystem):
         self.set_valid(valid, state)
         if valid[0]:
             best = self.family_bound(s, W, buf, cache, 0, False, -1, False)
+        if self.joint and valid[self.shift_alt]:
+            bound = self.family_bound(s, W, buf, cache, self.shift_alt, False, -1, False)
+            if bound > best:
+                best = bound
         if valid[1]:  # arcs are valid or not together
             bound = self.family_bound(s, W, buf, cache, 1, True, -1, False)
             if bound > best:
@@ -648,8 +715,8 @@ cdef class ArcStandardSystem(TransitionSystem):
 
     cdef int sibling_group(self, const void* state, int action) noexcept nogil:
         """LEFT-ARC(l) for every l is one group (1), RIGHT-ARC(l) another (2);
-        SHIFT is on its own (-1: no group bound)."""
-        if action == 0:
+        SHIFT and SHIFT-ALT are on their own (-1: no group bound)."""
+        if action == 0 or action == self.shift_alt:
             return -1
         return 1 if action <= self.n_labels else 2
 
@@ -677,6 +744,10 @@ cdef class ArcStandardSystem(TransitionSystem):
         self.set_valid(valid, child)
         if valid[0]:
             far = self.family_bound(s, W, buf, cache, first, True, 0, False)
+        if self.joint and valid[self.shift_alt]:
+            bound = self.family_bound(s, W, buf, cache, first, True, self.shift_alt, False)
+            if bound > far:
+                far = bound
         if valid[1]:
             bound = self.family_bound(s, W, buf, cache, first, True, 1, True)
             if bound > far:
@@ -834,7 +905,10 @@ cdef class ArcStandardSystem(TransitionSystem):
         key[13] = <uint64_t>(t1.rc + 1) if s1 >= 0 else 0
         key[14] = <uint64_t>(t1.nl) if s1 >= 0 else 0
         key[15] = <uint64_t>(t1.nr) if s1 >= 0 else 0
-        key[16] = <uint64_t>s.depth
+        # (joint: which stack words and dependents took the alternative tag)
+        key[16] = (<uint64_t>s.depth | (<uint64_t>(t0.alts if s0 >= 0 else 0) << 32)
+                   | (<uint64_t>(t1.alts if s1 >= 0 else 0) << 40)
+                   | (<uint64_t>(slot_at(s, 2).alts if s.depth > 2 else 0) << 48))
         key[17] = <uint64_t>s.done
         # the rich set's third order reads the second dependents too
         cdef bint rich = self.rich
@@ -863,7 +937,8 @@ cdef class ArcStandardSystem(TransitionSystem):
             t = &_slots(s)[k]
             slots.append({"word": t.word, "lc": t.lc, "rc": t.rc, "lc2": t.lc2, "rc2": t.rc2,
                           "nl": t.nl, "nr": t.nr, "lc_label": t.lc_label,
-                          "rc_label": t.rc_label, "lset": t.lset, "rset": t.rset})
+                          "rc_label": t.rc_label, "lset": t.lset, "rset": t.rset,
+                          "alts": t.alts})
         return slots
 
     # --- Python: the engine's view of a doc ---------------------------------
@@ -878,10 +953,12 @@ cdef class ArcStandardSystem(TransitionSystem):
 cdef class _ParseDoc(Instance):
     """The C arrays of one document. Input: the (n, N_ATOMS) atoms array, or
     a dict with "atoms" and optionally "sent_ids" (int32 per token). Gold:
-    (heads, labels). A derivation has at most 2n + 2 actions."""
+    (heads, labels), and with a joint system optionally a third array,
+    1 where the alternative tag is the gold one. A derivation has at most
+    2n + 2 actions."""
     cdef ParseDocC c
     cdef ArcStandardSystem parsing
-    cdef object atoms, sents, heads, labels, kids
+    cdef object atoms, sents, heads, labels, kids, gold_alt
 
     def __init__(self, ArcStandardSystem system, doc_input, gold=None):
         Instance.__init__(self, system)
@@ -898,6 +975,7 @@ cdef class _ParseDoc(Instance):
         self.state_size = state_size_for(n)
         cdef uint64_t[:, ::1] av
         cdef int[::1] iv
+        cdef unsigned char[::1] bv
         if n:
             av = self.atoms
             self.c.atoms = &av[0, 0]
@@ -908,7 +986,13 @@ cdef class _ParseDoc(Instance):
             iv = self.sents
             self.c.sent_ids = &iv[0]
         if gold is not None and n:
-            heads, labels = gold
+            heads, labels = gold[:2]
+            if len(gold) > 2 and gold[2] is not None and system.joint:
+                self.gold_alt = numpy.ascontiguousarray(gold[2], dtype="uint8")
+                if self.gold_alt.shape != (n,):
+                    raise ValueError(f"gold alternative-tag flags do not match the doc length {n}")
+                bv = self.gold_alt
+                self.c.gold_alt = &bv[0]
             self.heads = numpy.ascontiguousarray(heads, dtype="int32")
             self.labels = numpy.ascontiguousarray(labels, dtype="int32")
             if self.heads.shape != (n,) or self.labels.shape != (n,):
@@ -935,19 +1019,25 @@ cdef class _ParseDoc(Instance):
 
     def output(self, actions):
         """(heads, labels) after the actions: words left on the stack (and
-        any never shifted) are roots (head = self, label -1)."""
+        any never shifted) are roots (head = self, label -1). Joint: (heads,
+        labels, alts), alts 1 for the words shifted with their alternative
+        tag (SHIFT-ALT)."""
         cdef int n = self.c.length
         cdef ParseStateC* s = <ParseStateC*>self.start()
-        cdef int L = self.parsing.n_labels, a, s0, s1
+        cdef int L = self.parsing.n_labels, shift_alt = self.parsing.shift_alt, a, s0, s1
         heads = numpy.arange(n, dtype="int32")
         labels = numpy.full((n,), -1, dtype="int32")
+        alts = numpy.zeros((n,), dtype="uint8")
         cdef int[::1] hv = heads
         cdef int[::1] lv = labels
+        cdef unsigned char[::1] tv = alts
         cdef int[::1] av = numpy.ascontiguousarray(actions, dtype="int32")
         cdef int k
         for k in range(av.shape[0]):
             a = av[k]
-            if a > 0:
+            if a == shift_alt:
+                tv[s.i] = 1
+            elif a > 0:
                 s0 = s_at(s, 0)
                 s1 = s_at(s, 1)
                 if a <= L:
@@ -957,4 +1047,4 @@ cdef class _ParseDoc(Instance):
                     hv[s0] = s1
                     lv[s0] = a - 1 - L
             self.system.apply(s, a)
-        return heads, labels
+        return (heads, labels, alts) if self.parsing.joint else (heads, labels)
