@@ -106,6 +106,20 @@ def test_oracle_on_a_forest():
     assert views.output(system, atoms, actions)[0].tolist() == [1, 1, 3, 3]
 
 
+def assert_bounds_hold(system, doc, history, table, valid):
+    """upper() bounds the score of every valid action of the state, and
+    upper_after() the upper() of every child (0 for a final child); the
+    state's action scores."""
+    up, after = views.bounds(system, doc, history, table)
+    scores = table.scores(views.features(system, doc, history), system.nr_class)
+    assert up >= max(scores[a] for a in valid)
+    for a in valid:
+        child_final = views.valid_actions(system, doc, history + [a])[1]
+        assert after >= (0.0 if child_final else
+                         views.bounds(system, doc, history + [a], table)[0])
+    return scores
+
+
 def reachable_weights(system, doc, rng, max_len):
     """Random weights for every feature of every state reachable in max_len
     actions (so that brute force and search see the same non-zero scores)."""
@@ -236,13 +250,7 @@ def test_bounds_dominate_what_they_bound(seed, rich):
             valid, final = views.valid_actions(system, doc, history)
             if final:
                 continue
-            up, after = views.bounds(system, doc, history, table)
-            scores = table.scores(views.features(system, doc, history), system.nr_class)
-            assert up >= max(scores[a] for a in valid)
-            for a in valid:
-                child_final = views.valid_actions(system, doc, history + [a])[1]
-                assert after >= (0.0 if child_final else
-                                 views.bounds(system, doc, history + [a], table)[0])
+            scores = assert_bounds_hold(system, doc, history, table, valid)
             # a sibling group's bound, added to an action's score, bounds the
             # action's search value one and two steps deep
             near = views.group_bounds(system, doc, history, table, 1)
@@ -596,10 +604,4 @@ def test_joint_lookahead_and_bounds_are_exact(seed):
             assert_fast_search_agrees(system, doc, history, table, 1 + seed % 2, rng)
             if final or not system.score_cache:  # (without it, upper() is the generic bound)
                 continue
-            up, after = views.bounds(system, doc, history, table)
-            scores = table.scores(views.features(system, doc, history), system.nr_class)
-            assert up >= max(scores[a] for a in valid)
-            for a in valid:
-                child_final = views.valid_actions(system, doc, history + [a])[1]
-                assert after >= (0.0 if child_final else
-                                 views.bounds(system, doc, history + [a], table)[0])
+            assert_bounds_hold(system, doc, history, table, valid)
