@@ -91,6 +91,7 @@ cdef struct LabelMaxC:
 
 
 cdef struct ParseDocC:
+    uint64_t uid             # this document's number in the process (the score cache's key)
     int length
     const uint64_t* atoms    # length x N_ATOMS (A_LOWER, A_TAG used)
     const int* sent_ids      # length, or NULL: sentence boundaries to respect
@@ -889,7 +890,7 @@ cdef class ArcStandardSystem(TransitionSystem):
         cdef int s0 = s_at(s, 0), s1 = s_at(s, 1)
         key[0] = <uint64_t><size_t><void*>W
         key[1] = <uint64_t>W.version
-        key[2] = <uint64_t><size_t>s.doc
+        key[2] = s.doc.uid
         key[3] = <uint64_t>s.n
         key[4] = <uint64_t>s.i
         key[5] = <uint64_t>(s0 + 1)
@@ -950,6 +951,9 @@ cdef class ArcStandardSystem(TransitionSystem):
         return _ParseDoc(self, doc_input, gold)
 
 
+cdef uint64_t _next_doc_uid = 0  # ParseDocC.uid of the last doc made
+
+
 cdef class _ParseDoc(Instance):
     """The C arrays of one document. Input: the (n, N_ATOMS) atoms array, or
     a dict with "atoms" and optionally "sent_ids" (int32 per token). Gold:
@@ -969,6 +973,12 @@ cdef class _ParseDoc(Instance):
         if n and (self.atoms.ndim != 2 or self.atoms.shape[1] != N_ATOMS):
             raise ValueError(f"expected ({n}, {N_ATOMS}) word atoms, got {self.atoms.shape}")
         memset(&self.c, 0, sizeof(ParseDocC))
+        # a number of its own, not its address: a search's Beam or Workspace
+        # keeps its score cache from doc to doc, and a freed doc's address
+        # comes back for the next one (made under the GIL: no race)
+        global _next_doc_uid
+        _next_doc_uid += 1
+        self.c.uid = _next_doc_uid
         self.c.length = n
         self.length = n
         self.max_steps = 2 * n + 2
