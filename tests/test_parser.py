@@ -412,3 +412,17 @@ def test_sapo_fits_the_temperature_of_its_head_probabilities_on_dev_and_keeps_it
     assert "fitted_temperature" not in fixed.get_pipe("arc_standard_parser").cfg
     with pytest.raises(ValueError, match="learner = sapo"):
         spacy.blank("en").add_pipe("arc_standard_parser", config={"temperature": 2.0})
+
+
+def test_a_doc_parses_alike_in_a_batch_and_alone(beam_nlp):
+    """The beam keeps its score cache from doc to doc of a batch while the
+    docs' memory is freed and reused: short docs of one length must not get
+    each other's scores (keyed by each doc's own number, not its address).
+    Every dev doc of up to 3 words parses the same in one batch as alone."""
+    gold = [d for d in gold_docs(beam_nlp.vocab, "ewt", "dev", 2001) if len(d) <= 3]
+    assert len(gold) > 200
+    batch = list(beam_nlp.pipe((words_only(beam_nlp.vocab, d, tags=True) for d in gold),
+                               batch_size=1000))
+    for doc, g in zip(batch, gold):
+        alone = beam_nlp(words_only(beam_nlp.vocab, g, tags=True))
+        assert [(t.head.i, t.dep_) for t in doc] == [(t.head.i, t.dep_) for t in alone]
