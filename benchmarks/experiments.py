@@ -229,6 +229,15 @@ RAW_PARSER: Dict[str, Tuple[str, Dict[str, object]]] = {
     "jkalt_rich_b16_mv": ("+ rich features, beam 16 + the tagger's alternative tags, max-violation",
                           {**RICH, **ALTERNATIVES, P + "beam_width": 16,
                            P + "update": "max_violation", "training.max_epochs": 15}),
+    "jkalt_rich_b32_mv": ("+ rich features, beam 32 + the tagger's alternative tags, max-violation",
+                          {**RICH, **ALTERNATIVES, P + "beam_width": 32,
+                           P + "update": "max_violation", "training.max_epochs": 15}),
+    "jkalt_rich_b64_mv": ("+ rich features, beam 64 + the tagger's alternative tags, max-violation",
+                          {**RICH, **ALTERNATIVES, P + "beam_width": 64,
+                           P + "update": "max_violation", "training.max_epochs": 15}),
+    "jkalt_rich_b16_early_joint": ("+ rich features, beam 16 + the tagger's alternative tags + joint tagging",
+                                   {**RICH, **ALTERNATIVES, P + "joint_tagging": True,
+                                    P + "beam_width": 16, "training.max_epochs": 20}),
 }
 for name, (what, changed) in RAW_PARSER.items():
     add(Experiment(f"raw_parser/{name}", "raw-parser", "pipeline", "configs/pipeline_ewt.cfg", "ewt",

@@ -3,7 +3,9 @@ on a fixed slice with a fixed order gives bitwise the weights recorded in
 fixtures/weights_golden.json (training weights: values, running totals and
 ticks). A deliberate change of the learner regenerates the file:
 
-    python tests/test_weights_regression.py --write
+    python tests/test_weights_regression.py --write [NAME ...]
+
+(with names: records those settings only, e.g. new ones, and keeps the rest).
 """
 import hashlib
 import json
@@ -13,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import spacy
+from spacy.training import Example
 
 import spacy_lookahead.pipes.phrases  # noqa: F401  (factories, when not pip-installed)
 import spacy_lookahead.pipes.parser  # noqa: F401
@@ -21,7 +24,8 @@ import spacy_lookahead.pipes.tagger  # noqa: F401
 
 from conftest import SHARED_DATA
 from ewt import ewt_examples
-from parse_data import parse_examples
+from parse_data import parse_examples, words_only
+from spacy_lookahead.pipes.tagger import TAG_ALTERNATIVE, TAG_ALTERNATIVE_PROB
 from spacy_lookahead.readers.clauses import ClauseCorpus
 from spacy_lookahead.readers.columns import ColumnCorpus
 
@@ -49,13 +53,47 @@ SETTINGS = {
     "parser_d1": ("arc_standard_parser", {"search": "lookahead", "depth": 1}, "parse", 50),
     **{f"parser_beam_{u}": ("arc_standard_parser", {**BEAM, "update": u}, "parse", 80)
        for u in ("standard", "early", "max_violation", "hybrid", "latest")},
+    # what configs/pipeline_ewt.cfg trains: rich features, the tagger's
+    # alternative tags, joint tagging (on the fixed tags of tagged_examples)
+    "parser_beam_early_rich": ("arc_standard_parser", {**BEAM, "update": "early",
+                                                       "features": "rich"}, "parse", 80),
+    "parser_beam_early_rich_alternatives": ("arc_standard_parser", {
+        **BEAM, "update": "early", "features": "rich", "tag_alternatives": True}, "tagged", 80),
+    "parser_beam_early_rich_joint": ("arc_standard_parser", {
+        **BEAM, "update": "early", "features": "rich", "tag_alternatives": True,
+        "joint_tagging": True}, "tagged", 80),
     "fr_chunker": ("fr_chunker", {}, "conll2000", 150),
     "fr_clauses": ("fr_clause_finder", {}, "clauses", 150),
     "fr_clauses_classification": ("fr_clause_finder", {"feedback": "classification"}, "clauses", 100),
 }
 
 
+def tagged_examples(vocab, limit):
+    """Parse examples whose predicted docs carry tags and a tagger's
+    alternatives, fixed by position (no tagger in the loop): every 7th word
+    gets a wrong tag with the gold one as its likely alternative, every
+    5th other word its gold tag with an unlikely one."""
+    out = []
+    for eg in parse_examples(vocab, "ewt", "train", limit, 2):
+        gold = [t.tag_ for t in eg.reference]
+        tags, alts, probs = list(gold), [0] * len(gold), [0.0] * len(gold)
+        for i, tag in enumerate(gold):
+            other = "NN" if tag != "NN" else "JJ"
+            if i % 7 == 3:
+                tags[i], alts[i], probs[i] = other, vocab.strings.add(tag), 0.4
+            elif i % 5 == 1:
+                alts[i], probs[i] = vocab.strings.add(other), 0.1
+        doc = words_only(vocab, eg.reference)
+        for token, tag in zip(doc, tags):
+            token.tag_ = tag
+        doc.user_data[TAG_ALTERNATIVE], doc.user_data[TAG_ALTERNATIVE_PROB] = alts, probs
+        out.append(Example(doc, eg.reference))
+    return out
+
+
 def examples(vocab, data, limit):
+    if data == "tagged":
+        return tagged_examples(vocab, limit)
     if data == "ewt":
         return ewt_examples(vocab, "train", limit)
     if data == "parse":
@@ -91,6 +129,9 @@ def test_weights_are_bitwise_those_recorded(name, shared_data):
 
 
 if __name__ == "__main__" and "--write" in sys.argv:
-    GOLDEN.write_text(json.dumps({name: trained_weights_digest(name) for name in sorted(SETTINGS)},
-                                 indent=1) + "\n")
+    # --write NAME ...: record only these (new settings), keeping the others
+    only = [a for a in sys.argv[1:] if a != "--write"] or sorted(SETTINGS)
+    golden = json.loads(GOLDEN.read_text()) if GOLDEN.exists() else {}
+    golden.update({name: trained_weights_digest(name) for name in only})
+    GOLDEN.write_text(json.dumps(dict(sorted(golden.items())), indent=1) + "\n")
     print(f"wrote {GOLDEN}")
