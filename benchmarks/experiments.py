@@ -192,7 +192,7 @@ def sapo_ablation_names() -> List[str]:
 # --- the parser from raw text (issue 16): configs/pipeline_ewt.cfg per row --------
 P = f"components.{PARSER}."
 EWT_RAW = {P + "search": "beam", P + "beam_width": 8, P + "update": "early",
-           P + "features": "base", P + "tag_alternatives": False,
+           P + "features": "base", P + "tag_alternatives": False, P + "joint_tagging": False,
            f"components.{TAGGER}.alternatives": False, "corpora.train.inputs": ["tag"],
            "paths.train_tags": "corpus/ewt/train.jackknifed.spacy", "training.max_epochs": 30}
 GREEDY = {P + "search": "greedy", P + "update": "max_violation"}
@@ -244,7 +244,8 @@ for name, (what, changed) in RAW_PARSER.items():
                    what, {**EWT_RAW, **changed}, model="model-best"))
 # configs/pipeline_ewt.cfg as shipped: what en_lookahead_ewt packages
 add(Experiment("pipeline_ewt", "raw-parser", "pipeline", "configs/pipeline_ewt.cfg", "ewt",
-               "configs/pipeline_ewt.cfg (jackknifed tags, rich features, the tagger's alternatives, beam 8)",
+               "configs/pipeline_ewt.cfg (jackknifed tags, rich features, the tagger's alternatives, "
+               "joint tagging, beam 8)",
                model="model-best"))
 WSJ_BASE = {P + "search": "beam", P + "update": "max_violation", "training.max_epochs": 30,
             "training.patience": 2000}
@@ -398,8 +399,8 @@ SPEEDS: Dict[str, Speed] = {s.name: s for s in (
            "parser_beam8=parser_ewt_beam8_max_violation")),
     Speed("raw_parser_speed", "raw-parser", "pipeline", "ewt",
           ("spacy_parser", "greedy=raw_parser/jk_greedy", "beam8=raw_parser/jk_b8_early",
-           "beam8_rich=raw_parser/jk_rich_b8_early", "beam8_rich_alt=pipeline_ewt",
-           "beam8_rich_alt_2_threads=pipeline_ewt@n_threads=2")),
+           "beam8_rich=raw_parser/jk_rich_b8_early", "beam8_rich_alt=raw_parser/jkalt_rich_b8_early",
+           "beam8_rich_alt_joint=pipeline_ewt", "beam8_rich_alt_joint_2_threads=pipeline_ewt@n_threads=2")),
     Speed("depth_speed_tag", "depth", "tag", "ewt",
           ("spacy_tagger", "tagger_d0=tagger_d1@depth=0", "tagger_d1",
            "tagger_d2=tagger_d1@depth=2", "tagger_d3=tagger_d1@depth=3"), quick=False),
