@@ -223,6 +223,10 @@ RAW_PARSER: Dict[str, Tuple[str, Dict[str, object]]] = {
                               "training.max_epochs": 20}),
     "jkalt_rich_b8_early_joint": ("+ rich features + the tagger's alternative tags + joint tagging",
                                   {**RICH, **ALTERNATIVES, P + "joint_tagging": True}),
+    "jkalt_rich_b8_early_joint_e40": ("+ rich features + the tagger's alternative tags + joint tagging, "
+                                      "40 epochs at most",
+                                      {**RICH, **ALTERNATIVES, P + "joint_tagging": True,
+                                       "training.max_epochs": 40}),
     "jkalt_rich_b64_early": ("+ rich features, beam 64 + the tagger's alternative tags",
                              {**RICH, **ALTERNATIVES, P + "beam_width": 64,
                               "training.max_epochs": 20}),
