@@ -108,6 +108,42 @@ add(Experiment("spacy_tagger", "tagging", "tag", "configs/baseline_tagger_ewt.cf
                {"c1": 1.0, "c2": 0.0, "max-iterations": 200}, quick={"max-iterations": 30},
                trainer="crf", curves=False))
 
+# --- knowledge from unlabelled text: Brown clusters and word probabilities ------
+# (spacy-lookups-data's English tables through [initialize.lookups]; the
+# templates' atoms in spacy_lookahead/systems/templates.py)
+def lexicon(max_words: int = 200000) -> Dict[str, object]:
+    return {"initialize.lookups": {"@misc": "spacy_lookahead.lexeme_tables.v1", "lang": "en",
+                                   "max_words": max_words}}
+
+
+def clusters(offsets=(-1, 0, 1), bits=(4, 6, 10, 20)) -> List[str]:
+    """Cluster bit-prefix templates (Koo et al. 2008; Turian et al. 2010)."""
+    return [f"cluster{k}[{o}]" for o in offsets for k in bits]
+
+
+PROBS = ["prob[-1]", "prob[0]", "prob[1]"]
+TAGGER_LEXICON = ["preset:pos", *clusters(), *PROBS]
+# wider word context (Collins 2002; Toutanova et al. 2003): the neighbours'
+# affixes and shapes, word bigrams around the word, case-sensitive neighbours
+TAGGER_CONTEXT = ["suf2[-1]", "suf3[-1]", "suf2[1]", "suf3[1]", "shape[-1]", "shape[1]",
+                  "orth[-1]", "orth[1]", "lower[-2] lower[-1]", "lower[1] lower[2]",
+                  "lower[-1] lower[1]", "suf3[0] lower[1]", "lower[-1] suf3[0]"]
+# the tag dictionary as ambiguity classes of w-1..w+2 (Gimenez and Marquez 2004)
+TAGGER_CLASSES = ["ambiguity[-1]", "ambiguity[0]", "ambiguity[1]", "ambiguity[2]",
+                  "ambiguity[0] ambiguity[1]"]
+for name, feats, label in (
+        ("tagger_d1_clusters", ["preset:pos", *clusters()], "clusters of w-1, w0, w+1"),
+        ("tagger_d1_lexicon", TAGGER_LEXICON, "clusters and probability bins of w-1, w0, w+1"),
+        ("tagger_d1_context", ["preset:pos", *TAGGER_CONTEXT], "wider word context"),
+        ("tagger_d1_context_lexicon", [*TAGGER_LEXICON, *TAGGER_CONTEXT],
+         "wider word context, clusters and probability bins"),
+        ("tagger_d1_lexicon_classes", [*TAGGER_LEXICON, *TAGGER_CLASSES],
+         "clusters, probability bins and ambiguity classes (tag dictionary)")):
+    add(Experiment(name, "tagging", "tag", "configs/tagger_ewt.cfg", "ewt",
+                   f"lookahead_tagger, depth 1, + {label}",
+                   {**component(TAGGER, depth=1, features=feats), **lexicon()},
+                   quick={} if name == "tagger_d1_lexicon" else None, model="model-best"))
+
 # --- chunking (CoNLL-2000, Table 2) and bio-NER (JNLPBA, Table 3) ----------------
 for d in (0, 1, 2):
     add(Experiment(f"chunker_d{d}", "spans", "chunk", "configs/chunker_conll2000.cfg", "conll2000",
@@ -131,6 +167,29 @@ for data, epochs in (("conll2000", 15), ("jnlpba", 10)):
                    "first-order CRF (crfsuite, same features, L1)",
                    {"c1": 1.0, "c2": 0.0, "max-iterations": 200}, quick={"max-iterations": 30},
                    trainer="crf", curves=False))
+
+# ... with knowledge from unlabelled text, chosen on the held-out tenth (the
+# sets have no dev split): the preset templates and the preset with
+# clusters (and probability bins) of the window's words, by the same protocol
+CHUNK_LEXICON = ["preset:chunk", *clusters(range(-2, 3)), *PROBS]
+NER_LEXICON = ["preset:ner", *clusters(), *PROBS]
+for name, task, config, data, comp, feats, epochs, label in (
+        ("chunker_d1_heldout", "chunk", "configs/chunker_conll2000.cfg", "conll2000", CHUNKER,
+         ["preset:chunk"], 10, "lookahead_chunker, depth 1 (dev: held-out tenth)"),
+        ("chunker_d1_lexicon", "chunk", "configs/chunker_conll2000.cfg", "conll2000", CHUNKER,
+         CHUNK_LEXICON, 10, "lookahead_chunker, depth 1, + clusters of w-2..w+2, "
+                            "probability bins of w-1..w+1 (dev: held-out tenth)"),
+        ("ner_rtl_d1_heldout", "ner", "configs/ner_jnlpba.cfg", "jnlpba", NER, ["preset:ner"], 10,
+         "lookahead_ner, right-to-left, depth 1 (dev: held-out tenth)"),
+        ("ner_rtl_d1_lexicon", "ner", "configs/ner_jnlpba.cfg", "jnlpba", NER, NER_LEXICON, 10,
+         "lookahead_ner, right-to-left, depth 1, + clusters and probability bins of "
+         "w-1..w+1 (dev: held-out tenth)")):
+    extra = {"direction": "rtl"} if comp == NER else {}
+    add(Experiment(name, "spans", task, config, data, label,
+                   {**component(comp, depth=1, features=feats, **extra),
+                    **(lexicon() if feats[1:] else {}), "training.max_epochs": epochs,
+                    "training.eval_frequency": 190 if comp == CHUNKER else 451},
+                   model="model-best", dev_is_train=True))
 
 # --- SAPO (Sun et al.): model selection and temperature on dev / a held-out tenth
 add(Experiment("tagger_sapo", "sapo", "tag", "configs/tagger_ewt.cfg", "ewt",
@@ -395,6 +454,13 @@ SPEEDS: Dict[str, Speed] = {s.name: s for s in (
     Speed("ner_speed", "spans", "ner", "jnlpba",
           ("spacy_ner_jnlpba", "crf_jnlpba", "ner_rtl_d0", "ner_rtl_d1", "ner_rtl_d2", "ner_ltr_d0",
            "ner_ltr_d1", "ner_ltr_d2", "ner_rtl_sapo")),
+    # the same component with and without the templates that read the lexicon
+    Speed("lexicon_speed_tag", "tagging", "tag", "ewt",
+          ("tagger_d1", "tagger_d1_lexicon", "tagger_d1_context_lexicon"), pairs=11),
+    Speed("lexicon_speed_chunk", "spans", "chunk", "conll2000",
+          ("chunker_d1_heldout", "chunker_d1_lexicon"), pairs=11, quick=False),
+    Speed("lexicon_speed_ner", "spans", "ner", "jnlpba",
+          ("ner_rtl_d1_heldout", "ner_rtl_d1_lexicon"), pairs=11, quick=False),
     Speed("sapo_speed_tag", "sapo", "tag", "ewt", ("tagger_d1", "tagger_sapo"), pairs=11),
     Speed("sapo_speed_chunk", "sapo", "chunk", "conll2000", ("chunker_d1", "chunker_sapo"), pairs=11),
     Speed("sapo_speed_ner", "sapo", "ner", "jnlpba", ("ner_rtl_d1", "ner_rtl_sapo"), pairs=11),

@@ -1,6 +1,15 @@
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests: a fixed seed by default (CI and the README's test command
+# see the same examples every run); `spacy project run properties` draws new
+# random examples, many of them (HYPOTHESIS_PROFILE=random).
+settings.register_profile("fixed", derandomize=True, print_blob=True)
+settings.register_profile("random", derandomize=False, max_examples=1000, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fixed"))
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

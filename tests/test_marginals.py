@@ -482,3 +482,27 @@ def test_marginals_need_sapo_and_a_first_order_model():
     with pytest.raises(ValueError, match="first-order models only"):
         spacy.blank("en").add_pipe("lookahead_chunker", config={
             "learner": "sapo", "probabilities": "marginals", "label_trigrams": True})
+
+
+@pytest.mark.parametrize("seed,scale", [(22, 20.0), (22, 30.0), (2, 30.0)])
+@pytest.mark.parametrize("keep,factored", [(True, True), (True, False), (False, False)])
+def test_a_sharp_constrained_model_keeps_its_one_complete_path(seed, scale, keep, factored):
+    """Scaled forward sums can lose the one prefix that completes, when it
+    falls below 1e-308 of prefixes that end in dead ends (a constrained
+    system, weights x 20-30): the lattice then falls back to log-domain
+    sums, so log Z, the marginals and the best path are brute force's, not
+    'no valid derivation' (found by the hypothesis property below)."""
+    keep_rows(keep, factored)
+    system, atoms, W = random_model(2, 6, "ltr", True, random.Random(seed))
+    sharp = Weights()
+    keys, lengths, classes, ws = W.to_arrays()[:4]
+    for key, clas, w in zip(numpy.repeat(keys, lengths), classes, ws):
+        sharp.add(int(key), int(clas), float(w) * scale)
+    probs, log_z = brute_force(system, atoms, sharp, 1.0)
+    assert log_z > -math.inf
+    lattice = Lattice(system.instances([atoms])[0], sharp, 1.0)
+    assert math.isclose(lattice.log_z, log_z, rel_tol=1e-9)
+    assert numpy.allclose(lattice.marginals(), probs, atol=1e-9)
+    best, best_score = brute_force_best(system, atoms, sharp)
+    path, top = lattice.best()
+    assert tuple(path) == best and math.isclose(top, best_score, rel_tol=1e-12)

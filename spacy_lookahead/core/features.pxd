@@ -24,6 +24,22 @@ cdef enum:
     A_HAS_HYPHEN
     A_ALL_CAPS
     A_INIT_CAP
+    # ... from the vocab's lexeme (spaCy's attributes): string ids of NORM,
+    # SHAPE, PREFIX, SUFFIX; the lexeme's flag bits (IS_ALPHA ... as
+    # spaCy's attribute ids); the Brown cluster of the `lexeme_cluster`
+    # table (its path's bits, first bit lowest) and the bin of the log
+    # probability of `lexeme_prob` (PROB_BIN_BASE + floor(-log p); 0 for a
+    # word the table lacks)
+    A_NORM
+    A_SP_SHAPE
+    A_PREFIX
+    A_SUFFIX
+    A_FLAGS
+    A_CLUSTER
+    A_PROB
+    # ... from the component: the word's ambiguity class (the tags it took in
+    # training, where it was frequent: the tagger's tag dictionary), 0 if none
+    A_CLASS
     N_WORD_ATOMS
     # Per-token inputs, filled by the component (0 = absent): the POS tag and
     # the chunk label (as IOB strings' hashes).
@@ -57,6 +73,89 @@ cdef inline uint64_t atom_at(const uint64_t* atoms, int n, int i, int a) noexcep
     return atoms[i * N_ATOMS + a]
 
 
+# Feature templates as data (systems/templates.py compiles them from the
+# config): a conjunction of up to MAX_CONJUNCTION atoms, each one column of
+# the atoms array read at one of the system's slots (a token offset for
+# tagging), optionally cut to a bit prefix (clusters) or one flag bit.
+cdef enum:
+    MAX_CONJUNCTION = 4
+    COLUMN_ONE = N_ATOMS      # the constant atom 1 (the bias), read nowhere
+    # The atoms of slots in range are read from these columns; the
+    # system's `tokens` array gives each slot's token (< 0: before the doc or
+    # an empty slot; >= length: after the doc).
+
+cdef struct TemplateC:
+    uint64_t id                     # the hash seed: equal atoms of two templates differ
+    int n                           # atoms in the conjunction
+    int substrings                  # 1: one feature per substring of slot[0]'s token
+    int slot[MAX_CONJUNCTION]
+    int column[MAX_CONJUNCTION]
+    int bits[MAX_CONJUNCTION]       # > 0: the first `bits` bits of a cluster path
+    int flag[MAX_CONJUNCTION]       # >= 0: that bit of the column (0 / 1)
+
+
+cdef inline uint64_t template_atom(const TemplateC* t, int j, const uint64_t* atoms,
+                                   int length, const int* tokens, int current) noexcept nogil:
+    """Atom j of template t at the tokens of the slots; 0: absent. An input
+    (tag, chunk) that the current token lacks is absent everywhere: the
+    doc has no such input."""
+    cdef int col = t.column[j], i
+    cdef uint64_t v
+    if col == COLUMN_ONE:
+        return 1
+    if col >= N_WORD_ATOMS and 0 <= current < length and atoms[current * N_ATOMS + col] == 0:
+        return 0
+    i = tokens[t.slot[j]]
+    if i < 0:
+        return ATOM_BEFORE
+    if i >= length:
+        return ATOM_AFTER
+    v = atoms[i * N_ATOMS + col]
+    if t.flag[j] >= 0:
+        return (v >> t.flag[j]) & 1
+    if t.bits[j] > 0 and v != 0:
+        # the path's first bits, with a leading 1 so that prefixes of
+        # different lengths (and an all-zero prefix) stay apart
+        return (v & ((<uint64_t>1 << t.bits[j]) - 1)) | (<uint64_t>1 << t.bits[j])
+    return v
+
+
+cdef inline int extract_templates(feat_t* f, const TemplateC* templates, int n_templates,
+                                  const uint64_t* atoms, int length, const int* tokens,
+                                  int current, const int* sub_offsets, const uint64_t* subs,
+                                  int max_subs) noexcept nogil:
+    """The features of every template at the token `current`, in order, into
+    f; a template any of whose atoms is absent (0) at a token of the doc
+    gives none (a short word's 4-letter prefix, a flag that is off, a word
+    without a cluster). Returns how many."""
+    cdef int n = 0, k, j, i, m
+    cdef const TemplateC* t
+    cdef uint64_t buf[MAX_CONJUNCTION]
+    cdef bint absent
+    for k in range(n_templates):
+        t = &templates[k]
+        if t.substrings:
+            i = tokens[t.slot[0]]
+            if sub_offsets == NULL or i < 0 or i >= length:
+                continue
+            m = 0
+            for j in range(sub_offsets[i], sub_offsets[i + 1]):
+                if m >= max_subs:
+                    break
+                buf[0] = subs[j]
+                f[n] = hash64(buf, sizeof(uint64_t), t.id); n += 1; m += 1
+            continue
+        absent = False
+        for j in range(t.n):
+            buf[j] = template_atom(t, j, atoms, length, tokens, current)
+            if buf[j] == 0:
+                absent = True
+                break
+        if not absent:
+            f[n] = hash64(buf, t.n * sizeof(uint64_t), t.id); n += 1
+    return n
+
+
 cdef inline feat_t feat1(uint64_t template, uint64_t a) noexcept nogil:
     # A template id keeps equal atoms of different templates apart.
     return hash64(&a, sizeof(uint64_t), template)
@@ -88,4 +187,6 @@ cdef class LexemeAtoms:
     cdef PreshMap cache
     cdef Pool mem
     cdef readonly bint substrings
-    cdef const LexemeC* get(self, uint64_t orth, object strings) except NULL
+    cdef readonly object lexicon  # what the cache was made with: the vocab's tables
+    cdef readonly dict classes    # word text -> A_CLASS (the component's tag dictionary)
+    cdef const LexemeC* get(self, uint64_t orth, object vocab, object tables) except NULL

@@ -42,8 +42,9 @@ def word_substrings(str text):
 
 
 def word_atoms(str text):
-    """The N_WORD_ATOMS atoms of a word form (Ratnaparkhi-style word features)."""
-    atoms = [0] * N_WORD_ATOMS
+    """The atoms of a word form that its text gives (A_ORTH .. A_INIT_CAP:
+    Ratnaparkhi-style word features)."""
+    atoms = [0] * A_NORM
     atoms[A_ORTH] = hash_text(text)
     atoms[A_LOWER] = hash_text(text.lower())
     n = len(text)
@@ -66,22 +67,68 @@ def word_atoms(str text):
     return atoms
 
 
+# The vocab's lookups tables the lexeme atoms A_CLUSTER and A_PROB read
+# (spacy-lookups-data's, loaded by [initialize.lookups]).
+CLUSTER_TABLE = "lexeme_cluster"
+PROB_TABLE = "lexeme_prob"
+# A_PROB of a word in the table: PROB_BIN_BASE + floor(-log p), at most
+# PROB_BIN_BASE + MAX_PROB_BIN (above the sentinels; 0 is "absent").
+PROB_BIN_BASE = 16
+MAX_PROB_BIN = 30
+
+
+def vocab_tables(vocab):
+    """(the vocab's cluster table or None, its probability table or None)."""
+    lookups = vocab.lookups
+    return (lookups.get_table(CLUSTER_TABLE) if lookups.has_table(CLUSTER_TABLE) else None,
+            lookups.get_table(PROB_TABLE) if lookups.has_table(PROB_TABLE) else None)
+
+
+def prob_bin(prob):
+    """A_PROB of a word of log probability `prob` (None: not in the table)."""
+    if prob is None:
+        return 0
+    return PROB_BIN_BASE + min(MAX_PROB_BIN, max(0, int(-float(prob) // 1)))
+
+
+def lexeme_atoms(lexeme, tables):
+    """The atoms A_NORM .. A_PROB of a vocab entry (spacy.lexeme.Lexeme),
+    with `tables` = vocab_tables(its vocab)."""
+    clusters, probs = tables
+    orth = lexeme.orth
+    return [lexeme.norm, lexeme.shape, lexeme.prefix, lexeme.suffix, lexeme.flags,
+            int(clusters.get(orth, 0)) if clusters is not None else 0,
+            prob_bin(probs.get(orth)) if probs is not None else 0]
+
+
 cdef class LexemeAtoms:
     """Cache: spaCy orth id -> the word's atoms (and substrings, if asked).
     Grows with the vocabulary; written only with the GIL held, never read by
-    nogil code (which sees per-document copies), so it is safe under threads."""
+    nogil code (which sees per-document copies), so it is safe under threads.
+    Made again when the vocab's cluster or probability table changes (e.g.
+    after [initialize.lookups] or loading a pipeline)."""
 
     def __init__(self, bint substrings=False):
         self.mem = Pool()
         self.cache = PreshMap()
         self.substrings = substrings
+        self.lexicon = None
+        self.classes = {}
 
-    cdef const LexemeC* get(self, uint64_t orth, object strings) except NULL:
+    def set_classes(self, dict classes):
+        """The component's word classes (text -> A_CLASS atom); the cache is
+        made again."""
+        self.classes = dict(classes)
+        self.mem = Pool()
+        self.cache = PreshMap()
+
+    cdef const LexemeC* get(self, uint64_t orth, object vocab, object tables) except NULL:
         cdef LexemeC* lex = <LexemeC*>self.cache.get(orth)
         cdef int i
         if lex == NULL:
-            text = strings[orth]
-            values = word_atoms(text)
+            text = vocab.strings[orth]
+            values = (word_atoms(text) + lexeme_atoms(vocab[orth], tables)
+                      + [self.classes.get(text, 0)])
             lex = <LexemeC*>self.mem.alloc(1, sizeof(LexemeC))
             for i in range(N_WORD_ATOMS):
                 lex.atoms[i] = values[i]
@@ -143,9 +190,10 @@ cdef class LexemeAtoms:
             if st[d + 1] == st[d]:
                 continue
             orths = orth_arrays[d]
-            strings = docs[d].vocab.strings
+            vocab = docs[d].vocab
+            tables = self._tables(vocab)
             for i in range(st[d + 1] - st[d]):
-                lexes[k] = self.get(orths[i], strings)
+                lexes[k] = self.get(orths[i], vocab, tables)
                 k += 1
         for k in range(N):
             lex = lexes[k]
@@ -170,8 +218,25 @@ cdef class LexemeAtoms:
         out["substrings"] = (offsets, hashes)
         return out
 
+    def _tables(self, vocab):
+        """The vocab's tables; the cache is emptied where they are not the
+        ones it was made with (once per doc: a look-up, no copy)."""
+        tables = vocab_tables(vocab)
+        if self.lexicon is None or self.lexicon[0] is not tables[0] \
+                or self.lexicon[1] is not tables[1]:
+            self.mem = Pool()
+            self.cache = PreshMap()
+            self.lexicon = tables
+        return tables
+
     def __reduce__(self):
-        return (LexemeAtoms, (self.substrings,))
+        return (_lexeme_atoms, (self.substrings, self.classes))
+
+
+def _lexeme_atoms(substrings, classes):
+    atoms = LexemeAtoms(substrings)
+    atoms.set_classes(classes)
+    return atoms
 
 
 # The atoms array's columns, for Python code that fills the per-token inputs.
@@ -182,10 +247,29 @@ A_TAG_ALT_COLUMN = A_TAG_ALT
 SURE = ATOM_SURE
 
 
-def token_atoms(str text, tag=None, chunk=None, alternative=None):
-    """All N_ATOMS atoms of one token: its word atoms and input columns."""
-    return word_atoms(text) + [hash_text(tag) if tag else 0, hash_text(chunk) if chunk else 0,
-                               hash_text(alternative) if alternative else 0]
+A_COLUMNS = {
+    "orth": A_ORTH, "lower": A_LOWER, "pre1": A_PRE1, "pre2": A_PRE2, "pre3": A_PRE3,
+    "pre4": A_PRE4, "suf1": A_SUF1, "suf2": A_SUF2, "suf3": A_SUF3, "suf4": A_SUF4,
+    "shape": A_SHAPE, "has_digit": A_HAS_DIGIT, "has_upper": A_HAS_UPPER,
+    "has_hyphen": A_HAS_HYPHEN, "all_caps": A_ALL_CAPS, "init_cap": A_INIT_CAP,
+    "NORM": A_NORM, "SHAPE": A_SP_SHAPE, "PREFIX": A_PREFIX, "SUFFIX": A_SUFFIX,
+    "flags": A_FLAGS, "cluster": A_CLUSTER, "prob": A_PROB, "ambiguity": A_CLASS,
+    "tag": A_TAG, "chunk": A_CHUNK, "tag_alt": A_TAG_ALT,
+}
+A_CLUSTER_COLUMN = A_CLUSTER
+A_PROB_COLUMN = A_PROB
+CONSTANT_COLUMN = COLUMN_ONE
+MAX_ATOMS_PER_TEMPLATE = MAX_CONJUNCTION
+
+
+def token_atoms(str text, tag=None, chunk=None, alternative=None, lexeme=None):
+    """All N_ATOMS atoms of one token: its word atoms and input columns
+    (the vocab's atoms A_NORM .. A_PROB 0, or a list of them)."""
+    lexeme = [0] * (N_WORD_ATOMS - A_NORM) if lexeme is None else list(lexeme)
+    lexeme += [0] * (N_WORD_ATOMS - A_NORM - len(lexeme))  # A_CLASS: none
+    return word_atoms(text) + lexeme + [hash_text(tag) if tag else 0,
+                                        hash_text(chunk) if chunk else 0,
+                                        hash_text(alternative) if alternative else 0]
 
 
 def string_atoms(values):

@@ -40,6 +40,7 @@ cdef class Lattice:
     cdef const double* _factors(self, int t, int p, double shift) noexcept nogil
     cdef bint _split_scores(self, Workspace ws, double limit) noexcept nogil
     cdef void _forward_backward(self) noexcept nogil
+    cdef void _log_forward_backward(self) noexcept nogil
     cdef void _start_sums(self) noexcept nogil
     cdef void _end_forward(self) noexcept nogil
     cdef double _alpha(self, int t, int c) noexcept nogil

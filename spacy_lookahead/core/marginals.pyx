@@ -274,7 +274,8 @@ cdef class Lattice:
                     if r[c] * inv > top:
                         top = r[c] * inv
             if top == -INFINITY:
-                return  # no valid derivation: log Z = -inf, every probability 0
+                self._log_forward_backward()  # none, or a live prefix lost to underflow
+                return
             shift[t] = top
             for p in range(C if t else 1):
                 a = self.fwd[(t - 1) * C + p] if t else 1.0
@@ -287,6 +288,7 @@ cdef class Lattice:
             for c in range(C):
                 total += self.fwd[t * C + c]
             if total == 0.0:
+                self._log_forward_backward()
                 return
             for c in range(C):
                 self.fwd[t * C + c] /= total
@@ -305,6 +307,63 @@ cdef class Lattice:
                 for c in range(C):
                     a += f[c] * self.bwd[(t + 1) * C + c]
                 self.bwd[t * C + p] = a / total
+
+    cdef void _log_forward_backward(self) noexcept nogil:
+        """The sums in the log domain, where a scaled pass found no
+        derivation. A scaled step keeps its prefixes relative to the step's
+        total, so in a constrained system the one prefix that can complete
+        can fall below 1e-308 of prefixes that end in dead ends, and be lost:
+        a valid doc would get log Z = -inf. Here the backward sums come
+        first, so each step is normalised over its live entries only (those
+        with a valid completion); fwd, bwd and log Z then mean what the
+        scaled passes make them mean. T C^2 log-additions a pass."""
+        cdef int T = self.T, C = self.C, t, p, c
+        cdef double inv = 1.0 / self.temperature, v, norm, prev = 0.0
+        cdef const double* r
+        cdef vector[double] la, lb
+        la.assign(T * C, -INFINITY)
+        lb.assign(T * C, -INFINITY)
+        r = self._row(0, -1)
+        for c in range(C):
+            if r[c] != -INFINITY:
+                la[c] = r[c] * inv
+        for t in range(1, T):
+            for p in range(C):
+                if la[(t - 1) * C + p] == -INFINITY:
+                    continue
+                r = self._row(t, p)
+                for c in range(C):
+                    if r[c] != -INFINITY:
+                        la[t * C + c] = log_add(la[t * C + c], la[(t - 1) * C + p] + r[c] * inv)
+        for c in range(C):
+            lb[(T - 1) * C + c] = 0.0
+        for t in range(T - 2, -1, -1):
+            for p in range(C):
+                if la[t * C + p] == -INFINITY:
+                    continue  # unreachable: its probability is 0 whatever lb is
+                r = self._row(t + 1, p)
+                for c in range(C):
+                    if r[c] != -INFINITY and lb[(t + 1) * C + c] != -INFINITY:
+                        lb[t * C + p] = log_add(lb[t * C + p], r[c] * inv + lb[(t + 1) * C + c])
+        self._start_sums()
+        for t in range(T):
+            norm = -INFINITY
+            for c in range(C):
+                if lb[t * C + c] != -INFINITY:
+                    norm = log_add(norm, la[t * C + c])
+            if norm == -INFINITY:
+                return  # no valid derivation: log Z = -inf, every probability 0
+            self.log_norm[t] = norm - prev
+            prev = norm
+        self._end_forward()
+        for t in range(T):
+            for c in range(C):
+                v = la[t * C + c]
+                if v == -INFINITY or lb[t * C + c] == -INFINITY:
+                    continue  # no valid derivation passes here: fwd and bwd stay 0
+                self.fwd[t * C + c] = exp(v - self.fcum[t])
+                if self.backward:
+                    self.bwd[t * C + c] = exp(lb[t * C + c] - self.log_z + self.fcum[t])
 
     cdef void _start_sums(self) noexcept nogil:
         cdef int T = self.T, C = self.C, c
@@ -372,7 +431,8 @@ cdef class Lattice:
                 if s[c] > 0.0 and v != -INFINITY and v * inv > top:
                     top = v * inv
             if top == -INFINITY:
-                return  # no valid derivation: log Z = -inf, every probability 0
+                self._log_forward_backward()  # none, or a live prefix lost to underflow
+                return
             total = 0.0
             for c in range(C):
                 v = self.em[t * C + c]
@@ -381,6 +441,7 @@ cdef class Lattice:
                     self.fwd[t * C + c] = ratio[t * C + c] * s[c]
                     total += self.fwd[t * C + c]
             if total == 0.0:
+                self._log_forward_backward()
                 return
             for c in range(C):
                 self.fwd[t * C + c] /= total

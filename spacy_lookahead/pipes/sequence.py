@@ -1,6 +1,7 @@
 """What the sequence labellers (tagger, chunker, NER) share: the tagging
 system built from the config, its inputs per doc, and the gold labels; the
 search and the learner are the shared ones of `TransitionPipe`."""
+from collections import Counter, defaultdict
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy
@@ -9,11 +10,13 @@ from spacy.training import Example
 from spacy.vocab import Vocab
 
 from ..core import decode as decoding
-from ..core.features import LexemeAtoms
+from ..core.features import LexemeAtoms, string_atoms
 from ..core.marginals import (Lattice, Transitions, best_with_probabilities, fit_temperature,
                               gold_derivations, minimise_over_temperature)
 from ..core.weights import Weights
+from ..lexicon import require_tables
 from ..systems.tagging import TaggingSystem
+from ..systems.templates import TemplateError, expand, uses_lexicon
 from .settings import SEARCH_DEFAULTS, config_error
 from .spaces import without_whitespace
 from .transition import Prediction, TransitionPipe
@@ -32,6 +35,12 @@ from .transition import Prediction, TransitionPipe
 # benchmarks/results.md, the SAPO ablations).
 SEQUENCE_DEFAULTS: Dict[str, Any] = {**SEARCH_DEFAULTS, "beam_width": 16, "probabilities": "auto",
                                      "temperature": None, "average": False}
+# The `ambiguity` atom (Gimenez and Marquez 2004's ambiguity classes; a tag
+# dictionary): a word seen at least CLASS_MIN_COUNT times in training has the
+# set of labels that took at least CLASS_MIN_SHARE of its occurrences; rarer
+# words have none, in training as at prediction, as unseen words.
+CLASS_MIN_COUNT = 3
+CLASS_MIN_SHARE = 0.05
 
 
 class SequencePipe(TransitionPipe):
@@ -42,16 +51,64 @@ class SequencePipe(TransitionPipe):
     feature_set = "pos"
     history_setting = "tag_trigrams"  # cfg key of the (t-1, t-2) feature switch
     search_defaults = SEQUENCE_DEFAULTS
+    # the word classes of the `ambiguity` atom are learnt with the model
+    model_settings = TransitionPipe.model_settings + ("word_classes",)
 
     def __init__(self, vocab: Vocab, name: str, *, direction: str, scorer, search_settings:
-                 Dict[str, Any], **settings: Any) -> None:
+                 Dict[str, Any], features: Optional[List[str]] = None, **settings: Any) -> None:
+        features = [f"preset:{self.feature_set}"] if features is None else list(features)
         super().__init__(vocab, name, scorer=scorer,
-                         search_settings={**search_settings, "direction": direction}, **settings)
-        self._atoms = LexemeAtoms(substrings=self.feature_set == "ner")
+                         search_settings={**search_settings, "direction": direction},
+                         features=features, **settings)
+        self._set_templates()
         if self.cfg["probabilities"] == "marginals" and self.cfg[self.history_setting]:
             raise config_error(name, "probabilities", f"[{name}] probabilities = 'marginals' are "
                                "exact for first-order models only: set "
                                f"{self.history_setting} = false, or probabilities = 'nbest'.")
+
+    def _set_templates(self) -> None:
+        """Check the `features` setting; the word inputs it needs."""
+        try:
+            expanded = expand(self.cfg["features"], self.feature_set)
+        except TemplateError as err:
+            raise config_error(self.name, "features", f"[{self.name}] features: {err}. Write "
+                               "templates as in spacy_lookahead/systems/templates.py, e.g. "
+                               f"features = [\"preset:{self.feature_set}\", \"cluster6[0]\"]."
+                               ) from None
+        texts = [text for text, _ in expanded]
+        self._atoms = LexemeAtoms(substrings="substrings[0]" in texts)
+        self._lexicon_needs = uses_lexicon(texts)
+        self._reads_classes = any("ambiguity[" in text for text in texts)
+        classes = self.cfg.get("word_classes") or {}
+        self._atoms.set_classes(dict(zip(classes, string_atoms(list(classes.values())).tolist())))
+
+    def _on_load(self) -> None:
+        super()._on_load()
+        self._set_templates()  # a model saved before `features` existed: its preset
+
+    def _count_training_set(self, get_examples: Callable[[], Iterable[Example]],
+                            size: Optional[int] = None, tags: Optional[set] = None) -> None:
+        super()._count_training_set(get_examples, size, tags)
+        if any(self._lexicon_needs.values()):  # before training starts
+            require_tables(self.name, self.vocab, self._lexicon_needs)
+        self.cfg["word_classes"] = self._word_classes(get_examples) if self._reads_classes else {}
+        self._set_templates()
+
+    def _word_classes(self, get_examples: Callable[[], Iterable[Example]]) -> Dict[str, str]:
+        """{word: its labels in training, "A|B"} for the `ambiguity` atom."""
+        counts: Dict[str, Counter] = defaultdict(Counter)
+        names = self.actions
+        for eg in get_examples():
+            gold = self.gold(eg)
+            for token, label in zip(eg.predicted, gold):
+                if label >= 0:
+                    counts[token.text][names[label]] += 1
+        out = {}
+        for word, c in counts.items():
+            total = sum(c.values())
+            if total >= CLASS_MIN_COUNT:
+                out[word] = "|".join(sorted(t for t, k in c.items() if k >= CLASS_MIN_SHARE * total))
+        return out
 
     # --- to define in subclasses ---------------------------------------------
     @property
@@ -84,10 +141,11 @@ class SequencePipe(TransitionPipe):
     def make_system(self) -> TaggingSystem:
         return TaggingSystem(len(self.actions), direction=self.cfg["direction"],
                              tag_trigrams=self.cfg[self.history_setting],
-                             feature_set=self.feature_set, **self.constraints())
+                             feature_set=self.feature_set, templates=list(self.cfg["features"]),
+                             **self.constraints())
 
     def system_is_current(self, system: TaggingSystem) -> bool:
-        return system.nr_class == len(self.actions)
+        return system.nr_class == len(self.actions) and system.templates == list(self.cfg["features"])
 
     def gold(self, example: Example, index: Optional[numpy.ndarray] = None) -> numpy.ndarray:
         return self.gold_ids(example, index)
@@ -105,6 +163,8 @@ class SequencePipe(TransitionPipe):
         whitespace tokens left out (TaggingSystem.batch_instances reads
         it); and the positions of each doc's content tokens (None: no
         whitespace token)."""
+        if docs and any(self._lexicon_needs.values()):
+            require_tables(self.name, docs[0].vocab, self._lexicon_needs)
         batch = self._atoms.docs_inputs(docs)
         atoms, starts = batch["atoms"], batch["starts"]
         if type(self).input_columns is not SequencePipe.input_columns:

@@ -183,13 +183,15 @@ class SpanLabeller(SequencePipe):
         "scheme": "iob2",
         "spans_key": "chunks",
         "label_trigrams": False,
+        "features": ["preset:chunk"],
         **SPAN_DEFAULTS,
         "scorer": {"@scorers": "spacy_lookahead.chunk_scorer.v1"},
     },
     default_score_weights={"spans_chunks_f": 1.0, "spans_chunks_p": 0.0, "spans_chunks_r": 0.0, "spans_chunks_per_type": None},
 )
 def make_lookahead_chunker(nlp: Language, name: str, direction: Direction, scheme: Scheme,
-                           spans_key: str, label_trigrams: bool, search: Search, depth: int, margin: float,
+                           spans_key: str, label_trigrams: bool, features: List[str], search: Search,
+                           depth: int, margin: float,
                            beam_width: int, update: Update, learner: Learner, n: int,
                            learning_rate: float, learning_rate_decay: float, l2: float, n_threads: int,
                            probabilities: Probabilities, temperature: Optional[float],
@@ -199,13 +201,19 @@ def make_lookahead_chunker(nlp: Language, name: str, direction: Direction, schem
     direction: "ltr" or "rtl", the order in which tokens are labelled.
     scheme: "iob2" or "biluo" labelling of the chunks (as the readers name them).
     label_trigrams: add the (label t-1, label t-2) history feature.
+    features: the feature templates (a list: presets such as "preset:chunk"
+        and templates such as "cluster6[0]" or "lower[-1] lower[0]";
+        spacy_lookahead/systems/templates.py lists the atoms). Templates
+        reading `cluster*` or `prob` need the vocab's tables
+        ([initialize.lookups], spacy_lookahead/lexicon.py).
     search, depth, margin, beam_width, update, learner, n, learning_rate,
     learning_rate_decay, l2, probabilities, temperature, average: see the
     tagger. With "sapo" each chunk's
     probability goes to doc.spans[spans_key].attrs["scores"].
     """
     return LookaheadChunker(nlp.vocab, name, direction=direction, scheme=scheme,
-                            spans_key=spans_key, label_trigrams=label_trigrams, search=search,
+                            spans_key=spans_key, label_trigrams=label_trigrams,
+                            features=features, search=search,
                             depth=depth, margin=margin, beam_width=beam_width, update=update,
                             learner=learner, n=n, learning_rate=learning_rate,
                             learning_rate_decay=learning_rate_decay, l2=l2, n_threads=n_threads,
@@ -218,14 +226,16 @@ class LookaheadChunker(SpanLabeller):
     al. Section 4.2: words at -2..+2 and their bigrams, POS uni/bi/trigrams."""
 
     feature_set = "chunk"
-    feature_settings = ("direction", "label_trigrams", "scheme")
+    feature_settings = ("direction", "label_trigrams", "scheme", "features")
+    model_settings_before = {"features": ["preset:chunk"], "word_classes": {}}
     gold_description = "doc.spans[spans_key] on the gold docs"
 
     def __init__(self, vocab: Vocab, name: str = "lookahead_chunker", *, direction: str = "ltr",
                  scheme: str = "iob2", spans_key: str = "chunks", label_trigrams: bool = False,
-                 scorer: Optional[Callable] = None, **search_settings) -> None:
+                 features: Optional[List[str]] = None, scorer: Optional[Callable] = None,
+                 **search_settings) -> None:
         super().__init__(vocab, name, direction=direction, scheme=scheme, spans_key=spans_key,
-                         label_trigrams=bool(label_trigrams), scorer=scorer,
+                         label_trigrams=bool(label_trigrams), features=features, scorer=scorer,
                          search_settings=search_settings)
 
     def reads_tags(self) -> bool:
@@ -253,6 +263,7 @@ class LookaheadChunker(SpanLabeller):
         "pos_features": False,
         "chunk_features": False,
         "chunks_key": "chunks",
+        "features": ["preset:ner"],
         **SPAN_DEFAULTS,
         "scores_key": "ents",
         "scorer": {"@scorers": "spacy_lookahead.entity_scorer.v1"},
@@ -261,7 +272,8 @@ class LookaheadChunker(SpanLabeller):
 )
 def make_lookahead_ner(nlp: Language, name: str, direction: Direction, scheme: Scheme,
                        label_trigrams: bool, pos_features: bool, chunk_features: bool,
-                       chunks_key: str, search: Search, depth: int, margin: float,
+                       chunks_key: str, features: List[str], search: Search, depth: int,
+                       margin: float,
                        beam_width: int, update: Update, learner: Learner, n: int, learning_rate: float,
                        learning_rate_decay: float, l2: float, n_threads: int,
                        probabilities: Probabilities, temperature: Optional[float], average: bool,
@@ -272,6 +284,11 @@ def make_lookahead_ner(nlp: Language, name: str, direction: Direction, scheme: S
     pos_features / chunk_features: use token.tag_ / doc.spans[chunks_key] as
     input features (then required on every doc, e.g. from a tagger and a
     chunker earlier in the pipeline).
+    features: the feature templates (a list: presets such as "preset:ner"
+        and templates such as "cluster6[0]" or "lower[-1] lower[0]";
+        spacy_lookahead/systems/templates.py lists the atoms). Templates
+        reading `cluster*` or `prob` need the vocab's tables
+        ([initialize.lookups], spacy_lookahead/lexicon.py).
     search, depth, margin, beam_width, update, learner, n, learning_rate,
     learning_rate_decay, l2, probabilities, temperature, average: see the
     tagger. With "sapo" the entities are also
@@ -279,7 +296,8 @@ def make_lookahead_ner(nlp: Language, name: str, direction: Direction, scheme: S
     """
     return LookaheadNER(nlp.vocab, name, direction=direction, scheme=scheme,
                         label_trigrams=label_trigrams, pos_features=pos_features,
-                        chunk_features=chunk_features, chunks_key=chunks_key, search=search,
+                        chunk_features=chunk_features, chunks_key=chunks_key, features=features,
+                        search=search,
                         depth=depth, margin=margin, beam_width=beam_width, update=update,
                         learner=learner, n=n, learning_rate=learning_rate,
                         learning_rate_decay=learning_rate_decay, l2=l2, n_threads=n_threads,
@@ -296,18 +314,21 @@ class LookaheadNER(SpanLabeller):
     their annotation and the search plans around them."""
 
     feature_set = "ner"
-    feature_settings = ("direction", "label_trigrams", "scheme", "pos_features", "chunk_features")
+    feature_settings = ("direction", "label_trigrams", "scheme", "pos_features", "chunk_features",
+                        "features")
+    model_settings_before = {"features": ["preset:ner"], "word_classes": {}}
     gold_description = "doc.ents on the gold docs"
 
     def __init__(self, vocab: Vocab, name: str = "lookahead_ner", *, direction: str = "ltr",
                  scheme: str = "iob2", label_trigrams: bool = False, pos_features: bool = False,
                  chunk_features: bool = False, chunks_key: str = "chunks",
-                 scores_key: str = "ents", scorer: Optional[Callable] = None,
-                 **search_settings) -> None:
+                 scores_key: str = "ents", features: Optional[List[str]] = None,
+                 scorer: Optional[Callable] = None, **search_settings) -> None:
         super().__init__(vocab, name, direction=direction, scheme=scheme,
                          label_trigrams=bool(label_trigrams), pos_features=bool(pos_features),
                          chunk_features=bool(chunk_features), chunks_key=chunks_key,
-                         scores_key=scores_key, scorer=scorer, search_settings=search_settings)
+                         scores_key=scores_key, features=features, scorer=scorer,
+                         search_settings=search_settings)
 
     def reads_tags(self) -> bool:
         return self.cfg["pos_features"]

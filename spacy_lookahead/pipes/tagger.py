@@ -43,13 +43,14 @@ if not Token.has_extension(TAG_ALTERNATIVE):
         "target": "tag",
         "tag_trigrams": False,
         "alternatives": False,
+        "features": ["preset:pos"],
         **SEQUENCE_DEFAULTS,
         "scorer": {"@scorers": "spacy_lookahead.tagger_scorer.v1"},
     },
     default_score_weights={"tag_acc": 1.0, "pos_acc": None},
 )
 def make_lookahead_tagger(nlp: Language, name: str, direction: Direction, target: Target,
-                          tag_trigrams: bool, alternatives: bool, search: Search, depth: int, margin: float,
+                          tag_trigrams: bool, alternatives: bool, features: List[str], search: Search, depth: int, margin: float,
                           beam_width: int, update: Update, learner: Learner, n: int,
                           learning_rate: float, learning_rate_decay: float, l2: float, n_threads: int,
                           probabilities: Probabilities, temperature: Optional[float], average: bool,
@@ -65,6 +66,11 @@ def make_lookahead_tagger(nlp: Language, name: str, direction: Direction, target
         distribution at its temperature (fitted on the dev data while
         training, as SAPO's; perceptrons too). First-order models only
         (tag_trigrams = false). A parser can read it (its tag_alternatives).
+    features: the feature templates (a list: presets such as "preset:pos"
+        and templates such as "cluster6[0]" or "lower[-1] lower[0]";
+        spacy_lookahead/systems/templates.py lists the atoms). Templates
+        reading `cluster*` or `prob` need the vocab's tables
+        ([initialize.lookups], spacy_lookahead/lexicon.py).
     search, depth, margin, beam_width, update: the search and the perceptron
         update: "greedy", "lookahead" (depth D, margin C; Tsuruoka et al.
         Figures 2-3) or "beam" (width k, violation-fixing `update`; Huang et al.).
@@ -85,7 +91,8 @@ def make_lookahead_tagger(nlp: Language, name: str, direction: Direction, target
     average: SAPO predicts with the averaged weights (Algorithm 1 does not).
     """
     return LookaheadTagger(nlp.vocab, name, direction=direction, target=target,
-                           tag_trigrams=tag_trigrams, alternatives=alternatives, search=search, depth=depth, margin=margin,
+                           tag_trigrams=tag_trigrams, alternatives=alternatives,
+                           features=features, search=search, depth=depth, margin=margin,
                            beam_width=beam_width, update=update, learner=learner, n=n,
                            learning_rate=learning_rate, learning_rate_decay=learning_rate_decay,
                            l2=l2, n_threads=n_threads, probabilities=probabilities,
@@ -97,12 +104,14 @@ class LookaheadTagger(SequencePipe):
     lookahead search over the labels of the next tokens (Figure 2) and
     learnt by the margin perceptron on the backed-up scores (Figure 3)."""
 
-    feature_settings = ("direction", "tag_trigrams")
+    feature_settings = ("direction", "tag_trigrams", "features")
+    model_settings_before = {"features": ["preset:pos"], "word_classes": {}}
     feature_set = "pos"
 
     def __init__(self, vocab: Vocab, name: str = "lookahead_tagger", *, direction: str = "ltr",
                  target: str = "tag", tag_trigrams: bool = False, alternatives: bool = False,
-                 scorer: Optional[Callable] = None, **search_settings) -> None:
+                 features: Optional[List[str]] = None, scorer: Optional[Callable] = None,
+                 **search_settings) -> None:
         """search_settings: search, depth, margin, beam_width, update, learner,
         n, learning_rate, learning_rate_decay, l2 (settings.py)."""
         if target not in TARGETS:
@@ -113,7 +122,7 @@ class LookaheadTagger(SequencePipe):
                                "alternatives = false.")
         super().__init__(vocab, name, direction=direction, scorer=scorer,
                          search_settings={**search_settings, "alternatives": alternatives},
-                         target=target, tag_trigrams=bool(tag_trigrams))
+                         target=target, tag_trigrams=bool(tag_trigrams), features=features)
 
     @property
     def attr(self) -> str:

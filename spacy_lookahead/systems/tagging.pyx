@@ -8,10 +8,9 @@ from cymem.cymem cimport Pool
 
 import numpy
 
-from ..core.features cimport (N_ATOMS, A_ORTH, A_LOWER, A_PRE1, A_SUF1,
-                              A_SHAPE, A_HAS_DIGIT, A_HAS_UPPER, A_HAS_HYPHEN,
-                              A_ALL_CAPS, A_INIT_CAP, A_TAG, A_CHUNK, ATOM_BEFORE,
-                              LABEL_ATOM, atom_at, feat1, feat2, feat3)
+from ..core.features cimport (N_ATOMS, MAX_CONJUNCTION, ATOM_BEFORE, LABEL_ATOM, TemplateC,
+                              extract_templates, feat1, feat2)
+from .templates import PRESETS, compile_templates, expand, max_features
 from ..core.instance cimport Instance
 from ..core.system cimport TransitionSystem, partial_bound
 from ..core.weights cimport Weights, feat_t
@@ -37,46 +36,16 @@ cdef struct TagStateC:
     int prev2      # label assigned two steps ago
 
 
-# Feature templates. Static ones depend on the words only, so their scores are
-# cached per position; dynamic ones look at the labels assigned before.
+# The label-history features (dynamic: they look at the labels assigned
+# before). The static ones are the component's templates (templates.py),
+# computed once per position and weights version.
 cdef enum:
-    T_BIAS = 1
-    T_W0
-    T_LOWER0
-    T_WM1
-    T_WP1
-    T_WM2
-    T_WP2
-    T_WM1_W0
-    T_W0_WP1
-    T_PRE
-    T_SUF = T_PRE + 4
-    T_SHAPE = T_SUF + 4
-    T_DIGIT
-    T_UPPER
-    T_HYPHEN
-    T_ALL_CAPS
-    T_INIT_CAP
-    T_PREV1
-    T_PREV12
-    # chunking / NER (Sun et al. Section 4.2, after Tsuruoka et al. 2009)
-    T_WORD = T_PREV12 + 1    # + offset 0..4 (words at -2..+2)
-    T_WORD2 = T_WORD + 5     # + 0..3 word bigrams at (-2,-1) .. (+1,+2)
-    T_POS = T_WORD2 + 4      # + 0..4 POS unigrams
-    T_POS2 = T_POS + 5       # + 0..3 POS bigrams
-    T_POS3 = T_POS2 + 4      # + 0..2 POS trigrams
-    T_CHUNK = T_POS3 + 3     # + 0..4 chunk-label unigrams
-    T_SUBSTRING = T_CHUNK + 5
+    T_PREV1 = 24
+    T_PREV12 = 25
 
-DEF N_STATIC_MAX = 48
-DEF N_SUBSTRINGS_MAX = 64
 DEF N_DYNAMIC_MAX = 2
-
-# Feature sets
-DEF FS_POS = 0
-DEF FS_CHUNK = 1
-DEF FS_NER = 2
-FEATURE_SETS = {"pos": FS_POS, "chunk": FS_CHUNK, "ner": FS_NER}
+DEF N_SLOTS_MAX = 17   # offsets -8..+8 (templates.MAX_OFFSET)
+DEF N_SUBSTRINGS_MAX = 64  # features.MAX_SUBSTRINGS
 
 
 cdef struct PrevMaxC:
@@ -93,7 +62,9 @@ cdef class TaggingSystem(TransitionSystem):
     direction: "ltr" or "rtl" (the order in which labels are assigned; the
     "previous" labels are the ones assigned before, e.g. right neighbours for
     rtl). tag_trigrams: add the (prev1, prev2) feature (second-order history).
-    feature_set: "pos" (tagging), "chunk" or "ner" (see extract_static).
+    feature_set: the preset of templates ("pos", "chunk" or "ner";
+    templates.py) where `templates` is None; templates: the component's
+    `features` setting (a list of template strings and presets).
     allowed: optional (nr_class + 1, nr_class) 0/1 matrix, in tagging order:
     row 0 = labels allowed with no previous label, row p + 1 = labels allowed
     after label p. at_doc_start / at_doc_end: labels allowed at the first /
@@ -101,7 +72,12 @@ cdef class TaggingSystem(TransitionSystem):
     """
     cdef readonly bint rtl
     cdef readonly bint tag_trigrams
-    cdef readonly int feature_set
+    cdef readonly str feature_set_name
+    cdef readonly list templates   # the features setting it was made with
+    cdef readonly list expanded    # [(template, hash id)]
+    cdef TemplateC* tmpl
+    cdef int n_templates, n_slots
+    cdef int* slot_offsets
     cdef Pool mem
     cdef int* allowed
     cdef int* at_start
@@ -110,20 +86,19 @@ cdef class TaggingSystem(TransitionSystem):
     cdef object constraints
 
     def __init__(self, int nr_class, direction="ltr", tag_trigrams=False, feature_set="pos",
-                 allowed=None, at_doc_start=None, at_doc_end=None):
+                 allowed=None, at_doc_start=None, at_doc_end=None, templates=None):
         if nr_class < 1:
             raise ValueError("a tagging system needs at least one label")
         if direction not in ("ltr", "rtl"):
             raise ValueError(f"direction must be 'ltr' or 'rtl', got {direction!r}")
-        if feature_set not in FEATURE_SETS:
-            raise ValueError(f"feature_set must be one of {sorted(FEATURE_SETS)}, got {feature_set!r}")
+        if feature_set not in PRESETS:
+            raise ValueError(f"feature_set must be one of {sorted(PRESETS)}, got {feature_set!r}")
         self.nr_class = nr_class
         self.rtl = direction == "rtl"
         self.tag_trigrams = bool(tag_trigrams)
-        self.feature_set = FEATURE_SETS[feature_set]
-        self.max_feats = N_STATIC_MAX + N_DYNAMIC_MAX
-        if self.feature_set == FS_NER:
-            self.max_feats += N_SUBSTRINGS_MAX
+        self.feature_set_name = feature_set
+        self.mem = Pool()
+        self._set_templates([f"preset:{feature_set}"] if templates is None else list(templates))
         self.state_size = sizeof(TagStateC)
         self.first_order = not self.tag_trigrams
         # static scores of the position + the previous label's feature
@@ -135,7 +110,6 @@ cdef class TaggingSystem(TransitionSystem):
             self.n_sibling_groups = 1
             self.bounds_two_steps = True
             self.cache_size = sizeof(PrevMaxC)
-        self.mem = Pool()
         ones = numpy.ones((nr_class,), dtype="int32")
         allowed = numpy.ones((nr_class + 1, nr_class), dtype="int32") if allowed is None else allowed
         at_doc_start = ones if at_doc_start is None else at_doc_start
@@ -156,9 +130,35 @@ cdef class TaggingSystem(TransitionSystem):
             self.at_end[j] = at_doc_end[j]
         self.constrained = not (allowed.all() and all(at_doc_start) and all(at_doc_end))
 
+    def _set_templates(self, list templates):
+        """Compile the templates into C (templates.py says what they mean)."""
+        self.templates = templates
+        self.expanded = expand(templates, self.feature_set_name)
+        arrays = compile_templates(self.expanded)
+        cdef int k, j
+        self.n_templates = len(self.expanded)
+        self.tmpl = <TemplateC*>self.mem.alloc(max(1, self.n_templates), sizeof(TemplateC))
+        for k in range(self.n_templates):
+            self.tmpl[k].id = arrays["ids"][k]
+            self.tmpl[k].n = arrays["n"][k]
+            self.tmpl[k].substrings = arrays["substrings"][k]
+            for j in range(MAX_CONJUNCTION):
+                self.tmpl[k].slot[j] = arrays["slots"][k, j]
+                self.tmpl[k].column[j] = arrays["columns"][k, j]
+                self.tmpl[k].bits[j] = arrays["bits"][k, j]
+                self.tmpl[k].flag[j] = arrays["flags"][k, j]
+        offsets = arrays["offsets"]
+        self.n_slots = len(offsets)
+        if self.n_slots > N_SLOTS_MAX:
+            raise ValueError(f"the templates read {self.n_slots} offsets; at most {N_SLOTS_MAX}")
+        self.slot_offsets = <int*>self.mem.alloc(self.n_slots, sizeof(int))
+        for k in range(self.n_slots):
+            self.slot_offsets[k] = offsets[k]
+        self.max_feats = max_features(self.expanded) + N_DYNAMIC_MAX
+
     @property
-    def feature_set_name(self):
-        return {v: k for k, v in FEATURE_SETS.items()}[self.feature_set]
+    def uses_substrings(self) -> bool:
+        return any(text == "substrings[0]" for text, _ in self.expanded)
 
     @property
     def direction(self):
@@ -167,91 +167,14 @@ cdef class TaggingSystem(TransitionSystem):
     cdef inline int position(self, const TagStateC* s) noexcept nogil:
         return s.doc.length - 1 - s.step if self.rtl else s.step
 
-    cdef inline uint64_t word(self, const TagDocC* doc, int i, int atom) noexcept nogil:
-        return atom_at(doc.atoms, doc.length, i, atom)
-
     cdef int extract_static(self, feat_t* f, const TagDocC* doc, int i) noexcept nogil:
-        if self.feature_set == FS_POS:
-            return self.pos_static(f, doc, i)
-        cdef int n = self.chunk_static(f, doc, i)
-        if self.feature_set == FS_NER:
-            n += self.ner_static(&f[n], doc, i)
-        return n
-
-    cdef int chunk_static(self, feat_t* f, const TagDocC* doc, int i) noexcept nogil:
-        """Chunking: words at -2..+2 and their bigrams; POS at -2..+2, their
-        bigrams and trigrams (when the doc has POS tags)."""
-        cdef int n = 0, k
-        f[n] = feat1(T_BIAS, 1); n += 1
-        for k in range(5):
-            f[n] = feat1(T_WORD + k, self.word(doc, i - 2 + k, A_LOWER)); n += 1
-        for k in range(4):
-            f[n] = feat2(T_WORD2 + k, self.word(doc, i - 2 + k, A_LOWER),
-                         self.word(doc, i - 1 + k, A_LOWER)); n += 1
-        if doc.atoms[i * N_ATOMS + A_TAG] == 0:
-            return n
-        for k in range(5):
-            f[n] = feat1(T_POS + k, self.word(doc, i - 2 + k, A_TAG)); n += 1
-        for k in range(4):
-            f[n] = feat2(T_POS2 + k, self.word(doc, i - 2 + k, A_TAG),
-                         self.word(doc, i - 1 + k, A_TAG)); n += 1
-        for k in range(3):
-            f[n] = feat3(T_POS3 + k, self.word(doc, i - 2 + k, A_TAG),
-                         self.word(doc, i - 1 + k, A_TAG), self.word(doc, i + k, A_TAG)); n += 1
-        return n
-
-    cdef int ner_static(self, feat_t* f, const TagDocC* doc, int i) noexcept nogil:
-        """Bio-NER, on top of the chunking set: chunk labels at -2..+2 (when
-        present), the word's substrings shorter than 10 characters, prefixes,
-        suffixes and morphological (shape) features."""
-        cdef const uint64_t* w = &doc.atoms[i * N_ATOMS]
-        cdef int n = 0, k
-        if w[A_CHUNK] != 0:
-            for k in range(5):
-                f[n] = feat1(T_CHUNK + k, self.word(doc, i - 2 + k, A_CHUNK)); n += 1
-        if doc.sub_offsets != NULL:
-            for k in range(doc.sub_offsets[i], doc.sub_offsets[i + 1]):
-                if n >= N_SUBSTRINGS_MAX:
-                    break
-                f[n] = feat1(T_SUBSTRING, doc.subs[k]); n += 1
-        f[n] = feat1(T_W0, w[A_ORTH]); n += 1
-        return n + self.affix_shape(&f[n], w)
-
-    cdef int affix_shape(self, feat_t* f, const uint64_t* w) noexcept nogil:
-        """Prefixes and suffixes of up to 4 characters, shape, and flags."""
-        cdef int n = 0, k
-        for k in range(4):
-            if w[A_PRE1 + k]:
-                f[n] = feat1(T_PRE + k, w[A_PRE1 + k]); n += 1
-            if w[A_SUF1 + k]:
-                f[n] = feat1(T_SUF + k, w[A_SUF1 + k]); n += 1
-        f[n] = feat1(T_SHAPE, w[A_SHAPE]); n += 1
-        if w[A_HAS_DIGIT]:
-            f[n] = feat1(T_DIGIT, 1); n += 1
-        if w[A_HAS_UPPER]:
-            f[n] = feat1(T_UPPER, 1); n += 1
-        if w[A_HAS_HYPHEN]:
-            f[n] = feat1(T_HYPHEN, 1); n += 1
-        if w[A_ALL_CAPS]:
-            f[n] = feat1(T_ALL_CAPS, 1); n += 1
-        if w[A_INIT_CAP]:
-            f[n] = feat1(T_INIT_CAP, 1); n += 1
-        return n
-
-    cdef int pos_static(self, feat_t* f, const TagDocC* doc, int i) noexcept nogil:
-        """POS tagging (Ratnaparkhi/Collins-style, Tsuruoka et al. 2011)."""
-        cdef const uint64_t* w = &doc.atoms[i * N_ATOMS]
-        cdef int n = 0, k
-        f[n] = feat1(T_BIAS, 1); n += 1
-        f[n] = feat1(T_W0, w[A_ORTH]); n += 1
-        f[n] = feat1(T_LOWER0, w[A_LOWER]); n += 1
-        f[n] = feat1(T_WM1, self.word(doc, i - 1, A_LOWER)); n += 1
-        f[n] = feat1(T_WP1, self.word(doc, i + 1, A_LOWER)); n += 1
-        f[n] = feat1(T_WM2, self.word(doc, i - 2, A_LOWER)); n += 1
-        f[n] = feat1(T_WP2, self.word(doc, i + 2, A_LOWER)); n += 1
-        f[n] = feat2(T_WM1_W0, self.word(doc, i - 1, A_LOWER), w[A_LOWER]); n += 1
-        f[n] = feat2(T_W0_WP1, w[A_LOWER], self.word(doc, i + 1, A_LOWER)); n += 1
-        return n + self.affix_shape(&f[n], w)
+        """The templates' features at token i."""
+        cdef int tokens[N_SLOTS_MAX]  # each slot's token: i + its offset
+        cdef int k
+        for k in range(self.n_slots):
+            tokens[k] = i + self.slot_offsets[k]
+        return extract_templates(f, self.tmpl, self.n_templates, doc.atoms, doc.length, tokens, i,
+                                 doc.sub_offsets, doc.subs, N_SUBSTRINGS_MAX)
 
     cdef int extract_dynamic(self, feat_t* f, const TagStateC* s) noexcept nogil:
         cdef uint64_t p1 = LABEL_ATOM + s.prev1 if s.prev1 >= 0 else ATOM_BEFORE
@@ -465,7 +388,7 @@ cdef class TaggingSystem(TransitionSystem):
     def __reduce__(self):
         allowed, start, end = self.constraints
         return (TaggingSystem, (self.nr_class, self.direction, self.tag_trigrams,
-                                self.feature_set_name, allowed, start, end))
+                                self.feature_set_name, allowed, start, end, self.templates))
 
 
 cdef class _TagBatch:

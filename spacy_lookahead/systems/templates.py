@@ -1,0 +1,250 @@
+"""Feature templates as data: what a component's `features` setting says.
+
+A template is a conjunction of atoms, each an attribute of the token at an
+offset from the current one, written `name[offset]` and joined by spaces:
+"lower[-1] lower[0]" is the bigram of the previous and the current word's
+lower-case forms. Its features are hashed in nogil code
+(core/features.pxd, extract_templates); a template whose atom is absent at
+a token of the doc (a 3-letter word's `pre4`, a flag that is off, a word
+without a cluster) gives no feature there. Outside the doc an atom is a
+sentinel (before / after), so the templates see the edges.
+
+The atoms:
+
+- the word's own, from its text: `orth`, `lower`, `pre1`..`pre4`,
+  `suf1`..`suf4` (prefixes / suffixes of 1-4 characters), `shape` (X / x / d,
+  runs of over 2 cut), `has_digit`, `has_upper`, `has_hyphen`, `all_caps`,
+  `init_cap`, and `substrings` (every substring of up to 9 characters of
+  the current word, one feature each; alone, at offset 0: Tsuruoka et al.
+  2009's bio-NER features);
+- spaCy's lexeme attributes, in spaCy's names: `NORM`, `SHAPE`, `PREFIX`,
+  `SUFFIX`, and the flags `IS_ALPHA`, `IS_DIGIT`, `IS_PUNCT`, `LIKE_NUM`,
+  ... (`FLAGS` below);
+- knowledge from unlabelled text, from the vocab's lookups tables
+  (`[initialize.lookups]`, see spacy_lookahead.lexicon): `cluster` (the
+  word's Brown cluster), `clusterK` (the first K bits of its path, K 1-62:
+  Koo et al. 2008 use 4 and 6 with the full path), `prob` (the bin
+  floor(-log p) of the word's unigram log probability);
+- from the component's training data: `ambiguity`, the word's ambiguity
+  class (Gimenez and Marquez 2004; a tag dictionary): the labels it took in
+  training where it was seen at least 3 times (sequence.CLASS_MIN_COUNT);
+- inputs: `tag` (token.tag_), `chunk` (the B-/I-/O chunk label), where the
+  component reads them;
+- `bias`, the constant.
+
+A list of templates may name a preset, "preset:pos", "preset:chunk" or
+"preset:ner": the component's templates before templates were data, in
+their order, hashed as they were (so their weights are the same bits). Any
+other template is hashed under an id of its own text.
+"""
+import re
+from typing import Dict, Iterable, List, Sequence, Tuple
+
+import numpy
+from spacy import attrs as spacy_attrs
+
+from ..core.features import (A_COLUMNS, CONSTANT_COLUMN, MAX_ATOMS_PER_TEMPLATE,
+                             MAX_SUBSTRINGS, string_atoms)
+
+# spaCy's boolean lexeme attributes, read as a bit of the lexeme's flags
+FLAGS = ("IS_ALPHA", "IS_ASCII", "IS_DIGIT", "IS_LOWER", "IS_PUNCT", "IS_SPACE", "IS_TITLE",
+         "IS_UPPER", "LIKE_URL", "LIKE_NUM", "LIKE_EMAIL", "IS_STOP", "IS_BRACKET", "IS_QUOTE",
+         "IS_LEFT_PUNCT", "IS_RIGHT_PUNCT", "IS_CURRENCY")
+FLAG_BITS = {name: int(getattr(spacy_attrs, name)) for name in FLAGS}
+# atoms a tagging system reads (A_COLUMNS less what only the parser reads)
+COLUMNS = {name: column for name, column in A_COLUMNS.items() if name not in ("flags", "tag_alt")}
+# atoms that need the vocab's lookups tables
+CLUSTER_ATOM = re.compile(r"^cluster(\d+)$")
+MAX_CLUSTER_BITS = 62
+MAX_OFFSET = 8
+SUBSTRINGS = "substrings"
+BIAS = "bias"
+PRESET = "preset:"
+
+_ATOM = re.compile(r"^([A-Za-z_]+[0-9]*)\[([+-]?\d+)\]$")
+
+
+def _window(name: str, offsets: Iterable[int]) -> List[str]:
+    return [f"{name}[{k}]" for k in offsets]
+
+
+def _ngrams(name: str, n: int, first: int, count: int) -> List[str]:
+    return [" ".join(f"{name}[{first + k + j}]" for j in range(n)) for k in range(count)]
+
+
+def _affix_shape() -> List[str]:
+    out = []
+    for k in range(1, 5):
+        out += [f"pre{k}[0]", f"suf{k}[0]"]
+    return out + ["shape[0]", "has_digit[0]", "has_upper[0]", "has_hyphen[0]", "all_caps[0]",
+                  "init_cap[0]"]
+
+
+# The presets, in the order the systems emitted them, with the ids they
+# were hashed under (the template enum of systems/tagging.pyx before
+# templates were data): T_BIAS = 1, T_W0 = 2, ... T_SUBSTRING = 52.
+_POS = ([BIAS, "orth[0]", "lower[0]", "lower[-1]", "lower[1]", "lower[-2]", "lower[2]",
+         "lower[-1] lower[0]", "lower[0] lower[1]"] + _affix_shape())
+_CHUNK = ([BIAS] + _window("lower", range(-2, 3)) + _ngrams("lower", 2, -2, 4)
+          + _window("tag", range(-2, 3)) + _ngrams("tag", 2, -2, 4) + _ngrams("tag", 3, -2, 3))
+_NER = _CHUNK + _window("chunk", range(-2, 3)) + [f"{SUBSTRINGS}[0]", "orth[0]"] + _affix_shape()
+PRESETS: Dict[str, List[str]] = {"pos": _POS, "chunk": _CHUNK, "ner": _NER}
+
+
+def _legacy_ids() -> Dict[str, int]:
+    ids = {BIAS: 1, "orth[0]": 2, "lower[0]": 3, "lower[-1]": 4, "lower[1]": 5, "lower[-2]": 6,
+           "lower[2]": 7, "lower[-1] lower[0]": 8, "lower[0] lower[1]": 9}
+    for k in range(4):
+        ids[f"pre{k + 1}[0]"] = 10 + k
+        ids[f"suf{k + 1}[0]"] = 14 + k
+    for k, name in enumerate(["shape[0]", "has_digit[0]", "has_upper[0]", "has_hyphen[0]",
+                              "all_caps[0]", "init_cap[0]"]):
+        ids[name] = 18 + k
+    # 24, 25: the label-history features (T_PREV1, T_PREV12), not templates
+    # chunking's words at -2..+2 (26-30: not the tagger's lower[k], 4-7)
+    groups = [(_window("lower", range(-2, 3)), 26), (_ngrams("lower", 2, -2, 4), 31),
+              (_window("tag", range(-2, 3)), 35), (_ngrams("tag", 2, -2, 4), 40),
+              (_ngrams("tag", 3, -2, 3), 44), (_window("chunk", range(-2, 3)), 47),
+              ([f"{SUBSTRINGS}[0]"], 52)]
+    chunk_ids = {}
+    for names, first in groups:
+        for k, name in enumerate(names):
+            chunk_ids[name] = first + k
+    return ids, chunk_ids
+
+
+_TAGGER_IDS, _CHUNK_IDS = _legacy_ids()
+# chunking's word unigrams had ids of their own; the other presets' templates
+# one id wherever they occur
+_PRESET_IDS = {"pos": _TAGGER_IDS, "chunk": {**_TAGGER_IDS, **_CHUNK_IDS},
+               "ner": {**_TAGGER_IDS, **_CHUNK_IDS}}
+
+
+class TemplateError(ValueError):
+    """A feature template that does not parse; the message names it."""
+
+
+def parse_template(template: str) -> List[Tuple[str, int]]:
+    """[(atom name, offset)] of a template string; TemplateError names what
+    is wrong."""
+    if not isinstance(template, str) or not template.strip():
+        raise TemplateError(f"{template!r} is not a template: write atoms as name[offset] "
+                            "joined by spaces, e.g. \"lower[-1] lower[0]\"")
+    parts = template.split()
+    if parts == [BIAS]:
+        return [(BIAS, 0)]
+    if len(parts) > MAX_ATOMS_PER_TEMPLATE:
+        raise TemplateError(f"{template!r} conjoins {len(parts)} atoms; at most "
+                            f"{MAX_ATOMS_PER_TEMPLATE}")
+    out = []
+    for part in parts:
+        m = _ATOM.match(part)
+        if m is None:
+            raise TemplateError(f"{template!r}: {part!r} is not an atom: write name[offset], "
+                                "e.g. lower[-1] or cluster6[0]")
+        name, offset = m.group(1), int(m.group(2))
+        _column(template, name)
+        if abs(offset) > MAX_OFFSET:
+            raise TemplateError(f"{template!r}: offset {offset} is beyond ±{MAX_OFFSET}")
+        out.append((name, offset))
+    if any(name == SUBSTRINGS for name, _ in out) and out != [(SUBSTRINGS, 0)]:
+        raise TemplateError(f"{template!r}: {SUBSTRINGS} stands alone, at offset 0: "
+                            f"\"{SUBSTRINGS}[0]\"")
+    return out
+
+
+def _column(template: str, name: str) -> Tuple[int, int, int]:
+    """(column, bits, flag bit) of an atom name."""
+    if name in COLUMNS:
+        return COLUMNS[name], 0, -1
+    if name in FLAG_BITS:
+        return A_COLUMNS["flags"], 0, FLAG_BITS[name]
+    m = CLUSTER_ATOM.match(name)
+    if m and 1 <= int(m.group(1)) <= MAX_CLUSTER_BITS:
+        return COLUMNS["cluster"], int(m.group(1)), -1
+    if name == SUBSTRINGS:
+        return -1, 0, -1
+    known = sorted(COLUMNS) + ["clusterK (K = 1..62)", SUBSTRINGS] + list(FLAGS)
+    raise TemplateError(f"{template!r}: unknown atom {name!r}; the atoms are {', '.join(known)}")
+
+
+def canonical(template: str) -> str:
+    """The template's text, written one way: "lower[-1] lower[0]"."""
+    return " ".join(BIAS if name == BIAS else f"{name}[{offset}]"
+                    for name, offset in parse_template(template))
+
+
+def expand(features: Sequence[str], default_preset: str) -> List[Tuple[str, int]]:
+    """[(canonical template, hash id)] of a `features` list: presets
+    expanded in place; a template given twice is an error."""
+    if isinstance(features, str) or not isinstance(features, (list, tuple)):
+        raise TemplateError(f"features must be a list of templates, got {features!r}: "
+                            f"e.g. [\"{PRESET}{default_preset}\", \"cluster6[0]\"]")
+    ids = _PRESET_IDS.get(default_preset, {})
+    out, seen = [], set()
+    for item in features:
+        if isinstance(item, str) and item.startswith(PRESET):
+            name = item[len(PRESET):]
+            if name not in PRESETS:
+                raise TemplateError(f"unknown preset {item!r}; the presets are "
+                                    f"{', '.join(PRESET + p for p in PRESETS)}")
+            ids = _PRESET_IDS[name]
+            texts = PRESETS[name]
+        else:
+            texts = [canonical(item)]
+        for text in texts:
+            if text in seen:
+                raise TemplateError(f"the template {text!r} is given twice")
+            seen.add(text)
+            out.append((text, ids.get(text) or template_id(text)))
+    return out
+
+
+def template_id(text: str) -> int:
+    """The hash seed of a template that is not a preset's: of its text."""
+    return int(string_atoms([text])[0])  # murmurhash64 of the text, never 0
+
+
+def uses_lexicon(templates: Iterable[str]) -> Dict[str, bool]:
+    """Which lookups tables the templates read: {"cluster": ..., "prob": ...}."""
+    names = {name for text in templates for name, _ in parse_template(text)}
+    return {"cluster": any(n == "cluster" or CLUSTER_ATOM.match(n) for n in names),
+            "prob": "prob" in names}
+
+
+def compile_templates(expanded: Sequence[Tuple[str, int]]) -> Dict[str, numpy.ndarray]:
+    """The arrays a system copies into its TemplateC structs: per template
+    "ids" (uint64), "n", "substrings", and (n_templates, MAX) "slots",
+    "columns", "bits", "flags"; "offsets": the token offset of each slot."""
+    k = len(expanded)
+    m = MAX_ATOMS_PER_TEMPLATE
+    out = {"ids": numpy.zeros((k,), dtype="uint64"), "n": numpy.zeros((k,), dtype="int32"),
+           "substrings": numpy.zeros((k,), dtype="int32"),
+           "slots": numpy.zeros((k, m), dtype="int32"),
+           "columns": numpy.zeros((k, m), dtype="int32"),
+           "bits": numpy.zeros((k, m), dtype="int32"),
+           "flags": numpy.full((k, m), -1, dtype="int32")}
+    offsets: List[int] = []
+    for t, (text, tid) in enumerate(expanded):
+        out["ids"][t] = tid
+        atoms = parse_template(text)
+        out["n"][t] = len(atoms)
+        for j, (name, offset) in enumerate(atoms):
+            if offset not in offsets:
+                offsets.append(offset)
+            out["slots"][t, j] = offsets.index(offset)
+            if name == BIAS:
+                out["columns"][t, j] = CONSTANT_COLUMN
+                continue
+            if name == SUBSTRINGS:
+                out["substrings"][t] = 1
+                continue
+            column, bits, flag = _column(text, name)
+            out["columns"][t, j], out["bits"][t, j], out["flags"][t, j] = column, bits, flag
+    out["offsets"] = numpy.asarray(offsets or [0], dtype="int32")
+    return out
+
+
+def max_features(expanded: Sequence[Tuple[str, int]]) -> int:
+    """The most features the templates give at one token."""
+    return sum(MAX_SUBSTRINGS if text == f"{SUBSTRINGS}[0]" else 1 for text, _ in expanded)
