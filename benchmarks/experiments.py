@@ -191,6 +191,15 @@ for name, task, config, data, comp, feats, epochs, label in (
                     "training.eval_frequency": 190 if comp == CHUNKER else 451},
                    model="model-best", dev_is_train=True))
 
+# ... and the templates chosen there, trained on the whole training set for
+# the fixed budget of chunker_d1 / ner_rtl_d1 (model-last: no selection)
+add(Experiment("chunker_d1_lexicon_full", "spans", "chunk", "configs/chunker_conll2000.cfg",
+               "conll2000", "lookahead_chunker, depth 1, + clusters and probability bins",
+               {**component(CHUNKER, depth=1, features=CHUNK_LEXICON), **lexicon()}),
+    Experiment("ner_rtl_d1_lexicon_full", "spans", "ner", "configs/ner_jnlpba.cfg", "jnlpba",
+               "lookahead_ner, right-to-left, depth 1, + clusters and probability bins",
+               {**component(NER, depth=1, direction="rtl", features=NER_LEXICON), **lexicon()}))
+
 # --- SAPO (Sun et al.): model selection and temperature on dev / a held-out tenth
 add(Experiment("tagger_sapo", "sapo", "tag", "configs/tagger_ewt.cfg", "ewt",
                "lookahead_tagger, SAPO (n = 5, exact A*)", component(TAGGER, learner="sapo", l2=2.0),
@@ -361,6 +370,16 @@ EWT_PARSER: Dict[str, Tuple[str, Dict[str, object], Dict[str, object]]] = {
                                        {**SENTS, **parser_budget(14, 4)})
        for u in ("early", "max_violation")},
 }
+# Brown clusters at the stack and buffer positions (Koo et al. 2008: 4- and
+# 6-bit prefixes and the full path, alone and with the other word's tag)
+PARSER_CLUSTERS = [f"cluster{k}[{p}]" for p in ("s0", "s1", "q0", "q1") for k in (4, 6, 20)] + [
+    "cluster4[s0] tag[q0]", "tag[s0] cluster4[q0]", "cluster4[s0] cluster4[q0]",
+    "cluster6[s0] tag[s1]", "tag[s0] cluster6[s1]", "cluster4[s0] cluster4[s1]",
+    "cluster4[s0l]", "cluster4[s0r]", "cluster4[s1l]", "cluster4[s1r]"]
+EWT_PARSER["parser_depth_d0_clusters"] = (
+    "greedy (depth 0), margin C = 50, + cluster templates (Koo et al. 2008)",
+    {"search": "greedy", "margin": 50, "features": ["preset:base", *PARSER_CLUSTERS]},
+    {**parser_budget(12, 3), **lexicon()})
 for name, (label, settings, other) in EWT_PARSER.items():
     add(Experiment(name, "parser", "parse", "configs/parser_ewt.cfg", "ewt", label,
                    {**component(PARSER, **settings), **other}, model="model-best",

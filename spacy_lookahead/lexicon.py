@@ -12,9 +12,11 @@ that `token.cluster` and `token.prob` are set and the templates' `cluster`,
 The tables have a million English words each; `max_words` keeps the most
 probable ones (the others read as words the tables lack), so that the
 trained pipeline, which carries the tables in its vocab, stays small and
-runs without spacy-lookups-data installed.
+runs without spacy-lookups-data installed. Each component that reads them
+also keeps its own copy (saved with it, `lexicon`), so that it brings them
+into a pipeline it is sourced into (`source = ...` copies no tables).
 """
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 from spacy.lookups import Lookups, Table, load_lookups
 from spacy.util import registry
@@ -64,6 +66,12 @@ def prune_tables(lookups: Lookups, max_words: Optional[int]) -> Lookups:
                 cut[key] = value
         out.set_table(name, cut)
     return out
+
+
+def lexicon_tables(needs: Dict[str, bool]) -> List[str]:
+    """The tables a component keeps, for what its templates read."""
+    return ([CLUSTER_TABLE] if needs.get("cluster") else []) + (
+        [PROB_TABLE, SETTINGS_TABLE] if needs.get("prob") else [])
 
 
 def require_tables(component: str, vocab: Vocab, needs: Dict[str, bool]) -> None:

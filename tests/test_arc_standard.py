@@ -176,7 +176,35 @@ def test_lookahead_over_parser_actions_equals_brute_force(n_labels, depth, rich)
                 assert path_score(system, doc, W, path, history) == pytest.approx(values[a])
 
 
-@pytest.mark.parametrize("rich", [False, True])
+# templates over every stack and buffer position (systems/templates.py), on
+# top of the rich set: the score cache's key and the bounds must cover them
+TEMPLATES = ["suf2[s0] tag[q0]", "pre1[s1]", "shape[s0l]", "lower[s1r] lower[s0]", "suf1[q1]",
+             "tag[s2]", "lower[q2]", "shape[s0r]", "pre2[s1l]"]
+
+
+def variant_system(n_labels, rich, **settings):
+    """The system of a test's `rich` parameter: False, True, or "templates"
+    (rich + TEMPLATES)."""
+    return ArcStandardSystem(n_labels, rich=bool(rich), **settings,
+                             templates=TEMPLATES if rich == "templates" else None)
+
+
+def test_templates_add_their_features_to_the_structure():
+    doc = atoms_of(WORDS[:5], TAGS[:5])
+    plain, more = ArcStandardSystem(2, rich=True), variant_system(2, "templates")
+    for history in ([], [0, 0], [0, 0, 1, 0]):
+        a, b = views.features(plain, doc, history), views.features(more, doc, history)
+        assert set(a) < set(b) and len(b) - len(a) <= len(TEMPLATES)
+    # an empty position is a sentinel, not a missing feature: the same count
+    assert len(views.features(more, doc, [])) - len(views.features(plain, doc, [])) == \
+        len(TEMPLATES)
+    with pytest.raises(ValueError, match="'s3' is not a position"):
+        ArcStandardSystem(2, templates=["lower[s3]"])
+    with pytest.raises(ValueError, match="not a position"):
+        ArcStandardSystem(2, templates=["lower[-1]"])
+
+
+@pytest.mark.parametrize("rich", [False, True, "templates"])
 @pytest.mark.parametrize("seed", range(12))
 def test_branch_and_bound_is_the_exhaustive_search(seed, rich):
     """Branch-and-bound lookahead over labelled parser actions, depth 1-3,
@@ -186,7 +214,7 @@ def test_branch_and_bound_is_the_exhaustive_search(seed, rich):
     training table (bounds read off the rows) and its frozen average
     (stored bounds); with and without given sentence boundaries."""
     rng = random.Random(seed)
-    system = ArcStandardSystem(rng.choice([1, 2, 3]), score_cache=rng.random() < 0.8, rich=rich)
+    system = variant_system(rng.choice([1, 2, 3]), rich, score_cache=rng.random() < 0.8)
     k = rng.randint(2, 5)
     doc = atoms_of(WORDS[:k], TAGS[:k])
     if seed % 2:
@@ -225,7 +253,7 @@ def test_branch_and_bound_is_the_exhaustive_search(seed, rich):
             assert fast[1][rival] == ref[1][rival] and fast[2][rival] == ref[2][rival]
 
 
-@pytest.mark.parametrize("rich", [False, True])
+@pytest.mark.parametrize("rich", [False, True, "templates"])
 @pytest.mark.parametrize("seed", range(6))
 def test_bounds_dominate_what_they_bound(seed, rich):
     """upper(S) >= every valid action's score in S; upper_after(S) >= upper()
@@ -234,7 +262,7 @@ def test_bounds_dominate_what_they_bound(seed, rich):
     score >= its lookahead value 1 and 2 steps deep; for the training table
     and its frozen average."""
     rng = random.Random(seed)
-    system = ArcStandardSystem(3, rich=rich)
+    system = variant_system(3, rich)
     doc = atoms_of(WORDS[:5], TAGS[:5])
     if seed % 2:
         W = reachable_weights(system, doc, rng, 5)
@@ -314,7 +342,7 @@ def random_trees(system, rng, n_docs):
     return docs, golds
 
 
-@pytest.mark.parametrize("rich", [False, True, "alternatives", "joint"])
+@pytest.mark.parametrize("rich", [False, True, "alternatives", "joint", "templates"])
 @pytest.mark.parametrize("how", ["lookahead-1", "lookahead-2", "beam-early", "beam-max_violation"])
 def test_score_cache_changes_nothing(how, rich):
     """The structure-score cache (shared by siblings that differ in an arc
@@ -325,7 +353,8 @@ def test_score_cache_changes_nothing(how, rich):
     joint = rich == "joint"
     for cache in (True, False):
         system = ArcStandardSystem(3, score_cache=cache, rich=bool(rich),
-                                   alternatives=rich in ("alternatives", "joint"), joint=joint)
+                                   alternatives=rich in ("alternatives", "joint"), joint=joint,
+                                   templates=TEMPLATES if rich == "templates" else None)
         docs, golds = random_trees(ArcStandardSystem(3, alternatives=joint, joint=joint),
                                    random.Random(3), 40)
         W = Weights()

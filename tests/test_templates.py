@@ -217,6 +217,13 @@ def test_a_tagger_learns_from_clusters_and_carries_its_table(shared_data, tmp_pa
     again = [Doc(loaded.vocab, words=[t.text for t in eg.reference]) for eg in dev]
     assert [[t.tag_ for t in doc] for doc in loaded.pipe(again)] == tags
     assert loaded.vocab["the"].cluster == clusters["the"]
+    # sourced into another pipeline (spaCy copies no lookups tables): the
+    # component brings its own copy of the table
+    other = spacy.blank("en")
+    other.add_pipe("lookahead_tagger", source=loaded)
+    docs = [Doc(other.vocab, words=[t.text for t in eg.reference]) for eg in dev]
+    assert [[t.tag_ for t in doc] for doc in other.pipe(docs)] == tags
+    assert other.vocab["the"].cluster == clusters["the"]
 
 
 def test_ambiguity_classes_are_learnt_at_initialize_and_saved(shared_data, tmp_path):

@@ -11,6 +11,7 @@ import srsly
 from spacy import util
 from spacy.attrs import IS_SPACE, TAG
 from spacy.errors import Errors
+from spacy.lookups import Lookups
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc, Span
 from spacy.training import Example, validate_examples
@@ -54,6 +55,11 @@ class SearchPipe(TrainablePipe):
         self.model = placeholder_model(name)
         self.scorer = scorer
         self.cfg: Dict[str, Any] = {"labels": [], **settings}
+        # the vocab's lookups tables the features read (lexicon.py), the
+        # component's own copy: it travels with the component (spaCy's
+        # `source` does not copy the vocab's tables) and goes into a vocab
+        # that lacks them (install_lexicon)
+        self.lexicon = Lookups()
         self.weights = Weights()
         self._averaged: Optional[Weights] = None
         self._averaged_version = -1
@@ -401,11 +407,26 @@ class SearchPipe(TrainablePipe):
     def _on_load(self) -> None:
         pass
 
+    def keep_lexicon(self, tables: Iterable[str]) -> None:
+        """Copy these tables of the vocab's lookups into the component."""
+        self.lexicon = Lookups()
+        for name in tables:
+            if self.vocab.lookups.has_table(name):
+                self.lexicon.set_table(name, self.vocab.lookups.get_table(name))
+
+    def install_lexicon(self, vocab: Vocab) -> None:
+        """Put the component's tables into a vocab that has none of that name."""
+        for name in self.lexicon.tables:
+            if not vocab.lookups.has_table(name):
+                vocab.lookups.set_table(name, self.lexicon.get_table(name))
+
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         serialize = {
             "cfg": lambda: srsly.json_dumps(self.cfg),
             "weights": self._sealed_weights,
         }
+        if self.lexicon.tables:
+            serialize["lexicon"] = self.lexicon.to_bytes
         if "vocab" not in exclude:
             serialize["vocab"] = lambda: self.vocab.to_bytes(exclude=exclude)
         return util.to_bytes(serialize, exclude)
@@ -420,7 +441,11 @@ class SearchPipe(TrainablePipe):
                              "Serialise the component again with to_bytes().") from err
         if "vocab" in msg and "vocab" not in exclude:
             self.vocab.from_bytes(msg["vocab"], exclude=exclude)
+        self.lexicon = Lookups()
+        if "lexicon" in msg:
+            self.lexicon.from_bytes(msg["lexicon"])
         self._load(cfg, weights_bytes, "the component's weights bytes")
+        self.install_lexicon(self.vocab)
         return self
 
     def to_disk(self, path, *, exclude: Iterable[str] = tuple()) -> None:
@@ -429,6 +454,8 @@ class SearchPipe(TrainablePipe):
             "cfg": lambda p: srsly.write_json(p, self.cfg),
             "weights": lambda p: p.write_bytes(self._sealed_weights()),
         }
+        if self.lexicon.tables:
+            serialize["lexicon"] = lambda p: p.write_bytes(self.lexicon.to_bytes())
         if "vocab" not in exclude:
             serialize["vocab"] = lambda p: self.vocab.to_disk(p, exclude=exclude)
         util.to_disk(path, serialize, exclude)
@@ -446,7 +473,15 @@ class SearchPipe(TrainablePipe):
                              "Save the pipeline again or re-train it.") from err
         if (path / "vocab").exists() and "vocab" not in exclude:
             self.vocab.from_disk(path / "vocab", exclude=exclude)
+        self.lexicon = Lookups()
+        if (path / "lexicon").exists():
+            try:
+                self.lexicon.from_bytes((path / "lexicon").read_bytes())
+            except Exception as err:
+                raise ValueError(f"[{self.name}] corrupt file {path / 'lexicon'} ({err}). "
+                                 "Save the pipeline again or re-train it.") from err
         self._load(cfg, (path / "weights").read_bytes(), f"weights file {path / 'weights'}")
+        self.install_lexicon(self.vocab)
         return self
 
     def __reduce__(self):

@@ -6,7 +6,7 @@ al.), which also gives each token's head probability. Non-projective training
 trees are lifted with label decoration and restored on output (spaCy's
 nonproj)."""
 from collections import Counter
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 import numpy
 from spacy.language import Language
@@ -17,7 +17,9 @@ from spacy.vocab import Vocab
 
 from ..core.features import A_TAG_ALT_COLUMN as A_TAG_ALT, SURE, LexemeAtoms
 from ..core.marginals import minimise_over_temperature
+from ..lexicon import lexicon_tables, require_tables
 from ..systems.arc_standard import ArcStandardSystem
+from ..systems.templates import PARSER_SLOTS, TemplateError, split_parser_features, uses_lexicon
 from .. import scoring  # noqa: F401  (registers the default scorer without the entry point)
 from .settings import (MAX_TEMPERATURE, PARSER_FEATURES, SEARCH_DEFAULTS, Learner,
                        ParserFeatures, Search, Update, config_error)
@@ -45,13 +47,17 @@ def validate_min_label_freq(name: str, min_label_freq: Any) -> None:
         raise config_error(name, "min_label_freq", f"[{name}] min_label_freq must be an integer >= 1, got {min_label_freq!r}")
 
 
-def validate_features(name: str, features: Any) -> None:
-    if features not in PARSER_FEATURES:
+def validate_features(name: str, features: Any) -> Tuple[str, List[str]]:
+    """(the fixed set, "base" or "rich"; the templates on top of it)."""
+    try:
+        return split_parser_features(features)
+    except TemplateError as err:
         raise config_error(name, "features",
-                           f"[{name}] features must be one of {PARSER_FEATURES} (\"base\": the "
-                           f"default set; \"rich\": plus Zhang and Nivre's third-order and "
-                           f"label-set features), got {features!r}. Set features = \"base\" "
-                           f"or \"rich\".")
+                           f"[{name}] features: {err}. Set features = \"base\" (the default "
+                           f"set), \"rich\" (plus Zhang and Nivre's third-order and label-set "
+                           f"features) or a list such as [\"preset:rich\", \"cluster6[s0]\", "
+                           f"\"cluster6[q0] tag[q0]\"] (positions: {', '.join(PARSER_SLOTS)})."
+                           ) from None
 
 
 @Language.factory(
@@ -78,7 +84,7 @@ def make_arc_standard_parser(nlp: Language, name: str, search: Search, depth: in
                              n_threads: int,
                              respect_sent_starts: bool, min_label_freq: int,
                              scorer: Optional[Callable],
-                             features: ParserFeatures = "base",
+                             features: Union[ParserFeatures, List[str]] = "base",
                              tag_alternatives: bool = False,
                              joint_tagging: bool = False,
                              temperature: Optional[float] = None) -> "ArcStandardParser":
@@ -97,7 +103,12 @@ def make_arc_standard_parser(nlp: Language, name: str, search: Search, depth: in
     features: "base" (Huang and Sagae's templates, distance, valency,
         dependent labels) or "rich": base plus Zhang and Nivre's (2011)
         third-order features (second leftmost/rightmost dependents of s0 and
-        s1), label sets of s0's and s1's dependents, and 3-letter suffixes.
+        s1), label sets of s0's and s1's dependents, and 3-letter suffixes;
+        or a list: one of "preset:base" / "preset:rich" (base if none) and
+        feature templates over the stack and buffer positions s0, s1, s2,
+        q0, q1, q2, s0l, s0r, s1l, s1r (systems/templates.py), e.g.
+        "cluster6[s0]" or "cluster4[q0] tag[q0]" (Koo et al. 2008's
+        cluster features; the tables come from [initialize.lookups]).
         Saved with the model: a loaded model uses the set it was trained
         with (models saved before the setting: "base").
     tag_alternatives: also read the tagger's alternative tags
@@ -149,6 +160,8 @@ class ArcStandardParser(TransitionPipe):
         n, learning_rate, learning_rate_decay, l2 (settings.py)."""
         validate_min_label_freq(name, min_label_freq)
         validate_features(name, features)
+        if not isinstance(features, str):
+            features = list(features)
         for key, value in (("tag_alternatives", tag_alternatives),
                            ("joint_tagging", joint_tagging)):
             if not isinstance(value, bool):
@@ -163,10 +176,26 @@ class ArcStandardParser(TransitionPipe):
                          min_label_freq=min_label_freq, root_label=root_label,
                          features=features, tag_alternatives=tag_alternatives,
                          joint_tagging=joint_tagging)
+        self._set_templates()
+
+    def _set_templates(self) -> None:
+        self._preset, self._templates = split_parser_features(self.cfg.get("features", "base"))
         self._atoms = LexemeAtoms()
+        self._lexicon_needs = uses_lexicon(self._templates, PARSER_SLOTS)
+
+    def _on_load(self) -> None:
+        super()._on_load()
+        self._set_templates()  # the features the model was trained with
 
     def reads_tags(self) -> bool:
         return True
+
+    def _count_training_set(self, get_examples: Callable[[], Iterable[Example]],
+                            size: Optional[int] = None, tags: Optional[set] = None) -> None:
+        super()._count_training_set(get_examples, size, tags)
+        if any(self._lexicon_needs.values()):  # before training starts
+            require_tables(self.name, self.vocab, self._lexicon_needs)
+        self.keep_lexicon(lexicon_tables(self._lexicon_needs))
 
     def _feature_values(self, cfg: Dict[str, Any]) -> Dict[str, Any]:
         """The weights' checksum covers the feature set and tag_alternatives
@@ -181,7 +210,7 @@ class ArcStandardParser(TransitionPipe):
 
     @property
     def rich_features(self) -> bool:
-        return self.cfg.get("features", "base") == "rich"
+        return self._preset == "rich"
 
     @property
     def tag_alternatives(self) -> bool:
@@ -193,12 +222,13 @@ class ArcStandardParser(TransitionPipe):
 
     def make_system(self) -> ArcStandardSystem:
         return ArcStandardSystem(len(self.labels), rich=self.rich_features,
-                                 alternatives=self.tag_alternatives, joint=self.joint_tagging)
+                                 alternatives=self.tag_alternatives, joint=self.joint_tagging,
+                                 templates=self._templates)
 
     def system_is_current(self, system: ArcStandardSystem) -> bool:
         return (system.n_labels == len(self.labels) and system.rich == self.rich_features
                 and system.alternatives == self.tag_alternatives
-                and system.joint == self.joint_tagging)
+                and system.joint == self.joint_tagging and system.templates == self._templates)
 
     # --- labels and gold ---------------------------------------------------------
     def initialize(self, get_examples: Callable[[], Iterable[Example]], *,
@@ -289,6 +319,9 @@ class ArcStandardParser(TransitionPipe):
     # --- inputs --------------------------------------------------------------
     def _inputs(self, docs: List[Doc], examples: Optional[List[Example]] = None) -> list:
         # the word atoms of the batch at once, each doc's its rows of them
+        if docs and any(self._lexicon_needs.values()):
+            self.install_lexicon(docs[0].vocab)
+            require_tables(self.name, docs[0].vocab, self._lexicon_needs)
         batch = self._atoms.docs_inputs(docs)
         every, space = batch["atoms"], batch["space"]
         bounds = numpy.asarray(batch["starts"]).tolist()

@@ -14,7 +14,7 @@ from ..core.features import LexemeAtoms, string_atoms
 from ..core.marginals import (Lattice, Transitions, best_with_probabilities, fit_temperature,
                               gold_derivations, minimise_over_temperature)
 from ..core.weights import Weights
-from ..lexicon import require_tables
+from ..lexicon import lexicon_tables, require_tables
 from ..systems.tagging import TaggingSystem
 from ..systems.templates import TemplateError, expand, uses_lexicon
 from .settings import SEARCH_DEFAULTS, config_error
@@ -91,6 +91,7 @@ class SequencePipe(TransitionPipe):
         super()._count_training_set(get_examples, size, tags)
         if any(self._lexicon_needs.values()):  # before training starts
             require_tables(self.name, self.vocab, self._lexicon_needs)
+        self.keep_lexicon(lexicon_tables(self._lexicon_needs))
         self.cfg["word_classes"] = self._word_classes(get_examples) if self._reads_classes else {}
         self._set_templates()
 
@@ -164,6 +165,7 @@ class SequencePipe(TransitionPipe):
         it); and the positions of each doc's content tokens (None: no
         whitespace token)."""
         if docs and any(self._lexicon_needs.values()):
+            self.install_lexicon(docs[0].vocab)
             require_tables(self.name, docs[0].vocab, self._lexicon_needs)
         batch = self._atoms.docs_inputs(docs)
         atoms, starts = batch["atoms"], batch["starts"]

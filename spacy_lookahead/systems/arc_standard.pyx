@@ -57,7 +57,9 @@ from murmurhash.mrmr cimport hash64
 import numpy
 
 from ..core.features cimport (N_ATOMS, A_LOWER, A_SUF3, A_TAG, A_TAG_ALT, ATOM_BEFORE,
-                              ATOM_SURE, LABEL_ATOM, feat1, feat2, feat3)
+                              ATOM_SURE, LABEL_ATOM, MAX_CONJUNCTION, TemplateC,
+                              extract_templates, feat1, feat2, feat3)
+from .templates import PARSER_SLOTS, compile_templates, expand
 from ..core.instance cimport Instance
 from ..core.system cimport TransitionSystem, partial_bound
 from ..core.weights cimport Weights, feat_t
@@ -68,6 +70,7 @@ DEF BASE_MAX_FEATS = 72   # the base set's buffer (54 + 9 features)
 DEF BASE_LABEL_FEATS = 9  # extract_labels() of the base set
 DEF RICH_LABEL_FEATS = 13  # ... of the rich set: base, then the 4 label sets
 DEF MAX_LABEL_FEATS = 16
+DEF N_PARSER_SLOTS = 10   # templates.PARSER_SLOTS
 # Score cache (see ArcStandardSystem.score): slots in the caller's cache
 # buffer (cache_size bytes); a slot is KEY_WORDS key words then nr_class
 # doubles, and a clock word follows the slots.
@@ -282,13 +285,17 @@ cdef class ArcStandardSystem(TransitionSystem):
     cdef readonly bint joint
     cdef readonly int shift_alt  # SHIFT-ALT's action id (2L + 1), or -1 without joint
     cdef readonly int n_label_feats  # extract_labels()'s count
+    cdef readonly list templates     # the templates read on top of the fixed set
+    cdef TemplateC* tmpl
+    cdef int n_templates
+    cdef Pool tmpl_mem
     # score() reuses the structure features' scores between states that
     # differ only in arc labels; False scores every state from scratch (the
     # same numbers, slower: for tests and measurements)
     cdef public bint score_cache
 
     def __init__(self, int n_labels, bint score_cache=True, bint rich=False,
-                 bint alternatives=False, bint joint=False):
+                 bint alternatives=False, bint joint=False, templates=None):
         if n_labels < 1:
             raise ValueError("an arc-standard system needs at least one arc label")
         if joint and not alternatives:
@@ -304,15 +311,38 @@ cdef class ArcStandardSystem(TransitionSystem):
         self.nr_class = 1 + 2 * n_labels + joint
         # features, then the score cache's slots and its clock (see score())
         self.max_feats = MAX_FEATS if rich or alternatives else BASE_MAX_FEATS
+        self._set_templates([] if templates is None else list(templates))
         self.cache_size = (self._label_max_offset() + LABEL_MAX_SLOTS * sizeof(LabelMaxC)
                            + state_size_for(MAX_STACK) + self.nr_class * sizeof(int))
         self.bounds_two_steps = True
         self.n_sibling_groups = 3
         self.state_size = state_size_for(1)
 
+    def _set_templates(self, list templates):
+        """Templates over stack and buffer positions (templates.py), read
+        with the structure features: they see only what the score cache's
+        key holds (the positions of PARSER_SLOTS)."""
+        self.templates = templates
+        expanded = expand(templates, "", PARSER_SLOTS)
+        arrays = compile_templates(expanded, PARSER_SLOTS)
+        cdef int k, j
+        self.n_templates = len(expanded)
+        self.tmpl_mem = Pool()
+        self.tmpl = <TemplateC*>self.tmpl_mem.alloc(max(1, self.n_templates), sizeof(TemplateC))
+        for k in range(self.n_templates):
+            self.tmpl[k].id = arrays["ids"][k]
+            self.tmpl[k].n = arrays["n"][k]
+            self.tmpl[k].substrings = 0
+            for j in range(MAX_CONJUNCTION):
+                self.tmpl[k].slot[j] = arrays["slots"][k, j]
+                self.tmpl[k].column[j] = arrays["columns"][k, j]
+                self.tmpl[k].bits[j] = arrays["bits"][k, j]
+                self.tmpl[k].flag[j] = arrays["flags"][k, j]
+        self.max_feats += self.n_templates
+
     def __reduce__(self):
         return (ArcStandardSystem, (self.n_labels, self.score_cache, self.rich,
-                                    self.alternatives, self.joint))
+                                    self.alternatives, self.joint, self.templates))
 
     # --- actions -------------------------------------------------------------
     cdef bint is_final(self, const void* state) noexcept nogil:
@@ -555,6 +585,13 @@ cdef class ArcStandardSystem(TransitionSystem):
                                   s0w, s1w, q0w)
         if self.alternatives:
             n = self.extract_alternatives(f, n, s, s0, s1, q0, q1, s0w, s0t, s1t, q0t)
+        cdef int tokens[N_PARSER_SLOTS]
+        if self.n_templates:  # in the order of PARSER_SLOTS; -1: an empty position
+            tokens[0] = s0; tokens[1] = s1; tokens[2] = s2
+            tokens[3] = q0; tokens[4] = q1; tokens[5] = q2
+            tokens[6] = s0l; tokens[7] = s0r; tokens[8] = s1l; tokens[9] = s1r
+            n += extract_templates(&f[n], self.tmpl, self.n_templates, s.doc.atoms, s.doc.length,
+                                   tokens, -1, NULL, NULL, 0)
         return n
 
     cdef int extract_alternatives(self, feat_t* f, int n, const ParseStateC* s, int s0, int s1,

@@ -32,13 +32,20 @@ The atoms:
   component reads them;
 - `bias`, the constant.
 
+The parser's templates read stack and buffer positions instead of offsets
+(PARSER_SLOTS): `s0`, `s1`, `s2` (the stack from its top), `q0`, `q1`, `q2`
+(the buffer from its front), `s0l`, `s0r`, `s1l`, `s1r` (the leftmost and
+rightmost dependents of s0 and s1), e.g. "cluster6[s0] tag[q0]"; an empty
+position is a sentinel. Its presets are its fixed sets, "preset:base" and
+"preset:rich" (systems/arc_standard.pyx); templates come on top.
+
 A list of templates may name a preset, "preset:pos", "preset:chunk" or
 "preset:ner": the component's templates before templates were data, in
 their order, hashed as they were (so their weights are the same bits). Any
 other template is hashed under an id of its own text.
 """
 import re
-from typing import Dict, Iterable, List, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
 from spacy import attrs as spacy_attrs
@@ -61,7 +68,10 @@ SUBSTRINGS = "substrings"
 BIAS = "bias"
 PRESET = "preset:"
 
-_ATOM = re.compile(r"^([A-Za-z_]+[0-9]*)\[([+-]?\d+)\]$")
+_ATOM = re.compile(r"^([A-Za-z_]+[0-9]*)\[([+-]?\d+|[a-z][a-z0-9]*)\]$")
+# the parser's positions, in the order its tokens array holds them
+PARSER_SLOTS = ("s0", "s1", "s2", "q0", "q1", "q2", "s0l", "s0r", "s1l", "s1r")
+PARSER_PRESETS = ("base", "rich")
 
 
 def _window(name: str, offsets: Iterable[int]) -> List[str]:
@@ -124,9 +134,11 @@ class TemplateError(ValueError):
     """A feature template that does not parse; the message names it."""
 
 
-def parse_template(template: str) -> List[Tuple[str, int]]:
-    """[(atom name, offset)] of a template string; TemplateError names what
-    is wrong."""
+def parse_template(template: str, slots: Optional[Sequence[str]] = None
+                   ) -> List[Tuple[str, Union[int, str]]]:
+    """[(atom name, offset)] of a template string, or [(atom name, slot)]
+    where the system reads named positions (`slots`: the parser's);
+    TemplateError names what is wrong."""
     if not isinstance(template, str) or not template.strip():
         raise TemplateError(f"{template!r} is not a template: write atoms as name[offset] "
                             "joined by spaces, e.g. \"lower[-1] lower[0]\"")
@@ -142,11 +154,24 @@ def parse_template(template: str) -> List[Tuple[str, int]]:
         if m is None:
             raise TemplateError(f"{template!r}: {part!r} is not an atom: write name[offset], "
                                 "e.g. lower[-1] or cluster6[0]")
-        name, offset = m.group(1), int(m.group(2))
+        name, where = m.group(1), m.group(2)
         _column(template, name)
+        if slots is not None:
+            if where not in slots:
+                raise TemplateError(f"{template!r}: {where!r} is not a position; the parser's "
+                                    f"are {', '.join(slots)}")
+            out.append((name, where))
+            continue
+        if not re.match(r"^[+-]?\d+$", where):
+            raise TemplateError(f"{template!r}: {where!r} is not an offset (an integer, e.g. "
+                                "-1); stack and buffer positions are the parser's")
+        offset = int(where)
         if abs(offset) > MAX_OFFSET:
             raise TemplateError(f"{template!r}: offset {offset} is beyond ±{MAX_OFFSET}")
         out.append((name, offset))
+    if slots is not None and any(name in (SUBSTRINGS, BIAS) for name, _ in out):
+        raise TemplateError(f"{template!r}: the parser's templates read words, not "
+                            f"{SUBSTRINGS} or {BIAS}")
     if any(name == SUBSTRINGS for name, _ in out) and out != [(SUBSTRINGS, 0)]:
         raise TemplateError(f"{template!r}: {SUBSTRINGS} stands alone, at offset 0: "
                             f"\"{SUBSTRINGS}[0]\"")
@@ -168,15 +193,17 @@ def _column(template: str, name: str) -> Tuple[int, int, int]:
     raise TemplateError(f"{template!r}: unknown atom {name!r}; the atoms are {', '.join(known)}")
 
 
-def canonical(template: str) -> str:
+def canonical(template: str, slots: Optional[Sequence[str]] = None) -> str:
     """The template's text, written one way: "lower[-1] lower[0]"."""
-    return " ".join(BIAS if name == BIAS else f"{name}[{offset}]"
-                    for name, offset in parse_template(template))
+    return " ".join(BIAS if name == BIAS else f"{name}[{where}]"
+                    for name, where in parse_template(template, slots))
 
 
-def expand(features: Sequence[str], default_preset: str) -> List[Tuple[str, int]]:
+def expand(features: Sequence[str], default_preset: str,
+           slots: Optional[Sequence[str]] = None) -> List[Tuple[str, int]]:
     """[(canonical template, hash id)] of a `features` list: presets
-    expanded in place; a template given twice is an error."""
+    expanded in place; a template given twice is an error. slots: the
+    parser's positions (its lists hold no preset: split_parser_features)."""
     if isinstance(features, str) or not isinstance(features, (list, tuple)):
         raise TemplateError(f"features must be a list of templates, got {features!r}: "
                             f"e.g. [\"{PRESET}{default_preset}\", \"cluster6[0]\"]")
@@ -191,7 +218,7 @@ def expand(features: Sequence[str], default_preset: str) -> List[Tuple[str, int]
             ids = _PRESET_IDS[name]
             texts = PRESETS[name]
         else:
-            texts = [canonical(item)]
+            texts = [canonical(item, slots)]
         for text in texts:
             if text in seen:
                 raise TemplateError(f"the template {text!r} is given twice")
@@ -205,17 +232,42 @@ def template_id(text: str) -> int:
     return int(string_atoms([text])[0])  # murmurhash64 of the text, never 0
 
 
-def uses_lexicon(templates: Iterable[str]) -> Dict[str, bool]:
+def split_parser_features(features: Union[str, Sequence[str]]) -> Tuple[str, List[str]]:
+    """(the parser's preset, "base" or "rich"; its templates) of its
+    `features` setting: "base" / "rich", or a list of at most one of
+    "preset:base" / "preset:rich" (else base) and templates over
+    PARSER_SLOTS."""
+    if isinstance(features, str):
+        if features not in PARSER_PRESETS:
+            raise TemplateError(f"features must be one of {PARSER_PRESETS} or a list of "
+                                f"templates, got {features!r}")
+        return features, []
+    if not isinstance(features, (list, tuple)):
+        raise TemplateError(f"features must be \"base\", \"rich\" or a list, got {features!r}")
+    presets = [f for f in features if isinstance(f, str) and f.startswith(PRESET)]
+    names = [p[len(PRESET):] for p in presets]
+    if len(presets) > 1 or any(n not in PARSER_PRESETS for n in names):
+        raise TemplateError(f"the parser takes one preset of "
+                            f"{', '.join(PRESET + p for p in PARSER_PRESETS)}, got {presets}")
+    templates = [f for f in features if f not in presets]
+    expand(templates, "", PARSER_SLOTS)  # raises for a bad one
+    return (names[0] if names else "base"), templates
+
+
+def uses_lexicon(templates: Iterable[str], slots: Optional[Sequence[str]] = None
+                 ) -> Dict[str, bool]:
     """Which lookups tables the templates read: {"cluster": ..., "prob": ...}."""
-    names = {name for text in templates for name, _ in parse_template(text)}
+    names = {name for text in templates for name, _ in parse_template(text, slots)}
     return {"cluster": any(n == "cluster" or CLUSTER_ATOM.match(n) for n in names),
             "prob": "prob" in names}
 
 
-def compile_templates(expanded: Sequence[Tuple[str, int]]) -> Dict[str, numpy.ndarray]:
+def compile_templates(expanded: Sequence[Tuple[str, int]], slots: Optional[Sequence[str]] = None
+                      ) -> Dict[str, numpy.ndarray]:
     """The arrays a system copies into its TemplateC structs: per template
     "ids" (uint64), "n", "substrings", and (n_templates, MAX) "slots",
-    "columns", "bits", "flags"; "offsets": the token offset of each slot."""
+    "columns", "bits", "flags"; "offsets": the token offset of each slot
+    (slots given: a slot is its index there, and there are no offsets)."""
     k = len(expanded)
     m = MAX_ATOMS_PER_TEMPLATE
     out = {"ids": numpy.zeros((k,), dtype="uint64"), "n": numpy.zeros((k,), dtype="int32"),
@@ -227,12 +279,15 @@ def compile_templates(expanded: Sequence[Tuple[str, int]]) -> Dict[str, numpy.nd
     offsets: List[int] = []
     for t, (text, tid) in enumerate(expanded):
         out["ids"][t] = tid
-        atoms = parse_template(text)
+        atoms = parse_template(text, slots)
         out["n"][t] = len(atoms)
         for j, (name, offset) in enumerate(atoms):
-            if offset not in offsets:
-                offsets.append(offset)
-            out["slots"][t, j] = offsets.index(offset)
+            if slots is not None:
+                out["slots"][t, j] = slots.index(offset)
+            else:
+                if offset not in offsets:
+                    offsets.append(offset)
+                out["slots"][t, j] = offsets.index(offset)
             if name == BIAS:
                 out["columns"][t, j] = CONSTANT_COLUMN
                 continue
