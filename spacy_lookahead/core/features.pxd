@@ -94,6 +94,9 @@ cdef struct TemplateC:
     int flag[MAX_CONJUNCTION]       # >= 0: that bit of the column (0 / 1)
 
 
+cdef TemplateC* make_templates(Pool mem, dict arrays) except NULL
+
+
 cdef inline uint64_t template_atom(const TemplateC* t, int j, const uint64_t* atoms,
                                    int length, const int* tokens, int current) noexcept nogil:
     """Atom j of template t at the tokens of the slots; 0: absent. An input

@@ -21,6 +21,23 @@ cdef uint64_t hash_text(str text):
     return hash64(<void*>p, len(data), 0) or 2  # 0 is reserved for "absent"
 
 
+cdef TemplateC* make_templates(Pool mem, dict arrays) except NULL:
+    """The TemplateC structs of templates.compile_templates' arrays, in mem
+    (at least one, so that the pointer is never NULL)."""
+    cdef int n = len(arrays["ids"]), k, j
+    cdef TemplateC* out = <TemplateC*>mem.alloc(max(1, n), sizeof(TemplateC))
+    for k in range(n):
+        out[k].id = arrays["ids"][k]
+        out[k].n = arrays["n"][k]
+        out[k].substrings = arrays["substrings"][k]
+        for j in range(MAX_CONJUNCTION):
+            out[k].slot[j] = arrays["slots"][k, j]
+            out[k].column[j] = arrays["columns"][k, j]
+            out[k].bits[j] = arrays["bits"][k, j]
+            out[k].flag[j] = arrays["flags"][k, j]
+    return out
+
+
 MAX_SUBSTRING_LENGTH = 9
 MAX_SUBSTRINGS = 64
 

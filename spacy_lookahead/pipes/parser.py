@@ -17,7 +17,6 @@ from spacy.vocab import Vocab
 
 from ..core.features import A_TAG_ALT_COLUMN as A_TAG_ALT, SURE, LexemeAtoms
 from ..core.marginals import minimise_over_temperature
-from ..lexicon import lexicon_tables, require_tables
 from ..systems.arc_standard import ArcStandardSystem
 from ..systems.templates import PARSER_SLOTS, TemplateError, split_parser_features, uses_lexicon
 from .. import scoring  # noqa: F401  (registers the default scorer without the entry point)
@@ -190,13 +189,6 @@ class ArcStandardParser(TransitionPipe):
     def reads_tags(self) -> bool:
         return True
 
-    def _count_training_set(self, get_examples: Callable[[], Iterable[Example]],
-                            size: Optional[int] = None, tags: Optional[set] = None) -> None:
-        super()._count_training_set(get_examples, size, tags)
-        if any(self._lexicon_needs.values()):  # before training starts
-            require_tables(self.name, self.vocab, self._lexicon_needs)
-        self.keep_lexicon(lexicon_tables(self._lexicon_needs))
-
     def _feature_values(self, cfg: Dict[str, Any]) -> Dict[str, Any]:
         """The weights' checksum covers the feature set and tag_alternatives
         where they are not the defaults: a saved cfg edited to another set
@@ -319,9 +311,7 @@ class ArcStandardParser(TransitionPipe):
     # --- inputs --------------------------------------------------------------
     def _inputs(self, docs: List[Doc], examples: Optional[List[Example]] = None) -> list:
         # the word atoms of the batch at once, each doc's its rows of them
-        if docs and any(self._lexicon_needs.values()):
-            self.install_lexicon(docs[0].vocab)
-            require_tables(self.name, docs[0].vocab, self._lexicon_needs)
+        self._check_lexicon(docs)
         batch = self._atoms.docs_inputs(docs)
         every, space = batch["atoms"], batch["space"]
         bounds = numpy.asarray(batch["starts"]).tolist()

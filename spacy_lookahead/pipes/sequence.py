@@ -14,7 +14,6 @@ from ..core.features import LexemeAtoms, string_atoms
 from ..core.marginals import (Lattice, Transitions, best_with_probabilities, fit_temperature,
                               gold_derivations, minimise_over_temperature)
 from ..core.weights import Weights
-from ..lexicon import lexicon_tables, require_tables
 from ..systems.tagging import TaggingSystem
 from ..systems.templates import TemplateError, expand, uses_lexicon
 from .settings import SEARCH_DEFAULTS, config_error
@@ -89,9 +88,6 @@ class SequencePipe(TransitionPipe):
     def _count_training_set(self, get_examples: Callable[[], Iterable[Example]],
                             size: Optional[int] = None, tags: Optional[set] = None) -> None:
         super()._count_training_set(get_examples, size, tags)
-        if any(self._lexicon_needs.values()):  # before training starts
-            require_tables(self.name, self.vocab, self._lexicon_needs)
-        self.keep_lexicon(lexicon_tables(self._lexicon_needs))
         self.cfg["word_classes"] = self._word_classes(get_examples) if self._reads_classes else {}
         self._set_templates()
 
@@ -164,9 +160,7 @@ class SequencePipe(TransitionPipe):
         whitespace tokens left out (TaggingSystem.batch_instances reads
         it); and the positions of each doc's content tokens (None: no
         whitespace token)."""
-        if docs and any(self._lexicon_needs.values()):
-            self.install_lexicon(docs[0].vocab)
-            require_tables(self.name, docs[0].vocab, self._lexicon_needs)
+        self._check_lexicon(docs)
         batch = self._atoms.docs_inputs(docs)
         atoms, starts = batch["atoms"], batch["starts"]
         if type(self).input_columns is not SequencePipe.input_columns:

@@ -18,6 +18,7 @@ from ..core.batch import Started, chunks_for, in_threads, thread_count
 from ..core.system import TransitionSystem
 from ..core.weights import Weights
 from .base import SearchPipe
+from ..lexicon import lexicon_tables, require_tables
 from .settings import config_error, validate_search_settings
 from .spaces import compact_input, content_index
 
@@ -70,6 +71,8 @@ class TransitionPipe(SearchPipe):
     model_settings = ("learner", "train_size", "fitted_temperature")
     # the component's own defaults of the shared settings (settings.SEARCH_DEFAULTS)
     search_defaults: Dict[str, Any] = {}
+    # which lookups tables the feature templates read (lexicon.py)
+    _lexicon_needs: Dict[str, bool] = {}
 
     def __init__(self, vocab: Vocab, name: str, *, scorer: Optional[Callable], search_settings:
                  Dict[str, Any], **settings: Any) -> None:
@@ -383,10 +386,22 @@ class TransitionPipe(SearchPipe):
                              "weights. Lower learning_rate or l2.")
         return gamma, shrink
 
+    def _check_lexicon(self, docs: List[Doc]) -> None:
+        """The vocab's lookups tables the templates read (`_lexicon_needs`,
+        set by the subclass): the component's own copy goes into a vocab
+        without them; none at all is an error that names the fix."""
+        if docs and any(self._lexicon_needs.values()):
+            self.install_lexicon(docs[0].vocab)
+            require_tables(self.name, docs[0].vocab, self._lexicon_needs)
+
     def _count_training_set(self, get_examples: Callable[[], Iterable[Example]],
                             size: Optional[int] = None, tags: Optional[set] = None) -> None:
         """|S| (SAPO's L2 step) and the input tags; `size` and `tags` if the
-        caller's pass over the corpus counted them already."""
+        caller's pass over the corpus counted them already; the lookups
+        tables the templates read, kept with the component."""
+        if any(self._lexicon_needs.values()):  # before training starts
+            require_tables(self.name, self.vocab, self._lexicon_needs)
+        self.keep_lexicon(lexicon_tables(self._lexicon_needs))
         self.cfg["train_size"] = sum(1 for _ in get_examples()) if size is None else size
         self._seen = 0
         self._learn_input_tags(get_examples, tags)

@@ -57,8 +57,8 @@ from murmurhash.mrmr cimport hash64
 import numpy
 
 from ..core.features cimport (N_ATOMS, A_LOWER, A_SUF3, A_TAG, A_TAG_ALT, ATOM_BEFORE,
-                              ATOM_SURE, LABEL_ATOM, MAX_CONJUNCTION, TemplateC,
-                              extract_templates, feat1, feat2, feat3)
+                              ATOM_SURE, LABEL_ATOM, TemplateC, extract_templates,
+                              make_templates, feat1, feat2, feat3)
 from .templates import PARSER_SLOTS, compile_templates, expand
 from ..core.instance cimport Instance
 from ..core.system cimport TransitionSystem, partial_bound
@@ -324,20 +324,9 @@ cdef class ArcStandardSystem(TransitionSystem):
         key holds (the positions of PARSER_SLOTS)."""
         self.templates = templates
         expanded = expand(templates, "", PARSER_SLOTS)
-        arrays = compile_templates(expanded, PARSER_SLOTS)
-        cdef int k, j
         self.n_templates = len(expanded)
         self.tmpl_mem = Pool()
-        self.tmpl = <TemplateC*>self.tmpl_mem.alloc(max(1, self.n_templates), sizeof(TemplateC))
-        for k in range(self.n_templates):
-            self.tmpl[k].id = arrays["ids"][k]
-            self.tmpl[k].n = arrays["n"][k]
-            self.tmpl[k].substrings = 0
-            for j in range(MAX_CONJUNCTION):
-                self.tmpl[k].slot[j] = arrays["slots"][k, j]
-                self.tmpl[k].column[j] = arrays["columns"][k, j]
-                self.tmpl[k].bits[j] = arrays["bits"][k, j]
-                self.tmpl[k].flag[j] = arrays["flags"][k, j]
+        self.tmpl = make_templates(self.tmpl_mem, compile_templates(expanded, PARSER_SLOTS))
         self.max_feats += self.n_templates
 
     def __reduce__(self):

@@ -8,8 +8,8 @@ from cymem.cymem cimport Pool
 
 import numpy
 
-from ..core.features cimport (N_ATOMS, MAX_CONJUNCTION, ATOM_BEFORE, LABEL_ATOM, TemplateC,
-                              extract_templates, feat1, feat2)
+from ..core.features cimport (N_ATOMS, ATOM_BEFORE, LABEL_ATOM, TemplateC, extract_templates,
+                              make_templates, feat1, feat2)
 from .templates import PRESETS, compile_templates, expand, max_features
 from ..core.instance cimport Instance
 from ..core.system cimport TransitionSystem, partial_bound
@@ -135,18 +135,9 @@ cdef class TaggingSystem(TransitionSystem):
         self.templates = templates
         self.expanded = expand(templates, self.feature_set_name)
         arrays = compile_templates(self.expanded)
-        cdef int k, j
+        cdef int k
         self.n_templates = len(self.expanded)
-        self.tmpl = <TemplateC*>self.mem.alloc(max(1, self.n_templates), sizeof(TemplateC))
-        for k in range(self.n_templates):
-            self.tmpl[k].id = arrays["ids"][k]
-            self.tmpl[k].n = arrays["n"][k]
-            self.tmpl[k].substrings = arrays["substrings"][k]
-            for j in range(MAX_CONJUNCTION):
-                self.tmpl[k].slot[j] = arrays["slots"][k, j]
-                self.tmpl[k].column[j] = arrays["columns"][k, j]
-                self.tmpl[k].bits[j] = arrays["bits"][k, j]
-                self.tmpl[k].flag[j] = arrays["flags"][k, j]
+        self.tmpl = make_templates(self.mem, arrays)
         offsets = arrays["offsets"]
         self.n_slots = len(offsets)
         if self.n_slots > N_SLOTS_MAX:
