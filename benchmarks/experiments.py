@@ -122,6 +122,12 @@ def clusters(offsets=(-1, 0, 1), bits=(4, 6, 10, 20)) -> List[str]:
 
 
 PROBS = ["prob[-1]", "prob[0]", "prob[1]"]
+# Brown clusters at the stack and buffer positions (Koo et al. 2008: 4- and
+# 6-bit prefixes and the full path, alone and with the other word's tag)
+PARSER_CLUSTERS = [f"cluster{k}[{p}]" for p in ("s0", "s1", "q0", "q1") for k in (4, 6, 20)] + [
+    "cluster4[s0] tag[q0]", "tag[s0] cluster4[q0]", "cluster4[s0] cluster4[q0]",
+    "cluster6[s0] tag[s1]", "tag[s0] cluster6[s1]", "cluster4[s0] cluster4[s1]",
+    "cluster4[s0l]", "cluster4[s0r]", "cluster4[s1l]", "cluster4[s1r]"]
 TAGGER_LEXICON = ["preset:pos", *clusters(), *PROBS]
 # wider word context (Collins 2002; Toutanova et al. 2003): the neighbours'
 # affixes and shapes, word bigrams around the word, case-sensitive neighbours
@@ -131,11 +137,13 @@ TAGGER_CONTEXT = ["suf2[-1]", "suf3[-1]", "suf2[1]", "suf3[1]", "shape[-1]", "sh
 # the tag dictionary as ambiguity classes of w-1..w+2 (Gimenez and Marquez 2004)
 TAGGER_CLASSES = ["ambiguity[-1]", "ambiguity[0]", "ambiguity[1]", "ambiguity[2]",
                   "ambiguity[0] ambiguity[1]"]
+# the best on dev (benchmarks/NOTES.md)
+TAGGER_BEST = [*TAGGER_LEXICON, *TAGGER_CONTEXT]
 for name, feats, label in (
         ("tagger_d1_clusters", ["preset:pos", *clusters()], "clusters of w-1, w0, w+1"),
         ("tagger_d1_lexicon", TAGGER_LEXICON, "clusters and probability bins of w-1, w0, w+1"),
         ("tagger_d1_context", ["preset:pos", *TAGGER_CONTEXT], "wider word context"),
-        ("tagger_d1_context_lexicon", [*TAGGER_LEXICON, *TAGGER_CONTEXT],
+        ("tagger_d1_context_lexicon", TAGGER_BEST,
          "wider word context, clusters and probability bins"),
         ("tagger_d1_lexicon_classes", [*TAGGER_LEXICON, *TAGGER_CLASSES],
          "clusters, probability bins and ambiguity classes (tag dictionary)")):
@@ -311,6 +319,15 @@ RAW_PARSER: Dict[str, Tuple[str, Dict[str, object]]] = {
                                    {**RICH, **ALTERNATIVES, P + "joint_tagging": True,
                                     P + "beam_width": 16, "training.max_epochs": 20}),
 }
+# knowledge from unlabelled text in both: the tagger's templates chosen on dev
+# (tagger_d1_context_lexicon), jackknifed with them; the parser's clusters
+JOINT = {**RICH, **ALTERNATIVES, P + "joint_tagging": True}
+LEXICON_JACKKNIFE = "corpus/ewt/train.jackknifed_lexicon.spacy"
+RAW_PARSER["jkalt_rich_b8_early_joint_lexicon"] = (
+    "+ rich features + the tagger's alternative tags + joint tagging + clusters and probability "
+    "bins in the tagger and clusters in the parser",
+    {**JOINT, f"components.{TAGGER}.features": TAGGER_BEST, P + "features":
+     ["preset:rich", *PARSER_CLUSTERS], **lexicon(), "paths.train_tags": LEXICON_JACKKNIFE})
 for name, (what, changed) in RAW_PARSER.items():
     add(Experiment(f"raw_parser/{name}", "raw-parser", "pipeline", "configs/pipeline_ewt.cfg", "ewt",
                    what, {**EWT_RAW, **changed}, model="model-best"))
@@ -370,12 +387,6 @@ EWT_PARSER: Dict[str, Tuple[str, Dict[str, object], Dict[str, object]]] = {
                                        {**SENTS, **parser_budget(14, 4)})
        for u in ("early", "max_violation")},
 }
-# Brown clusters at the stack and buffer positions (Koo et al. 2008: 4- and
-# 6-bit prefixes and the full path, alone and with the other word's tag)
-PARSER_CLUSTERS = [f"cluster{k}[{p}]" for p in ("s0", "s1", "q0", "q1") for k in (4, 6, 20)] + [
-    "cluster4[s0] tag[q0]", "tag[s0] cluster4[q0]", "cluster4[s0] cluster4[q0]",
-    "cluster6[s0] tag[s1]", "tag[s0] cluster6[s1]", "cluster4[s0] cluster4[s1]",
-    "cluster4[s0l]", "cluster4[s0r]", "cluster4[s1l]", "cluster4[s1r]"]
 EWT_PARSER["parser_depth_d0_clusters"] = (
     "greedy (depth 0), margin C = 50, + cluster templates (Koo et al. 2008)",
     {"search": "greedy", "margin": 50, "features": ["preset:base", *PARSER_CLUSTERS]},
@@ -554,6 +565,14 @@ STEPS: Tuple[Step, ...] = (
                                   "corpus/ewt/train.spacy", "corpus/ewt/train.jackknifed.spacy",
                                   "--folds", "10", "--jobs", "2", "--paths.dev", "corpus/ewt/dev.spacy",
                                   "--components.lookahead_tagger.alternatives", "true"), ("full",)),
+    # ... and with the tagger's lexicon templates (raw_parser/*_lexicon)
+    Step("raw-parser", "before", (PY, "-m", "spacy_lookahead", "jackknife", "configs/tagger_ewt.cfg",
+                                  "corpus/ewt/train.spacy", LEXICON_JACKKNIFE, "--folds", "10",
+                                  "--jobs", "2", "--paths.dev", "corpus/ewt/dev.spacy",
+                                  "--components.lookahead_tagger.alternatives", "true",
+                                  "--components.lookahead_tagger.features", json.dumps(TAGGER_BEST),
+                                  "--initialize.lookups", json.dumps(lexicon()["initialize.lookups"])),
+         ("full",)),
     Step("raw-parser", "after", (PY, "benchmarks/raw_parser.py", "--output",
                                  "{metrics}/raw_parser.md"), ("full",)),
     Step("scaling", "after", (PY, "benchmarks/scaling.py", "training/tagger_d1/model-best",

@@ -47,7 +47,8 @@ def create_lexeme_tables(lang: str = "en", max_words: Optional[int] = 200000) ->
 def prune_tables(lookups: Lookups, max_words: Optional[int]) -> Lookups:
     """A copy of the lookups whose cluster and probability tables hold the
     `max_words` most probable words of the probability table (ties: the
-    table's order); other tables whole."""
+    table's order), the cluster table without its words of cluster 0 (no
+    cluster: what a word the table lacks reads as too); other tables whole."""
     probs = lookups.get_table(PROB_TABLE)
     if max_words is None or max_words >= len(probs):
         kept = None
@@ -57,12 +58,12 @@ def prune_tables(lookups: Lookups, max_words: Optional[int]) -> Lookups:
     out = Lookups()
     for name in lookups.tables:
         table = lookups.get_table(name)
-        if kept is None or name not in (CLUSTER_TABLE, PROB_TABLE):
+        if name not in (CLUSTER_TABLE, PROB_TABLE) or (kept is None and name == PROB_TABLE):
             out.set_table(name, table)
             continue
         cut = Table(name=name)
         for key, value in table.items():
-            if key in kept:
+            if (kept is None or key in kept) and (value or name != CLUSTER_TABLE):
                 cut[key] = value
         out.set_table(name, cut)
     return out

@@ -143,11 +143,12 @@ def test_templates_reading_clusters_need_the_tables():
 def test_prune_tables_keeps_the_most_probable_words():
     lookups = Lookups()
     lookups.add_table("lexeme_prob", {"the": -3.0, "cat": -9.0, "zyx": -19.0, "of": -4.0})
-    lookups.add_table("lexeme_cluster", {"the": 11, "cat": 37, "zyx": 5})
+    lookups.add_table("lexeme_cluster", {"the": 11, "cat": 37, "zyx": 5, "of": 0})
     lookups.add_table("lexeme_settings", {"oov_prob": -20.0})
     cut = prune_tables(lookups, 2)
     assert set(cut.get_table("lexeme_prob").keys()) == {spacy.strings.get_string_id(w)
                                                         for w in ("the", "of")}
+    # "of" is kept by probability, but cluster 0 is no cluster: not stored
     assert dict(cut.get_table("lexeme_cluster")) == {spacy.strings.get_string_id("the"): 11}
     assert len(cut.get_table("lexeme_settings")) == 1
     assert len(prune_tables(lookups, None).get_table("lexeme_cluster")) == 3
@@ -214,6 +215,9 @@ def test_a_tagger_learns_from_clusters_and_carries_its_table(shared_data, tmp_pa
     with_clusters.to_disk(tmp_path / "model")
     loaded = spacy.load(tmp_path / "model")
     assert loaded.vocab.lookups.has_table("lexeme_cluster")  # the pipeline carries the table
+    # ... in its vocab and in the component, and keeps one of them in memory
+    assert loaded.get_pipe("lookahead_tagger").lexicon.get_table("lexeme_cluster") is \
+        loaded.vocab.lookups.get_table("lexeme_cluster")
     again = [Doc(loaded.vocab, words=[t.text for t in eg.reference]) for eg in dev]
     assert [[t.tag_ for t in doc] for doc in loaded.pipe(again)] == tags
     assert loaded.vocab["the"].cluster == clusters["the"]

@@ -415,10 +415,15 @@ class SearchPipe(TrainablePipe):
                 self.lexicon.set_table(name, self.vocab.lookups.get_table(name))
 
     def install_lexicon(self, vocab: Vocab) -> None:
-        """Put the component's tables into a vocab that has none of that name."""
+        """Put the component's tables into a vocab that has none of that
+        name; where the vocab has the same table (a pipeline loaded from
+        disk has both), keep one of them in memory."""
         for name in self.lexicon.tables:
+            own = self.lexicon.get_table(name)
             if not vocab.lookups.has_table(name):
-                vocab.lookups.set_table(name, self.lexicon.get_table(name))
+                vocab.lookups.set_table(name, own)
+            elif vocab.lookups.get_table(name) is not own and dict(vocab.lookups.get_table(name)) == dict(own):
+                self.lexicon.set_table(name, vocab.lookups.get_table(name))
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         serialize = {
