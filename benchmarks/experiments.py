@@ -150,7 +150,7 @@ for name, feats, label in (
     add(Experiment(name, "tagging", "tag", "configs/tagger_ewt.cfg", "ewt",
                    f"lookahead_tagger, depth 1, + {label}",
                    {**component(TAGGER, depth=1, features=feats), **lexicon()},
-                   quick={} if name == "tagger_d1_lexicon" else None, model="model-best"))
+                   model="model-best"))
 
 # --- chunking (CoNLL-2000, Table 2) and bio-NER (JNLPBA, Table 3) ----------------
 for d in (0, 1, 2):
@@ -203,10 +203,11 @@ for name, task, config, data, comp, feats, epochs, label in (
 # the fixed budget of chunker_d1 / ner_rtl_d1 (model-last: no selection)
 add(Experiment("chunker_d1_lexicon_full", "spans", "chunk", "configs/chunker_conll2000.cfg",
                "conll2000", "lookahead_chunker, depth 1, + clusters and probability bins",
-               {**component(CHUNKER, depth=1, features=CHUNK_LEXICON), **lexicon()}),
+               {**component(CHUNKER, depth=1, features=CHUNK_LEXICON), **lexicon()}, quick={}),
     Experiment("ner_rtl_d1_lexicon_full", "spans", "ner", "configs/ner_jnlpba.cfg", "jnlpba",
                "lookahead_ner, right-to-left, depth 1, + clusters and probability bins",
-               {**component(NER, depth=1, direction="rtl", features=NER_LEXICON), **lexicon()}))
+               {**component(NER, depth=1, direction="rtl", features=NER_LEXICON), **lexicon()},
+               quick={}))
 
 # --- SAPO (Sun et al.): model selection and temperature on dev / a held-out tenth
 add(Experiment("tagger_sapo", "sapo", "tag", "configs/tagger_ewt.cfg", "ewt",
@@ -480,13 +481,13 @@ SPEEDS: Dict[str, Speed] = {s.name: s for s in (
           ("spacy_tagger", "tagger_d0", "tagger_d1", "tagger_d2", "crf_tagger", "tagger_sapo")),
     Speed("chunk_speed", "spans", "chunk", "conll2000",
           ("spacy_ner_conll2000", "crf_conll2000", "chunker_d0", "chunker_d1", "chunker_d2",
-           "chunker_sapo")),
+           "chunker_sapo", "chunker_d1_lexicon_full")),
     Speed("ner_speed", "spans", "ner", "jnlpba",
           ("spacy_ner_jnlpba", "crf_jnlpba", "ner_rtl_d0", "ner_rtl_d1", "ner_rtl_d2", "ner_ltr_d0",
-           "ner_ltr_d1", "ner_ltr_d2", "ner_rtl_sapo")),
+           "ner_ltr_d1", "ner_ltr_d2", "ner_rtl_sapo", "ner_rtl_d1_lexicon_full")),
     # the same component with and without the templates that read the lexicon
     Speed("lexicon_speed_tag", "tagging", "tag", "ewt",
-          ("tagger_d1", "tagger_d1_lexicon", "tagger_d1_context_lexicon"), pairs=11),
+          ("tagger_d1", "tagger_d1_lexicon", "tagger_d1_context_lexicon"), pairs=11, quick=False),
     Speed("lexicon_speed_chunk", "spans", "chunk", "conll2000",
           ("chunker_d1_heldout", "chunker_d1_lexicon"), pairs=11, quick=False),
     Speed("lexicon_speed_ner", "spans", "ner", "jnlpba",
