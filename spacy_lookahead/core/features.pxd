@@ -80,9 +80,8 @@ cdef inline uint64_t atom_at(const uint64_t* atoms, int n, int i, int a) noexcep
 cdef enum:
     MAX_CONJUNCTION = 4
     COLUMN_ONE = N_ATOMS      # the constant atom 1 (the bias), read nowhere
-    # The atoms of slots in range are read from these columns; the
-    # system's `tokens` array gives each slot's token (< 0: before the doc or
-    # an empty slot; >= length: after the doc).
+# A system gives each slot's token in a `tokens` array (< 0: before the doc
+# or an empty slot; >= length: after the doc: the sentinels).
 
 cdef struct TemplateC:
     uint64_t id                     # the hash seed: equal atoms of two templates differ

@@ -20,7 +20,7 @@ from ..core.marginals import minimise_over_temperature
 from ..systems.arc_standard import ArcStandardSystem
 from ..systems.templates import PARSER_SLOTS, TemplateError, split_parser_features, uses_lexicon
 from .. import scoring  # noqa: F401  (registers the default scorer without the entry point)
-from .settings import (MAX_TEMPERATURE, PARSER_FEATURES, SEARCH_DEFAULTS, Learner,
+from .settings import (MAX_TEMPERATURE, SEARCH_DEFAULTS, Learner,
                        ParserFeatures, Search, Update, config_error)
 from .spaces import SPACE_DEP, compact_heads, expand_tree
 from .tagger import TAG_ALTERNATIVE, TAG_ALTERNATIVE_PROB
