@@ -146,7 +146,15 @@ for name, feats, label in (
         ("tagger_d1_context_lexicon", TAGGER_BEST,
          "wider word context, clusters and probability bins"),
         ("tagger_d1_lexicon_classes", [*TAGGER_LEXICON, *TAGGER_CLASSES],
-         "clusters, probability bins and ambiguity classes (tag dictionary)")):
+         "clusters, probability bins and ambiguity classes (tag dictionary)"),
+        # the cluster prefix lengths, on dev (Owoputi et al. 2013: every even
+        # length; Koo et al. 2008: 4, 6 and the whole path)
+        ("tagger_d1_lexicon_even_bits", ["preset:pos", *clusters(bits=(2, 4, 6, 8, 10, 12, 16, 20)),
+                                         *PROBS], "clusters (2, 4, .., 12, 16, 20 bits) and "
+                                                  "probability bins of w-1, w0, w+1"),
+        ("tagger_d1_lexicon_koo_bits", ["preset:pos", *clusters(bits=(4, 6)), "cluster[-1]",
+                                        "cluster[0]", "cluster[1]", *PROBS],
+         "clusters (4, 6 bits, whole path) and probability bins of w-1, w0, w+1")):
     add(Experiment(name, "tagging", "tag", "configs/tagger_ewt.cfg", "ewt",
                    f"lookahead_tagger, depth 1, + {label}",
                    {**component(TAGGER, depth=1, features=feats), **lexicon()},
@@ -191,8 +199,14 @@ for name, task, config, data, comp, feats, epochs, label in (
          "lookahead_ner, right-to-left, depth 1 (dev: held-out tenth)"),
         ("ner_rtl_d1_lexicon", "ner", "configs/ner_jnlpba.cfg", "jnlpba", NER, NER_LEXICON, 10,
          "lookahead_ner, right-to-left, depth 1, + clusters and probability bins of "
-         "w-1..w+1 (dev: held-out tenth)")):
+         "w-1..w+1 (dev: held-out tenth)"),
+        # Ratinov and Roth (2009): BILOU against IOB2
+        ("ner_rtl_d1_lexicon_biluo", "ner", "configs/ner_jnlpba.cfg", "jnlpba", NER, NER_LEXICON,
+         10, "lookahead_ner, right-to-left, depth 1, BILUO, + clusters and probability bins of "
+             "w-1..w+1 (dev: held-out tenth)")):
     extra = {"direction": "rtl"} if comp == NER else {}
+    if name.endswith("_biluo"):
+        extra["scheme"] = "biluo"
     add(Experiment(name, "spans", task, config, data, label,
                    {**component(comp, depth=1, features=feats, **extra),
                     **(lexicon() if feats[1:] else {}), "training.max_epochs": epochs,
