@@ -2,7 +2,7 @@
 
     python benchmarks/evaluate.py MODEL_DIR TEST.spacy --task {chunk,ner}
         --output metrics/NAME.json [--code benchmarks/crf_spans.py]
-        [--predictions FILE]
+        [--predictions FILE] [--n-sents N]
 
 Why not `spacy benchmark accuracy`: its JSON only keeps the score keys it
 knows (tag_acc, ents_p/r/f, spans_sc_p/r/f for one --spans-key), and its
@@ -17,7 +17,8 @@ span match, micro-averaged, as conlleval), whether it writes
 The JSON has p, r, f (fractions), per_type, and the usual key of the task
 (`spans_chunks_f` or `ents_f`; files written before spaCy's keys have `chunks_f`). `--predictions` also writes the test set in the
 conlleval input layout (`word [POS] gold predicted`, IOB2), so that the
-figures can be checked with conlleval.
+figures can be checked with conlleval. `--n-sents N` joins N sentences in a
+row into one doc, as the readers' `n_sents` (for the `doc` templates).
 """
 import argparse
 import json
@@ -26,6 +27,7 @@ import time
 from pathlib import Path
 
 import spacy
+from spacy.tokens import Doc
 from tqdm import tqdm
 from spacy.util import import_file
 
@@ -42,6 +44,7 @@ def main(argv=None) -> int:
     ap.add_argument("--code", type=Path, default=None, help="Python file to import first (factories)")
     ap.add_argument("--predictions", type=Path, default=None, help="write conlleval input here")
     ap.add_argument("--batch-size", type=int, default=1000)
+    ap.add_argument("--n-sents", type=int, default=1, help="sentences per doc")
     args = ap.parse_args(argv)
     if args.code:
         import_file("code", args.code)
@@ -49,6 +52,8 @@ def main(argv=None) -> int:
         sys.exit(f"evaluate.py: no trained model at {args.model}")
     nlp = spacy.load(args.model)
     gold = spanbench.read_gold(args.data, vocab=nlp.vocab)
+    if args.n_sents > 1:
+        gold = [Doc.from_docs(gold[i:i + args.n_sents]) for i in range(0, len(gold), args.n_sents)]
     docs = [spanbench.make_doc(nlp.vocab, spanbench.inputs_of(d, args.task)) for d in gold]
     t0 = time.perf_counter()
     predicted = list(tqdm(nlp.pipe(docs, batch_size=args.batch_size), total=len(docs),

@@ -139,6 +139,9 @@ TAGGER_CLASSES = ["ambiguity[-1]", "ambiguity[0]", "ambiguity[1]", "ambiguity[2]
                   "ambiguity[0] ambiguity[1]"]
 # the best on dev (benchmarks/NOTES.md)
 TAGGER_BEST = [*TAGGER_LEXICON, *TAGGER_CONTEXT]
+# Koo et al. (2008)'s prefix lengths: 4, 6 bits and the whole path
+TAGGER_KOO = ["preset:pos", *clusters(bits=(4, 6)), "cluster[-1]", "cluster[0]", "cluster[1]",
+              *PROBS]
 for name, feats, label in (
         ("tagger_d1_clusters", ["preset:pos", *clusters()], "clusters of w-1, w0, w+1"),
         ("tagger_d1_lexicon", TAGGER_LEXICON, "clusters and probability bins of w-1, w0, w+1"),
@@ -152,9 +155,10 @@ for name, feats, label in (
         ("tagger_d1_lexicon_even_bits", ["preset:pos", *clusters(bits=(2, 4, 6, 8, 10, 12, 16, 20)),
                                          *PROBS], "clusters (2, 4, .., 12, 16, 20 bits) and "
                                                   "probability bins of w-1, w0, w+1"),
-        ("tagger_d1_lexicon_koo_bits", ["preset:pos", *clusters(bits=(4, 6)), "cluster[-1]",
-                                        "cluster[0]", "cluster[1]", *PROBS],
-         "clusters (4, 6 bits, whole path) and probability bins of w-1, w0, w+1")):
+        ("tagger_d1_lexicon_koo_bits", TAGGER_KOO, "clusters (4, 6 bits, whole path) and "
+                                                   "probability bins of w-1, w0, w+1"),
+        ("tagger_d1_context_lexicon_koo_bits", [*TAGGER_KOO, *TAGGER_CONTEXT],
+         "wider word context, clusters (4, 6 bits, whole path) and probability bins")):
     add(Experiment(name, "tagging", "tag", "configs/tagger_ewt.cfg", "ewt",
                    f"lookahead_tagger, depth 1, + {label}",
                    {**component(TAGGER, depth=1, features=feats), **lexicon()},
@@ -212,6 +216,28 @@ for name, task, config, data, comp, feats, epochs, label in (
                     **(lexicon() if feats[1:] else {}), "training.max_epochs": epochs,
                     "training.eval_frequency": 190 if comp == CHUNKER else 451},
                    model="model-best", dev_is_train=True))
+
+# NER beyond the window (Ratinov and Roth 2009's context aggregation): the
+# JNLPBA files have no document markers, so docs of 10 sentences in a row
+# (an abstract has 9.4 on average) in train, the held-out tenth and test;
+# the words around the name's other occurrences in the doc
+NER_CONTEXT = ["lower[doc-2]", "lower[doc-1]", "lower[doc+1]", "lower[doc+2]", "orth[doc+0]"]
+DOCS = {"corpora.train.n_sents": 10, "corpora.dev.n_sents": 10}
+for name, feats, label in (
+        ("ner_rtl_d1_lexicon_docs", NER_LEXICON, "+ clusters and probability bins, in docs of "
+                                                 "10 sentences"),
+        ("ner_rtl_d1_lexicon_context", [*NER_LEXICON, *NER_CONTEXT],
+         "+ clusters and probability bins, in docs of 10 sentences, + the words around the "
+         "word's other occurrences"),
+        ("ner_rtl_d1_lexicon_context_clusters", [*NER_LEXICON, *NER_CONTEXT, "cluster6[doc-1]",
+                                                 "cluster6[doc+1]"],
+         "+ clusters and probability bins, in docs of 10 sentences, + the words and clusters "
+         "around the word's other occurrences")):
+    add(Experiment(name, "spans", "ner", "configs/ner_jnlpba.cfg", "jnlpba",
+                   f"lookahead_ner, right-to-left, depth 1, {label} (dev: held-out tenth)",
+                   {**component(NER, depth=1, features=feats, direction="rtl"), **lexicon(),
+                    **DOCS, "training.max_epochs": 10, "training.eval_frequency": 451},
+                   model="model-best", dev_is_train=True, evaluate=("--n-sents", "10")))
 
 # ... and the templates chosen there, trained on the whole training set for
 # the fixed budget of chunker_d1 / ner_rtl_d1 (model-last: no selection)
@@ -712,7 +738,8 @@ def evaluation(e: Experiment, scale: str = "full") -> List[str]:
                 "--gpu-id", "-1", "--gold-preproc", *code]
     if e.task in ("chunk", "ner"):
         return [PY, "benchmarks/evaluate.py", model, test, "--task", e.task, "--output", out,
-                "--predictions", f"{training_dir(e.name, scale)}/test_predictions.txt", *code]
+                "--predictions", f"{training_dir(e.name, scale)}/test_predictions.txt", *code,
+                *e.evaluate]
     if e.task in ("parse", "pipeline"):
         return [PY, "benchmarks/parser_eval.py", model, test, out, *e.evaluate]
     if e.task in ("clauses", "fr_chunk"):

@@ -176,6 +176,29 @@ def test_held_out_part_is_the_last_sentences_and_the_rest_the_others(nlp, tmp_pa
     assert firsts(held_out=0.3, part="rest", limit=2) == ["w0", "w1"]
 
 
+def test_n_sents_joins_sentences_in_a_row_into_docs_after_the_held_out_cut(nlp, tmp_path):
+    lines = []
+    for i in range(7):
+        lines += [f"w{i} O", f"x{i} B-protein", ""]
+    path = tmp_path / "seven.iob2"
+    path.write_text("\n".join(lines), encoding="utf8")
+    docs = [eg for eg in create_iob_reader(path, n_sents=3)(nlp)]
+    assert [[t.text for t in eg.reference] for eg in docs] == [
+        ["w0", "x0", "w1", "x1", "w2", "x2"], ["w3", "x3", "w4", "x4", "w5", "x5"], ["w6", "x6"]]
+    for eg in docs:
+        assert [t.text for t in eg.predicted] == [t.text for t in eg.reference]
+        assert [t.is_sent_start for t in eg.reference][::2] == [True] * (len(eg.reference) // 2)
+        assert [e.text for e in eg.reference.ents] == [t.text for t in eg.reference][1::2]
+        assert not eg.predicted.ents
+    # the held-out tenth (1 of 7 sentences) is cut in sentences first
+    rest = [eg.reference.text for eg in create_iob_reader(path, n_sents=3, held_out=0.1,
+                                                          part="rest")(nlp)]
+    assert len(rest) == 2 and rest[1].split()[-2:] == ["w5", "x5"]
+    assert len(list(create_iob_reader(path, n_sents=3, limit=1)(nlp))) == 1
+    with pytest.raises(ValueError, match="n_sents"):
+        create_iob_reader(path, n_sents=0)
+
+
 def test_held_out_parts_of_real_data_split_it(nlp, shared_data):
     path = shared_data / "conll2000" / "test.txt"
     reader = lambda part: [eg.reference.text for eg in create_conll2000_reader(path, held_out=0.1, part=part)(nlp)]

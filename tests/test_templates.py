@@ -13,8 +13,8 @@ from spacy_lookahead.core import views
 from spacy_lookahead.core.features import A_COLUMNS, token_atoms
 from spacy_lookahead.lexicon import create_lexeme_tables, prune_tables
 from spacy_lookahead.systems.tagging import TaggingSystem
-from spacy_lookahead.systems.templates import (FLAG_BITS, PRESETS, TemplateError, canonical,
-                                               expand, parse_template)
+from spacy_lookahead.systems.templates import (FLAG_BITS, PARSER_SLOTS, PRESETS, TemplateError,
+                                               canonical, expand, parse_template)
 
 from ewt import ewt_examples
 
@@ -90,6 +90,61 @@ def test_a_template_is_hashed_the_same_in_any_list():
     assert with_preset[-1:] == alone and with_preset[:-1] == static(["preset:pos"], atoms, 1)
 
 
+def test_a_doc_template_pools_the_word_s_other_occurrences_nearest_first():
+    words = "IL-2 binds . IL-2 was . il-2 binds".split()
+    atoms = doc_atoms([(w, None, None) for w in words])
+    # at 3, the other occurrences of "il-2" are 0 and 6, both before "binds"
+    middle = static(["lower[doc+1]"], atoms, 3)
+    assert len(middle) == 2 and middle[0] == middle[1]
+    # at 0: 3 (before "was") and 6 (before "binds")
+    first = static(["lower[doc+1]"], atoms, 0)
+    assert len(first) == 2 and middle[0] in first and len(set(first)) == 2
+    assert static(["lower[doc+1]"], atoms, 4) == []  # "was" occurs once
+    # at 6: 3 ("was" after it) and 0 ("binds"), what 0 reads at 3 and 6
+    assert sorted(static(["lower[doc+1]"], atoms, 6)) == sorted(first)
+    # two before and two after, the nearest: at 3 of 7 occurrences, 4
+    many = doc_atoms([("a", None, None)] * 7)
+    assert len(static(["lower[doc-1]"], many, 3)) == 4
+    assert len(static(["lower[doc-1]"], many, 0)) == 2
+    # with window atoms; and beside other templates, the same features
+    assert len(static(["lower[0] lower[doc-1]"], atoms, 3)) == 2
+    assert static(["suf2[0]", "lower[doc+1]"], atoms, 3) == static(["suf2[0]"], atoms, 3) + middle
+
+
+def _nonce_docs(vocab, n, seed):
+    """Docs in which a made-up word is named twice: first in a context that
+    says nothing ("the W binds ."), then after its kind ("protein W" or
+    "cell W"), which is also its entity label both times."""
+    rng = numpy.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        word = "".join(rng.choice(list("bcdfgklmnprstvz"), 6))
+        kind = str(rng.choice(["protein", "cell"]))
+        label = "B-protein" if kind == "protein" else "B-cell_type"
+        words = ["the", word, "binds", ".", kind, word, "was", "seen", "."]
+        out.append(Doc(vocab, words=words, ents=["O", label, "O", "O", "O", label, "O", "O", "O"]))
+    return out
+
+
+@pytest.mark.parametrize("features,least,most", [
+    (["preset:ner"], 0.0, 0.75),  # the first mention: a guess
+    (["preset:ner", "lower[doc-1]"], 0.95, 1.0),  # ... read from the second
+])
+def test_an_ner_reads_the_other_mention_of_a_name(features, least, most):
+    from spacy.training import Example
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lookahead_ner", config={"features": features})
+    train = [Example(Doc(nlp.vocab, words=[t.text for t in d]), d)
+             for d in _nonce_docs(nlp.vocab, 300, 0)]
+    nlp.initialize(lambda: train)
+    for _ in range(5):
+        nlp.update(train)
+    test = _nonce_docs(nlp.vocab, 200, 1)
+    right = sum(nlp(Doc(nlp.vocab, words=[t.text for t in d]))[1].ent_type_ == d[1].ent_type_
+                for d in test)
+    assert least <= right / len(test) <= most, right
+
+
 def test_the_presets_are_the_old_feature_sets():
     assert TaggingSystem(3).templates == ["preset:pos"]
     assert [t for t, _ in TaggingSystem(3, feature_set="ner").expanded] == PRESETS["ner"]
@@ -108,14 +163,23 @@ def test_the_presets_are_the_old_feature_sets():
     ("substrings[0] lower[0]", "stands alone"),
     ("cluster63[0]", "unknown atom 'cluster63'"),
     ("", "is not a template"),
+    ("lower[doc1]", "is not an offset"),
+    ("lower[doc-9]", "beyond"),
 ])
 def test_a_bad_template_is_named(template, words):
     with pytest.raises(TemplateError, match=words):
         parse_template(template)
 
 
+def test_the_parser_reads_no_doc_offsets():
+    with pytest.raises(TemplateError, match="not a position"):
+        parse_template("lower[doc-1]", PARSER_SLOTS)
+
+
 def test_canonical_text():
     assert canonical("  lower[-1]   lower[+0] ") == "lower[-1] lower[0]"
+    assert canonical("lower[doc1]".replace("doc1", "doc+1")) == "lower[doc+1]"
+    assert canonical("init_cap[doc-0]") == "init_cap[doc+0]"
 
 
 @pytest.mark.parametrize("features,words", [

@@ -80,6 +80,10 @@ cdef inline uint64_t atom_at(const uint64_t* atoms, int n, int i, int a) noexcep
 cdef enum:
     MAX_CONJUNCTION = 4
     COLUMN_ONE = N_ATOMS      # the constant atom 1 (the bias), read nowhere
+    # the other occurrences of a token's word (its A_LOWER) in the doc that
+    # the `doc` templates read: the two before it and the two after it
+    # nearest to it, nearest first (-1: none)
+    MAX_OCCURRENCES = 4
 # A system gives each slot's token in a `tokens` array (< 0: before the doc
 # or an empty slot; >= length: after the doc: the sentinels).
 
@@ -87,6 +91,8 @@ cdef struct TemplateC:
     uint64_t id                     # the hash seed: equal atoms of two templates differ
     int n                           # atoms in the conjunction
     int substrings                  # 1: one feature per substring of slot[0]'s token
+    int doc                         # 1: read at the other occurrences of the word in the doc
+                                    # (extract_doc_templates), one feature per occurrence
     int slot[MAX_CONJUNCTION]
     int column[MAX_CONJUNCTION]
     int bits[MAX_CONJUNCTION]       # > 0: the first `bits` bits of a cluster path
@@ -136,6 +142,8 @@ cdef inline int extract_templates(feat_t* f, const TemplateC* templates, int n_t
     cdef bint absent
     for k in range(n_templates):
         t = &templates[k]
+        if t.doc:
+            continue  # extract_doc_templates
         if t.substrings:
             i = tokens[t.slot[0]]
             if sub_offsets == NULL or i < 0 or i >= length:
@@ -155,6 +163,43 @@ cdef inline int extract_templates(feat_t* f, const TemplateC* templates, int n_t
                 break
         if not absent:
             f[n] = hash64(buf, t.n * sizeof(uint64_t), t.id); n += 1
+    return n
+
+
+cdef inline int extract_doc_templates(feat_t* f, const TemplateC* templates, int n_templates,
+                                      const uint64_t* atoms, int length, int* tokens, int n_slots,
+                                      const int* doc_offsets, int n_doc_slots, int current,
+                                      const int* occurrences) noexcept nogil:
+    """The `doc` templates' features at the token `current` (Ratinov and
+    Roth 2009's context aggregation): each template once per other
+    occurrence of the word in the doc (`occurrences`: MAX_OCCURRENCES per
+    token), its `doc` atoms read at offsets from that occurrence (slots
+    n_slots.. of `tokens`, which this fills), the others as usual; the same
+    template id, so the features of all occurrences pool. Returns how many."""
+    cdef int n = 0, k, j, m, d, other
+    cdef const TemplateC* t
+    cdef uint64_t buf[MAX_CONJUNCTION]
+    cdef bint absent
+    if occurrences == NULL or current < 0 or current >= length:
+        return 0
+    for m in range(MAX_OCCURRENCES):
+        other = occurrences[current * MAX_OCCURRENCES + m]
+        if other < 0:
+            continue
+        for d in range(n_doc_slots):
+            tokens[n_slots + d] = other + doc_offsets[d]
+        for k in range(n_templates):
+            t = &templates[k]
+            if not t.doc:
+                continue
+            absent = False
+            for j in range(t.n):
+                buf[j] = template_atom(t, j, atoms, length, tokens, current)
+                if buf[j] == 0:
+                    absent = True
+                    break
+            if not absent:
+                f[n] = hash64(buf, t.n * sizeof(uint64_t), t.id); n += 1
     return n
 
 

@@ -30,6 +30,7 @@ cdef TemplateC* make_templates(Pool mem, dict arrays) except NULL:
         out[k].id = arrays["ids"][k]
         out[k].n = arrays["n"][k]
         out[k].substrings = arrays["substrings"][k]
+        out[k].doc = arrays["doc"][k]
         for j in range(MAX_CONJUNCTION):
             out[k].slot[j] = arrays["slots"][k, j]
             out[k].column[j] = arrays["columns"][k, j]
@@ -277,6 +278,35 @@ A_CLUSTER_COLUMN = A_CLUSTER
 A_PROB_COLUMN = A_PROB
 CONSTANT_COLUMN = COLUMN_ONE
 MAX_ATOMS_PER_TEMPLATE = MAX_CONJUNCTION
+MAX_DOC_OCCURRENCES = MAX_OCCURRENCES
+
+
+def doc_occurrences(atoms, starts):
+    """For the `doc` templates: per token of a batch (atoms (N, N_ATOMS),
+    each doc's tokens from starts[d]), the positions in its doc of the
+    other occurrences of its word (A_LOWER) there: the one before it, the
+    one after it, the second before, the second after (-1: none), as an
+    (N, MAX_OCCURRENCES) int32 array. numpy over the whole batch."""
+    atoms = numpy.asarray(atoms)
+    starts = numpy.asarray(starts, dtype="int64")
+    N = atoms.shape[0]
+    out = numpy.full((N, MAX_OCCURRENCES), -1, dtype="int32")
+    if N < 2:
+        return out
+    doc = numpy.repeat(numpy.arange(len(starts) - 1), numpy.diff(starts))
+    local = numpy.arange(N) - starts[doc]
+    lower = atoms[:, A_LOWER]
+    order = numpy.lexsort((numpy.arange(N), lower, doc))  # by doc, word, position
+    doc_s, lower_s = doc[order], lower[order]
+    new_group = numpy.ones((N,), dtype=bool)
+    new_group[1:] = (doc_s[1:] != doc_s[:N - 1]) | (lower_s[1:] != lower_s[:N - 1])
+    group = numpy.cumsum(new_group)
+    for k, shift in enumerate((1, 2)):
+        same = group[shift:] == group[:N - shift]
+        later, earlier = order[shift:][same], order[:N - shift][same]
+        out[later, 2 * k] = local[earlier]      # its k-th occurrence before
+        out[earlier, 2 * k + 1] = local[later]  # ... and after
+    return out
 
 
 def token_atoms(str text, tag=None, chunk=None, alternative=None, lexeme=None):

@@ -3,7 +3,7 @@
 
 One token per line, columns separated by any whitespace, a blank line after
 each sentence; `-DOCSTART-` and `###MEDLINE:` lines separate documents and
-are skipped. Each sentence becomes one `Example`:
+are skipped. Each sentence becomes one `Example` (`n_sents` joins several):
 
 * the reference doc holds the gold annotation (chunks as a span group,
   entities as `doc.ents`) and the input columns;
@@ -74,6 +74,22 @@ Part = Literal["all", "rest", "held_out"]
 PARTS = get_args(Part)
 
 
+def join_sentences(examples: Iterable[Example], n_sents: int) -> Iterator[Example]:
+    """Examples of n_sents sentences in a row each (the last may have fewer):
+    both docs joined by Doc.from_docs, which keeps the annotation and marks
+    each sentence's start."""
+    examples = iter(examples)
+    while True:
+        group = list(itertools.islice(examples, n_sents))
+        if not group:
+            return
+        if len(group) == 1:
+            yield group[0]
+            continue
+        yield Example(Doc.from_docs([eg.predicted for eg in group]),
+                      Doc.from_docs([eg.reference for eg in group]))
+
+
 def count_sentences(path: PathLike) -> int:
     """The number of sentences read_sentences yields from a file, without
     splitting its lines."""
@@ -95,12 +111,19 @@ class FileCorpus:
     last `held_out` share of the file's sentences is a fixed dev set: `part`
     = "rest" reads the others (train on them), "held_out" reads those (select
     models on them), "all" the whole file. The last sentences, not every
-    k-th: the held-out ones then come from other documents than the rest."""
+    k-th: the held-out ones then come from other documents than the rest.
+
+    `n_sents` > 1 joins that many sentences in a row into one doc (as
+    `spacy convert -n`), so that what a component reads from the rest of
+    the document (the `doc` templates, systems/templates.py) sees them: for
+    a data set without document markers (the JNLPBA files), about one
+    abstract's worth. The held-out part is cut first, in sentences."""
 
     path: Path
     limit: int
     held_out: float = 0.0
     part: str = "all"
+    n_sents: int = 1
 
     def _set_part(self, held_out: float, part: str) -> None:
         if part not in PARTS:
@@ -120,6 +143,8 @@ class FileCorpus:
             cut = total - round(total * self.held_out)
             first, stop = (0, cut) if self.part == "rest" else (cut, total)
             examples = itertools.islice(examples, first, stop)
+        if self.n_sents > 1:
+            examples = join_sentences(examples, self.n_sents)
         for i, example in enumerate(examples):
             if self.limit >= 1 and i >= self.limit:
                 break
@@ -127,6 +152,12 @@ class FileCorpus:
 
     def read(self, vocab: Vocab) -> Iterator[Example]:
         raise NotImplementedError
+
+    def _set_n_sents(self, n_sents: int) -> None:
+        if isinstance(n_sents, bool) or not isinstance(n_sents, int) or n_sents < 1:
+            raise ValueError(f"n_sents must be a whole number of sentences per doc, at least 1, "
+                             f"got {n_sents!r}")
+        self.n_sents = n_sents
 
     def _check_file(self) -> None:
         if not self.path.is_file():
@@ -148,7 +179,7 @@ class ColumnCorpus(FileCorpus):
 
     def __init__(self, path: PathLike, columns: Sequence[str], target: str, *,
                  scheme: str = "iob2", spans_key: str = "chunks", limit: int = 0,
-                 held_out: float = 0.0, part: Part = "all") -> None:
+                 held_out: float = 0.0, part: Part = "all", n_sents: int = 1) -> None:
         if path is None:
             raise ValueError("corpus path is None: set it in the config (e.g. [paths] train)")
         columns = list(columns)
@@ -171,6 +202,7 @@ class ColumnCorpus(FileCorpus):
         self.spans_key = spans_key
         self.limit = limit
         self._set_part(held_out, part)
+        self._set_n_sents(n_sents)
 
     def read(self, vocab: Vocab) -> Iterator[Example]:
         self._check_file()
@@ -195,29 +227,31 @@ class ColumnCorpus(FileCorpus):
 
 @registry.readers("spacy_lookahead.conll2000.v1")
 def create_conll2000_reader(path: PathLike, spans_key: str = "chunks", limit: int = 0,
-                            held_out: float = 0.0, part: Part = "all"
+                            held_out: float = 0.0, part: Part = "all", n_sents: int = 1
                             ) -> Callable[[Language], Iterable[Example]]:
     """CoNLL-2000 chunking (`word POS chunk`, IOB2 or IOB1): gold chunks in
     `reference.spans[spans_key]`; POS tags (an input) in `tag_` of both docs.
     held_out, part: "rest" / "held_out" split off the file's last sentences
-    as a dev set (the data set has none)."""
+    as a dev set (the data set has none). n_sents: sentences per doc."""
     return ColumnCorpus(path, ["word", "pos", "chunk"], "chunk", spans_key=spans_key, limit=limit,
-                        held_out=held_out, part=part)
+                        held_out=held_out, part=part, n_sents=n_sents)
 
 
 @registry.readers("spacy_lookahead.iob.v1")
 def create_iob_reader(path: PathLike, columns: Sequence[str] = ("word", "ent"), scheme: str = "iob2",
                       chunks_key: str = "chunks", limit: int = 0, held_out: float = 0.0,
-                      part: Part = "all") -> Callable[[Language], Iterable[Example]]:
+                      part: Part = "all", n_sents: int = 1
+                      ) -> Callable[[Language], Iterable[Example]]:
     """NER in IOB columns (JNLPBA: ["word", "ent"]; CoNLL-2003: ["word",
     "pos", "chunk", "ent"]; "_" ignores a column): gold entities in
     `reference.ents`; a POS column goes to `tag_` and a chunk column to
     `doc.spans[chunks_key]` of both docs (input features). scheme: "iob2",
     "iob1" (both decoded as conlleval does) or "biluo" (strict). held_out,
     part: "rest" / "held_out" split off the file's last sentences as a dev
-    set (JNLPBA has none)."""
+    set (JNLPBA has none). n_sents: sentences per doc (JNLPBA's abstracts
+    have about 10)."""
     return ColumnCorpus(path, columns, "ent", scheme=scheme, spans_key=chunks_key, limit=limit,
-                        held_out=held_out, part=part)
+                        held_out=held_out, part=part, n_sents=n_sents)
 
 
 def write_columns(docs_or_examples: Iterable[Union[Doc, Example]], path: PathLike, *,

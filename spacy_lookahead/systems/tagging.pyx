@@ -8,8 +8,10 @@ from cymem.cymem cimport Pool
 
 import numpy
 
-from ..core.features cimport (N_ATOMS, ATOM_BEFORE, LABEL_ATOM, TemplateC, extract_templates,
-                              make_templates, feat1, feat2)
+from ..core.features cimport (N_ATOMS, ATOM_BEFORE, LABEL_ATOM, MAX_OCCURRENCES, TemplateC,
+                              extract_templates, extract_doc_templates, make_templates, feat1,
+                              feat2)
+from ..core.features import doc_occurrences
 from .templates import PRESETS, compile_templates, expand, max_features
 from ..core.instance cimport Instance
 from ..core.system cimport TransitionSystem, partial_bound
@@ -23,6 +25,8 @@ cdef struct TagDocC:
     const int* sub_offsets     # length + 1: CSR offsets into subs (NULL: none)
     const uint64_t* subs       # substring hashes of the words
     const int* forced          # length, label fixed by preset annotation or -1; NULL: none
+    const int* occurrences     # length x MAX_OCCURRENCES: the word's other positions in the
+                               # doc, for the `doc` templates (-1: none); NULL: none read
     const int* gold            # length, -1 = unknown; NULL at prediction
     double* cache              # length x nr_class: scores of the static features
     int64_t* cache_version     # the Weights.version each cache row was made at
@@ -76,8 +80,9 @@ cdef class TaggingSystem(TransitionSystem):
     cdef readonly list templates   # the features setting it was made with
     cdef readonly list expanded    # [(template, hash id)]
     cdef TemplateC* tmpl
-    cdef int n_templates, n_slots
+    cdef int n_templates, n_slots, n_doc_slots
     cdef int* slot_offsets
+    cdef int* doc_offsets      # the `doc` templates' offsets from an occurrence
     cdef Pool mem
     cdef int* allowed
     cdef int* at_start
@@ -145,7 +150,20 @@ cdef class TaggingSystem(TransitionSystem):
         self.slot_offsets = <int*>self.mem.alloc(self.n_slots, sizeof(int))
         for k in range(self.n_slots):
             self.slot_offsets[k] = offsets[k]
+        doc_offsets = arrays["doc_offsets"]
+        self.n_doc_slots = len(doc_offsets)
+        if self.n_doc_slots > N_SLOTS_MAX:
+            raise ValueError(f"the templates read {self.n_doc_slots} doc offsets; at most "
+                             f"{N_SLOTS_MAX}")
+        self.doc_offsets = <int*>self.mem.alloc(max(1, self.n_doc_slots), sizeof(int))
+        for k in range(self.n_doc_slots):
+            self.doc_offsets[k] = doc_offsets[k]
         self.max_feats = max_features(self.expanded) + N_DYNAMIC_MAX
+
+    @property
+    def reads_doc(self) -> bool:
+        """Whether the templates read the word's other occurrences (`doc`)."""
+        return self.n_doc_slots > 0
 
     @property
     def uses_substrings(self) -> bool:
@@ -160,12 +178,17 @@ cdef class TaggingSystem(TransitionSystem):
 
     cdef int extract_static(self, feat_t* f, const TagDocC* doc, int i) noexcept nogil:
         """The templates' features at token i."""
-        cdef int tokens[N_SLOTS_MAX]  # each slot's token: i + its offset
-        cdef int k
+        cdef int tokens[2 * N_SLOTS_MAX]  # each slot's token: i + its offset; then the doc slots
+        cdef int k, n
         for k in range(self.n_slots):
             tokens[k] = i + self.slot_offsets[k]
-        return extract_templates(f, self.tmpl, self.n_templates, doc.atoms, doc.length, tokens, i,
-                                 doc.sub_offsets, doc.subs, N_SUBSTRINGS_MAX)
+        n = extract_templates(f, self.tmpl, self.n_templates, doc.atoms, doc.length, tokens, i,
+                              doc.sub_offsets, doc.subs, N_SUBSTRINGS_MAX)
+        if self.n_doc_slots:
+            n += extract_doc_templates(&f[n], self.tmpl, self.n_templates, doc.atoms, doc.length,
+                                       tokens, self.n_slots, self.doc_offsets, self.n_doc_slots,
+                                       i, doc.occurrences)
+        return n
 
     cdef int extract_dynamic(self, feat_t* f, const TagStateC* s) noexcept nogil:
         cdef uint64_t p1 = LABEL_ATOM + s.prev1 if s.prev1 >= 0 else ATOM_BEFORE
@@ -363,7 +386,8 @@ cdef class TaggingSystem(TransitionSystem):
             raise ValueError(f"expected ({N}, {N_ATOMS}) word atoms, got {atoms.shape}")
         if n_docs < 0 or starts[0] != 0 or (n_docs and numpy.any(numpy.diff(starts) < 0)):
             raise ValueError("starts must rise from 0 to the number of tokens")
-        held = _TagBatch(self, atoms, batch.get("forced"), batch.get("substrings"))
+        held = _TagBatch(self, atoms, batch.get("forced"), batch.get("substrings"),
+                         doc_occurrences(atoms, starts) if self.n_doc_slots else None)
         if golds is not None and len(golds) != n_docs:
             raise ValueError(f"{n_docs} docs but {len(golds)} golds")
         cdef int64_t[::1] sv = starts
@@ -386,17 +410,19 @@ cdef class _TagBatch:
     """The arrays the instances of one batch of docs point into (each
     instance keeps it alive): the atoms, preset labels and substrings of
     every token, and the per-token cache of static scores."""
-    cdef object atoms, forced, offsets, subs, cache, versions
+    cdef object atoms, forced, offsets, subs, cache, versions, occurrences
     cdef uint64_t* atoms_p
     cdef int* forced_p
+    cdef int* occurrences_p
     cdef int* offsets_p
     cdef uint64_t* subs_p
     cdef double* cache_p
     cdef int64_t* versions_p
 
-    def __init__(self, TaggingSystem system, atoms, forced, substrings):
+    def __init__(self, TaggingSystem system, atoms, forced, substrings, occurrences=None):
         cdef int64_t N = atoms.shape[0]
         cdef uint64_t[:, ::1] av
+        cdef int[:, ::1] occ
         cdef int[::1] fv, ofv
         cdef uint64_t[::1] sv
         cdef double[:, ::1] cv
@@ -421,6 +447,12 @@ cdef class _TagBatch:
             sv = self.subs
             self.offsets_p = &ofv[0]
             self.subs_p = &sv[0]
+        if occurrences is not None and N:
+            self.occurrences = numpy.ascontiguousarray(occurrences, dtype="int32")
+            if self.occurrences.shape != (N, MAX_OCCURRENCES):
+                raise ValueError("occurrences do not match the doc")
+            occ = self.occurrences
+            self.occurrences_p = &occ[0, 0]
         # rows are made when first read (static_row): nothing to zero
         self.cache = numpy.empty((max(N, 1), system.nr_class), dtype="float64")
         self.versions = numpy.full((max(N, 1),), -1, dtype="int64")
@@ -456,6 +488,8 @@ cdef class _TagDoc(Instance):
         self.c.forced = batch.forced_p + start if batch.forced_p != NULL and n else NULL
         self.c.sub_offsets = batch.offsets_p + start if batch.offsets_p != NULL and n else NULL
         self.c.subs = batch.subs_p if self.c.sub_offsets != NULL else NULL
+        self.c.occurrences = (batch.occurrences_p + start * MAX_OCCURRENCES
+                              if batch.occurrences_p != NULL and n else NULL)
         self.c.cache = batch.cache_p + start * system.nr_class
         self.c.cache_version = batch.versions_p + start
         self.c.cache_owner = NULL

@@ -32,6 +32,16 @@ The atoms:
   component reads them;
 - `bias`, the constant.
 
+Beyond the window, the rest of the document (Ratinov and Roth 2009's
+context aggregation): an atom at `doc-1`, `doc+0`, `doc+1`, ... is read at
+that offset from another occurrence of the current word (its lower-case
+form) in the doc, and the template gives one feature per occurrence, all
+under one id, so that they pool: "lower[doc-1]" is the word before each
+other occurrence, "init_cap[doc+0]" whether it is capitalised there. The
+occurrences read are the two before the token and the two after it
+nearest to it (core/features.pxd, MAX_OCCURRENCES). A doc is what the
+component is given: the readers' `n_sents` joins sentences into one.
+
 The parser's templates read stack and buffer positions instead of offsets
 (PARSER_SLOTS): `s0`, `s1`, `s2` (the stack from its top), `q0`, `q1`, `q2`
 (the buffer from its front), `s0l`, `s0r`, `s1l`, `s1r` (the leftmost and
@@ -51,7 +61,7 @@ import numpy
 from spacy import attrs as spacy_attrs
 
 from ..core.features import (A_COLUMNS, CONSTANT_COLUMN, MAX_ATOMS_PER_TEMPLATE,
-                             MAX_SUBSTRINGS, string_atoms)
+                             MAX_DOC_OCCURRENCES, MAX_SUBSTRINGS, string_atoms)
 
 # spaCy's boolean lexeme attributes, read as a bit of the lexeme's flags
 FLAGS = ("IS_ALPHA", "IS_ASCII", "IS_DIGIT", "IS_LOWER", "IS_PUNCT", "IS_SPACE", "IS_TITLE",
@@ -68,7 +78,9 @@ SUBSTRINGS = "substrings"
 BIAS = "bias"
 PRESET = "preset:"
 
-_ATOM = re.compile(r"^([A-Za-z_]+[0-9]*)\[([+-]?\d+|[a-z][a-z0-9]*)\]$")
+_ATOM = re.compile(r"^([A-Za-z_]+[0-9]*)\[([+-]?\d+|doc[+-]\d+|[a-z][a-z0-9]*)\]$")
+_DOC_OFFSET = re.compile(r"^doc([+-]\d+)$")
+DOC = "doc"
 # the parser's positions, in the order its tokens array holds them
 PARSER_SLOTS = ("s0", "s1", "s2", "q0", "q1", "q2", "s0l", "s0r", "s1l", "s1r")
 PARSER_PRESETS = ("base", "rich")
@@ -162,16 +174,22 @@ def parse_template(template: str, slots: Optional[Sequence[str]] = None
                                     f"are {', '.join(slots)}")
             out.append((name, where))
             continue
-        if not re.match(r"^[+-]?\d+$", where):
+        doc = _DOC_OFFSET.match(where)
+        if not doc and not re.match(r"^[+-]?\d+$", where):
             raise TemplateError(f"{template!r}: {where!r} is not an offset (an integer, e.g. "
-                                "-1); stack and buffer positions are the parser's")
-        offset = int(where)
+                                "-1, or doc-1 from the word's other occurrences); stack and "
+                                "buffer positions are the parser's")
+        offset = int(doc.group(1) if doc else where)
         if abs(offset) > MAX_OFFSET:
             raise TemplateError(f"{template!r}: offset {offset} is beyond ±{MAX_OFFSET}")
-        out.append((name, offset))
+        out.append((name, f"{DOC}{offset:+d}" if doc else offset))
     if slots is not None and any(name in (SUBSTRINGS, BIAS) for name, _ in out):
         raise TemplateError(f"{template!r}: the parser's templates read words, not "
                             f"{SUBSTRINGS} or {BIAS}")
+    if slots is not None and any(isinstance(where, str) and where.startswith(DOC)
+                                 for _, where in out):
+        raise TemplateError(f"{template!r}: the parser's templates read stack and buffer "
+                            "positions, not doc offsets")
     if any(name == SUBSTRINGS for name, _ in out) and out != [(SUBSTRINGS, 0)]:
         raise TemplateError(f"{template!r}: {SUBSTRINGS} stands alone, at offset 0: "
                             f"\"{SUBSTRINGS}[0]\"")
@@ -271,22 +289,33 @@ def compile_templates(expanded: Sequence[Tuple[str, int]], slots: Optional[Seque
     k = len(expanded)
     m = MAX_ATOMS_PER_TEMPLATE
     out = {"ids": numpy.zeros((k,), dtype="uint64"), "n": numpy.zeros((k,), dtype="int32"),
-           "substrings": numpy.zeros((k,), dtype="int32"),
+           "substrings": numpy.zeros((k,), dtype="int32"), "doc": numpy.zeros((k,), dtype="int32"),
            "slots": numpy.zeros((k, m), dtype="int32"),
            "columns": numpy.zeros((k, m), dtype="int32"),
            "bits": numpy.zeros((k, m), dtype="int32"),
            "flags": numpy.full((k, m), -1, dtype="int32")}
+    parsed = [parse_template(text, slots) for text, _ in expanded]
     offsets: List[int] = []
-    for t, (text, tid) in enumerate(expanded):
+    doc_offsets: List[int] = []
+    for atoms in parsed:
+        for _, where in atoms:
+            if slots is None and isinstance(where, int) and where not in offsets:
+                offsets.append(where)
+    if not offsets:
+        offsets.append(0)
+    for t, ((text, tid), atoms) in enumerate(zip(expanded, parsed)):
         out["ids"][t] = tid
-        atoms = parse_template(text, slots)
         out["n"][t] = len(atoms)
         for j, (name, offset) in enumerate(atoms):
             if slots is not None:
                 out["slots"][t, j] = slots.index(offset)
+            elif isinstance(offset, str):  # doc+k: slots after the offsets' (doc_offsets)
+                k_doc = int(offset[len(DOC):])
+                if k_doc not in doc_offsets:
+                    doc_offsets.append(k_doc)
+                out["slots"][t, j] = len(offsets) + doc_offsets.index(k_doc)
+                out["doc"][t] = 1
             else:
-                if offset not in offsets:
-                    offsets.append(offset)
                 out["slots"][t, j] = offsets.index(offset)
             if name == BIAS:
                 out["columns"][t, j] = CONSTANT_COLUMN
@@ -296,10 +325,17 @@ def compile_templates(expanded: Sequence[Tuple[str, int]], slots: Optional[Seque
                 continue
             column, bits, flag = _column(text, name)
             out["columns"][t, j], out["bits"][t, j], out["flags"][t, j] = column, bits, flag
-    out["offsets"] = numpy.asarray(offsets or [0], dtype="int32")
+    out["offsets"] = numpy.asarray(offsets, dtype="int32")
+    out["doc_offsets"] = numpy.asarray(doc_offsets, dtype="int32")
     return out
 
 
 def max_features(expanded: Sequence[Tuple[str, int]]) -> int:
     """The most features the templates give at one token."""
-    return sum(MAX_SUBSTRINGS if text == f"{SUBSTRINGS}[0]" else 1 for text, _ in expanded)
+    return sum(MAX_SUBSTRINGS if text == f"{SUBSTRINGS}[0]" else
+               MAX_DOC_OCCURRENCES if is_doc_template(text) else 1 for text, _ in expanded)
+
+
+def is_doc_template(text: str) -> bool:
+    """Whether a (canonical) template reads the word's other occurrences."""
+    return f"[{DOC}" in text
