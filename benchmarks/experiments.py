@@ -193,6 +193,11 @@ for data, epochs in (("conll2000", 15), ("jnlpba", 10)):
 # clusters (and probability bins) of the window's words, by the same protocol
 CHUNK_LEXICON = ["preset:chunk", *clusters(range(-2, 3)), *PROBS]
 NER_LEXICON = ["preset:ner", *clusters(), *PROBS]
+KOO_BITS = (4, 6)
+CHUNK_KOO = ["preset:chunk", *clusters(range(-2, 3), KOO_BITS),
+             *[f"cluster[{o}]" for o in range(-2, 3)], *PROBS]
+NER_KOO = ["preset:ner", *clusters(bits=KOO_BITS), "cluster[-1]", "cluster[0]", "cluster[1]",
+           *PROBS]
 for name, task, config, data, comp, feats, epochs, label in (
         ("chunker_d1_heldout", "chunk", "configs/chunker_conll2000.cfg", "conll2000", CHUNKER,
          ["preset:chunk"], 10, "lookahead_chunker, depth 1 (dev: held-out tenth)"),
@@ -204,6 +209,13 @@ for name, task, config, data, comp, feats, epochs, label in (
         ("ner_rtl_d1_lexicon", "ner", "configs/ner_jnlpba.cfg", "jnlpba", NER, NER_LEXICON, 10,
          "lookahead_ner, right-to-left, depth 1, + clusters and probability bins of "
          "w-1..w+1 (dev: held-out tenth)"),
+        # Koo et al.'s prefix lengths (4, 6 bits, the whole path), as for the tagger
+        ("chunker_d1_lexicon_koo_bits", "chunk", "configs/chunker_conll2000.cfg", "conll2000",
+         CHUNKER, CHUNK_KOO, 10, "lookahead_chunker, depth 1, + clusters (4, 6 bits, whole "
+                                 "path) of w-2..w+2, probability bins of w-1..w+1 (dev: held-out tenth)"),
+        ("ner_rtl_d1_lexicon_koo_bits", "ner", "configs/ner_jnlpba.cfg", "jnlpba", NER, NER_KOO, 10,
+         "lookahead_ner, right-to-left, depth 1, + clusters (4, 6 bits, whole path) and "
+         "probability bins of w-1..w+1 (dev: held-out tenth)"),
         # Ratinov and Roth (2009): BILOU against IOB2
         ("ner_rtl_d1_lexicon_biluo", "ner", "configs/ner_jnlpba.cfg", "jnlpba", NER, NER_LEXICON,
          10, "lookahead_ner, right-to-left, depth 1, BILUO, + clusters and probability bins of "

@@ -128,6 +128,19 @@ cdef inline uint64_t template_atom(const TemplateC* t, int j, const uint64_t* at
     return v
 
 
+cdef inline int conjunction(feat_t* f, const TemplateC* t, const uint64_t* atoms, int length,
+                            const int* tokens, int current) noexcept nogil:
+    """Template t's feature into f[0] (1), or none where an atom is absent (0)."""
+    cdef uint64_t buf[MAX_CONJUNCTION]
+    cdef int j
+    for j in range(t.n):
+        buf[j] = template_atom(t, j, atoms, length, tokens, current)
+        if buf[j] == 0:
+            return 0
+    f[0] = hash64(buf, t.n * sizeof(uint64_t), t.id)
+    return 1
+
+
 cdef inline int extract_templates(feat_t* f, const TemplateC* templates, int n_templates,
                                   const uint64_t* atoms, int length, const int* tokens,
                                   int current, const int* sub_offsets, const uint64_t* subs,
@@ -138,8 +151,7 @@ cdef inline int extract_templates(feat_t* f, const TemplateC* templates, int n_t
     without a cluster). Returns how many."""
     cdef int n = 0, k, j, i, m
     cdef const TemplateC* t
-    cdef uint64_t buf[MAX_CONJUNCTION]
-    cdef bint absent
+    cdef uint64_t buf[1]
     for k in range(n_templates):
         t = &templates[k]
         if t.doc:
@@ -155,14 +167,7 @@ cdef inline int extract_templates(feat_t* f, const TemplateC* templates, int n_t
                 buf[0] = subs[j]
                 f[n] = hash64(buf, sizeof(uint64_t), t.id); n += 1; m += 1
             continue
-        absent = False
-        for j in range(t.n):
-            buf[j] = template_atom(t, j, atoms, length, tokens, current)
-            if buf[j] == 0:
-                absent = True
-                break
-        if not absent:
-            f[n] = hash64(buf, t.n * sizeof(uint64_t), t.id); n += 1
+        n += conjunction(&f[n], t, atoms, length, tokens, current)
     return n
 
 
@@ -176,10 +181,7 @@ cdef inline int extract_doc_templates(feat_t* f, const TemplateC* templates, int
     token), its `doc` atoms read at offsets from that occurrence (slots
     n_slots.. of `tokens`, which this fills), the others as usual; the same
     template id, so the features of all occurrences pool. Returns how many."""
-    cdef int n = 0, k, j, m, d, other
-    cdef const TemplateC* t
-    cdef uint64_t buf[MAX_CONJUNCTION]
-    cdef bint absent
+    cdef int n = 0, k, m, d, other
     if occurrences == NULL or current < 0 or current >= length:
         return 0
     for m in range(MAX_OCCURRENCES):
@@ -189,17 +191,8 @@ cdef inline int extract_doc_templates(feat_t* f, const TemplateC* templates, int
         for d in range(n_doc_slots):
             tokens[n_slots + d] = other + doc_offsets[d]
         for k in range(n_templates):
-            t = &templates[k]
-            if not t.doc:
-                continue
-            absent = False
-            for j in range(t.n):
-                buf[j] = template_atom(t, j, atoms, length, tokens, current)
-                if buf[j] == 0:
-                    absent = True
-                    break
-            if not absent:
-                f[n] = hash64(buf, t.n * sizeof(uint64_t), t.id); n += 1
+            if templates[k].doc:
+                n += conjunction(&f[n], &templates[k], atoms, length, tokens, current)
     return n
 
 
