@@ -216,12 +216,15 @@ for name, task, config, data, comp, feats, epochs, label in (
         ("ner_rtl_d1_lexicon_koo_bits", "ner", "configs/ner_jnlpba.cfg", "jnlpba", NER, NER_KOO, 10,
          "lookahead_ner, right-to-left, depth 1, + clusters (4, 6 bits, whole path) and "
          "probability bins of w-1..w+1 (dev: held-out tenth)"),
+        ("ner_rtl_d1_lexicon_biluo_koo_bits", "ner", "configs/ner_jnlpba.cfg", "jnlpba", NER,
+         NER_KOO, 10, "lookahead_ner, right-to-left, depth 1, BILUO, + clusters (4, 6 bits, "
+                      "whole path) and probability bins of w-1..w+1 (dev: held-out tenth)"),
         # Ratinov and Roth (2009): BILOU against IOB2
         ("ner_rtl_d1_lexicon_biluo", "ner", "configs/ner_jnlpba.cfg", "jnlpba", NER, NER_LEXICON,
          10, "lookahead_ner, right-to-left, depth 1, BILUO, + clusters and probability bins of "
              "w-1..w+1 (dev: held-out tenth)")):
     extra = {"direction": "rtl"} if comp == NER else {}
-    if name.endswith("_biluo"):
+    if "_biluo" in name:
         extra["scheme"] = "biluo"
     add(Experiment(name, "spans", task, config, data, label,
                    {**component(comp, depth=1, features=feats, **extra),
@@ -235,21 +238,42 @@ for name, task, config, data, comp, feats, epochs, label in (
 # the words around the name's other occurrences in the doc
 NER_CONTEXT = ["lower[doc-2]", "lower[doc-1]", "lower[doc+1]", "lower[doc+2]", "orth[doc+0]"]
 DOCS = {"corpora.train.n_sents": 10, "corpora.dev.n_sents": 10}
-for name, feats, label in (
+SENTS = {f"components.{NER}.respect_sent_starts": True}
+for name, feats, label, extra in (
         ("ner_rtl_d1_lexicon_docs", NER_LEXICON, "+ clusters and probability bins, in docs of "
-                                                 "10 sentences"),
+                                                 "10 sentences", {}),
+        # ... each sentence labelled on its own (respect_sent_starts)
+        ("ner_rtl_d1_lexicon_docs_sents", NER_LEXICON, "+ clusters and probability bins, in docs "
+                                                       "of 10 sentences, each on its own", SENTS),
+        ("ner_rtl_d1_lexicon_context_sents", [*NER_LEXICON, *NER_CONTEXT],
+         "+ clusters and probability bins, in docs of 10 sentences, each on its own, + the words "
+         "around the word's other occurrences", SENTS),
         ("ner_rtl_d1_lexicon_context", [*NER_LEXICON, *NER_CONTEXT],
          "+ clusters and probability bins, in docs of 10 sentences, + the words around the "
-         "word's other occurrences"),
+         "word's other occurrences", {}),
         ("ner_rtl_d1_lexicon_context_clusters", [*NER_LEXICON, *NER_CONTEXT, "cluster6[doc-1]",
                                                  "cluster6[doc+1]"],
          "+ clusters and probability bins, in docs of 10 sentences, + the words and clusters "
-         "around the word's other occurrences")):
+         "around the word's other occurrences", {})):
     add(Experiment(name, "spans", "ner", "configs/ner_jnlpba.cfg", "jnlpba",
                    f"lookahead_ner, right-to-left, depth 1, {label} (dev: held-out tenth)",
                    {**component(NER, depth=1, features=feats, direction="rtl"), **lexicon(),
-                    **DOCS, "training.max_epochs": 10, "training.eval_frequency": 451},
+                    **DOCS, **extra, "training.max_epochs": 10, "training.eval_frequency": 451},
                    model="model-best", dev_is_train=True, evaluate=("--n-sents", "10")))
+
+# POS tags as NER inputs, from the EWT tagger (tagger_d1_context_lexicon: it
+# never saw JNLPBA, so train and test are tagged alike; the STEPS below)
+JNLPBA_TAGGED = "corpus/jnlpba/train.tagged.iob2"
+add(Experiment("ner_rtl_d1_lexicon_pos", "spans", "ner", "configs/ner_jnlpba.cfg", "jnlpba",
+               "lookahead_ner, right-to-left, depth 1, + clusters and probability bins, + POS "
+               "tags of the EWT tagger (dev: held-out tenth)",
+               {**component(NER, depth=1, features=NER_LEXICON, direction="rtl", pos_features=True),
+                **lexicon(), "paths.train": JNLPBA_TAGGED, "paths.dev": JNLPBA_TAGGED,
+                "corpora.train.columns": ["word", "pos", "ent"],
+                "corpora.dev.columns": ["word", "pos", "ent"], "corpora.train.held_out": 0.1,
+                "corpora.train.part": "rest", "corpora.dev.held_out": 0.1,
+                "corpora.dev.part": "held_out", "training.max_epochs": 10,
+                "training.eval_frequency": 451}, model="model-best"))
 
 # ... and the templates chosen there, trained on the whole training set for
 # the fixed budget of chunker_d1 / ner_rtl_d1 (model-last: no selection)
@@ -613,6 +637,10 @@ STEPS: Tuple[Step, ...] = (
     Step("sapo-ablations", "after", (PY, "benchmarks/sapo_ablations.py", "report", "--output",
                                      "{metrics}/sapo_ablations.md", "--plot",
                                      "{plots}/sapo_ablations.png"), ("full",)),
+    # JNLPBA with the EWT tagger's POS tags (ner_rtl_d1_lexicon_pos)
+    Step("spans", "before", (PY, "benchmarks/tag_columns.py",
+                             "{training}/tagger_d1_context_lexicon/model-best",
+                             "assets/jnlpba/train.iob2", JNLPBA_TAGGED), ("full",)),
     # jackknifed tags for the parser's training data (10 folds of configs/tagger_ewt.cfg)
     Step("raw-parser", "before", (PY, "-m", "spacy_lookahead", "jackknife", "configs/tagger_ewt.cfg",
                                   "corpus/ewt/train.spacy", "corpus/ewt/train.jackknifed.spacy",

@@ -327,3 +327,39 @@ def test_ambiguity_classes_are_learnt_at_initialize_and_saved(shared_data, tmp_p
     assert loaded.get_pipe("lookahead_tagger").cfg["word_classes"] == classes
     again = [Doc(loaded.vocab, words=[t.text for t in d]) for d in dev]
     assert [[t.tag_ for t in d] for d in loaded.pipe(again)] == tags_before
+
+
+@pytest.mark.parametrize("factory,preset", [("lookahead_tagger", "pos"), ("lookahead_ner", "ner")])
+def test_a_model_saved_before_the_features_settings_loads_as_its_preset(factory, preset, tmp_path,
+                                                                        shared_data):
+    """A model saved before `features` and `respect_sent_starts` existed:
+    its cfg lacks them and its checksum covers only the settings it had.
+    It loads, as its preset, and predicts as it did."""
+    import srsly
+    from spacy_lookahead.pipes.integrity import seal, unseal
+    if factory == "lookahead_tagger":
+        nlp, examples = _train(["preset:pos"], None)
+    else:
+        from test_spans import jnlpba
+        nlp = spacy.blank("en")
+        nlp.add_pipe(factory)
+        examples = jnlpba(shared_data, nlp.vocab, "train", 100)
+        nlp.initialize(lambda: examples)
+        nlp.update(examples)
+    docs = [Doc(nlp.vocab, words=[t.text for t in eg.reference]) for eg in examples[:40]]
+    before = [[(t.tag_, t.ent_iob_, t.ent_type_) for t in d] for d in nlp.pipe(docs)]
+    nlp.to_disk(tmp_path / "model")
+    path = tmp_path / "model" / factory
+    cfg = srsly.read_json(path / "cfg")
+    pipe = nlp.get_pipe(factory)
+    weights = unseal(pipe.component_type, cfg["labels"], pipe._feature_values(cfg),
+                     (path / "weights").read_bytes(), "weights")
+    for key in ("features", "respect_sent_starts", "word_classes"):
+        cfg.pop(key)
+    old = {key: cfg[key] for key in pipe.feature_settings if key in cfg}
+    (path / "weights").write_bytes(seal(pipe.component_type, cfg["labels"], old, weights))
+    srsly.write_json(path / "cfg", cfg)
+    loaded = spacy.load(tmp_path / "model")
+    assert loaded.get_pipe(factory).cfg["features"] == [f"preset:{preset}"]
+    again = [Doc(loaded.vocab, words=[t.text for t in d]) for d in docs]
+    assert [[(t.tag_, t.ent_iob_, t.ent_type_) for t in d] for d in loaded.pipe(again)] == before

@@ -174,13 +174,16 @@ cdef inline int extract_templates(feat_t* f, const TemplateC* templates, int n_t
 cdef inline int extract_doc_templates(feat_t* f, const TemplateC* templates, int n_templates,
                                       const uint64_t* atoms, int length, int* tokens, int n_slots,
                                       const int* doc_offsets, int n_doc_slots, int current,
-                                      const int* occurrences) noexcept nogil:
+                                      const int* occurrences, const int* sent_lo,
+                                      const int* sent_hi) noexcept nogil:
     """The `doc` templates' features at the token `current` (Ratinov and
     Roth 2009's context aggregation): each template once per other
     occurrence of the word in the doc (`occurrences`: MAX_OCCURRENCES per
     token), its `doc` atoms read at offsets from that occurrence (slots
-    n_slots.. of `tokens`, which this fills), the others as usual; the same
-    template id, so the features of all occurrences pool. Returns how many."""
+    n_slots.. of `tokens`, which this fills; within the occurrence's sentence,
+    [sent_lo, sent_hi) per token, where given: outside it the sentinels), the
+    others as usual; the same template id, so the features of all
+    occurrences pool. Returns how many."""
     cdef int n = 0, k, m, d, other
     if occurrences == NULL or current < 0 or current >= length:
         return 0
@@ -190,6 +193,10 @@ cdef inline int extract_doc_templates(feat_t* f, const TemplateC* templates, int
             continue
         for d in range(n_doc_slots):
             tokens[n_slots + d] = other + doc_offsets[d]
+            if sent_lo != NULL and tokens[n_slots + d] < sent_lo[other]:
+                tokens[n_slots + d] = -1
+            elif sent_hi != NULL and tokens[n_slots + d] >= sent_hi[other]:
+                tokens[n_slots + d] = length
         for k in range(n_templates):
             if templates[k].doc:
                 n += conjunction(&f[n], &templates[k], atoms, length, tokens, current)

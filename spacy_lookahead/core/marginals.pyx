@@ -168,7 +168,7 @@ cdef class Lattice:
         self.row.resize(self.C)
         self.factor_row.resize(self.C)
         self.trans = None
-        self.factored = FACTORED and inst.system.homogeneous and self.T > 0
+        self.factored = FACTORED and inst.system.homogeneous and not inst.breaks and self.T > 0
         if self.factored:
             if transitions is None or not transitions.fits(inst.system, W, temperature):
                 transitions = Transitions(inst.system, W, temperature)

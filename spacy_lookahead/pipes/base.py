@@ -361,7 +361,9 @@ class SearchPipe(TrainablePipe):
                     self.averaged_weights.to_bytes())
 
     def _feature_values(self, cfg: Dict[str, Any]) -> Dict[str, Any]:
-        return {key: cfg.get(key) for key in self.feature_settings}
+        """The feature settings the weights' checksum covers: those the cfg
+        has (a model saved before a setting existed was sealed without it)."""
+        return {key: cfg[key] for key in self.feature_settings if key in cfg}
 
     def _load(self, cfg: Dict[str, Any], sealed: bytes, source: str = "the weights") -> None:
         if not isinstance(cfg, dict) or not isinstance(cfg.get("labels"), list):

@@ -5,6 +5,7 @@ from collections import Counter, defaultdict
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy
+from spacy.attrs import SENT_START
 from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.vocab import Vocab
@@ -163,6 +164,9 @@ class SequencePipe(TransitionPipe):
         self._check_lexicon(docs)
         batch = self._atoms.docs_inputs(docs)
         atoms, starts = batch["atoms"], batch["starts"]
+        if self.cfg.get("respect_sent_starts") and len(atoms):
+            batch["sent_starts"] = numpy.concatenate(
+                [doc.to_array(SENT_START) == 1 for doc in docs]).astype(bool)
         if type(self).input_columns is not SequencePipe.input_columns:
             for i, doc in enumerate(docs):
                 self.input_columns(doc, atoms[starts[i]:starts[i + 1]],

@@ -130,6 +130,11 @@ def without_whitespace(batch: dict, space: numpy.ndarray
             out[key] = kept[starts]
         elif key == "substrings":
             out[key] = compact_substrings(value[0], value[1], numpy.flatnonzero(keep))
+        elif key == "sent_starts":  # a sentence that starts on whitespace starts after it
+            kept_at = numpy.flatnonzero(keep)
+            out[key] = value[keep].copy()
+            after = numpy.searchsorted(kept_at, numpy.flatnonzero(value & ~keep))
+            out[key][after[after < len(kept_at)]] = True
         else:
             out[key] = value[keep]
     return out, indexes

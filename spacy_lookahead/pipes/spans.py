@@ -184,14 +184,15 @@ class SpanLabeller(SequencePipe):
         "spans_key": "chunks",
         "label_trigrams": False,
         "features": ["preset:chunk"],
+        "respect_sent_starts": False,
         **SPAN_DEFAULTS,
         "scorer": {"@scorers": "spacy_lookahead.chunk_scorer.v1"},
     },
     default_score_weights={"spans_chunks_f": 1.0, "spans_chunks_p": 0.0, "spans_chunks_r": 0.0, "spans_chunks_per_type": None},
 )
 def make_lookahead_chunker(nlp: Language, name: str, direction: Direction, scheme: Scheme,
-                           spans_key: str, label_trigrams: bool, features: List[str], search: Search,
-                           depth: int, margin: float,
+                           spans_key: str, label_trigrams: bool, features: List[str],
+                           respect_sent_starts: bool, search: Search, depth: int, margin: float,
                            beam_width: int, update: Update, learner: Learner, n: int,
                            learning_rate: float, learning_rate_decay: float, l2: float, n_threads: int,
                            probabilities: Probabilities, temperature: Optional[float],
@@ -206,6 +207,11 @@ def make_lookahead_chunker(nlp: Language, name: str, direction: Direction, schem
         spacy_lookahead/systems/templates.py lists the atoms). Templates
         reading `cluster*` or `prob` need the vocab's tables
         ([initialize.lookups], spacy_lookahead/lexicon.py).
+    respect_sent_starts: label each sentence of a doc on its own (its
+        tokens' features stop at its edges, the label history starts
+        again, no span crosses a sentence start), from the doc's sentence
+        starts (e.g. a sentencizer's earlier in the pipeline); the `doc`
+        templates still read the whole doc.
     search, depth, margin, beam_width, update, learner, n, learning_rate,
     learning_rate_decay, l2, probabilities, temperature, average: see the
     tagger. With "sapo" each chunk's
@@ -213,7 +219,8 @@ def make_lookahead_chunker(nlp: Language, name: str, direction: Direction, schem
     """
     return LookaheadChunker(nlp.vocab, name, direction=direction, scheme=scheme,
                             spans_key=spans_key, label_trigrams=label_trigrams,
-                            features=features, search=search,
+                            features=features, respect_sent_starts=respect_sent_starts,
+                            search=search,
                             depth=depth, margin=margin, beam_width=beam_width, update=update,
                             learner=learner, n=n, learning_rate=learning_rate,
                             learning_rate_decay=learning_rate_decay, l2=l2, n_threads=n_threads,
@@ -226,16 +233,18 @@ class LookaheadChunker(SpanLabeller):
     al. Section 4.2: words at -2..+2 and their bigrams, POS uni/bi/trigrams."""
 
     feature_set = "chunk"
-    feature_settings = ("direction", "label_trigrams", "scheme", "features")
-    model_settings_before = {"features": ["preset:chunk"], "word_classes": {}}
+    feature_settings = ("direction", "label_trigrams", "scheme", "features", "respect_sent_starts")
+    model_settings_before = {"features": ["preset:chunk"], "word_classes": {},
+                             "respect_sent_starts": False}
     gold_description = "doc.spans[spans_key] on the gold docs"
 
     def __init__(self, vocab: Vocab, name: str = "lookahead_chunker", *, direction: str = "ltr",
                  scheme: str = "iob2", spans_key: str = "chunks", label_trigrams: bool = False,
-                 features: Optional[List[str]] = None, scorer: Optional[Callable] = None,
-                 **search_settings) -> None:
+                 features: Optional[List[str]] = None, respect_sent_starts: bool = False,
+                 scorer: Optional[Callable] = None, **search_settings) -> None:
         super().__init__(vocab, name, direction=direction, scheme=scheme, spans_key=spans_key,
-                         label_trigrams=bool(label_trigrams), features=features, scorer=scorer,
+                         label_trigrams=bool(label_trigrams), features=features,
+                         respect_sent_starts=bool(respect_sent_starts), scorer=scorer,
                          search_settings=search_settings)
 
     def reads_tags(self) -> bool:
@@ -264,6 +273,7 @@ class LookaheadChunker(SpanLabeller):
         "chunk_features": False,
         "chunks_key": "chunks",
         "features": ["preset:ner"],
+        "respect_sent_starts": False,
         **SPAN_DEFAULTS,
         "scores_key": "ents",
         "scorer": {"@scorers": "spacy_lookahead.entity_scorer.v1"},
@@ -272,8 +282,8 @@ class LookaheadChunker(SpanLabeller):
 )
 def make_lookahead_ner(nlp: Language, name: str, direction: Direction, scheme: Scheme,
                        label_trigrams: bool, pos_features: bool, chunk_features: bool,
-                       chunks_key: str, features: List[str], search: Search, depth: int,
-                       margin: float,
+                       chunks_key: str, features: List[str], respect_sent_starts: bool,
+                       search: Search, depth: int, margin: float,
                        beam_width: int, update: Update, learner: Learner, n: int, learning_rate: float,
                        learning_rate_decay: float, l2: float, n_threads: int,
                        probabilities: Probabilities, temperature: Optional[float], average: bool,
@@ -289,6 +299,11 @@ def make_lookahead_ner(nlp: Language, name: str, direction: Direction, scheme: S
         spacy_lookahead/systems/templates.py lists the atoms). Templates
         reading `cluster*` or `prob` need the vocab's tables
         ([initialize.lookups], spacy_lookahead/lexicon.py).
+    respect_sent_starts: label each sentence of a doc on its own (its
+        tokens' features stop at its edges, the label history starts
+        again, no span crosses a sentence start), from the doc's sentence
+        starts (e.g. a sentencizer's earlier in the pipeline); the `doc`
+        templates still read the whole doc.
     search, depth, margin, beam_width, update, learner, n, learning_rate,
     learning_rate_decay, l2, probabilities, temperature, average: see the
     tagger. With "sapo" the entities are also
@@ -297,7 +312,7 @@ def make_lookahead_ner(nlp: Language, name: str, direction: Direction, scheme: S
     return LookaheadNER(nlp.vocab, name, direction=direction, scheme=scheme,
                         label_trigrams=label_trigrams, pos_features=pos_features,
                         chunk_features=chunk_features, chunks_key=chunks_key, features=features,
-                        search=search,
+                        respect_sent_starts=respect_sent_starts, search=search,
                         depth=depth, margin=margin, beam_width=beam_width, update=update,
                         learner=learner, n=n, learning_rate=learning_rate,
                         learning_rate_decay=learning_rate_decay, l2=l2, n_threads=n_threads,
@@ -315,19 +330,22 @@ class LookaheadNER(SpanLabeller):
 
     feature_set = "ner"
     feature_settings = ("direction", "label_trigrams", "scheme", "pos_features", "chunk_features",
-                        "features")
-    model_settings_before = {"features": ["preset:ner"], "word_classes": {}}
+                        "features", "respect_sent_starts")
+    model_settings_before = {"features": ["preset:ner"], "word_classes": {},
+                             "respect_sent_starts": False}
     gold_description = "doc.ents on the gold docs"
 
     def __init__(self, vocab: Vocab, name: str = "lookahead_ner", *, direction: str = "ltr",
                  scheme: str = "iob2", label_trigrams: bool = False, pos_features: bool = False,
                  chunk_features: bool = False, chunks_key: str = "chunks",
                  scores_key: str = "ents", features: Optional[List[str]] = None,
-                 scorer: Optional[Callable] = None, **search_settings) -> None:
+                 respect_sent_starts: bool = False, scorer: Optional[Callable] = None,
+                 **search_settings) -> None:
         super().__init__(vocab, name, direction=direction, scheme=scheme,
                          label_trigrams=bool(label_trigrams), pos_features=bool(pos_features),
                          chunk_features=bool(chunk_features), chunks_key=chunks_key,
-                         scores_key=scores_key, features=features, scorer=scorer,
+                         scores_key=scores_key, features=features,
+                         respect_sent_starts=bool(respect_sent_starts), scorer=scorer,
                          search_settings=search_settings)
 
     def reads_tags(self) -> bool:

@@ -44,13 +44,15 @@ if not Token.has_extension(TAG_ALTERNATIVE):
         "tag_trigrams": False,
         "alternatives": False,
         "features": ["preset:pos"],
+        "respect_sent_starts": False,
         **SEQUENCE_DEFAULTS,
         "scorer": {"@scorers": "spacy_lookahead.tagger_scorer.v1"},
     },
     default_score_weights={"tag_acc": 1.0, "pos_acc": None},
 )
 def make_lookahead_tagger(nlp: Language, name: str, direction: Direction, target: Target,
-                          tag_trigrams: bool, alternatives: bool, features: List[str], search: Search, depth: int, margin: float,
+                          tag_trigrams: bool, alternatives: bool, features: List[str],
+                          respect_sent_starts: bool, search: Search, depth: int, margin: float,
                           beam_width: int, update: Update, learner: Learner, n: int,
                           learning_rate: float, learning_rate_decay: float, l2: float, n_threads: int,
                           probabilities: Probabilities, temperature: Optional[float], average: bool,
@@ -71,6 +73,11 @@ def make_lookahead_tagger(nlp: Language, name: str, direction: Direction, target
         spacy_lookahead/systems/templates.py lists the atoms). Templates
         reading `cluster*` or `prob` need the vocab's tables
         ([initialize.lookups], spacy_lookahead/lexicon.py).
+    respect_sent_starts: label each sentence of a doc on its own (its
+        tokens' features stop at its edges, the label history starts
+        again), from the doc's sentence starts (e.g. a sentencizer's or
+        a parser's earlier in the pipeline); the `doc` templates still read
+        the whole doc.
     search, depth, margin, beam_width, update: the search and the perceptron
         update: "greedy", "lookahead" (depth D, margin C; Tsuruoka et al.
         Figures 2-3) or "beam" (width k, violation-fixing `update`; Huang et al.).
@@ -92,7 +99,8 @@ def make_lookahead_tagger(nlp: Language, name: str, direction: Direction, target
     """
     return LookaheadTagger(nlp.vocab, name, direction=direction, target=target,
                            tag_trigrams=tag_trigrams, alternatives=alternatives,
-                           features=features, search=search, depth=depth, margin=margin,
+                           features=features, respect_sent_starts=respect_sent_starts,
+                           search=search, depth=depth, margin=margin,
                            beam_width=beam_width, update=update, learner=learner, n=n,
                            learning_rate=learning_rate, learning_rate_decay=learning_rate_decay,
                            l2=l2, n_threads=n_threads, probabilities=probabilities,
@@ -104,14 +112,15 @@ class LookaheadTagger(SequencePipe):
     lookahead search over the labels of the next tokens (Figure 2) and
     learnt by the margin perceptron on the backed-up scores (Figure 3)."""
 
-    feature_settings = ("direction", "tag_trigrams", "features")
-    model_settings_before = {"features": ["preset:pos"], "word_classes": {}}
+    feature_settings = ("direction", "tag_trigrams", "features", "respect_sent_starts")
+    model_settings_before = {"features": ["preset:pos"], "word_classes": {},
+                             "respect_sent_starts": False}
     feature_set = "pos"
 
     def __init__(self, vocab: Vocab, name: str = "lookahead_tagger", *, direction: str = "ltr",
                  target: str = "tag", tag_trigrams: bool = False, alternatives: bool = False,
-                 features: Optional[List[str]] = None, scorer: Optional[Callable] = None,
-                 **search_settings) -> None:
+                 features: Optional[List[str]] = None, respect_sent_starts: bool = False,
+                 scorer: Optional[Callable] = None, **search_settings) -> None:
         """search_settings: search, depth, margin, beam_width, update, learner,
         n, learning_rate, learning_rate_decay, l2 (settings.py)."""
         if target not in TARGETS:
@@ -122,7 +131,8 @@ class LookaheadTagger(SequencePipe):
                                "alternatives = false.")
         super().__init__(vocab, name, direction=direction, scorer=scorer,
                          search_settings={**search_settings, "alternatives": alternatives},
-                         target=target, tag_trigrams=bool(tag_trigrams), features=features)
+                         target=target, tag_trigrams=bool(tag_trigrams), features=features,
+                         respect_sent_starts=bool(respect_sent_starts))
 
     @property
     def attr(self) -> str:

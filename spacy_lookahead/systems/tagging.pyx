@@ -27,6 +27,8 @@ cdef struct TagDocC:
     const int* forced          # length, label fixed by preset annotation or -1; NULL: none
     const int* occurrences     # length x MAX_OCCURRENCES: the word's other positions in the
                                # doc, for the `doc` templates (-1: none); NULL: none read
+    const int* sent_lo         # length: where each token's sentence begins and ends (its
+    const int* sent_hi         # tokens [lo, hi)); NULL: the doc is one sentence
     const int* gold            # length, -1 = unknown; NULL at prediction
     double* cache              # length x nr_class: scores of the static features
     int64_t* cache_version     # the Weights.version each cache row was made at
@@ -36,8 +38,16 @@ cdef struct TagDocC:
 cdef struct TagStateC:
     TagDocC* doc
     int step       # labels assigned so far
-    int prev1      # label assigned one step ago (-1: none)
+    int prev1      # label assigned one step ago (-1: none, also at a sentence's first step)
     int prev2      # label assigned two steps ago
+
+
+cdef inline int sent_lo(const TagDocC* doc, int i) noexcept nogil:
+    return doc.sent_lo[i] if doc.sent_lo != NULL else 0
+
+
+cdef inline int sent_hi(const TagDocC* doc, int i) noexcept nogil:
+    return doc.sent_hi[i] if doc.sent_hi != NULL else doc.length
 
 
 # The label-history features (dynamic: they look at the labels assigned
@@ -177,17 +187,22 @@ cdef class TaggingSystem(TransitionSystem):
         return s.doc.length - 1 - s.step if self.rtl else s.step
 
     cdef int extract_static(self, feat_t* f, const TagDocC* doc, int i) noexcept nogil:
-        """The templates' features at token i."""
+        """The templates' features at token i; offsets outside its sentence
+        read the sentinels, as outside the doc."""
         cdef int tokens[2 * N_SLOTS_MAX]  # each slot's token: i + its offset; then the doc slots
-        cdef int k, n
+        cdef int k, n, lo = sent_lo(doc, i), hi = sent_hi(doc, i)
         for k in range(self.n_slots):
             tokens[k] = i + self.slot_offsets[k]
+            if tokens[k] < lo:
+                tokens[k] = -1
+            elif tokens[k] >= hi:
+                tokens[k] = doc.length
         n = extract_templates(f, self.tmpl, self.n_templates, doc.atoms, doc.length, tokens, i,
                               doc.sub_offsets, doc.subs, N_SUBSTRINGS_MAX)
         if self.n_doc_slots:
             n += extract_doc_templates(&f[n], self.tmpl, self.n_templates, doc.atoms, doc.length,
                                        tokens, self.n_slots, self.doc_offsets, self.n_doc_slots,
-                                       i, doc.occurrences)
+                                       i, doc.occurrences, doc.sent_lo, doc.sent_hi)
         return n
 
     cdef int extract_dynamic(self, feat_t* f, const TagStateC* s) noexcept nogil:
@@ -212,11 +227,12 @@ cdef class TaggingSystem(TransitionSystem):
             for a in range(self.nr_class):
                 is_valid[a] = 1
             return self.nr_class
+        cdef int first = sent_lo(s.doc, i), last = sent_hi(s.doc, i) - 1
         for a in range(self.nr_class):
             is_valid[a] = row[a]
-            if i == 0 and not self.at_start[a]:
+            if i == first and not self.at_start[a]:
                 is_valid[a] = 0
-            if i == s.doc.length - 1 and not self.at_end[a]:
+            if i == last and not self.at_end[a]:
                 is_valid[a] = 0
             if forced >= 0 and a != forced:
                 is_valid[a] = 0
@@ -224,10 +240,17 @@ cdef class TaggingSystem(TransitionSystem):
         return n
 
     cdef void apply(self, void* state, int clas) noexcept nogil:
+        """Assign the label; at the first step of a sentence (in the order
+        of the steps) the history starts again, as at the doc's first."""
         cdef TagStateC* s = <TagStateC*>state
+        cdef int i
         s.prev2 = s.prev1
         s.prev1 = clas
         s.step += 1
+        if s.doc.sent_lo != NULL and s.step < s.doc.length:
+            i = self.position(s)
+            if i == (s.doc.sent_hi[i] - 1 if self.rtl else s.doc.sent_lo[i]):
+                s.prev1 = s.prev2 = -1
 
     cdef int extract(self, feat_t* feats, const void* state) noexcept nogil:
         cdef const TagStateC* s = <const TagStateC*>state
@@ -284,15 +307,16 @@ cdef class TaggingSystem(TransitionSystem):
         return best + self.prev_max(W, cache)  # added as score() adds them
 
     cdef double prev_max(self, Weights W, void* cache) noexcept nogil:
-        """The previous-label feature's largest weight over every label, kept
-        in the caller's cache for the weights' identity and version."""
+        """The previous-label feature's largest weight over every label and
+        none (a sentence's first step), kept in the caller's cache for the
+        weights' identity and version."""
         cdef PrevMaxC* c = <PrevMaxC*>cache
         cdef double top = 0.0, m
         cdef int b
         if c.table == <uint64_t><size_t><void*>W and c.version == W.version and c.known:
             return c.value
-        for b in range(self.nr_class):
-            m = W.row_max(feat1(T_PREV1, LABEL_ATOM + b))
+        for b in range(-1, self.nr_class):
+            m = W.row_max(feat1(T_PREV1, LABEL_ATOM + b if b >= 0 else ATOM_BEFORE))
             if m > top:
                 top = m
         c.table = <uint64_t><size_t><void*>W
@@ -331,8 +355,9 @@ cdef class TaggingSystem(TransitionSystem):
         memcpy(scores, self.static_scores(s, W, feats), self.nr_class * sizeof(double))
         if not self.constrained and forced < 0:
             return
+        cdef int first = sent_lo(s.doc, i), last = sent_hi(s.doc, i) - 1
         for a in range(self.nr_class):
-            if (i == 0 and not self.at_start[a]) or (i == s.doc.length - 1 and not self.at_end[a]) \
+            if (i == first and not self.at_start[a]) or (i == last and not self.at_end[a]) \
                     or (forced >= 0 and a != forced):
                 scores[a] = -INFINITY
 
@@ -387,7 +412,8 @@ cdef class TaggingSystem(TransitionSystem):
         if n_docs < 0 or starts[0] != 0 or (n_docs and numpy.any(numpy.diff(starts) < 0)):
             raise ValueError("starts must rise from 0 to the number of tokens")
         held = _TagBatch(self, atoms, batch.get("forced"), batch.get("substrings"),
-                         doc_occurrences(atoms, starts) if self.n_doc_slots else None)
+                         doc_occurrences(atoms, starts) if self.n_doc_slots else None,
+                         sentence_bounds(batch.get("sent_starts"), starts))
         if golds is not None and len(golds) != n_docs:
             raise ValueError(f"{n_docs} docs but {len(golds)} golds")
         cdef int64_t[::1] sv = starts
@@ -406,23 +432,51 @@ cdef class TaggingSystem(TransitionSystem):
                                 self.feature_set_name, allowed, start, end, self.templates))
 
 
+def sentence_bounds(sent_starts, starts):
+    """(2, N) int32: per token of a batch, where its sentence begins and ends
+    in its doc (lo, hi: doc positions), from `sent_starts` (N,): true where
+    a sentence starts (each doc's first token starts one anyway); None
+    where there are no sentence starts."""
+    if sent_starts is None:
+        return None
+    starts = numpy.asarray(starts, dtype="int64")
+    n_docs = len(starts) - 1
+    N = int(starts[n_docs])
+    first = numpy.asarray(sent_starts, dtype=bool).copy()
+    if first.shape != (N,):
+        raise ValueError(f"sent_starts has shape {first.shape} for {N} tokens")
+    doc_starts = starts[:n_docs]
+    first[doc_starts[doc_starts < N]] = True
+    heads = numpy.flatnonzero(first)
+    sentence = numpy.cumsum(first) - 1
+    ends = numpy.append(heads[1:], N)
+    doc_start = numpy.repeat(doc_starts, numpy.diff(starts))
+    out = numpy.empty((2, N), dtype="int32")
+    out[0] = heads[sentence] - doc_start
+    out[1] = ends[sentence] - doc_start
+    return out
+
+
 cdef class _TagBatch:
     """The arrays the instances of one batch of docs point into (each
     instance keeps it alive): the atoms, preset labels and substrings of
     every token, and the per-token cache of static scores."""
-    cdef object atoms, forced, offsets, subs, cache, versions, occurrences
+    cdef object atoms, forced, offsets, subs, cache, versions, occurrences, sentences
     cdef uint64_t* atoms_p
     cdef int* forced_p
     cdef int* occurrences_p
+    cdef int* lo_p
+    cdef int* hi_p
     cdef int* offsets_p
     cdef uint64_t* subs_p
     cdef double* cache_p
     cdef int64_t* versions_p
 
-    def __init__(self, TaggingSystem system, atoms, forced, substrings, occurrences=None):
+    def __init__(self, TaggingSystem system, atoms, forced, substrings, occurrences=None,
+                 sentences=None):
         cdef int64_t N = atoms.shape[0]
         cdef uint64_t[:, ::1] av
-        cdef int[:, ::1] occ
+        cdef int[:, ::1] occ, bounds
         cdef int[::1] fv, ofv
         cdef uint64_t[::1] sv
         cdef double[:, ::1] cv
@@ -453,6 +507,11 @@ cdef class _TagBatch:
                 raise ValueError("occurrences do not match the doc")
             occ = self.occurrences
             self.occurrences_p = &occ[0, 0]
+        if sentences is not None and N:
+            self.sentences = sentences  # (2, N): lo, hi
+            bounds = self.sentences
+            self.lo_p = &bounds[0, 0]
+            self.hi_p = &bounds[1, 0]
         # rows are made when first read (static_row): nothing to zero
         self.cache = numpy.empty((max(N, 1), system.nr_class), dtype="float64")
         self.versions = numpy.full((max(N, 1),), -1, dtype="int64")
@@ -490,6 +549,11 @@ cdef class _TagDoc(Instance):
         self.c.subs = batch.subs_p if self.c.sub_offsets != NULL else NULL
         self.c.occurrences = (batch.occurrences_p + start * MAX_OCCURRENCES
                               if batch.occurrences_p != NULL and n else NULL)
+        self.c.sent_lo = self.c.sent_hi = NULL
+        if batch.lo_p != NULL and n and batch.hi_p[start] < n:  # more than one sentence
+            self.c.sent_lo = batch.lo_p + start
+            self.c.sent_hi = batch.hi_p + start
+            self.breaks = True
         self.c.cache = batch.cache_p + start * system.nr_class
         self.c.cache_version = batch.versions_p + start
         self.c.cache_owner = NULL
