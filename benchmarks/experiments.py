@@ -159,10 +159,11 @@ for name, feats, label in (
                                                    "probability bins of w-1, w0, w+1"),
         ("tagger_d1_context_lexicon_koo_bits", [*TAGGER_KOO, *TAGGER_CONTEXT],
          "wider word context, clusters (4, 6 bits, whole path) and probability bins")):
+    # (context_lexicon also at the quick scale: the bio pipeline's tagger)
     add(Experiment(name, "tagging", "tag", "configs/tagger_ewt.cfg", "ewt",
                    f"lookahead_tagger, depth 1, + {label}",
                    {**component(TAGGER, depth=1, features=feats), **lexicon()},
-                   model="model-best"))
+                   model="model-best", quick={} if name == "tagger_d1_context_lexicon" else None))
 
 # --- chunking (CoNLL-2000, Table 2) and bio-NER (JNLPBA, Table 3) ----------------
 for d in (0, 1, 2):
@@ -264,16 +265,28 @@ for name, feats, label, extra in (
 # POS tags as NER inputs, from the EWT tagger (tagger_d1_context_lexicon: it
 # never saw JNLPBA, so train and test are tagged alike; the STEPS below)
 JNLPBA_TAGGED = "corpus/jnlpba/train.tagged.iob2"
-add(Experiment("ner_rtl_d1_lexicon_pos", "spans", "ner", "configs/ner_jnlpba.cfg", "jnlpba",
-               "lookahead_ner, right-to-left, depth 1, + clusters and probability bins, + POS "
-               "tags of the EWT tagger (dev: held-out tenth)",
-               {**component(NER, depth=1, features=NER_LEXICON, direction="rtl", pos_features=True),
-                **lexicon(), "paths.train": JNLPBA_TAGGED, "paths.dev": JNLPBA_TAGGED,
-                "corpora.train.columns": ["word", "pos", "ent"],
-                "corpora.dev.columns": ["word", "pos", "ent"], "corpora.train.held_out": 0.1,
-                "corpora.train.part": "rest", "corpora.dev.held_out": 0.1,
-                "corpora.dev.part": "held_out", "training.max_epochs": 10,
-                "training.eval_frequency": 451}, model="model-best"))
+TAGGED_HELD_OUT = {"paths.train": JNLPBA_TAGGED, "paths.dev": JNLPBA_TAGGED,
+                   "corpora.train.columns": ["word", "pos", "ent"],
+                   "corpora.dev.columns": ["word", "pos", "ent"], "corpora.train.held_out": 0.1,
+                   "corpora.train.part": "rest", "corpora.dev.held_out": 0.1,
+                   "corpora.dev.part": "held_out", "training.max_epochs": 10,
+                   "training.eval_frequency": 451}
+for name, scheme, label in (("ner_rtl_d1_lexicon_pos", "iob2", ""),
+                            ("ner_rtl_d1_biluo_pos", "biluo", "BILUO, ")):
+    add(Experiment(name, "spans", "ner", "configs/ner_jnlpba.cfg", "jnlpba",
+                   f"lookahead_ner, right-to-left, depth 1, {label}+ clusters and probability "
+                   "bins, + POS tags of the EWT tagger (dev: held-out tenth)",
+                   {**component(NER, depth=1, features=NER_LEXICON, direction="rtl",
+                                pos_features=True, scheme=scheme), **lexicon(), **TAGGED_HELD_OUT},
+                   model="model-best"))
+
+# ... the best there (BILUO, the lexicon, POS tags) on all of train, as a
+# pipeline: the EWT tagger (sourced, frozen, annotating) and the NER
+add(Experiment("ner_rtl_d1_biluo_pos_full", "spans", "ner", "configs/ner_jnlpba_tagged.cfg",
+               "jnlpba", "EWT tagger + lookahead_ner, right-to-left, depth 1, BILUO, + clusters "
+                         "and probability bins, + the tagger's POS tags",
+               {"paths.tagger": "training/tagger_d1_context_lexicon/model-best"},
+               quick={"paths.tagger": "training/quick/tagger_d1_context_lexicon/model-best"}))
 
 # ... and the templates chosen there, trained on the whole training set for
 # the fixed budget of chunker_d1 / ner_rtl_d1 (model-last: no selection)
@@ -560,14 +573,17 @@ SPEEDS: Dict[str, Speed] = {s.name: s for s in (
            "chunker_sapo", "chunker_d1_lexicon_full")),
     Speed("ner_speed", "spans", "ner", "jnlpba",
           ("spacy_ner_jnlpba", "crf_jnlpba", "ner_rtl_d0", "ner_rtl_d1", "ner_rtl_d2", "ner_ltr_d0",
-           "ner_ltr_d1", "ner_ltr_d2", "ner_rtl_sapo", "ner_rtl_d1_lexicon_full")),
+           "ner_ltr_d1", "ner_ltr_d2", "ner_rtl_sapo", "ner_rtl_d1_lexicon_full",
+           "ner_rtl_d1_biluo_pos_full")),
     # the same component with and without the templates that read the lexicon
     Speed("lexicon_speed_tag", "tagging", "tag", "ewt",
-          ("tagger_d1", "tagger_d1_lexicon", "tagger_d1_context_lexicon"), pairs=11, quick=False),
+          ("tagger_d1", "tagger_d1_lexicon", "tagger_d1_context_lexicon", "tagger_d1_lexicon_koo_bits"),
+          pairs=11, quick=False),
     Speed("lexicon_speed_chunk", "spans", "chunk", "conll2000",
           ("chunker_d1_heldout", "chunker_d1_lexicon"), pairs=11, quick=False),
     Speed("lexicon_speed_ner", "spans", "ner", "jnlpba",
-          ("ner_rtl_d1_heldout", "ner_rtl_d1_lexicon"), pairs=11, quick=False),
+          ("ner_rtl_d1_heldout", "ner_rtl_d1_lexicon", "ner_rtl_d1_lexicon_biluo"), pairs=11,
+          quick=False),
     Speed("sapo_speed_tag", "sapo", "tag", "ewt", ("tagger_d1", "tagger_sapo"), pairs=11),
     Speed("sapo_speed_chunk", "sapo", "chunk", "conll2000", ("chunker_d1", "chunker_sapo"), pairs=11),
     Speed("sapo_speed_ner", "sapo", "ner", "jnlpba", ("ner_rtl_d1", "ner_rtl_sapo"), pairs=11),

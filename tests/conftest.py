@@ -13,6 +13,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fixed"))
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
+import word_tables  # noqa: E402,F401  (registers test_lookahead.word_tables.v1)
+
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:

@@ -38,19 +38,29 @@ def test_conll2000_configs(conll_models):
     assert all(t.tag_ for t in doc)
 
 
-@pytest.mark.parametrize("config_name", ["ner_jnlpba.cfg", "ner_jnlpba_pipeline.cfg"])
+@pytest.mark.parametrize("config_name", ["ner_jnlpba.cfg", "ner_jnlpba_pipeline.cfg",
+                                         "ner_jnlpba_tagged.cfg"])
 def test_ner_configs(shared_data, conll_models, tmp_path, config_name):
-    model = spacy_train(config_name, tmp_path / "ner",
-                        **{"paths.train": str(shared_data / "jnlpba" / "train.iob2"),
-                           "paths.dev": str(shared_data / "jnlpba" / "test.iob2")},
-                        **({"paths.tagger": str(conll_models["tagger"]),
-                            "paths.chunker": str(conll_models["chunker"])}
-                           if "pipeline" in config_name else {}))
+    train = str(shared_data / "jnlpba" / "train.iob2")
+    extra = {}
+    if config_name != "ner_jnlpba.cfg":
+        extra = {"paths.tagger": str(conll_models["tagger"])}
+    if config_name == "ner_jnlpba_pipeline.cfg":
+        extra["paths.chunker"] = str(conll_models["chunker"])
+    if config_name == "ner_jnlpba_tagged.cfg":  # stand-ins for the lexicon tables (tests/word_tables.py)
+        extra["initialize.lookups"] = {"@misc": "test_lookahead.word_tables.v1", "path": train}
+    model = spacy_train(config_name, tmp_path / "ner", **{
+        "paths.train": train, "paths.dev": str(shared_data / "jnlpba" / "test.iob2")}, **extra)
     nlp = spacy.load(model)
     doc = nlp("IL-2 gene expression requires NF-kappa B activation .")
     assert nlp.pipe_names[-1] == "lookahead_ner" and doc.ents is not None
-    if "pipeline" in config_name:
-        assert all(t.tag_ for t in doc) and "chunks" in doc.spans
+    if config_name != "ner_jnlpba.cfg":
+        assert all(t.tag_ for t in doc)
+    if config_name == "ner_jnlpba_pipeline.cfg":
+        assert "chunks" in doc.spans
+    if config_name == "ner_jnlpba_tagged.cfg":  # the NER reads the tagger's tags, and the tables
+        assert nlp.get_pipe("lookahead_ner").cfg["pos_features"]
+        assert nlp.vocab["the"].cluster == 0b101
 
 
 def test_pipeline_chunks_config_assembles_raw_text_to_chunks(conll_models, tmp_path):

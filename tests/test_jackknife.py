@@ -1,17 +1,12 @@
 """Jackknifing (spacy_lookahead/jackknife.py) and the reader that trains a
 parser on its tags (keep_inputs.v1 with inputs_path)."""
-import math
 import sys
-from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Dict
 
 import pytest
 import spacy
 from spacy.tokens import Doc, DocBin
-from spacy.lookups import Lookups
 from spacy.training import Example
-from spacy.util import registry
 
 from spacy_lookahead.jackknife import fold_bounds, jackknife
 from spacy_lookahead.readers.inputs import create_keep_inputs_reader
@@ -79,29 +74,6 @@ def test_inputs_path_that_does_not_match_the_corpus_is_an_error(tmp_path):
 ALTERNATIVES = ["--components.lookahead_tagger.alternatives", "true"]
 
 
-@registry.misc("test_jackknife.word_tables.v1")
-def word_tables(path: str) -> Lookups:
-    """lexeme_cluster / lexeme_prob tables of the words of a corpus, as
-    unlabelled text could give them: a word's cluster path (first bit
-    lowest) is 1, then 4 bits of its most frequent tag's first letter (a
-    coarse class: the 4- and 6-bit prefixes), then the tag ("the": 0b101,
-    fixed); its prob is its log relative frequency."""
-    words: Dict[str, Counter] = defaultdict(Counter)
-    for doc in DocBin().from_disk(path).get_docs(spacy.blank("en").vocab):
-        for t in doc:
-            words[t.text][t.tag_] += 1
-    tags = sorted({tag for c in words.values() for tag in c})
-    coarse = {letter: k for k, letter in enumerate(sorted({tag[0] for tag in tags}))}
-    path = {tag: 1 | (coarse[tag[0]] % 16) << 1 | k << 5 for k, tag in enumerate(tags)}
-    total = sum(sum(c.values()) for c in words.values())
-    lookups = Lookups()
-    lookups.add_table("lexeme_cluster", {
-        w: 0b101 if w == "the" else path[c.most_common(1)[0][0]] for w, c in words.items()})
-    lookups.add_table("lexeme_prob", {w: math.log(sum(c.values()) / total) for w, c in words.items()})
-    lookups.add_table("lexeme_settings", {"oov_prob": -20.0})
-    return lookups
-
-
 def test_jackknife_tags_every_training_doc_with_a_model_that_never_saw_it(tmp_path, shared_data):
     from parse_data import gold_docs
     nlp = spacy.blank("en")
@@ -142,7 +114,7 @@ def test_jackknife_tags_every_training_doc_with_a_model_that_never_saw_it(tmp_pa
         "paths.train_tags": str(tmp_path / "jk.spacy"), "training.max_epochs": 5,
         "training.eval_frequency": 3, "corpora.train.inputs": ["tag", "tag_alternatives"],
         "components.lookahead_tagger.alternatives": True, P + "tag_alternatives": True,
-        P + "beam_width": 4, "initialize.lookups": {"@misc": "test_jackknife.word_tables.v1",
+        P + "beam_width": 4, "initialize.lookups": {"@misc": "test_lookahead.word_tables.v1",
                                                     "path": str(tmp_path / "train.spacy")}},
         interpolate=False)
     assert any(f.startswith("cluster") for f in config["components"]["lookahead_tagger"]["features"])
