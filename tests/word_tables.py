@@ -21,16 +21,18 @@ def word_tables(path: str) -> Lookups:
     tag, or, without tags, of its shape ("the": 0b101, fixed); its prob is
     its log relative frequency."""
     words: Dict[str, Counter] = defaultdict(Counter)
+    vocab = spacy.blank("en").vocab
     if path.endswith(".spacy"):
-        for doc in DocBin().from_disk(path).get_docs(spacy.blank("en").vocab):
+        for doc in DocBin().from_disk(path).get_docs(vocab):
             for t in doc:
                 words[t.text][t.tag_ or t.shape_] += 1
     else:
         with open(path, encoding="utf8") as file_:
             for line in file_:
                 if line.strip():
-                    word = line.split()[0]
-                    words[word][spacy.blank("en").vocab[word].shape_] += 1
+                    words[line.split()[0]]["shape"] += 1
+        for word, c in words.items():  # one class per word: its shape
+            words[word] = Counter({vocab[word].shape_: c["shape"]})
     tags = sorted({tag for c in words.values() for tag in c})
     coarse = {letter: k for k, letter in enumerate(sorted({tag[0] for tag in tags}))}
     path_of = {tag: 1 | (coarse[tag[0]] % 16) << 1 | k << 5 for k, tag in enumerate(tags)}
