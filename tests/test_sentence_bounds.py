@@ -176,3 +176,20 @@ def test_no_span_crosses_a_sentence_start(factory):
                  spaces=[True, True, False, False, True, False],
                  sent_starts=[True, False, False, True, False, False])
     assert all(s.start >= 3 or s.end <= 3 for s in spans_of(nlp(spaced)))
+
+
+def test_a_gold_span_across_a_sentence_start_is_unknown_and_said_once():
+    """No output can cross a sentence start: such a gold span's tokens are
+    unknown (with a warning), and beam search still learns the rest of the
+    doc, which it skipped while its gold was unreachable."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lookahead_ner", config={"respect_sent_starts": True, "search": "beam"})
+    words, starts = ["a", "b", "X", "Y", "c", "Z"], [True, False, False, True, False, False]
+    gold = Doc(nlp.vocab, words=words, sent_starts=starts)
+    gold.ents = [Span(gold, 2, 4, "T"), Span(gold, 5, 6, "T")]
+    train = [Example(Doc(nlp.vocab, words=words, sent_starts=starts), gold)]
+    nlp.initialize(lambda: train)
+    with pytest.warns(UserWarning, match="crosses a sentence start.*respect_sent_starts"):
+        for _ in range(4):
+            nlp.update(train)
+    assert [e.text for e in nlp(Doc(nlp.vocab, words=words, sent_starts=starts)).ents][-1:] == ["Z"]

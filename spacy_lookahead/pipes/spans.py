@@ -1,9 +1,11 @@
 """`lookahead_chunker` and `lookahead_ner`: spans as IOB2/BILUO labelling on
 the shared tagging system (Tsuruoka et al. 2011, Section 4.1: chunking on
 CoNLL-2000, bio-NER on JNLPBA tagged right to left)."""
+import warnings
 from typing import Callable, Iterable, List, Optional, Tuple
 
 import numpy
+from spacy.attrs import SENT_START
 from spacy.language import Language
 from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example
@@ -112,7 +114,28 @@ class SpanLabeller(SequencePipe):
         ids = spans_to_ids(n, tuples, self.actions, self.cfg["scheme"])
         if missing is not None:
             ids[missing] = -1
+        if self.cfg.get("respect_sent_starts") and tuples:
+            self._unknown_across_sentences(example.predicted, index, tuples, ids)
         return ids
+
+    def _unknown_across_sentences(self, doc: Doc, index: Optional[numpy.ndarray],
+                                  tuples: List[Tuple[int, int, str]], ids: numpy.ndarray) -> None:
+        """A gold span across a sentence start cannot be output with
+        respect_sent_starts: its tokens' gold is unknown (no update there),
+        said once, rather than a doc the search cannot follow."""
+        starts = doc.to_array(SENT_START) == 1
+        if index is not None:
+            starts = starts[index]
+        crossing = [(b, e) for b, e, _ in tuples if starts[b + 1:e].any()]
+        for b, e in crossing:
+            ids[b:e] = -1
+        if crossing and not getattr(self, "_warned_crossing", False):
+            self._warned_crossing = True
+            warnings.warn(f"[{self.name}] a gold span crosses a sentence start of its doc "
+                          f"({doc[crossing[0][0]:crossing[0][1]].text!r}...): with "
+                          "respect_sent_starts = true no output can, so its tokens are treated "
+                          "as unknown. Fix the sentence starts of the training docs, or set "
+                          "respect_sent_starts = false.")
 
     def expand(self, output: numpy.ndarray, index: numpy.ndarray, n: int) -> numpy.ndarray:
         """The same spans over the doc's tokens: whitespace between two
