@@ -32,6 +32,7 @@ from spacy_lookahead.readers.columns import ColumnCorpus
 GOLDEN = Path(__file__).parent / "fixtures" / "weights_golden.json"
 SAPO = {"learner": "sapo", "n": 5}
 BEAM = {"search": "beam", "beam_width": 4}
+PARSER_TEMPLATES = ["suf2[s0] tag[q0]", "lower[s0l]", "pre4[s1]", "shape[q1] tag[s0]"]
 
 # name: (factory, config, data, slice size)
 SETTINGS = {
@@ -62,6 +63,13 @@ SETTINGS = {
     "parser_beam_early_rich_joint": ("arc_standard_parser", {
         **BEAM, "update": "early", "features": "rich", "tag_alternatives": True,
         "joint_tagging": True}, "tagged", 80),
+    # templates on top of the fixed sets: a word-length atom that is absent
+    # at short words (pre4), a dependent's position, a buffer position
+    "parser_beam_early_rich_joint_templates": ("arc_standard_parser", {
+        **BEAM, "update": "early", "tag_alternatives": True, "joint_tagging": True,
+        "features": ["preset:rich", *PARSER_TEMPLATES]}, "tagged", 80),
+    "parser_d1_templates": ("arc_standard_parser", {
+        "search": "lookahead", "depth": 1, "features": PARSER_TEMPLATES}, "parse", 50),
     "fr_chunker": ("fr_chunker", {}, "conll2000", 150),
     "fr_clauses": ("fr_clause_finder", {}, "clauses", 150),
     "fr_clauses_classification": ("fr_clause_finder", {"feedback": "classification"}, "clauses", 100),
