@@ -182,11 +182,126 @@ TEMPLATES = ["suf2[s0] tag[q0]", "pre1[s1]", "shape[s0l]", "lower[s1r] lower[s0]
              "tag[s2]", "lower[q2]", "shape[s0r]", "pre2[s1l]"]
 
 
+# templates that read the state (parser_templates.py): the chosen tags and
+# valency, the distance, depth and end of the buffer, the second dependents
+# (without the rich set, which reads them too), and label templates
+STATE_TEMPLATES = ["ctag[s0l2] lower[s0]", "nr[s1] ctag[s1r2]", "dist[s1] depth[s0] tag[q0]",
+                   "label[s0l] lower[q0]", "lset[s1] label[s1r] ctag[q1]", "rset[s0]",
+                   "qempty[q0] suf3[s1l]", "nl[s0] ctag[s0r2] ctag[s1l2]"]
+
+
 def variant_system(n_labels, rich, **settings):
-    """The system of a test's `rich` parameter: False, True, or "templates"
-    (rich + TEMPLATES)."""
-    return ArcStandardSystem(n_labels, rich=bool(rich), **settings,
-                             templates=TEMPLATES if rich == "templates" else None)
+    """The system of a test's `rich` parameter: False, True, "templates"
+    (rich + TEMPLATES) or "state" (base + STATE_TEMPLATES)."""
+    templates = {"templates": TEMPLATES, "state": STATE_TEMPLATES}.get(rich)
+    return ArcStandardSystem(n_labels, rich=rich is True or rich == "templates", **settings,
+                             templates=templates)
+
+
+def test_the_fixed_sets_are_templates():
+    """The base and rich sets and the alternative tags' features are
+    template lists (parser_templates.py) that keep zero atoms, in the order
+    they are hashed; a user's templates come after them, a label template
+    (one that reads an arc label) after the fixed set's label templates."""
+    from spacy_lookahead.systems import parser_templates as P
+    system = ArcStandardSystem(2, rich=True, alternatives=True, templates=STATE_TEMPLATES)
+    structure = [text for text, _, _ in system.structure_templates]
+    labels = [text for text, _, _ in system.label_templates]
+    fixed_s = P.BASE + P.RICH + P.ALTERNATIVES
+    fixed_l = P.BASE_LABELS + P.RICH_LABELS
+    assert structure[:len(fixed_s)] == fixed_s and labels[:len(fixed_l)] == fixed_l
+    assert structure[len(fixed_s):] + labels[len(fixed_l):] == [
+        t for t in STATE_TEMPLATES if not P.is_label_template(t)] + [
+        t for t in STATE_TEMPLATES if P.is_label_template(t)]
+    assert all(keep for _, _, keep in system.structure_templates[:len(fixed_s)])
+    assert not any(keep for _, _, keep in system.structure_templates[len(fixed_s):])
+    assert all(keep for _, _, keep in system.label_templates)  # one feature each
+    assert system.n_label_feats == len(labels) and system.max_feats == len(structure) + len(labels)
+    # the enum's ids, the sets' sizes
+    assert system.structure_templates[0][1] == 101 and len(P.BASE) == 54
+    assert (len(P.BASE_LABELS), len(P.RICH), len(P.RICH_LABELS), len(P.ALTERNATIVES)) == \
+        (9, 16, 4, 11)
+    for bad, says in (("label[s0]", "reads label at s0l"), ("nl[q0]", "reads nl at s0, s1"),
+                      ("dist[s0]", "reads dist at s1"), ("lower[s3]", "not a position")):
+        with pytest.raises(ValueError, match=says):
+            ArcStandardSystem(2, templates=[bad])
+
+
+def joint_value(doc_atoms, word, alt_bit):
+    """The tag atom a joint parse chose for a word."""
+    from spacy_lookahead.core.features import A_TAG_ALT_COLUMN, A_TAG_COLUMN
+    return int(doc_atoms[word, A_TAG_ALT_COLUMN if alt_bit else A_TAG_COLUMN])
+
+
+# the value each state atom says it reads, from the stack's slots (bottom
+# first) and q0: None where its position is empty (the sentinel)
+ALT_BITS = {"word": 1, "lc": 2, "rc": 4, "lc2": 8, "rc2": 16}
+STATE_VALUES = {
+    "ctag[s0]": lambda d, st, q0: None if not st else joint_value(d, st[-1]["word"],
+                                                                   st[-1]["alts"] & 1),
+    "ctag[s0l2]": lambda d, st, q0: None if not st or st[-1]["lc2"] < 0 else joint_value(
+        d, st[-1]["lc2"], st[-1]["alts"] & ALT_BITS["lc2"]),
+    "ctag[s0r]": lambda d, st, q0: None if not st or st[-1]["rc"] < 0 else joint_value(
+        d, st[-1]["rc"], st[-1]["alts"] & ALT_BITS["rc"]),
+    "nl[s0]": lambda d, st, q0: None if not st else st[-1]["nl"],
+    "nr[s1]": lambda d, st, q0: None if len(st) < 2 else st[-2]["nr"],
+    "dist[s1]": lambda d, st, q0: None if len(st) < 2 else min(st[-1]["word"] - st[-2]["word"], 5),
+    "depth[s0]": lambda d, st, q0: min(len(st), 3),
+    "qempty[q0]": lambda d, st, q0: q0 >= len(d),
+    "label[s0l]": lambda d, st, q0: None if not st or st[-1]["lc"] < 0 else st[-1]["lc_label"],
+    "label[s1r]": lambda d, st, q0: None if len(st) < 2 or st[-2]["rc"] < 0 else st[-2]["rc_label"],
+    "lset[s0]": lambda d, st, q0: 0 if not st else st[-1]["lset"],
+    "rset[s1]": lambda d, st, q0: 0 if len(st) < 2 else st[-2]["rset"],
+}
+
+
+@pytest.mark.parametrize("template", sorted(STATE_VALUES))
+def test_a_state_atom_reads_what_it_says(template):
+    """In every state of random joint derivations, the feature of a
+    one-atom template is a one-to-one function of the value the docs give
+    the atom (STATE_VALUES, read off the stack's slots): equal values, equal
+    features; different values, different features."""
+    system = ArcStandardSystem(3, alternatives=True, joint=True, templates=[template])
+    label = any(name in template for name in ("label", "lset", "rset"))
+    seen = {}
+    rng = random.Random(1)
+    for _ in range(150):
+        doc = joint_doc(rng.randint(1, len(WORDS)))
+        path = []
+        while True:
+            inst = system.instance(doc)
+            state = inst.state_after(path)
+            feats = views.features(system, doc, path)
+            key = int(feats[-1] if label else feats[len(system.structure_templates) - 1])
+            q0 = sum(1 for a in path if a in (0, system.shift_alt))
+            value = STATE_VALUES[template](doc, system.slots_of(state), q0)
+            assert seen.setdefault(value, key) == key
+            valid, final = views.valid_actions(system, doc, path)
+            if final or not valid:
+                break
+            path.append(rng.choice(list(valid)))
+    assert len(set(seen.values())) == len(seen) >= 2
+
+
+@pytest.mark.parametrize("rich", [False, True, "state"])
+def test_label_feature_is_extract_labels_one_by_one(rich):
+    """Branch-and-bound's label_feature(s, k) is the k-th feature of
+    extract_labels (the two read the atoms apart), in every state of random
+    derivations."""
+    system = variant_system(3, rich, alternatives=True, joint=True)
+    rng = random.Random(2)
+    for _ in range(30):
+        doc = joint_doc(rng.randint(1, len(WORDS)))
+        path = []
+        while True:
+            inst = system.instance(doc)
+            feats = views.features(system, doc, path)
+            assert system.label_features_of(inst.state_after(path)) == \
+                feats[len(feats) - system.n_label_feats:].tolist()
+            valid, final = views.valid_actions(system, doc, path)
+            if final or not valid:
+                break
+            path.append(rng.choice(list(valid)))
 
 
 def test_templates_add_their_features_to_the_structure():
@@ -204,7 +319,7 @@ def test_templates_add_their_features_to_the_structure():
         ArcStandardSystem(2, templates=["lower[-1]"])
 
 
-@pytest.mark.parametrize("rich", [False, True, "templates"])
+@pytest.mark.parametrize("rich", [False, True, "templates", "state"])
 @pytest.mark.parametrize("seed", range(12))
 def test_branch_and_bound_is_the_exhaustive_search(seed, rich):
     """Branch-and-bound lookahead over labelled parser actions, depth 1-3,
@@ -253,7 +368,7 @@ def test_branch_and_bound_is_the_exhaustive_search(seed, rich):
             assert fast[1][rival] == ref[1][rival] and fast[2][rival] == ref[2][rival]
 
 
-@pytest.mark.parametrize("rich", [False, True, "templates"])
+@pytest.mark.parametrize("rich", [False, True, "templates", "state"])
 @pytest.mark.parametrize("seed", range(6))
 def test_bounds_dominate_what_they_bound(seed, rich):
     """upper(S) >= every valid action's score in S; upper_after(S) >= upper()
@@ -291,7 +406,7 @@ def test_bounds_dominate_what_they_bound(seed, rich):
                 assert scores[a] + (near[a] + far[a]) >= two[a]
 
 
-@pytest.mark.parametrize("rich", [False, True])
+@pytest.mark.parametrize("rich", [False, True, "state"])
 @pytest.mark.parametrize("seed", range(3))
 def test_label_family_bounds_cover_every_label(seed, rich):
     """The parser's bound for the states after an arc of every label (then
@@ -301,7 +416,7 @@ def test_label_family_bounds_cover_every_label(seed, rich):
     labels 0 and 1 on one side: a label set that already has both bits
     changes with the next arc's label 2 only."""
     rng = random.Random(seed)
-    system = ArcStandardSystem(3, rich=rich)
+    system = variant_system(3, rich)
     L = system.n_labels
     doc = atoms_of(WORDS[:6], TAGS[:6])
     W = reachable_weights(system, doc, rng, 8)
@@ -342,7 +457,7 @@ def random_trees(system, rng, n_docs):
     return docs, golds
 
 
-@pytest.mark.parametrize("rich", [False, True, "alternatives", "joint", "templates"])
+@pytest.mark.parametrize("rich", [False, True, "alternatives", "joint", "templates", "state"])
 @pytest.mark.parametrize("how", ["lookahead-1", "lookahead-2", "beam-early", "beam-max_violation"])
 def test_score_cache_changes_nothing(how, rich):
     """The structure-score cache (shared by siblings that differ in an arc
@@ -352,9 +467,9 @@ def test_score_cache_changes_nothing(how, rich):
     runs = []
     joint = rich == "joint"
     for cache in (True, False):
-        system = ArcStandardSystem(3, score_cache=cache, rich=bool(rich),
-                                   alternatives=rich in ("alternatives", "joint"), joint=joint,
-                                   templates=TEMPLATES if rich == "templates" else None)
+        system = variant_system(3, rich if rich in (False, True, "templates", "state") else True,
+                                score_cache=cache, alternatives=rich in ("alternatives", "joint"),
+                                joint=joint)
         docs, golds = random_trees(ArcStandardSystem(3, alternatives=joint, joint=joint),
                                    random.Random(3), 40)
         W = Weights()

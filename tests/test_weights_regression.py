@@ -70,6 +70,12 @@ SETTINGS = {
         "features": ["preset:rich", *PARSER_TEMPLATES]}, "tagged", 80),
     "parser_d1_templates": ("arc_standard_parser", {
         "search": "lookahead", "depth": 1, "features": PARSER_TEMPLATES}, "parse", 50),
+    # templates over the state: chosen tags, valency, distance, labels
+    "parser_beam_early_joint_state_templates": ("arc_standard_parser", {
+        **BEAM, "update": "early", "tag_alternatives": True, "joint_tagging": True,
+        "features": ["preset:base", "ctag[s0l2] lower[s0]", "nr[s1] ctag[s1]",
+                     "dist[s1] depth[s0] tag[q0]", "label[s0l] lower[q0]", "lset[s1] ctag[s1]"]},
+        "tagged", 80),
     "fr_chunker": ("fr_chunker", {}, "conll2000", 150),
     "fr_clauses": ("fr_clause_finder", {}, "clauses", 150),
     "fr_clauses_classification": ("fr_clause_finder", {"feedback": "classification"}, "clauses", 100),

@@ -18,7 +18,9 @@ from spacy.vocab import Vocab
 from ..core.features import A_TAG_ALT_COLUMN as A_TAG_ALT, SURE, LexemeAtoms
 from ..core.marginals import minimise_over_temperature
 from ..systems.arc_standard import ArcStandardSystem
-from ..systems.templates import PARSER_SLOTS, TemplateError, split_parser_features, uses_lexicon
+from ..systems.parser_templates import parser_groups
+from ..systems.templates import (PARSER_SLOTS, PARSER_STATE_ATOMS, TemplateError,
+                                 split_parser_features, uses_lexicon)
 from .. import scoring  # noqa: F401  (registers the default scorer without the entry point)
 from .settings import (MAX_TEMPERATURE, SEARCH_DEFAULTS, Learner,
                        ParserFeatures, Search, Update, config_error)
@@ -49,13 +51,17 @@ def validate_min_label_freq(name: str, min_label_freq: Any) -> None:
 def validate_features(name: str, features: Any) -> Tuple[str, List[str]]:
     """(the fixed set, "base" or "rich"; the templates on top of it)."""
     try:
-        return split_parser_features(features)
+        preset, templates = split_parser_features(features)
+        parser_groups(preset, False, templates)
+        return preset, templates
     except TemplateError as err:
         raise config_error(name, "features",
                            f"[{name}] features: {err}. Set features = \"base\" (the default "
                            f"set), \"rich\" (plus Zhang and Nivre's third-order and label-set "
                            f"features) or a list such as [\"preset:rich\", \"cluster6[s0]\", "
-                           f"\"cluster6[q0] tag[q0]\"] (positions: {', '.join(PARSER_SLOTS)})."
+                           f"\"cluster6[q0] tag[q0]\", \"ctag[s0] nl[s0]\"] (positions: "
+                           f"{', '.join(PARSER_SLOTS)}; the state's atoms: "
+                           f"{', '.join(PARSER_STATE_ATOMS)})."
                            ) from None
 
 
@@ -105,9 +111,12 @@ def make_arc_standard_parser(nlp: Language, name: str, search: Search, depth: in
         s1), label sets of s0's and s1's dependents, and 3-letter suffixes;
         or a list: one of "preset:base" / "preset:rich" (base if none) and
         feature templates over the stack and buffer positions s0, s1, s2,
-        q0, q1, q2, s0l, s0r, s1l, s1r (systems/templates.py), e.g.
-        "cluster6[s0]" or "cluster4[q0] tag[q0]" (Koo et al. 2008's
-        cluster features; the tables come from [initialize.lookups]).
+        q0, q1, q2, s0l, s0r, s1l, s1r, s0l2, s0r2, s1l2, s1r2
+        (systems/templates.py), e.g. "cluster6[s0]" or "cluster4[q0]
+        tag[q0]" (Koo et al. 2008's cluster features; the tables come from
+        [initialize.lookups]), and over the state: "ctag[s0] nl[s0]",
+        "label[s0l] cluster4[s0]" (the presets are such lists:
+        systems/parser_templates.py).
         Saved with the model: a loaded model uses the set it was trained
         with (models saved before the setting: "base").
     tag_alternatives: also read the tagger's alternative tags

@@ -26,13 +26,16 @@ are unchanged.
 Arcs are not stored as heads: the action path is replayed (`output`) to
 write the tree.
 
-Two feature sets: "base" (Huang and Sagae 2010 plus distance, valency and
-dependent labels) and "rich" (`rich=True`): base plus, after it, Zhang and
-Nivre's (2011) third-order features (the second leftmost/rightmost dependents
-of s0 and s1), a few suffix features that hold up under POS errors, and their
+The features are templates over stack and buffer positions and the state
+(systems/parser_templates.py, read in C by parse_features.pxd). Two fixed
+sets: "base" (Huang and Sagae 2010 plus distance, valency and dependent
+labels) and "rich" (`rich=True`): base plus, after it, Zhang and Nivre's
+(2011) third-order features (the second leftmost/rightmost dependents of s0
+and s1), a few suffix features that hold up under POS errors, and their
 label sets (the labels of s0's and s1's left and right dependents, each with
-the word's tag). A label set is a 64-bit mask with bit (label % 64): with 64
-labels or more, labels that are equal modulo 64 share a bit.
+the word's tag); a user's templates come after them. A label set is a
+64-bit mask with bit (label % 64): with 64 labels or more, labels that are
+equal modulo 64 share a bit.
 
 With `alternatives=True`, either set is followed by features of the
 tagger's alternative tags (the atom A_TAG_ALT: a likely other tag of the
@@ -56,31 +59,32 @@ from murmurhash.mrmr cimport hash64
 
 import numpy
 
-from ..core.features cimport (N_ATOMS, A_LOWER, A_SUF3, A_TAG, A_TAG_ALT, ATOM_BEFORE,
-                              ATOM_SURE, LABEL_ATOM, TemplateC, extract_templates,
-                              make_templates, feat1, feat2, feat3)
-from .templates import PARSER_SLOTS, compile_templates, expand
+from ..core.features cimport N_ATOMS, A_TAG_ALT, ATOM_SURE, MAX_CONJUNCTION
 from ..core.instance cimport Instance
 from ..core.system cimport TransitionSystem, partial_bound
 from ..core.weights cimport Weights, feat_t
+from .parse_features cimport (FeatureGroupC, GroupAtomC, GroupTemplateC, ParseViewC, C_CTAG,
+                              C_QEMPTY, N_POSITIONS, extract_group, template_feature, view_of)
+from .parse_state cimport (MAX_STACK, ALT_WORD, ALT_LC, ALT_RC, ALT_LC2, ALT_RC2, ParseDocC,
+                           ParseStateC, SlotC, _slots, state_size_for, slot_at, s_at)
+from .parser_templates import (MAX_LABEL_TEMPLATES, compile_group, parser_groups,
+                               reads_positions)
+from .templates import PARSER_SLOTS, PARSER_STATE_COLUMNS
 
-DEF MAX_FEATS = 112       # room for the rich set (70 structure + 13 label features) and
-                          # the alternative tags' 11
-DEF BASE_MAX_FEATS = 72   # the base set's buffer (54 + 9 features)
-DEF BASE_LABEL_FEATS = 9  # extract_labels() of the base set
-DEF RICH_LABEL_FEATS = 13  # ... of the rich set: base, then the 4 label sets
-DEF MAX_LABEL_FEATS = 16
-DEF N_PARSER_SLOTS = 10   # templates.PARSER_SLOTS
+DEF MAX_LABEL_FEATS = 32  # parser_templates.MAX_LABEL_TEMPLATES
 # Score cache (see ArcStandardSystem.score): slots in the caller's cache
 # buffer (cache_size bytes); a slot is KEY_WORDS key words then nr_class
 # doubles, and a clock word follows the slots.
 DEF N_SLOTS = 8
-DEF KEY_WORDS = 22  # 18 for the base set; the rich set adds lc2/rc2 of s0, s1
-DEF MAX_STACK = 256
+DEF KEY_WORDS = 22  # 18, and the second dependents of s0, s1 where templates read them
 # upper_after()'s scratch in the same buffer, after the score cache: a
 # direct-mapped cache of label-family bounds (LabelMaxC), a state and the
 # validity of an action row
 DEF LABEL_MAX_SLOTS = 4096
+
+# the C enums and the Python tables must agree (parse_features.pxd)
+assert len(PARSER_SLOTS) == N_POSITIONS and PARSER_STATE_COLUMNS["ctag"] == C_CTAG \
+    and PARSER_STATE_COLUMNS["qempty"] == C_QEMPTY and MAX_LABEL_TEMPLATES == MAX_LABEL_FEATS
 
 
 cdef struct LabelMaxC:
@@ -93,185 +97,27 @@ cdef struct LabelMaxC:
     double value
 
 
-cdef struct ParseDocC:
-    uint64_t uid             # this document's number in the process (the score cache's key)
-    int length
-    const uint64_t* atoms    # length x N_ATOMS (A_LOWER, A_TAG used)
-    const int* sent_ids      # length, or NULL: sentence boundaries to respect
-    const int* gold_heads    # length, -1 unknown, i = root; NULL at prediction
-    const int* gold_labels   # length, label id or -1 (unknown / root)
-    const int* gold_kids     # length, the number of gold dependents
-    const unsigned char* gold_alt  # length: 1 where the alternative tag is the gold one; NULL: none
-
-
-cdef struct ParseStateC:
-    const ParseDocC* doc
-    int n
-    int i          # the next buffer word (queue front q0)
-    int depth      # stack size
-    int done       # finished with words left on the stack
-    # followed by room for min(n, MAX_STACK) SlotC, the stack from the bottom
-
-
-cdef struct SlotC:  # a word on the stack
-    int word
-    int lc         # leftmost dependent, -1 if none
-    int rc         # rightmost dependent, -1 if none
-    int nl         # left valency
-    int nr         # right valency
-    int lc_label   # the labels of the arcs to lc and rc
-    int rc_label
-    int lc2        # second leftmost dependent, -1 if none
-    int rc2        # second rightmost dependent, -1 if none
-    unsigned char alts  # joint tagging: which of word, lc, rc, lc2, rc2 took the alternative tag
-    uint64_t lset  # the labels of the left dependents: bit (label % 64)
-    uint64_t rset  # ... of the right dependents
-
-
-# SlotC.alts bits: the word shifted with its alternative tag (SHIFT-ALT), and
-# its dependents lc, rc, lc2, rc2 likewise
-DEF ALT_WORD = 1
-DEF ALT_LC = 2
-DEF ALT_RC = 4
-DEF ALT_LC2 = 8
-DEF ALT_RC2 = 16
-
-
-cdef inline SlotC* _slots(const ParseStateC* s) noexcept nogil:
-    return <SlotC*>(<char*>s + sizeof(ParseStateC))
-
-
-cdef size_t state_size_for(int n) noexcept nogil:
-    return (sizeof(ParseStateC) + max(min(n, MAX_STACK), 1) * sizeof(SlotC) + 7) // 8 * 8
-
-
-cdef inline const SlotC* slot_at(const ParseStateC* s, int k) noexcept nogil:
-    """The k-th stack slot from the top, NULL if none."""
-    return &_slots(s)[s.depth - 1 - k] if k < s.depth else NULL
-
-
-cdef inline int s_at(const ParseStateC* s, int k) noexcept nogil:
-    """The k-th stack word from the top, -1 if none."""
-    return _slots(s)[s.depth - 1 - k].word if k < s.depth else -1
-
-
-cdef inline feat_t feat4(uint64_t template, uint64_t a, uint64_t b, uint64_t c,
-                         uint64_t d) noexcept nogil:
-    cdef uint64_t buf[4]
-    buf[0] = a
-    buf[1] = b
-    buf[2] = c
-    buf[3] = d
-    return hash64(buf, 4 * sizeof(uint64_t), template)
-
-
-# Templates of Huang and Sagae (2010, Table 3), plus distance, valency and
-# dependent labels (Zhang and Nivre 2011) for the labelled setting.
-cdef enum:
-    T_BIAS = 101
-    T_S0W
-    T_S0T
-    T_S0WT
-    T_S1W
-    T_S1T
-    T_S1WT
-    T_Q0W
-    T_Q0T
-    T_Q0WT
-    T_S0W_S1W
-    T_S0T_S1T
-    T_S0T_Q0T
-    T_S0WT_S1T
-    T_S0T_S1WT
-    T_S0W_S1WT
-    T_S0WT_S1W
-    T_S0WT_S1WT
-    T_S0T_Q0T_Q1T
-    T_S1T_S0T_Q0T
-    T_S0W_Q0T_Q1T
-    T_S1T_S0W_Q0T
-    T_S1T_S1LCT_S0T
-    T_S1T_S1RCT_S0T
-    T_S1T_S0T_S0RCT
-    T_S1T_S1LCT_S0W
-    T_S1T_S1RCT_S0W
-    T_S1T_S0W_S0LCT
-    T_S2T_S1T_S0T
-    T_S1T_S0T_S0LCT
-    # unigrams further out
-    T_Q1W
-    T_Q1T
-    T_Q2W
-    T_Q2T
-    T_S2W
-    T_S2T
-    T_S0LCT
-    T_S0RCT
-    T_S1LCT
-    T_S1RCT
-    # distance s0 - s1 (bucketed)
-    T_S0W_D
-    T_S0T_D
-    T_S1W_D
-    T_S1T_D
-    T_S0T_S1T_D
-    T_S0W_S1W_D
-    # valency
-    T_S0W_VL
-    T_S0T_VL
-    T_S0W_VR
-    T_S0T_VR
-    T_S1W_VL
-    T_S1T_VL
-    T_S1W_VR
-    T_S1T_VR
-    # dependent labels
-    T_S0LCL
-    T_S0RCL
-    T_S1LCL
-    T_S1RCL
-    T_S0T_S0LCL_S0RCL
-    T_S1T_S1LCL_S1RCL
-    T_S0W_S0RCL
-    T_S1W_S1RCL
-    # queue empty? (when to finish)
-    T_QEMPTY_DEPTH
-    # the rich set (after the base templates, so that base hashes are unchanged)
-    # third order (Zhang and Nivre 2011, Table 2)
-    T_S0L2T
-    T_S0R2T
-    T_S1L2T
-    T_S1R2T
-    T_S0T_S0LT_S0L2T
-    T_S0T_S0RT_S0R2T
-    T_S1T_S1LT_S1L2T
-    T_S1T_S1RT_S1R2T
-    # suffixes and word bigrams with q0 (robust to POS errors)
-    T_S0SUF
-    T_S1SUF
-    T_Q0SUF
-    T_S0SUF_S1T
-    T_S1SUF_S0T
-    T_S0SUF_Q0T
-    T_S0W_Q0W
-    T_S1W_Q0W
-    # label sets (Zhang and Nivre 2011, Table 2), with the word's tag
-    T_S0T_S0LSET
-    T_S0T_S0RSET
-    T_S1T_S1LSET
-    T_S1T_S1RSET
-    # the tagger's alternative tags (after both sets)
-    T_S0A
-    T_S1A
-    T_Q0A
-    T_Q1A
-    T_S0A_S1T
-    T_S0T_S1A
-    T_S0A_Q0T
-    T_S0T_Q0A
-    T_S0W_S0A
-    T_S0TA_S1TA
-    T_S0TA_Q0TA
+cdef FeatureGroupC make_group(Pool mem, dict arrays) except *:
+    """The C form of parser_templates.compile_group's arrays, in mem."""
+    cdef FeatureGroupC g
+    cdef int k, j
+    g.n_atoms = arrays["n_atoms"]
+    g.n_templates = len(arrays["ids"])
+    g.atoms = <GroupAtomC*>mem.alloc(max(g.n_atoms, 1), sizeof(GroupAtomC))
+    g.templates = <GroupTemplateC*>mem.alloc(max(g.n_templates, 1), sizeof(GroupTemplateC))
+    for k in range(g.n_atoms):
+        g.atoms[k].slot = arrays["atom_slot"][k]
+        g.atoms[k].column = arrays["atom_column"][k]
+        g.atoms[k].bits = arrays["atom_bits"][k]
+        g.atoms[k].flag = arrays["atom_flag"][k]
+    for k in range(g.n_templates):
+        g.templates[k].id = arrays["ids"][k]
+        g.templates[k].n = arrays["n"][k]
+        g.templates[k].keep_zero = arrays["keep_zero"][k]
+        g.templates[k].reads_set = arrays["reads_set"][k]
+        for j in range(MAX_CONJUNCTION):
+            g.templates[k].atom[j] = arrays["atoms"][k, j]
+    return g
 
 
 cdef class ArcStandardSystem(TransitionSystem):
@@ -285,10 +131,13 @@ cdef class ArcStandardSystem(TransitionSystem):
     cdef readonly bint joint
     cdef readonly int shift_alt  # SHIFT-ALT's action id (2L + 1), or -1 without joint
     cdef readonly int n_label_feats  # extract_labels()'s count
-    cdef readonly list templates     # the templates read on top of the fixed set
-    cdef TemplateC* tmpl
-    cdef int n_templates
-    cdef Pool tmpl_mem
+    cdef readonly list templates     # the user's templates, read after the fixed set
+    cdef readonly list structure_templates  # [(text, id, keep zero)]: parser_templates
+    cdef readonly list label_templates
+    cdef FeatureGroupC structure     # the templates that read no arc label
+    cdef FeatureGroupC labels        # ... that do: one feature each
+    cdef bint reads_second           # structure templates read s0l2 .. s1r2
+    cdef Pool group_mem
     # score() reuses the structure features' scores between states that
     # differ only in arc labels; False scores every state from scratch (the
     # same numbers, slower: for tests and measurements)
@@ -307,11 +156,9 @@ cdef class ArcStandardSystem(TransitionSystem):
         self.alternatives = alternatives
         self.joint = joint
         self.shift_alt = 1 + 2 * n_labels if joint else -1
-        self.n_label_feats = RICH_LABEL_FEATS if rich else BASE_LABEL_FEATS
         self.nr_class = 1 + 2 * n_labels + joint
-        # features, then the score cache's slots and its clock (see score())
-        self.max_feats = MAX_FEATS if rich or alternatives else BASE_MAX_FEATS
         self._set_templates([] if templates is None else list(templates))
+        # features, then the score cache's slots and its clock (see score())
         self.cache_size = (self._label_max_offset() + LABEL_MAX_SLOTS * sizeof(LabelMaxC)
                            + state_size_for(MAX_STACK) + self.nr_class * sizeof(int))
         self.bounds_two_steps = True
@@ -319,15 +166,19 @@ cdef class ArcStandardSystem(TransitionSystem):
         self.state_size = state_size_for(1)
 
     def _set_templates(self, list templates):
-        """Templates over stack and buffer positions (templates.py), read
-        with the structure features: they see only what the score cache's
-        key holds (the positions of PARSER_SLOTS)."""
+        """The fixed set (base or rich, and the alternative tags' features)
+        and the user's templates over stack and buffer positions, as the two
+        groups of parser_templates.py; TemplateError names a bad one."""
         self.templates = templates
-        expanded = expand(templates, "", PARSER_SLOTS)
-        self.n_templates = len(expanded)
-        self.tmpl_mem = Pool()
-        self.tmpl = make_templates(self.tmpl_mem, compile_templates(expanded, PARSER_SLOTS))
-        self.max_feats += self.n_templates
+        structure, labels = parser_groups("rich" if self.rich else "base", self.alternatives,
+                                          templates)
+        self.structure_templates, self.label_templates = structure, labels
+        self.group_mem = Pool()
+        self.structure = make_group(self.group_mem, compile_group(structure))
+        self.labels = make_group(self.group_mem, compile_group(labels))
+        self.n_label_feats = len(labels)
+        self.max_feats = len(structure) + len(labels)
+        self.reads_second = reads_positions(structure, ("s0l2", "s0r2", "s1l2", "s1r2"))
 
     def __reduce__(self):
         return (ArcStandardSystem, (self.n_labels, self.score_cache, self.rich,
@@ -450,24 +301,6 @@ cdef class ArcStandardSystem(TransitionSystem):
         return 0
 
     # --- features ------------------------------------------------------------
-    cdef inline uint64_t word(self, const ParseStateC* s, int i, int atom) noexcept nogil:
-        return s.doc.atoms[i * N_ATOMS + atom] if i >= 0 else ATOM_BEFORE
-
-    cdef inline uint64_t tag(self, const ParseStateC* s, int i, int alts, int bit) noexcept nogil:
-        """The tag of word i as the features read it: its alternative where
-        the `bit` of a slot's `alts` says that it was shifted with it."""
-        if i < 0:
-            return ATOM_BEFORE
-        return s.doc.atoms[i * N_ATOMS + (A_TAG_ALT if alts & bit else A_TAG)]
-
-    cdef inline uint64_t stack_tag(self, const ParseStateC* s, int k) noexcept nogil:
-        """The chosen tag of the k-th stack word from the top."""
-        cdef const SlotC* t = slot_at(s, k)
-        return self.tag(s, t.word, t.alts, ALT_WORD) if t != NULL else ATOM_BEFORE
-
-    cdef inline uint64_t label(self, int dependent, int label) noexcept nogil:
-        return LABEL_ATOM + label if dependent >= 0 else ATOM_BEFORE
-
     cdef int extract(self, feat_t* f, const void* state) noexcept nogil:
         cdef const ParseStateC* s = <const ParseStateC*>state
         cdef int n = self.extract_structure(f, s)
@@ -476,210 +309,22 @@ cdef class ArcStandardSystem(TransitionSystem):
     cdef int extract_structure(self, feat_t* f, const ParseStateC* s) noexcept nogil:
         """The features that do not read arc labels: equal for all states
         with the same structure_key()."""
-        cdef int s0 = s_at(s, 0), s1 = s_at(s, 1), s2 = s_at(s, 2)
-        cdef int q0 = s.i if s.i < s.n else -1
-        cdef int q1 = s.i + 1 if s.i + 1 < s.n else -1
-        cdef int q2 = s.i + 2 if s.i + 2 < s.n else -1
-        cdef const SlotC* t0 = slot_at(s, 0)
-        cdef const SlotC* t1 = slot_at(s, 1)
-        cdef int s0l = t0.lc if s0 >= 0 else -1
-        cdef int s0r = t0.rc if s0 >= 0 else -1
-        cdef int s1l = t1.lc if s1 >= 0 else -1
-        cdef int s1r = t1.rc if s1 >= 0 else -1
-        # the chosen tags of the stack words and their dependents (joint),
-        # the tagger's of the buffer words
-        cdef int a0 = t0.alts if s0 >= 0 else 0, a1 = t1.alts if s1 >= 0 else 0
-        cdef int a2 = slot_at(s, 2).alts if s2 >= 0 else 0
-        cdef uint64_t s0w = self.word(s, s0, A_LOWER), s0t = self.tag(s, s0, a0, ALT_WORD)
-        cdef uint64_t s1w = self.word(s, s1, A_LOWER), s1t = self.tag(s, s1, a1, ALT_WORD)
-        cdef uint64_t s2t = self.tag(s, s2, a2, ALT_WORD)
-        cdef uint64_t q0w = self.word(s, q0, A_LOWER), q0t = self.word(s, q0, A_TAG)
-        cdef uint64_t q1t = self.word(s, q1, A_TAG)
-        cdef uint64_t s0lt = self.tag(s, s0l, a0, ALT_LC), s0rt = self.tag(s, s0r, a0, ALT_RC)
-        cdef uint64_t s1lt = self.tag(s, s1l, a1, ALT_LC), s1rt = self.tag(s, s1r, a1, ALT_RC)
-        cdef uint64_t dist = ATOM_BEFORE
-        cdef uint64_t vl0 = ATOM_BEFORE, vr0 = ATOM_BEFORE, vl1 = ATOM_BEFORE, vr1 = ATOM_BEFORE
-        if s1 >= 0:
-            dist = 10 + min(s0 - s1, 5)
-            vl1 = 10 + t1.nl
-            vr1 = 10 + t1.nr
-        if s0 >= 0:
-            vl0 = 10 + t0.nl
-            vr0 = 10 + t0.nr
-        cdef int n = 0
-        f[n] = feat1(T_BIAS, 1); n += 1
-        # (1) unigrams
-        f[n] = feat1(T_S0W, s0w); n += 1
-        f[n] = feat1(T_S0T, s0t); n += 1
-        f[n] = feat2(T_S0WT, s0w, s0t); n += 1
-        f[n] = feat1(T_S1W, s1w); n += 1
-        f[n] = feat1(T_S1T, s1t); n += 1
-        f[n] = feat2(T_S1WT, s1w, s1t); n += 1
-        f[n] = feat1(T_Q0W, q0w); n += 1
-        f[n] = feat1(T_Q0T, q0t); n += 1
-        f[n] = feat2(T_Q0WT, q0w, q0t); n += 1
-        # (2) bigrams of s0, s1, q0
-        f[n] = feat2(T_S0W_S1W, s0w, s1w); n += 1
-        f[n] = feat2(T_S0T_S1T, s0t, s1t); n += 1
-        f[n] = feat2(T_S0T_Q0T, s0t, q0t); n += 1
-        f[n] = feat3(T_S0WT_S1T, s0w, s0t, s1t); n += 1
-        f[n] = feat3(T_S0T_S1WT, s0t, s1w, s1t); n += 1
-        f[n] = feat3(T_S0W_S1WT, s0w, s1w, s1t); n += 1
-        f[n] = feat3(T_S0WT_S1W, s0w, s0t, s1w); n += 1
-        f[n] = feat4(T_S0WT_S1WT, s0w, s0t, s1w, s1t); n += 1
-        # (3) trigrams with the queue
-        f[n] = feat3(T_S0T_Q0T_Q1T, s0t, q0t, q1t); n += 1
-        f[n] = feat3(T_S1T_S0T_Q0T, s1t, s0t, q0t); n += 1
-        f[n] = feat3(T_S0W_Q0T_Q1T, s0w, q0t, q1t); n += 1
-        f[n] = feat3(T_S1T_S0W_Q0T, s1t, s0w, q0t); n += 1
-        # (4) dependents of s0 and s1
-        f[n] = feat3(T_S1T_S1LCT_S0T, s1t, s1lt, s0t); n += 1
-        f[n] = feat3(T_S1T_S1RCT_S0T, s1t, s1rt, s0t); n += 1
-        f[n] = feat3(T_S1T_S0T_S0RCT, s1t, s0t, s0rt); n += 1
-        f[n] = feat3(T_S1T_S1LCT_S0W, s1t, s1lt, s0w); n += 1
-        f[n] = feat3(T_S1T_S1RCT_S0W, s1t, s1rt, s0w); n += 1
-        f[n] = feat3(T_S1T_S0W_S0LCT, s1t, s0w, s0lt); n += 1
-        f[n] = feat3(T_S1T_S0T_S0LCT, s1t, s0t, s0lt); n += 1
-        # (5) s2
-        f[n] = feat3(T_S2T_S1T_S0T, s2t, s1t, s0t); n += 1
-        # further unigrams
-        f[n] = feat1(T_Q1W, self.word(s, q1, A_LOWER)); n += 1
-        f[n] = feat1(T_Q1T, q1t); n += 1
-        f[n] = feat1(T_Q2W, self.word(s, q2, A_LOWER)); n += 1
-        f[n] = feat1(T_Q2T, self.word(s, q2, A_TAG)); n += 1
-        f[n] = feat1(T_S2W, self.word(s, s2, A_LOWER)); n += 1
-        f[n] = feat1(T_S2T, s2t); n += 1
-        f[n] = feat1(T_S0LCT, s0lt); n += 1
-        f[n] = feat1(T_S0RCT, s0rt); n += 1
-        f[n] = feat1(T_S1LCT, s1lt); n += 1
-        f[n] = feat1(T_S1RCT, s1rt); n += 1
-        # distance
-        f[n] = feat2(T_S0W_D, s0w, dist); n += 1
-        f[n] = feat2(T_S0T_D, s0t, dist); n += 1
-        f[n] = feat2(T_S1W_D, s1w, dist); n += 1
-        f[n] = feat2(T_S1T_D, s1t, dist); n += 1
-        f[n] = feat3(T_S0T_S1T_D, s0t, s1t, dist); n += 1
-        f[n] = feat3(T_S0W_S1W_D, s0w, s1w, dist); n += 1
-        # valency
-        f[n] = feat2(T_S0W_VL, s0w, vl0); n += 1
-        f[n] = feat2(T_S0T_VL, s0t, vl0); n += 1
-        f[n] = feat2(T_S0W_VR, s0w, vr0); n += 1
-        f[n] = feat2(T_S0T_VR, s0t, vr0); n += 1
-        f[n] = feat2(T_S1W_VL, s1w, vl1); n += 1
-        f[n] = feat2(T_S1T_VL, s1t, vl1); n += 1
-        f[n] = feat2(T_S1W_VR, s1w, vr1); n += 1
-        f[n] = feat2(T_S1T_VR, s1t, vr1); n += 1
-        if self.rich:
-            n = self.extract_rich(f, n, s, s0, s1, q0, s0t, s1t, q0t, s0lt, s0rt, s1lt, s1rt,
-                                  s0w, s1w, q0w)
-        if self.alternatives:
-            n = self.extract_alternatives(f, n, s, s0, s1, q0, q1, s0w, s0t, s1t, q0t)
-        cdef int tokens[N_PARSER_SLOTS]
-        if self.n_templates:  # in the order of PARSER_SLOTS; -1: an empty position
-            tokens[0] = s0; tokens[1] = s1; tokens[2] = s2
-            tokens[3] = q0; tokens[4] = q1; tokens[5] = q2
-            tokens[6] = s0l; tokens[7] = s0r; tokens[8] = s1l; tokens[9] = s1r
-            n += extract_templates(&f[n], self.tmpl, self.n_templates, s.doc.atoms, s.doc.length,
-                                   tokens, -1, NULL, NULL, 0)
-        return n
-
-    cdef int extract_alternatives(self, feat_t* f, int n, const ParseStateC* s, int s0, int s1,
-                                  int q0, int q1, uint64_t s0w, uint64_t s0t, uint64_t s1t,
-                                  uint64_t q0t) noexcept nogil:
-        """The tagger's alternative tags: alone, with the other words' tags,
-        and as (tag, alternative) pairs."""
-        cdef uint64_t s0a = self.word(s, s0, A_TAG_ALT), s1a = self.word(s, s1, A_TAG_ALT)
-        cdef uint64_t q0a = self.word(s, q0, A_TAG_ALT)
-        f[n] = feat1(T_S0A, s0a); n += 1
-        f[n] = feat1(T_S1A, s1a); n += 1
-        f[n] = feat1(T_Q0A, q0a); n += 1
-        f[n] = feat1(T_Q1A, self.word(s, q1, A_TAG_ALT)); n += 1
-        f[n] = feat2(T_S0A_S1T, s0a, s1t); n += 1
-        f[n] = feat2(T_S0T_S1A, s0t, s1a); n += 1
-        f[n] = feat2(T_S0A_Q0T, s0a, q0t); n += 1
-        f[n] = feat2(T_S0T_Q0A, s0t, q0a); n += 1
-        f[n] = feat2(T_S0W_S0A, s0w, s0a); n += 1
-        f[n] = feat4(T_S0TA_S1TA, s0t, s0a, s1t, s1a); n += 1
-        f[n] = feat4(T_S0TA_Q0TA, s0t, s0a, q0t, q0a); n += 1
-        return n
-
-    cdef int extract_rich(self, feat_t* f, int n, const ParseStateC* s, int s0, int s1, int q0,
-                          uint64_t s0t, uint64_t s1t, uint64_t q0t, uint64_t s0lt,
-                          uint64_t s0rt, uint64_t s1lt, uint64_t s1rt, uint64_t s0w,
-                          uint64_t s1w, uint64_t q0w) noexcept nogil:
-        cdef const SlotC* t0 = slot_at(s, 0)
-        cdef const SlotC* t1 = slot_at(s, 1)
-        # the rich set: third order
-        cdef int a0 = t0.alts if s0 >= 0 else 0, a1 = t1.alts if s1 >= 0 else 0
-        cdef uint64_t s0l2t = self.tag(s, t0.lc2 if s0 >= 0 else -1, a0, ALT_LC2)
-        cdef uint64_t s0r2t = self.tag(s, t0.rc2 if s0 >= 0 else -1, a0, ALT_RC2)
-        cdef uint64_t s1l2t = self.tag(s, t1.lc2 if s1 >= 0 else -1, a1, ALT_LC2)
-        cdef uint64_t s1r2t = self.tag(s, t1.rc2 if s1 >= 0 else -1, a1, ALT_RC2)
-        f[n] = feat1(T_S0L2T, s0l2t); n += 1
-        f[n] = feat1(T_S0R2T, s0r2t); n += 1
-        f[n] = feat1(T_S1L2T, s1l2t); n += 1
-        f[n] = feat1(T_S1R2T, s1r2t); n += 1
-        f[n] = feat3(T_S0T_S0LT_S0L2T, s0t, s0lt, s0l2t); n += 1
-        f[n] = feat3(T_S0T_S0RT_S0R2T, s0t, s0rt, s0r2t); n += 1
-        f[n] = feat3(T_S1T_S1LT_S1L2T, s1t, s1lt, s1l2t); n += 1
-        f[n] = feat3(T_S1T_S1RT_S1R2T, s1t, s1rt, s1r2t); n += 1
-        # suffixes, and words with q0's word
-        cdef uint64_t s0s = self.word(s, s0, A_SUF3), s1s = self.word(s, s1, A_SUF3)
-        cdef uint64_t q0s = self.word(s, q0, A_SUF3)
-        f[n] = feat1(T_S0SUF, s0s); n += 1
-        f[n] = feat1(T_S1SUF, s1s); n += 1
-        f[n] = feat1(T_Q0SUF, q0s); n += 1
-        f[n] = feat2(T_S0SUF_S1T, s0s, s1t); n += 1
-        f[n] = feat2(T_S1SUF_S0T, s1s, s0t); n += 1
-        f[n] = feat2(T_S0SUF_Q0T, s0s, q0t); n += 1
-        f[n] = feat2(T_S0W_Q0W, s0w, q0w); n += 1
-        f[n] = feat2(T_S1W_Q0W, s1w, q0w); n += 1
-        return n
+        cdef ParseViewC v
+        view_of(&v, s)
+        return extract_group(f, &self.structure, &v)
 
     cdef int extract_labels(self, feat_t* f, const ParseStateC* s) noexcept nogil:
-        """The features of the dependents' arc labels (and the end-of-queue
-        feature), which differ between siblings LEFT-ARC(l) / RIGHT-ARC(l)."""
-        cdef int i
-        for i in range(self.n_label_feats):
-            f[i] = self.label_feature(s, i)
-        return self.n_label_feats
+        """The features that read the dependents' arc labels (and the
+        end-of-queue feature), which differ between siblings LEFT-ARC(l) /
+        RIGHT-ARC(l): one per label template."""
+        cdef ParseViewC v
+        view_of(&v, s)
+        return extract_group(f, &self.labels, &v)
 
     cdef feat_t label_feature(self, const ParseStateC* s, int position) noexcept nogil:
         """The position-th feature of extract_labels (branch-and-bound computes
         one feature over every label)."""
-        cdef int s0 = s_at(s, 0), s1 = s_at(s, 1)
-        cdef const SlotC* t0 = slot_at(s, 0)
-        cdef const SlotC* t1 = slot_at(s, 1)
-        cdef uint64_t s0ll = self.label(t0.lc, t0.lc_label) if s0 >= 0 else ATOM_BEFORE
-        cdef uint64_t s0rl = self.label(t0.rc, t0.rc_label) if s0 >= 0 else ATOM_BEFORE
-        cdef uint64_t s1ll = self.label(t1.lc, t1.lc_label) if s1 >= 0 else ATOM_BEFORE
-        cdef uint64_t s1rl = self.label(t1.rc, t1.rc_label) if s1 >= 0 else ATOM_BEFORE
-        if position == 0:
-            return feat1(T_S0LCL, s0ll)
-        if position == 1:
-            return feat1(T_S0RCL, s0rl)
-        if position == 2:
-            return feat1(T_S1LCL, s1ll)
-        if position == 3:
-            return feat1(T_S1RCL, s1rl)
-        if position == 4:
-            return feat3(T_S0T_S0LCL_S0RCL, self.stack_tag(s, 0), s0ll, s0rl)
-        if position == 5:
-            return feat3(T_S1T_S1LCL_S1RCL, self.stack_tag(s, 1), s1ll, s1rl)
-        if position == 6:
-            return feat2(T_S0W_S0RCL, self.word(s, s0, A_LOWER), s0rl)
-        if position == 7:
-            return feat2(T_S1W_S1RCL, self.word(s, s1, A_LOWER), s1rl)
-        if position == 8:
-            return feat2(T_QEMPTY_DEPTH, 10 + (s.i >= s.n), 10 + min(s.depth, 3))
-        # the rich set's label sets (positions 9-12)
-        if position == 9:
-            return feat2(T_S0T_S0LSET, self.stack_tag(s, 0), t0.lset if s0 >= 0 else 0)
-        if position == 10:
-            return feat2(T_S0T_S0RSET, self.stack_tag(s, 0), t0.rset if s0 >= 0 else 0)
-        if position == 11:
-            return feat2(T_S1T_S1LSET, self.stack_tag(s, 1), t1.lset if s1 >= 0 else 0)
-        return feat2(T_S1T_S1RSET, self.stack_tag(s, 1), t1.rset if s1 >= 0 else 0)
+        return template_feature(&self.labels, position, s)
 
     cdef void score(self, double* scores, const void* state, Weights W, feat_t* buf,
                     void* cache) noexcept nogil:
@@ -835,7 +480,7 @@ cdef class ArcStandardSystem(TransitionSystem):
             # features. Not so a label set: it does not change where both
             # bits are set already (yet may for the other labels), so it is
             # taken to read every arc's label whose label varies.
-            if i >= BASE_LABEL_FEATS:
+            if self.labels.templates[i].reads_set:
                 dep1 = vary1
                 dep2 = vary2
             else:
@@ -938,7 +583,7 @@ cdef class ArcStandardSystem(TransitionSystem):
                    | (<uint64_t>(slot_at(s, 2).alts if s.depth > 2 else 0) << 48))
         key[17] = <uint64_t>s.done
         # the rich set's third order reads the second dependents too
-        cdef bint rich = self.rich
+        cdef bint rich = self.reads_second
         key[18] = <uint64_t>(t0.lc2 + 1) if rich and s0 >= 0 else 0
         key[19] = <uint64_t>(t0.rc2 + 1) if rich and s0 >= 0 else 0
         key[20] = <uint64_t>(t1.lc2 + 1) if rich and s1 >= 0 else 0
@@ -949,10 +594,17 @@ cdef class ArcStandardSystem(TransitionSystem):
         """family_bound() at a state (a pointer from Instance.state_after),
         for tests."""
         cdef Pool mem = Pool()
-        cdef feat_t* feats = <feat_t*>mem.alloc(MAX_FEATS, sizeof(feat_t))
+        cdef feat_t* feats = <feat_t*>mem.alloc(max(self.max_feats, 1), sizeof(feat_t))
         cdef void* cache = mem.alloc(self.cache_size, 1)
         return self.family_bound(<const ParseStateC*>state, W, feats, cache, first, labels1,
                                  second, labels2)
+
+    def label_features_of(self, size_t state):
+        """label_feature() of every label template at a state (a pointer from
+        Instance.state_after), for tests: extract_labels' features, one by
+        one."""
+        return [self.label_feature(<const ParseStateC*>state, k)
+                for k in range(self.n_label_feats)]
 
     def slots_of(self, size_t state):
         """The stack of a state (a pointer from Instance.state_after), bottom

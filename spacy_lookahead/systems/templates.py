@@ -45,9 +45,14 @@ component is given: the readers' `n_sents` joins sentences into one.
 The parser's templates read stack and buffer positions instead of offsets
 (PARSER_SLOTS): `s0`, `s1`, `s2` (the stack from its top), `q0`, `q1`, `q2`
 (the buffer from its front), `s0l`, `s0r`, `s1l`, `s1r` (the leftmost and
-rightmost dependents of s0 and s1), e.g. "cluster6[s0] tag[q0]"; an empty
-position is a sentinel. Its presets are its fixed sets, "preset:base" and
-"preset:rich" (systems/arc_standard.pyx); templates come on top.
+rightmost dependents of s0 and s1) and `s0l2`, `s0r2`, `s1l2`, `s1r2` (the
+second leftmost / rightmost), e.g. "cluster6[s0] tag[q0]"; an empty
+position is a sentinel. They also read the tagger's alternative tag
+(`tag_alt`) and the state (PARSER_STATE_ATOMS): the tag the parse chose
+(`ctag`), arc labels (`label`, `lset`, `rset`), valency (`nl`, `nr`),
+`dist`, `depth` and `qempty`. Its presets, "preset:base" and
+"preset:rich", are lists of such templates (systems/parser_templates.py);
+templates come on top.
 
 A list of templates may name a preset, "preset:pos", "preset:chunk" or
 "preset:ner": the component's templates before templates were data, in
@@ -81,9 +86,33 @@ PRESET = "preset:"
 _ATOM = re.compile(r"^([A-Za-z_]+[0-9]*)\[([+-]?\d+|doc[+-]\d+|[a-z][a-z0-9]*)\]$")
 _DOC_OFFSET = re.compile(r"^doc([+-]\d+)$")
 DOC = "doc"
-# the parser's positions, in the order its tokens array holds them
-PARSER_SLOTS = ("s0", "s1", "s2", "q0", "q1", "q2", "s0l", "s0r", "s1l", "s1r")
+# the parser's positions, in the order its tokens array holds them: the
+# stack from its top, the buffer from its front, the leftmost and rightmost
+# dependents of s0 and s1, then their second leftmost / rightmost
+PARSER_SLOTS = ("s0", "s1", "s2", "q0", "q1", "q2", "s0l", "s0r", "s1l", "s1r",
+                "s0l2", "s0r2", "s1l2", "s1r2")
 PARSER_PRESETS = ("base", "rich")
+# The parser's atoms of the state, after the constant column, in the order of
+# systems/parse_state.pxd's enum; each with the positions it is read at.
+# `ctag`: the tag the parse chose for the word (joint tagging: the tagger's
+# or its alternative; the buffer's and without joint tagging: the tagger's);
+# `label`: the arc label of a dependent; `lset` / `rset`: the labels of a
+# stack word's left / right dependents (a 64-bit set); `nl` / `nr`: its left /
+# right valency; `dist`: the distance from s1 to s0 (1-5, more is 5);
+# `depth`: the stack's depth (0-3, more is 3); `qempty`: whether the buffer
+# is empty. (`tag` is the tagger's tag everywhere.)
+_STACK_AND_DEPENDENTS = ("s0", "s1", "s2", "s0l", "s0r", "s1l", "s1r", "s0l2", "s0r2", "s1l2",
+                         "s1r2")
+PARSER_STATE_ATOMS = {
+    "ctag": PARSER_SLOTS, "label": ("s0l", "s0r", "s1l", "s1r"), "lset": ("s0", "s1"),
+    "rset": ("s0", "s1"), "nl": ("s0", "s1"), "nr": ("s0", "s1"), "dist": ("s1",),
+    "depth": ("s0",), "qempty": ("q0",),
+}
+PARSER_STATE_COLUMNS = {name: CONSTANT_COLUMN + 1 + k for k, name in enumerate(PARSER_STATE_ATOMS)}
+# atoms whose value differs between the label siblings LEFT-ARC(l) /
+# RIGHT-ARC(l): a template reading one is a label template (see
+# parser_templates.py)
+PARSER_LABEL_ATOMS = ("label", "lset", "rset")
 
 
 def _window(name: str, offsets: Iterable[int]) -> List[str]:
@@ -156,7 +185,7 @@ def parse_template(template: str, slots: Optional[Sequence[str]] = None
                             "joined by spaces, e.g. \"lower[-1] lower[0]\"")
     parts = template.split()
     if parts == [BIAS]:
-        return [(BIAS, 0)]
+        return [(BIAS, 0 if slots is None else slots[0])]
     if len(parts) > MAX_ATOMS_PER_TEMPLATE:
         raise TemplateError(f"{template!r} conjoins {len(parts)} atoms; at most "
                             f"{MAX_ATOMS_PER_TEMPLATE}")
@@ -167,11 +196,14 @@ def parse_template(template: str, slots: Optional[Sequence[str]] = None
             raise TemplateError(f"{template!r}: {part!r} is not an atom: write name[offset], "
                                 "e.g. lower[-1] or cluster6[0]")
         name, where = m.group(1), m.group(2)
-        _column(template, name)
+        _column(template, name, parser=slots is not None)
         if slots is not None:
             if where not in slots:
                 raise TemplateError(f"{template!r}: {where!r} is not a position; the parser's "
                                     f"are {', '.join(slots)}")
+            if name in PARSER_STATE_ATOMS and where not in PARSER_STATE_ATOMS[name]:
+                raise TemplateError(f"{template!r}: the parser reads {name} at "
+                                    f"{', '.join(PARSER_STATE_ATOMS[name])}, not at {where}")
             out.append((name, where))
             continue
         doc = _DOC_OFFSET.match(where)
@@ -184,8 +216,8 @@ def parse_template(template: str, slots: Optional[Sequence[str]] = None
             raise TemplateError(f"{template!r}: offset {offset} is beyond ±{MAX_OFFSET}")
         out.append((name, f"{DOC}{offset:+d}" if doc else offset))
     if slots is not None and any(name in (SUBSTRINGS, BIAS) for name, _ in out):
-        raise TemplateError(f"{template!r}: the parser's templates read words, not "
-                            f"{SUBSTRINGS} or {BIAS}")
+        raise TemplateError(f"{template!r}: the parser's templates read words and the "
+                            f"state, not {SUBSTRINGS}; {BIAS} stands alone")
     if slots is not None and any(isinstance(where, str) and where.startswith(DOC)
                                  for _, where in out):
         raise TemplateError(f"{template!r}: the parser's templates read stack and buffer "
@@ -196,10 +228,15 @@ def parse_template(template: str, slots: Optional[Sequence[str]] = None
     return out
 
 
-def _column(template: str, name: str) -> Tuple[int, int, int]:
-    """(column, bits, flag bit) of an atom name."""
+def _column(template: str, name: str, parser: bool = False) -> Tuple[int, int, int]:
+    """(column, bits, flag bit) of an atom name; parser: also the parser's
+    own atoms (the tagger's alternative tag and the state's atoms)."""
     if name in COLUMNS:
         return COLUMNS[name], 0, -1
+    if parser and name == "tag_alt":
+        return A_COLUMNS["tag_alt"], 0, -1
+    if parser and name in PARSER_STATE_COLUMNS:
+        return PARSER_STATE_COLUMNS[name], 0, -1
     if name in FLAG_BITS:
         return A_COLUMNS["flags"], 0, FLAG_BITS[name]
     m = CLUSTER_ATOM.match(name)
@@ -208,6 +245,8 @@ def _column(template: str, name: str) -> Tuple[int, int, int]:
     if name == SUBSTRINGS:
         return -1, 0, -1
     known = sorted(COLUMNS) + ["clusterK (K = 1..62)", SUBSTRINGS] + list(FLAGS)
+    if parser:
+        known += ["tag_alt", *PARSER_STATE_ATOMS]
     raise TemplateError(f"{template!r}: unknown atom {name!r}; the atoms are {', '.join(known)}")
 
 
@@ -323,7 +362,7 @@ def compile_templates(expanded: Sequence[Tuple[str, int]], slots: Optional[Seque
             if name == SUBSTRINGS:
                 out["substrings"][t] = 1
                 continue
-            column, bits, flag = _column(text, name)
+            column, bits, flag = _column(text, name, parser=slots is not None)
             out["columns"][t, j], out["bits"][t, j], out["flags"][t, j] = column, bits, flag
     out["offsets"] = numpy.asarray(offsets, dtype="int32")
     out["doc_offsets"] = numpy.asarray(doc_offsets, dtype="int32")
