@@ -388,6 +388,21 @@ def test_n_process_2_gives_the_same_annotations(full):
     assert [annotations(d) for d in full.pipe(texts, n_process=2, batch_size=4)] == ours
 
 
+def test_n_process_2_under_spawn(full):
+    """spaCy's n_process pickles the token extensions for processes that a
+    spawn start method makes afresh (macOS, Windows, Linux from Python
+    3.14): the probability getters must pickle."""
+    import multiprocessing
+    before = multiprocessing.get_start_method(allow_none=True)
+    multiprocessing.set_start_method("spawn", force=True)
+    try:
+        texts = TEXTS * 2
+        ours = [annotations(d) for d in full.pipe(texts)]
+        assert [annotations(d) for d in full.pipe(texts, n_process=2, batch_size=4)] == ours
+    finally:
+        multiprocessing.set_start_method(before, force=True)
+
+
 def test_preset_entities_with_whitespace_edges(parts):
     """Preset entities are kept (as spaCy's ner keeps them); one that starts
     on a whitespace token is planned around without it."""

@@ -3,6 +3,7 @@ shares: the search and learner settings (`settings.py`), the system's
 instances of a batch of docs, the learner chosen by the config (one function
 per learner in `core.learners`), prediction by the chosen search, and the
 n best outputs with their probabilities."""
+import functools
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
@@ -37,16 +38,19 @@ class Prediction(NamedTuple):
     alternatives: Optional[Tuple[numpy.ndarray, numpy.ndarray]] = None
 
 
+def _token_probability(token: Token, key: str) -> Optional[float]:
+    probs = token.doc.user_data.get(key)
+    return None if probs is None or len(probs) != len(token.doc) else float(probs[token.i])
+
+
 def token_probability(extension: str, key: str) -> None:
     """Register `token._.<extension>`: the token's entry of the per-token
     probabilities a component keeps in doc.user_data[key] (None if it kept
-    none for this doc)."""
-    def getter(token: Token) -> Optional[float]:
-        probs = token.doc.user_data.get(key)
-        return None if probs is None or len(probs) != len(token.doc) else float(probs[token.i])
-
+    none for this doc). The getter pickles (a partial of a module-level
+    function): spaCy's n_process sends the extensions to processes that a
+    spawn or forkserver start method makes afresh."""
     if not Token.has_extension(extension):
-        Token.set_extension(extension, getter=getter)
+        Token.set_extension(extension, getter=functools.partial(_token_probability, key=key))
 
 
 ONE = numpy.ones((1,))  # the probability of a single output
