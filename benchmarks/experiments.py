@@ -194,6 +194,12 @@ for data, epochs in (("conll2000", 15), ("jnlpba", 10)):
 # clusters (and probability bins) of the window's words, by the same protocol
 CHUNK_LEXICON = ["preset:chunk", *clusters(range(-2, 3)), *PROBS]
 NER_LEXICON = ["preset:ner", *clusters(), *PROBS]
+CHUNK_AFFIXES = ["suf2[0]", "suf3[0]", "suf4[0]", "pre2[0]", "pre3[0]", "shape[0]", "suf3[-1]",
+                 "suf3[1]", "shape[-1]", "shape[1]"]
+CHUNK_CONJUNCTIONS = ["tag[0] lower[0]", "tag[-1] lower[0]", "lower[0] tag[1]",
+                      "tag[-1] tag[0] lower[0]", "cluster6[0] tag[0]", "cluster6[-1] tag[0]",
+                      "tag[0] cluster6[1]", "lower[-1] tag[0]"]
+CHUNK_BEST = [*CHUNK_LEXICON, *CHUNK_AFFIXES, *CHUNK_CONJUNCTIONS]
 KOO_BITS = (4, 6)
 CHUNK_KOO = ["preset:chunk", *clusters(range(-2, 3), KOO_BITS),
              *[f"cluster[{o}]" for o in range(-2, 3)], *PROBS]
@@ -220,6 +226,25 @@ for name, task, config, data, comp, feats, epochs, label in (
         ("ner_rtl_d1_lexicon_biluo_koo_bits", "ner", "configs/ner_jnlpba.cfg", "jnlpba", NER,
          NER_KOO, 10, "lookahead_ner, right-to-left, depth 1, BILUO, + clusters (4, 6 bits, "
                       "whole path) and probability bins of w-1..w+1 (dev: held-out tenth)"),
+        # beyond Sha and Pereira's window (the preset): the word's affixes and
+        # shape, and conjunctions of a word or its cluster with a tag
+        ("chunker_d1_lexicon_affixes", "chunk", "configs/chunker_conll2000.cfg", "conll2000",
+         CHUNKER, [*CHUNK_LEXICON, *CHUNK_AFFIXES], 10, "lookahead_chunker, depth 1, + clusters "
+         "and probability bins, + affixes and shapes of w-1..w+1 (dev: held-out tenth)"),
+        ("chunker_d1_lexicon_conjunctions", "chunk", "configs/chunker_conll2000.cfg", "conll2000",
+         CHUNKER, [*CHUNK_LEXICON, *CHUNK_CONJUNCTIONS], 10, "lookahead_chunker, depth 1, + "
+         "clusters and probability bins, + words and clusters with tags (dev: held-out tenth)"),
+        ("chunker_d1_lexicon_biluo", "chunk", "configs/chunker_conll2000.cfg", "conll2000",
+         CHUNKER, CHUNK_LEXICON, 10, "lookahead_chunker, depth 1, BILUO, + clusters and "
+         "probability bins (dev: held-out tenth)"),
+        ("chunker_d1_biluo_affixes_conjunctions", "chunk", "configs/chunker_conll2000.cfg",
+         "conll2000", CHUNKER, CHUNK_BEST, 10, "lookahead_chunker, depth 1, BILUO, + clusters "
+         "and probability bins, affixes and shapes, words and clusters with tags (dev: held-out "
+         "tenth)"),
+        ("chunker_d1_biluo_affixes_conjunctions_e20", "chunk", "configs/chunker_conll2000.cfg",
+         "conll2000", CHUNKER, CHUNK_BEST, 20, "lookahead_chunker, depth 1, BILUO, + clusters "
+         "and probability bins, affixes and shapes, words and clusters with tags, 20 epochs "
+         "(dev: held-out tenth)"),
         # Ratinov and Roth (2009): BILOU against IOB2
         ("ner_rtl_d1_lexicon_biluo", "ner", "configs/ner_jnlpba.cfg", "jnlpba", NER, NER_LEXICON,
          10, "lookahead_ner, right-to-left, depth 1, BILUO, + clusters and probability bins of "
@@ -271,13 +296,23 @@ TAGGED_HELD_OUT = {"paths.train": JNLPBA_TAGGED, "paths.dev": JNLPBA_TAGGED,
                    "corpora.train.part": "rest", "corpora.dev.held_out": 0.1,
                    "corpora.dev.part": "held_out", "training.max_epochs": 10,
                    "training.eval_frequency": 451}
-for name, scheme, label in (("ner_rtl_d1_lexicon_pos", "iob2", ""),
-                            ("ner_rtl_d1_biluo_pos", "biluo", "BILUO, ")):
+# ... and beyond them: the neighbours' affixes and shapes, words with their
+# tags (NER_AFFIXES); the label history's second order (label_trigrams)
+NER_AFFIXES = ["suf3[-1]", "suf3[1]", "pre3[-1]", "pre3[1]", "shape[-1]", "shape[1]",
+               "tag[0] lower[0]", "tag[-1] lower[0]", "lower[0] tag[1]", "cluster6[0] tag[0]"]
+for name, scheme, label, feats, extra in (
+        ("ner_rtl_d1_lexicon_pos", "iob2", "", NER_LEXICON, {}),
+        ("ner_rtl_d1_biluo_pos", "biluo", "BILUO, ", NER_LEXICON, {}),
+        ("ner_rtl_d1_biluo_pos_affixes", "biluo", "BILUO, neighbours' affixes and shapes, words "
+         "with tags, ", [*NER_LEXICON, *NER_AFFIXES], {}),
+        ("ner_rtl_d1_biluo_pos_trigrams", "biluo", "BILUO, label trigrams, ", NER_LEXICON,
+         {"label_trigrams": True})):
     add(Experiment(name, "spans", "ner", "configs/ner_jnlpba.cfg", "jnlpba",
                    f"lookahead_ner, right-to-left, depth 1, {label}+ clusters and probability "
                    "bins, + POS tags of the EWT tagger (dev: held-out tenth)",
-                   {**component(NER, depth=1, features=NER_LEXICON, direction="rtl",
-                                pos_features=True, scheme=scheme), **lexicon(), **TAGGED_HELD_OUT},
+                   {**component(NER, depth=1, features=feats, direction="rtl",
+                                pos_features=True, scheme=scheme, **extra), **lexicon(),
+                    **TAGGED_HELD_OUT},
                    model="model-best"))
 
 # ... the best there (BILUO, the lexicon, POS tags) on all of train, as a
@@ -293,6 +328,13 @@ add(Experiment("ner_rtl_d1_biluo_pos_full", "spans", "ner", "configs/ner_jnlpba_
 add(Experiment("chunker_d1_lexicon_full", "spans", "chunk", "configs/chunker_conll2000.cfg",
                "conll2000", "lookahead_chunker, depth 1, + clusters and probability bins",
                {**component(CHUNKER, depth=1, features=CHUNK_LEXICON), **lexicon()}, quick={}),
+    # the chunker chosen on the held-out tenth (BILUO, affixes, conjunctions:
+    # best at epoch 8 of 20 there), for the same fixed budget
+    Experiment("chunker_d1_biluo_full", "spans", "chunk", "configs/chunker_conll2000.cfg",
+               "conll2000", "lookahead_chunker, depth 1, BILUO, + clusters and probability bins, "
+               "affixes and shapes, words and clusters with tags",
+               {**component(CHUNKER, depth=1, features=CHUNK_BEST, scheme="biluo"), **lexicon()},
+               quick={}),
     Experiment("ner_rtl_d1_lexicon_full", "spans", "ner", "configs/ner_jnlpba.cfg", "jnlpba",
                "lookahead_ner, right-to-left, depth 1, + clusters and probability bins",
                {**component(NER, depth=1, direction="rtl", features=NER_LEXICON), **lexicon()},
@@ -570,7 +612,7 @@ SPEEDS: Dict[str, Speed] = {s.name: s for s in (
           ("spacy_tagger", "tagger_d0", "tagger_d1", "tagger_d2", "crf_tagger", "tagger_sapo")),
     Speed("chunk_speed", "spans", "chunk", "conll2000",
           ("spacy_ner_conll2000", "crf_conll2000", "chunker_d0", "chunker_d1", "chunker_d2",
-           "chunker_sapo", "chunker_d1_lexicon_full")),
+           "chunker_sapo", "chunker_d1_lexicon_full", "chunker_d1_biluo_full")),
     Speed("ner_speed", "spans", "ner", "jnlpba",
           ("spacy_ner_jnlpba", "crf_jnlpba", "ner_rtl_d0", "ner_rtl_d1", "ner_rtl_d2", "ner_ltr_d0",
            "ner_ltr_d1", "ner_ltr_d2", "ner_rtl_sapo", "ner_rtl_d1_lexicon_full",
@@ -580,7 +622,8 @@ SPEEDS: Dict[str, Speed] = {s.name: s for s in (
           ("tagger_d1", "tagger_d1_lexicon", "tagger_d1_context_lexicon", "tagger_d1_lexicon_koo_bits"),
           pairs=11, quick=False),
     Speed("lexicon_speed_chunk", "spans", "chunk", "conll2000",
-          ("chunker_d1_heldout", "chunker_d1_lexicon"), pairs=11, quick=False),
+          ("chunker_d1_heldout", "chunker_d1_lexicon", "chunker_d1_biluo_affixes_conjunctions"),
+          pairs=11, quick=False),
     Speed("lexicon_speed_ner", "spans", "ner", "jnlpba",
           ("ner_rtl_d1_heldout", "ner_rtl_d1_lexicon", "ner_rtl_d1_lexicon_biluo"), pairs=11,
           quick=False),
