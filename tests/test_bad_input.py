@@ -415,6 +415,71 @@ def test_preset_entities_with_whitespace_edges(parts):
     assert (1, 2, "protein") in ents and (5, 7, "cell_type") in ents
 
 
+@pytest.mark.parametrize("settings", [{"search": "greedy"}, {"search": "beam", "beam_width": 4},
+                                      {"search": "lookahead", "depth": 1}])
+def test_a_preset_outside_token_decodes_in_every_search(parts, shared_data, settings):
+    """One token of each doc preset as outside (ent_iob O): every search
+    decodes every doc and keeps the preset (greedy right to left refused
+    most such docs with NoValidOutput: a label before the preset that the
+    scheme cannot end there)."""
+    nlp = parts["lookahead_ner"]
+    ner = nlp.get_pipe("lookahead_ner")
+    rng = numpy.random.default_rng(0)
+    docs, kept = [], []
+    for eg in jnlpba(shared_data, nlp.vocab, "test", 120):
+        doc = Doc(nlp.vocab, words=[t.text for t in eg.reference])
+        spans = [e for e in eg.reference.ents if len(e) > 1]
+        if not spans:
+            continue
+        span = spans[int(rng.integers(len(spans)))]
+        k = span.start + int(rng.integers(1, len(span)))  # inside a gold name
+        doc.set_ents([], outside=[doc[k:k + 1]], default="unmodified")
+        docs.append(doc)
+        kept.append(k)
+    before = dict(ner.cfg)
+    ner.cfg.update(settings)
+    try:
+        out = list(ner.pipe(docs, batch_size=16))
+    finally:
+        ner.cfg.clear()
+        ner.cfg.update(before)
+    assert len(out) == len(docs) > 40
+    assert all(doc[k].ent_iob_ == "O" for doc, k in zip(out, kept))
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_no_valid_output_names_the_doc_and_drops_its_batch(parts, monkeypatch, n_threads):
+    """A doc with no valid output (preset labels that contradict the
+    scheme, which spaCy's entities cannot make: forced here): the error
+    names it (its place in the batch and its text), and with an error
+    handler its batch is left out of pipe(), with one thread as with two."""
+    nlp = parts["lookahead_ner"]
+    ner = nlp.get_pipe("lookahead_ner")
+    good = [Doc(nlp.vocab, words=["IL-2", "binds", "."]) for _ in range(3)]
+    bad = Doc(nlp.vocab, words=["IL-2", "gene", "binds", ".", "T", "cells"])
+    begin, inside = (a for a in ner.actions if a.startswith("B-")), \
+        (a for a in ner.actions if a.startswith("I-"))
+    b = next(begin)
+    i = next(a for a in inside if a[2:] != b[2:])  # I- of another type after B-
+    contradiction = numpy.full((6,), -1, dtype="int32")
+    contradiction[:2] = ner.actions.index(b), ner.actions.index(i)
+    monkeypatch.setattr(type(ner), "forced_ids",
+                        lambda self, doc: contradiction if len(doc) == 6 else None)
+    before = dict(ner.cfg)
+    ner.cfg["n_threads"] = n_threads
+    try:
+        with pytest.raises(ValueError, match=r"doc 1 of the batch \(6 tokens: 'IL-2 gene binds"):
+            list(ner.pipe([good[0], bad, good[1]], batch_size=4))
+        seen = []
+        ner.set_error_handler(lambda name, pipe, docs, err: seen.append(len(docs)))
+        out = list(ner.pipe([good[0], good[1], bad, good[2]], batch_size=2))
+    finally:
+        ner.set_error_handler(spacy.util.raise_error)
+        ner.cfg.clear()
+        ner.cfg.update(before)
+    assert seen == [2] and len(out) == 2
+
+
 def test_fr_units_follow_sentences_that_start_on_whitespace(parts):
     """A sentencizer starts a sentence on the whitespace token after a full
     stop: the FR components still decode sentence by sentence."""

@@ -9,7 +9,7 @@ import pytest
 from spacy_lookahead.core import decode, learners, views
 from spacy_lookahead.core.weights import Weights
 from spacy_lookahead.systems.arc_standard import ArcStandardSystem
-from spacy_lookahead.systems.schemes import label_constraints, scheme_actions
+from spacy_lookahead.systems.schemes import label_constraints, scheme_actions, spans_to_ids
 from spacy_lookahead.systems.tagging import TaggingSystem
 
 from test_lookahead import atoms_of
@@ -234,3 +234,53 @@ def test_no_valid_derivation_is_an_error_not_a_padded_output(search):
     forced[3] = actions.index("I-NP")  # a valid preset decodes
     out = decode.decode([system.instance(doc)], Weights(), search, 1, 4)[0]
     assert out[2] == actions.index("B-NP") and out[3] == actions.index("I-NP")
+
+
+@pytest.mark.parametrize("scheme", ["iob2", "biluo"])
+@pytest.mark.parametrize("direction", ["ltr", "rtl"])
+@pytest.mark.parametrize("search", ["greedy", "lookahead", "beam", "nbest-beam"])
+def test_a_preset_a_valid_labelling_keeps_always_decodes(scheme, direction, search):
+    """Presets taken from a valid labelling (a label at random tokens) never
+    leave the search in a dead end: a label is valid only where a later
+    preset can still follow (issue 35: greedy and beam searches took O
+    before a preset I- and raised NoValidOutput). Weights that favour O
+    everywhere make every search try the dead end; each output keeps the
+    presets and the scheme's constraints, in both directions."""
+    rng = numpy.random.default_rng(3)
+    actions = scheme_actions(["NP", "VP"], scheme)
+    constraints = label_constraints(actions, scheme, direction)
+    system = TaggingSystem(len(actions), feature_set="chunk", direction=direction, **constraints)
+    allowed, start, end = (constraints[k] for k in ("allowed", "at_doc_start", "at_doc_end"))
+    outside = actions.index("O")
+    for trial in range(30):
+        n = int(rng.integers(2, len(WORDS) + 1))
+        spans, i = [], 0
+        while i < n:  # random spans over the doc
+            k = int(rng.integers(1, 4))
+            if rng.random() < 0.6 and i + k <= n:
+                spans.append((i, i + k, str(rng.choice(["NP", "VP"]))))
+            i += k
+        gold = spans_to_ids(n, spans, actions, scheme)
+        forced = numpy.full((n,), -1, dtype="int32")
+        for j in rng.choice(n, size=int(rng.integers(1, n + 1)), replace=False):
+            if gold[j] != outside:
+                forced[j] = gold[j]
+        doc = {"atoms": atoms_of(WORDS[:n], TAGS[:n]), "forced": forced}
+        W = Weights()
+        for f in views.features(system, doc, []):
+            W.add(int(f), outside, 5.0)
+        W.tick()
+        if search == "nbest-beam":
+            outs = [row for row in decode.nbest([system.instance(doc)], W, 3, beam_width=4,
+                                                exact=False)[0][0]]
+        else:
+            outs = [decode.decode([system.instance(doc)], W, search, 1, 4)[0]]
+        for out in outs:
+            out = numpy.asarray(out)
+            assert (out[forced >= 0] == forced[forced >= 0]).all()
+            order = out if direction == "ltr" else out[::-1]
+            assert start[out[0]] and end[out[-1]]
+            prev = -1
+            for label in order:
+                assert allowed[prev + 1, label], (trial, order.tolist())
+                prev = label

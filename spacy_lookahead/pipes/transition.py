@@ -224,8 +224,11 @@ class TransitionPipe(SearchPipe):
         probabilities kept for scores."""
         docs = list(docs)
         indexes, run, instances, args = self._decoding(docs)
-        return self._predictions(docs, indexes,
-                                 in_threads(run, instances, self.cfg["n_threads"], *args))
+        try:
+            results = in_threads(run, instances, self.cfg["n_threads"], *args)
+        except decoding.NoValidOutput as err:
+            raise self._naming_the_doc(docs, err) from None
+        return self._predictions(docs, indexes, results)
 
     def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
         """With n_threads > 1, the batches are pipelined: while the threads
@@ -257,11 +260,32 @@ class TransitionPipe(SearchPipe):
 
     def _written(self, docs: List[Doc], indexes: list, started: Started,
                  error_handler: Callable) -> List[Doc]:
+        """The batch's docs, annotated; none where the error handler took
+        its error (as TrainablePipe.pipe does with one thread)."""
         try:
-            self.set_annotations(docs, self._predictions(docs, indexes, started.results()))
+            try:
+                results = started.results()
+            except decoding.NoValidOutput as err:
+                raise self._naming_the_doc(docs, err) from None
+            self.set_annotations(docs, self._predictions(docs, indexes, results))
         except Exception as err:
             error_handler(self.name, self, docs, err)
+            return []
         return docs
+
+    def _naming_the_doc(self, docs: List[Doc], err: Exception) -> Exception:
+        """A batch's NoValidOutput, naming the first of its docs that has no
+        valid output (each decoded again on its own: the error path only)."""
+        run, args = self._decoder()
+        for k, doc in enumerate(docs):
+            inputs, indexes = self.inputs_and_indexes([doc])
+            try:
+                run(list(self.instances([doc], None, indexes, inputs)), *args)
+            except decoding.NoValidOutput:
+                return decoding.NoValidOutput(
+                    f"[{self.name}] doc {k} of the batch ({len(doc)} tokens: "
+                    f"{doc.text[:60]!r}{'...' if len(doc.text) > 60 else ''}): {err}")
+        return err
 
     def _decoding(self, docs: List[Doc]) -> Tuple[list, Callable, Iterable, tuple]:
         """(the docs' content positions, the engine's decoder, the docs'
@@ -273,13 +297,18 @@ class TransitionPipe(SearchPipe):
         inputs, indexes = self.inputs_and_indexes(docs)
         self._warn_unseen_tags()
         instances = self.instances(docs, None, indexes, inputs)
+        run, args = self._decoder()
+        return indexes, run, instances, args
+
+    def _decoder(self) -> Tuple[Callable, tuple]:
+        """The engine's decoder that the config chooses, and its arguments
+        after the instances."""
         cfg = self.cfg
         if self.is_sapo:
-            return indexes, decoding.nbest, instances, (self.averaged_weights, cfg["n"],
-                                                        cfg["beam_width"], self.exact_topn)
+            return decoding.nbest, (self.averaged_weights, cfg["n"], cfg["beam_width"],
+                                    self.exact_topn)
         depth = cfg["depth"] if cfg["search"] == "lookahead" else 0
-        return indexes, decoding.decode, instances, (self.averaged_weights, cfg["search"], depth,
-                                                     cfg["beam_width"])
+        return decoding.decode, (self.averaged_weights, cfg["search"], depth, cfg["beam_width"])
 
     def _predictions(self, docs: List[Doc], indexes: list, results: list) -> List[Prediction]:
         if self.is_sapo:  # (outputs, scores[, exact scores of the best's parts])

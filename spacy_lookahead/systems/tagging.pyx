@@ -25,6 +25,9 @@ cdef struct TagDocC:
     const int* sub_offsets     # length + 1: CSR offsets into subs (NULL: none)
     const uint64_t* subs       # substring hashes of the words
     const int* forced          # length, label fixed by preset annotation or -1; NULL: none
+    const unsigned char* feasible  # length x nr_class, by step: 1 where the label leaves the
+                               # rest a valid labelling (the presets under the scheme's
+                               # constraints); NULL: every valid label does
     const int* occurrences     # length x MAX_OCCURRENCES: the word's other positions in the
                                # doc, for the `doc` templates (-1: none); NULL: none read
     const int* sent_lo         # length: where each token's sentence begins and ends (its
@@ -236,8 +239,43 @@ cdef class TaggingSystem(TransitionSystem):
                 is_valid[a] = 0
             if forced >= 0 and a != forced:
                 is_valid[a] = 0
+            if s.doc.feasible != NULL and not s.doc.feasible[s.step * self.nr_class + a]:
+                is_valid[a] = 0  # a dead end: a later preset could not follow
             n += is_valid[a]
         return n
+
+    cdef bint static_ok(self, const TagDocC* doc, int i, int a) noexcept nogil:
+        """Whether label a may stand at token i on its own: the sentence's
+        first and last token, the preset."""
+        if i == sent_lo(doc, i) and not self.at_start[a]:
+            return False
+        if i == sent_hi(doc, i) - 1 and not self.at_end[a]:
+            return False
+        return doc.forced == NULL or doc.forced[i] < 0 or doc.forced[i] == a
+
+    cdef void feasible_steps(self, const TagDocC* doc, unsigned char* out) noexcept nogil:
+        """out[t, a] = 1 where label a at step t can be completed to the end
+        of the doc under the constraints (backwards over the steps; the
+        history starts again at each sentence's first step, as in apply())."""
+        cdef int L = self.nr_class, n = doc.length, t, a, b, i, nxt
+        cdef bint reset, ok
+        cdef const int* row
+        for t in range(n - 1, -1, -1):
+            i = doc.length - 1 - t if self.rtl else t
+            reset = False
+            if t + 1 < n:
+                nxt = doc.length - 2 - t if self.rtl else t + 1
+                reset = nxt == (sent_hi(doc, nxt) - 1 if self.rtl else sent_lo(doc, nxt))
+            for a in range(L):
+                ok = self.static_ok(doc, i, a)
+                if ok and t + 1 < n:
+                    row = &self.allowed[(0 if reset else a + 1) * L]
+                    ok = False
+                    for b in range(L):
+                        if out[(t + 1) * L + b] and row[b]:
+                            ok = True
+                            break
+                out[t * L + a] = ok
 
     cdef void apply(self, void* state, int clas) noexcept nogil:
         """Assign the label; at the first step of a sentence (in the order
@@ -529,12 +567,13 @@ cdef class _TagDoc(Instance):
     cdef TagDocC c
     cdef TaggingSystem tagging
     cdef _TagBatch batch
-    cdef object gold
+    cdef object gold, feasible
 
     cdef void view(self, TaggingSystem system, _TagBatch batch, int64_t start,
                    int64_t end, gold_array) except *:
         cdef int n = <int>(end - start)
         cdef int[::1] gv
+        cdef unsigned char[:, ::1] fv
         self.mem = Pool()
         self.system = system
         self.state_size = system.state_size
@@ -554,6 +593,15 @@ cdef class _TagDoc(Instance):
             self.c.sent_lo = batch.lo_p + start
             self.c.sent_hi = batch.hi_p + start
             self.breaks = True
+        self.c.feasible = NULL
+        if self.c.forced != NULL and system.constrained and batch.forced[start:end].max() >= 0:
+            # presets under a scheme's constraints: a label that passes its own
+            # checks may still leave no valid label for a later preset, and a
+            # greedy or beam search would walk into that dead end
+            self.feasible = numpy.zeros((n, system.nr_class), dtype="uint8")
+            fv = self.feasible
+            system.feasible_steps(&self.c, &fv[0, 0])
+            self.c.feasible = &fv[0, 0]
         self.c.cache = batch.cache_p + start * system.nr_class
         self.c.cache_version = batch.versions_p + start
         self.c.cache_owner = NULL
