@@ -344,6 +344,49 @@ def test_damaged_weights_are_refused(parts, tmp_path):
         assert "re-train" in str(info.value), what
 
 
+def _crafted(msg, what):
+    """The weights message (to_bytes' arrays) changed as a hostile file would."""
+    arrays = {k: numpy.frombuffer(msg[k], dtype=t).copy() for k, t in
+              (("keys", "uint64"), ("lengths", "int32"), ("classes", "int32"), ("w", "float64"))}
+    if what == "class id past the classes":
+        arrays["classes"][0] = 10_000
+    elif what == "negative row length":  # the total unchanged
+        k = int(arrays["lengths"][0]) + 1
+        arrays["lengths"][0] -= k
+        arrays["lengths"][1] += k
+    elif what == "NaN weight":
+        arrays["w"][0] = numpy.nan
+    elif what == "a row twice":
+        arrays["keys"][1] = arrays["keys"][0]
+    return {**msg, **{k: v.tobytes() for k, v in arrays.items()}}
+
+
+@pytest.mark.parametrize("name", ["arc_standard_parser", "lookahead_ner", "fr_chunker"])
+@pytest.mark.parametrize("what,says", [
+    ("class id past the classes", "class ids"), ("negative row length", "negative length"),
+    ("NaN weight", "not finite"), ("a row twice", "given twice")])
+def test_a_crafted_weights_file_that_is_sealed_is_refused(parts, fr_chunking, tmp_path, name,
+                                                          what, says):
+    """A file re-sealed after its arrays were changed passes the checksum
+    (it is not a signature): loading checks every length, class id and
+    value before using it, and refuses the file instead of corrupting
+    memory (a class id past the scores made dot() write out of bounds)."""
+    import srsly
+    from spacy_lookahead.pipes.integrity import seal, unseal
+    nlp = fr_chunking if name == "fr_chunker" else parts[name]
+    pipe = nlp.get_pipe(name)
+    path = saved(nlp, tmp_path / "m") / name
+    cfg = srsly.read_json(path / "cfg")
+    settings = pipe._feature_values(cfg)
+    raw = unseal(pipe.component_type, cfg["labels"], settings, (path / "weights").read_bytes(),
+                 "weights")
+    msg = _crafted(srsly.msgpack_loads(raw), what)
+    (path / "weights").write_bytes(seal(pipe.component_type, cfg["labels"], settings,
+                                        srsly.msgpack_dumps(msg)))
+    with pytest.raises(ValueError, match=f"{name}.*{says}"):
+        spacy.load(tmp_path / "m")
+
+
 def test_swapped_weights_are_refused(parts, tmp_path):
     tagger_dir = saved(parts["lookahead_tagger"], tmp_path / "t")
     parser_dir = saved(parts["arc_standard_parser"], tmp_path / "p")

@@ -498,7 +498,11 @@ cdef class Weights:
             "total": totals.tobytes(), "times": times.tobytes(),
         })
 
-    def from_bytes(self, bytes_data):
+    def from_bytes(self, bytes_data, int n_classes=0):
+        """The table of to_bytes()' data; n_classes > 0: every class id must
+        be below it (a crafted file must not make dot() write past the
+        scores). Lengths, class ids and values are checked before any is
+        used: a damaged file raises ValueError, never corrupts memory."""
         cdef Row* row
         cdef int j
         try:
@@ -512,9 +516,20 @@ cdef class Weights:
             totals = numpy.frombuffer(msg["total"], dtype="float64")
             times = numpy.frombuffer(msg["times"], dtype="int64")
             if (lengths.shape[0] != keys.shape[0] or int(lengths.sum()) != classes.shape[0]
-                    or not (classes.shape[0] == ws.shape[0] == totals.shape[0] == times.shape[0])
-                    or (classes.shape[0] and classes.min() < 0)):
+                    or not (classes.shape[0] == ws.shape[0] == totals.shape[0] == times.shape[0])):
                 raise ValueError("array lengths do not agree")
+            if lengths.shape[0] and lengths.min() < 0:
+                raise ValueError("a row has a negative length")
+            if classes.shape[0] and (classes.min() < 0 or (n_classes > 0 and
+                                                             classes.max() >= n_classes)):
+                raise ValueError(f"class ids {int(classes.min())}..{int(classes.max())} outside "
+                                 f"0..{n_classes - 1}" if n_classes > 0 else
+                                 "a negative class id")
+            if not (numpy.isfinite(ws).all() and numpy.isfinite(totals).all()
+                    and numpy.isfinite(msg["scale"]) and msg["scale"] > 0):
+                raise ValueError("weights that are not finite numbers")
+            if numpy.unique(keys).shape[0] != keys.shape[0]:
+                raise ValueError("a feature's row is given twice")
         except Exception as err:
             raise ValueError(
                 f"Corrupt or incompatible weights data ({err}). Re-train the "

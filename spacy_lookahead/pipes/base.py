@@ -370,22 +370,22 @@ class SearchPipe(TrainablePipe):
             raise ValueError(f"[{self.name}] corrupt cfg: no label list")
         self._check_settings(cfg)
         try:
-            weights = Weights().from_bytes(unseal(self.component_type, cfg["labels"],
-                                                  self._feature_values(cfg), sealed, source))
+            raw = unseal(self.component_type, cfg["labels"], self._feature_values(cfg), sealed,
+                         source)
         except ModelFileError as err:
             raise ModelFileError(f"[{self.name}] {err}") from err
-        except ValueError as err:
-            raise ModelFileError(f"[{self.name}] {source}: {err}") from err
         # Labels and feature settings come from the model; search settings
         # (depth, margin) from the config, so they can be changed at load time.
-        self.cfg["labels"] = list(cfg["labels"])
-        self.cfg.update({key: cfg[key] for key in self.model_settings if key in cfg})
-        self.cfg.update({key: value for key, value in self.model_settings_before.items()
-                         if key not in cfg})
-        self.cfg.pop("input_tags", None)
-        if isinstance(cfg.get("input_tags"), list):
-            self.cfg["input_tags"] = list(cfg["input_tags"])
-        self._label_ids = None
+        before = dict(self.cfg)
+        self._apply_model_cfg(cfg)
+        try:  # (the class ids checked against the model's own classes)
+            weights = Weights().from_bytes(raw, n_classes=self.weight_classes() or 0)
+        except ValueError as err:
+            self.cfg.clear()
+            self.cfg.update(before)
+            self._label_ids = None
+            self._on_load()
+            raise ModelFileError(f"[{self.name}] {source}: {err}") from err
         # A saved model holds the weights to predict with (averaged, or
         # SAPO's own): frozen for fast prediction (update() trains on a
         # thawed copy).
@@ -395,6 +395,22 @@ class SearchPipe(TrainablePipe):
         self._averaged_version = weights.version
         self._add_strings(self.vocab)
         self._on_load()
+
+    def _apply_model_cfg(self, cfg: Dict[str, Any]) -> None:
+        self.cfg["labels"] = list(cfg["labels"])
+        self.cfg.update({key: cfg[key] for key in self.model_settings if key in cfg})
+        self.cfg.update({key: value for key, value in self.model_settings_before.items()
+                         if key not in cfg})
+        self.cfg.pop("input_tags", None)
+        if isinstance(cfg.get("input_tags"), list):
+            self.cfg["input_tags"] = list(cfg["input_tags"])
+        self._label_ids = None
+        self._on_load()
+
+    def weight_classes(self) -> Optional[int]:
+        """How many classes the weights score (their class ids are below
+        it); None: not known here, unchecked."""
+        return None
 
     def output_strings(self) -> List[str]:
         """Every string the component writes to docs (labels, ROOT ...)."""

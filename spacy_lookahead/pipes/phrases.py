@@ -68,6 +68,10 @@ class PhrasePipe(SearchPipe):
         self._atoms = LexemeAtoms()
         self._system: Optional[PhraseSystem] = None
 
+    def weight_classes(self) -> Optional[int]:
+        """Each phrase type's start filter, end filter and phrase score."""
+        return 3 * len(self.labels) if self.labels else None
+
     @property
     def system(self) -> PhraseSystem:
         if self._system is None or self._system.nr_type != len(self.labels):

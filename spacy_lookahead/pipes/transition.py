@@ -125,6 +125,9 @@ class TransitionPipe(SearchPipe):
     def _on_load(self) -> None:
         self._system = None
 
+    def weight_classes(self) -> Optional[int]:
+        return self.system.nr_class if self.labels else None
+
     @property
     def is_sapo(self) -> bool:
         return self.cfg["learner"] == "sapo"
