@@ -26,6 +26,7 @@ class Data:
     quick: Dict[str, object]  # the quick budget: overrides every quick run adds
 
 
+JNLPBA_TAGGED_TRAIN = "corpus/jnlpba/train.tagged.iob2"
 EWT_QUICK = {"corpora.train.limit": 1500, "training.max_epochs": 2, "training.eval_frequency": 10}
 SPAN_QUICK = {"corpora.train.limit": 1000, "training.max_epochs": 2}
 DATA: Dict[str, Data] = {
@@ -41,6 +42,11 @@ DATA: Dict[str, Data] = {
                              "corpus/conll2000/test.spacy", SPAN_QUICK),
     "jnlpba_docbin": Data("corpus/jnlpba/train.spacy", "corpus/jnlpba/test.spacy",
                           "corpus/jnlpba/test.spacy", SPAN_QUICK),
+    # JNLPBA test with the EWT tagger's POS tags (tag_columns.py), for timing
+    # the NER rows that read them on their own (speed.py --task ner: the
+    # words, and the tags where the data has them)
+    "jnlpba_tagged": Data(JNLPBA_TAGGED_TRAIN, "assets/jnlpba/test.iob2",
+                          "corpus/jnlpba/test.tagged.spacy", SPAN_QUICK),
     "wsj": Data("corpus/wsj/train.spacy", "corpus/wsj/dev.spacy", "corpus/wsj/test.spacy", EWT_QUICK),
     "wsj_clauses": Data("assets/wsj_clauses/train.txt", "assets/wsj_clauses/dev.txt",
                         "assets/wsj_clauses/test.txt",
@@ -164,6 +170,22 @@ for name, feats, label in (
                    f"lookahead_tagger, depth 1, + {label}",
                    {**component(TAGGER, depth=1, features=feats), **lexicon()},
                    model="model-best", quick={} if name == "tagger_d1_context_lexicon" else None))
+
+# ... the dev's best (Koo et al.'s lengths) with more: clusters of w-2, w+2 and
+# in pairs with the neighbours' (TAGGER_CLUSTER_PAIRS); the label history's
+# second order; right to left
+TAGGER_CLUSTER_PAIRS = ["cluster4[-2]", "cluster4[2]", "cluster6[-1] cluster6[0]",
+                        "cluster6[0] cluster6[1]", "lower[-1] cluster6[0]", "cluster6[0] lower[1]"]
+for name, extra, label in (
+        ("tagger_d1_koo_cluster_pairs", {"features": [*TAGGER_KOO, *TAGGER_CLUSTER_PAIRS]},
+         "clusters (4, 6 bits, whole path), of w-2, w+2 and in pairs, probability bins"),
+        ("tagger_d1_koo_trigrams", {"features": TAGGER_KOO, "tag_trigrams": True},
+         "tag trigrams, clusters (4, 6 bits, whole path) and probability bins"),
+        ("tagger_d1_koo_rtl", {"features": TAGGER_KOO, "direction": "rtl"},
+         "right to left, clusters (4, 6 bits, whole path) and probability bins")):
+    add(Experiment(name, "tagging", "tag", "configs/tagger_ewt.cfg", "ewt",
+                   f"lookahead_tagger, depth 1, + {label}",
+                   {**component(TAGGER, depth=1, **extra), **lexicon()}, model="model-best"))
 
 # --- chunking (CoNLL-2000, Table 2) and bio-NER (JNLPBA, Table 3) ----------------
 for d in (0, 1, 2):
@@ -289,7 +311,7 @@ for name, feats, label, extra in (
 
 # POS tags as NER inputs, from the EWT tagger (tagger_d1_context_lexicon: it
 # never saw JNLPBA, so train and test are tagged alike; the STEPS below)
-JNLPBA_TAGGED = "corpus/jnlpba/train.tagged.iob2"
+JNLPBA_TAGGED = JNLPBA_TAGGED_TRAIN
 TAGGED_HELD_OUT = {"paths.train": JNLPBA_TAGGED, "paths.dev": JNLPBA_TAGGED,
                    "corpora.train.columns": ["word", "pos", "ent"],
                    "corpora.dev.columns": ["word", "pos", "ent"], "corpora.train.held_out": 0.1,
@@ -300,13 +322,21 @@ TAGGED_HELD_OUT = {"paths.train": JNLPBA_TAGGED, "paths.dev": JNLPBA_TAGGED,
 # tags (NER_AFFIXES); the label history's second order (label_trigrams)
 NER_AFFIXES = ["suf3[-1]", "suf3[1]", "pre3[-1]", "pre3[1]", "shape[-1]", "shape[1]",
                "tag[0] lower[0]", "tag[-1] lower[0]", "lower[0] tag[1]", "cluster6[0] tag[0]"]
+NER_WIDE = ["lower[-3]", "lower[3]", "cluster6[-2]", "cluster6[2]",
+            "suf4[-1]", "suf4[1]"]
 for name, scheme, label, feats, extra in (
         ("ner_rtl_d1_lexicon_pos", "iob2", "", NER_LEXICON, {}),
         ("ner_rtl_d1_biluo_pos", "biluo", "BILUO, ", NER_LEXICON, {}),
         ("ner_rtl_d1_biluo_pos_affixes", "biluo", "BILUO, neighbours' affixes and shapes, words "
          "with tags, ", [*NER_LEXICON, *NER_AFFIXES], {}),
         ("ner_rtl_d1_biluo_pos_trigrams", "biluo", "BILUO, label trigrams, ", NER_LEXICON,
-         {"label_trigrams": True})):
+         {"label_trigrams": True}),
+        ("ner_rtl_d1_biluo_pos_affixes_trigrams", "biluo", "BILUO, label trigrams, neighbours' "
+         "affixes and shapes, words with tags, ", [*NER_LEXICON, *NER_AFFIXES],
+         {"label_trigrams": True}),
+        ("ner_rtl_d1_biluo_pos_affixes_wide", "biluo", "BILUO, neighbours' affixes and shapes, "
+         "words with tags, words and clusters of w-3..w+3, ", [*NER_LEXICON, *NER_AFFIXES,
+                                                                *NER_WIDE], {})):
     add(Experiment(name, "spans", "ner", "configs/ner_jnlpba.cfg", "jnlpba",
                    f"lookahead_ner, right-to-left, depth 1, {label}+ clusters and probability "
                    "bins, + POS tags of the EWT tagger (dev: held-out tenth)",
@@ -321,6 +351,15 @@ add(Experiment("ner_rtl_d1_biluo_pos_full", "spans", "ner", "configs/ner_jnlpba_
                "jnlpba", "EWT tagger + lookahead_ner, right-to-left, depth 1, BILUO, + clusters "
                          "and probability bins, + the tagger's POS tags",
                {"paths.tagger": "training/tagger_d1_context_lexicon/model-best"},
+               quick={"paths.tagger": "training/quick/tagger_d1_context_lexicon/model-best"}),
+    # ... with the neighbours' affixes and shapes and words with tags (the
+    # best on the held-out tenth: ner_rtl_d1_biluo_pos_affixes), same budget
+    Experiment("ner_rtl_d1_biluo_pos_affixes_full", "spans", "ner",
+               "configs/ner_jnlpba_tagged.cfg", "jnlpba", "EWT tagger + lookahead_ner, "
+               "right-to-left, depth 1, BILUO, + clusters and probability bins, + the tagger's "
+               "POS tags, + neighbours' affixes and shapes, words with tags",
+               {"paths.tagger": "training/tagger_d1_context_lexicon/model-best",
+                f"components.{NER}.features": [*NER_LEXICON, *NER_AFFIXES]},
                quick={"paths.tagger": "training/quick/tagger_d1_context_lexicon/model-best"}))
 
 # ... and the templates chosen there, trained on the whole training set for
@@ -621,6 +660,9 @@ SPEEDS: Dict[str, Speed] = {s.name: s for s in (
     Speed("lexicon_speed_tag", "tagging", "tag", "ewt",
           ("tagger_d1", "tagger_d1_lexicon", "tagger_d1_context_lexicon", "tagger_d1_lexicon_koo_bits"),
           pairs=11, quick=False),
+    # the NER with and without the neighbours' affixes (both read POS tags)
+    Speed("affixes_speed_ner", "spans", "ner", "jnlpba_tagged",
+          ("ner_rtl_d1_biluo_pos", "ner_rtl_d1_biluo_pos_affixes"), pairs=11, quick=False),
     Speed("lexicon_speed_chunk", "spans", "chunk", "conll2000",
           ("chunker_d1_heldout", "chunker_d1_lexicon", "chunker_d1_biluo_affixes_conjunctions"),
           pairs=11, quick=False),
@@ -700,6 +742,14 @@ STEPS: Tuple[Step, ...] = (
     Step("spans", "before", (PY, "benchmarks/tag_columns.py",
                              "{training}/tagger_d1_context_lexicon/model-best",
                              "assets/jnlpba/train.iob2", JNLPBA_TAGGED), ("full",)),
+    # ... and its test set, for timing those rows (affixes_speed_ner)
+    Step("spans", "before", (PY, "benchmarks/tag_columns.py",
+                             "{training}/tagger_d1_context_lexicon/model-best",
+                             "assets/jnlpba/test.iob2", "corpus/jnlpba/test.tagged.iob2"),
+         ("full",)),
+    Step("spans", "before", (PY, "benchmarks/columns_to_docbin.py", "chunk",
+                             "corpus/jnlpba/test.tagged.iob2", "corpus/jnlpba/test.tagged.spacy"),
+         ("full",)),
     # jackknifed tags for the parser's training data (10 folds of configs/tagger_ewt.cfg)
     Step("raw-parser", "before", (PY, "-m", "spacy_lookahead", "jackknife", "configs/tagger_ewt.cfg",
                                   "corpus/ewt/train.spacy", "corpus/ewt/train.jackknifed.spacy",

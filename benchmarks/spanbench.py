@@ -38,7 +38,7 @@ SPEED_TASKS = TASKS + ("clauses", "parse", "pipeline")  # what speed.py times an
 SPANS_KEY = "chunks"
 CLAUSES_KEY = "clauses"
 # what a system is given, per task
-INPUTS = {"tag": "words", "chunk": "words + POS tags", "ner": "words",
+INPUTS = {"tag": "words", "chunk": "words + POS tags", "ner": "words (+ POS tags, where the data has them)",
           "clauses": "words + POS tags + chunks", "parse": "words + POS tags", "pipeline": "words"}
 # the key of the output check, per task
 CHECK_KEYS = {"tag": "tag_acc_check", "chunk": "f1_check", "ner": "f1_check", "clauses": "f1_check",
@@ -75,7 +75,7 @@ def inputs_of(doc: Doc, task: str) -> Gold:
     """What the systems get for `task`, from a gold doc."""
     words = [t.text for t in doc]
     spaces = [bool(t.whitespace_) for t in doc]
-    with_tags = task in ("chunk", "clauses", "parse") and doc.has_annotation("TAG")
+    with_tags = task in ("chunk", "clauses", "parse", "ner") and doc.has_annotation("TAG")
     tags = [t.tag_ for t in doc] if with_tags else None
     chunks = None
     if task == "clauses":

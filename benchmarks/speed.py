@@ -15,7 +15,8 @@ ru_maxrss, is its own), with one thread for numpy/BLAS unless the environment
 says otherwise, and n_process=1 (or `@n_process=N`). The worker reads the docs
 of DATA and rebuilds them as Doc(nlp.vocab, words=..., spaces=...) (gold
 tokenisation) with the task's inputs only (benchmarks/spanbench.py): words
-for tag, ner and pipeline (a tagger + parser pipeline from words); words and
+for tag and pipeline (a tagger + parser pipeline from words); words, and the
+POS tags where the data has them, for ner; words and
 the gold POS tags for chunk and parse (a stand-alone parser's input; spaCy's
 parser ignores them); words, POS tags and the gold chunks
 (doc.spans["chunks"]) for clauses. It annotates `--warmup` docs once and the
