@@ -350,16 +350,16 @@ for name, scheme, label, feats, extra in (
 add(Experiment("ner_rtl_d1_biluo_pos_full", "spans", "ner", "configs/ner_jnlpba_tagged.cfg",
                "jnlpba", "EWT tagger + lookahead_ner, right-to-left, depth 1, BILUO, + clusters "
                          "and probability bins, + the tagger's POS tags",
-               {"paths.tagger": "training/tagger_d1_context_lexicon/model-best"},
-               quick={"paths.tagger": "training/quick/tagger_d1_context_lexicon/model-best"}),
+               {"paths.tagger": "training/tagger_d1_context_lexicon/model-best",
+                f"components.{NER}.features": NER_LEXICON}),
     # ... with the neighbours' affixes and shapes and words with tags (the
-    # best on the held-out tenth: ner_rtl_d1_biluo_pos_affixes), same budget
+    # best on the held-out tenth: ner_rtl_d1_biluo_pos_affixes), same budget:
+    # configs/ner_jnlpba_tagged.cfg as shipped
     Experiment("ner_rtl_d1_biluo_pos_affixes_full", "spans", "ner",
                "configs/ner_jnlpba_tagged.cfg", "jnlpba", "EWT tagger + lookahead_ner, "
                "right-to-left, depth 1, BILUO, + clusters and probability bins, + the tagger's "
                "POS tags, + neighbours' affixes and shapes, words with tags",
-               {"paths.tagger": "training/tagger_d1_context_lexicon/model-best",
-                f"components.{NER}.features": [*NER_LEXICON, *NER_AFFIXES]},
+               {"paths.tagger": "training/tagger_d1_context_lexicon/model-best"},
                quick={"paths.tagger": "training/quick/tagger_d1_context_lexicon/model-best"}))
 
 # ... and the templates chosen there, trained on the whole training set for
@@ -655,7 +655,7 @@ SPEEDS: Dict[str, Speed] = {s.name: s for s in (
     Speed("ner_speed", "spans", "ner", "jnlpba",
           ("spacy_ner_jnlpba", "crf_jnlpba", "ner_rtl_d0", "ner_rtl_d1", "ner_rtl_d2", "ner_ltr_d0",
            "ner_ltr_d1", "ner_ltr_d2", "ner_rtl_sapo", "ner_rtl_d1_lexicon_full",
-           "ner_rtl_d1_biluo_pos_full")),
+           "ner_rtl_d1_biluo_pos_full", "ner_rtl_d1_biluo_pos_affixes_full")),
     # the same component with and without the templates that read the lexicon
     Speed("lexicon_speed_tag", "tagging", "tag", "ewt",
           ("tagger_d1", "tagger_d1_lexicon", "tagger_d1_context_lexicon", "tagger_d1_lexicon_koo_bits"),

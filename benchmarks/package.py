@@ -89,14 +89,14 @@ PIPELINES: Dict[str, Dict[str, Any]] = {
     "en_lookahead_bionlp": {
         "config": "configs/pipeline_bionlp.cfg",
         "sources": {
-            "full": {"ner": "training/ner_rtl_d1_biluo_pos_full/model-last"},
-            "quick": {"ner": "training/quick/ner_rtl_d1_biluo_pos_full/model-last"},
+            "full": {"ner": "training/ner_rtl_d1_biluo_pos_affixes_full/model-last"},
+            "quick": {"ner": "training/quick/ner_rtl_d1_biluo_pos_affixes_full/model-last"},
         },
         "settings": {},
         "test": "corpus/jnlpba/test.spacy",
         "benchmark": {
-            setting: [("ner_rtl_d1_biluo_pos_full.json", "f", "ents_f"),
-                      ("ner_speed.json", "models.ner_rtl_d1_biluo_pos_full.tokens_per_second",
+            setting: [("ner_rtl_d1_biluo_pos_affixes_full.json", "f", "ents_f"),
+                      ("ner_speed.json", "models.ner_rtl_d1_biluo_pos_affixes_full.tokens_per_second",
                        "ner_tokens_per_second")]
             for setting in ("full", "quick")},
         "description": "Bio-entities (JNLPBA: protein, DNA, RNA, cell_line, cell_type) in "
