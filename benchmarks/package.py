@@ -71,16 +71,16 @@ PIPELINES: Dict[str, Dict[str, Any]] = {
         "config": "configs/pipeline_chunks.cfg",
         "sources": {
             "full": {"tagger": "training/tagger_conll2000/model-last",
-                     "chunker": "training/chunker_d1_biluo_full/model-last"},
+                     "chunker": "training/chunker_d1_biluo_lexicon_full/model-last"},
             "quick": {"tagger": "training/quick/tagger_conll2000/model-last",
-                      "chunker": "training/quick/chunker_d1_biluo_full/model-last"},
+                      "chunker": "training/quick/chunker_d1_biluo_lexicon_full/model-last"},
         },
         "settings": {},
         "test": "corpus/conll2000/test.spacy",
         "spans_key": "chunks",
         "benchmark": {
-            setting: [("chunker_d1_biluo_full.json", "f", "spans_chunks_f_gold_pos"),
-                      ("chunk_speed.json", "models.chunker_d1_biluo_full.tokens_per_second",
+            setting: [("chunker_d1_biluo_lexicon_full.json", "f", "spans_chunks_f_gold_pos"),
+                      ("chunk_speed.json", "models.chunker_d1_biluo_lexicon_full.tokens_per_second",
                        "chunker_tokens_per_second")]
             for setting in ("full", "quick")},
         "description": "Base phrases (CoNLL-2000 chunks: NP, VP, PP, ...) in "
