@@ -83,8 +83,9 @@ def tagger_overrides(corpus: Path, epochs: int):
             "training.max_epochs": epochs, "paths.curves": None}
 
 
-def serial_train(corpus: Path, out: Path, epochs: int):
-    config = load_config(CONFIGS / "tagger_ewt.cfg", overrides=tagger_overrides(corpus, epochs),
+def serial_train(corpus: Path, out: Path, epochs: int, **overrides):
+    config = load_config(CONFIGS / "tagger_ewt.cfg",
+                         overrides={**tagger_overrides(corpus, epochs), **overrides},
                          interpolate=False)
     nlp = init_nlp(config)
     out.mkdir(parents=True, exist_ok=True)
@@ -175,6 +176,21 @@ def test_annotate_writes_every_doc_once_and_reports_bad_lines(client, tagger_mod
     assert srsly.read_json(out / "manifest.json")["model_checksum"] == manifest["model_checksum"]
     # input line ranges: the first shard holds lines 1, 2, 4, 5, 6, 8, 9
     assert manifest["shards"]["shard-00000.spacy"]["sources"] == [1, 9]
+
+
+def test_annotate_keeps_numpy_user_data(client, ewt_corpus, jsonl, tmp_path):
+    """A tagger with alternatives (as configs/pipeline_ewt.cfg's) keeps
+    numpy arrays in doc.user_data: annotate packs them as spaCy does
+    (msgpack without numpy support raised TypeError and stopped the run)."""
+    from spacy_lookahead.pipes.tagger import TAG_ALTERNATIVE, TAG_ALTERNATIVE_PROB
+    model = tmp_path / "alternatives"
+    serial_train(ewt_corpus, model, 1, **{"components.lookahead_tagger.alternatives": True})
+    out = tmp_path / "out"
+    annotate(model / "model-last", jsonl, out, shard_size=20, client=client, stdout=io.StringIO())
+    docs = read_output(out)
+    assert sorted(d.user_data["id"] for d in docs) == list(range(60))
+    assert all(len(d.user_data[TAG_ALTERNATIVE_PROB]) == len(d) for d in docs)
+    assert any(numpy.asarray(d.user_data[TAG_ALTERNATIVE]).any() for d in docs)
 
 
 def test_annotate_resumes_and_skips_finished_shards(client, tagger_model, jsonl, tmp_path):

@@ -103,25 +103,21 @@ def annotate_partition(model: Dict[str, bytes], checksum: str, payload: Tuple[st
     else:
         docs = list(nlp.pipe(DocBin().from_bytes(data).get_docs(nlp.vocab), batch_size=batch_size))
     seconds = time.perf_counter() - start
-    return {"index": index, "bytes": _docbin_bytes(docs, kind == "texts"), "docs": len(docs),
+    return {"index": index, "bytes": _docbin_bytes(docs), "docs": len(docs),
             "tokens": sum(len(d) for d in docs), "seconds": seconds, "pid": os.getpid()}
 
 
-def _docbin_bytes(docs: list, json_user_data: bool) -> bytes:
-    """The docs as DocBin bytes, user data included. srsly.msgpack_dumps
-    looks up its encoder entry points on every call (~0.2 ms: more than
-    tagging a sentence), so the user data of JSONL/.txt inputs (plain JSON
-    values, string keys) is packed by msgpack itself, in the same format."""
+def _docbin_bytes(docs: list) -> bytes:
+    """The docs as DocBin bytes, user data included, packed by srsly's
+    msgpack as spaCy packs it (numpy arrays too: a tagger's alternatives,
+    SAPO's probabilities), its registries looked up once for the shard
+    (a lookup per doc cost more than tagging a sentence)."""
     from spacy.tokens import DocBin
 
-    if not json_user_data:
-        return DocBin(docs=docs, store_user_data=True).to_bytes()
-    import msgpack
+    from .lookups import fixed_msgpack_registries
 
-    out = DocBin(docs=docs)
-    out.store_user_data = True
-    out.user_data = [msgpack.packb(doc.user_data, use_bin_type=True) for doc in docs]
-    return out.to_bytes()
+    with fixed_msgpack_registries():
+        return DocBin(docs=docs, store_user_data=True).to_bytes()
 
 
 def annotate(model: Path, input_path: Path, output_dir: Path, *, scheduler: Optional[str] = None,

@@ -6,8 +6,8 @@ registered function (~0.5 ms a call, more than tagging a sentence), and
 spaCy's DocBin calls msgpack once or twice per doc (user data, span
 groups): more than half of reading a `spacy convert` corpus, and most of
 writing or reading a chunking shard. Parameter mixing reads the corpus
-and writes and reads its shards within `fixed_msgpack_registries`.
-(annotate packs its outputs' user data with msgpack itself.)"""
+and writes and reads its shards within `fixed_msgpack_registries`, and
+annotate writes its shards so."""
 import threading
 from contextlib import contextmanager
 from typing import Iterator
