@@ -193,6 +193,49 @@ def test_annotate_keeps_numpy_user_data(client, ewt_corpus, jsonl, tmp_path):
     assert any(numpy.asarray(d.user_data[TAG_ALTERNATIVE]).any() for d in docs)
 
 
+def test_inputs_are_read_as_written_and_bad_bytes_reported(tmp_path):
+    """JSONL lines end at "\\n" only (a text may hold U+2028, U+0085, a form
+    feed; a line may end in "\\r\\n"); a line that is not UTF-8 is a bad
+    input with its number, the lines after it keep theirs; a byte order mark
+    starts a file harmlessly; .TXT files are text files."""
+    from spacy_lookahead.distributed.inputs import read_inputs
+    odd = srsly.json_dumps({"text": "a\u2028b\u0085c\x0cd", "id": 1}).encode("utf8")
+    lines = [odd, b'{"text": "\xff"}', b'{"text": "ok", "id": 3}\r', b"", b'{"id": 5}']
+    path = tmp_path / "input.JSONL"
+    path.write_bytes(b"\xef\xbb\xbf" + b"\n".join(lines) + b"\n")
+    inputs = read_inputs(path)
+    assert inputs.items == [("a\u2028b\u0085c\x0cd", {"id": 1}), ("ok", {"id": 3})]
+    assert inputs.sources == [1, 3]
+    assert [(b["line"], b["error"][:10]) for b in inputs.bad] == [(2, "not UTF-8 "),
+                                                                   (5, 'no "text" ')]
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    (folder / "A.TXT").write_bytes(b"\xef\xbb\xbfhello")
+    (folder / "b.txt").write_bytes(b"\xff")
+    inputs = read_inputs(folder)
+    assert inputs.items == [("hello", {"file": "A.TXT"})]
+    assert inputs.bad[0]["file"] == "b.txt"
+
+
+def test_the_cli_refuses_bad_arguments_in_one_line(tmp_path, capsys):
+    """0 workers or shards is an error, not the default; a user error is
+    one line and exit status 2, with a traceback only under --verbose."""
+    from spacy_lookahead.distributed.__main__ import main
+    for argv in (["annotate", "m", "i.jsonl", "out", "--workers", "0"],
+                 ["train", "c.cfg", "--shards", "0"], ["train", "c.cfg", "--mixing", "foo"]):
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        assert info.value.code == 2, argv
+    assert main(["annotate", str(tmp_path / "missing"), str(tmp_path / "i.jsonl"),
+                 str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("python -m spacy_lookahead.distributed annotate: error: model")
+    assert "Traceback" not in "\n".join(err) and not (tmp_path / "out").exists()
+    with pytest.raises(FileNotFoundError):
+        main(["annotate", str(tmp_path / "missing"), str(tmp_path / "i.jsonl"),
+              str(tmp_path / "out"), "--verbose"])
+
+
 def test_annotate_resumes_and_skips_finished_shards(client, tagger_model, jsonl, tmp_path):
     out, marks = tmp_path / "out", tmp_path / "marks"
     marks.mkdir()

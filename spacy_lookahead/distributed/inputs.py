@@ -4,6 +4,7 @@
 Bad inputs (invalid JSON, no "text", undecodable files) are kept with their
 line number or file name: reported, never dropped silently, and they do not
 stop the run."""
+import codecs
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,18 +35,29 @@ def read_inputs(path: Path) -> Inputs:
                                 ".txt files or a .spacy DocBin.")
     if path.is_dir():
         return _read_txt_folder(path)
-    if path.suffix == ".spacy":
+    if path.suffix.lower() == ".spacy":
         return _read_docbin(path)
-    if path.suffix in (".jsonl", ".json", ".ndjson"):
+    if path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
         return _read_jsonl(path)
     raise ValueError(f"input {path}: unknown kind (suffix {path.suffix!r}). Give a .jsonl file "
                      "of {\"text\": ...} lines, a folder of .txt files or a .spacy DocBin.")
 
 
 def _read_jsonl(path: Path) -> Inputs:
+    """Lines end at "\n" only (JSON Lines): a text may hold U+2028, U+0085
+    or a form feed, which str.splitlines() would cut at. Each line is
+    decoded strictly (a line that is not UTF-8 is a bad input, reported);
+    a byte order mark at the start is read past."""
     data = path.read_bytes()
     out = Inputs("jsonl", checksum=hashlib.sha256(data).hexdigest())
-    for number, line in enumerate(data.decode("utf8", errors="replace").splitlines(), start=1):
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8):]
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            line = raw.decode("utf8")
+        except UnicodeDecodeError as err:
+            out.bad.append({"line": number, "error": f"not UTF-8 ({err})"})
+            continue
         if not line.strip():
             continue  # a blank line is no input
         try:
@@ -63,7 +75,7 @@ def _read_jsonl(path: Path) -> Inputs:
 
 
 def _read_txt_folder(path: Path) -> Inputs:
-    files = sorted(path.glob("*.txt"))
+    files = sorted(f for f in path.iterdir() if f.is_file() and f.suffix.lower() == ".txt")
     if not files:
         raise ValueError(f"input folder {path} has no .txt files.")
     digest = hashlib.sha256()
@@ -72,7 +84,7 @@ def _read_txt_folder(path: Path) -> Inputs:
         data = file.read_bytes()
         digest.update(file.name.encode("utf8") + b"\0" + data)
         try:
-            text = data.decode("utf8")
+            text = data.decode("utf-8-sig")  # (a byte order mark is no text)
         except UnicodeDecodeError as err:
             out.bad.append({"file": file.name, "error": f"not UTF-8 ({err})"})
             continue
