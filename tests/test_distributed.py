@@ -217,6 +217,28 @@ def test_inputs_are_read_as_written_and_bad_bytes_reported(tmp_path):
     assert inputs.bad[0]["file"] == "b.txt"
 
 
+def test_a_doc_the_pipeline_rejects_is_listed_and_the_run_goes_on(client, tagger_model, jsonl,
+                                                                   tmp_path):
+    """One input the pipeline raises on (a text over spaCy's max_length):
+    its partition keeps the other docs, the input goes to rejects.jsonl with
+    its line and the error, and a resumed run keeps the list: docs in =
+    docs out + bad inputs + rejects."""
+    lines = jsonl.read_text(encoding="utf8").splitlines()
+    lines.insert(10, srsly.json_dumps({"text": "a " * 500_001, "id": 999}))
+    path = tmp_path / "input.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf8")
+    out = tmp_path / "out"
+    log = io.StringIO()
+    manifest = annotate(tagger_model, path, out, shard_size=7, client=client, stdout=log)
+    assert sorted(d.user_data["id"] for d in read_output(out)) == list(range(60))
+    rejects = list(srsly.read_jsonl(out / "rejects.jsonl"))
+    assert [r["line"] for r in rejects] == [11] and "E088" in rejects[0]["error"]
+    assert "1 inputs rejected" in log.getvalue()
+    again = annotate(tagger_model, path, out, shard_size=7, client=client, stdout=io.StringIO())
+    assert list(srsly.read_jsonl(out / "rejects.jsonl")) == rejects
+    assert sum(len(s["rejected"]) for s in again["shards"].values()) == 1
+
+
 def test_the_cli_refuses_bad_arguments_in_one_line(tmp_path, capsys):
     """0 workers or shards is an error, not the default; a user error is
     one line and exit status 2, with a traceback only under --verbose."""

@@ -72,13 +72,13 @@ def _run(ap: argparse.ArgumentParser, args: argparse.Namespace, rest: List[str])
     if args.command == "annotate":
         if rest:
             ap.error(f"unrecognized arguments: {' '.join(rest)}")
-        from .annotate import annotate
+        from .annotate import annotate, rejected_count
         manifest = annotate(args.model, args.input, args.output_dir, scheduler=args.scheduler,
                             workers=args.workers, batch_size=args.batch_size,
                             n_threads=args.n_threads, shard_size=args.shard_size)
         docs = sum(s["docs"] for s in manifest["shards"].values())
         print(f"annotate: {docs} docs in {len(manifest['shards'])} shards in {args.output_dir}; "
-              f"{len(manifest['bad_inputs'])} bad inputs")
+              f"{len(manifest['bad_inputs'])} bad inputs, {rejected_count(manifest)} rejected")
         return 0
     from spacy.cli._util import parse_config_overrides
 

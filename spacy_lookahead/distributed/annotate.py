@@ -94,17 +94,36 @@ def annotate_partition(model: Dict[str, bytes], checksum: str, payload: Tuple[st
         before(index)
     nlp = _pipeline(model, checksum, n_threads)
     kind, data = payload
+
+    def items():  # (text or doc, user data) of the partition, afresh
+        if kind == "texts":
+            return list(data)
+        return [(doc, {}) for doc in DocBin(store_user_data=True).from_bytes(data)
+                .get_docs(nlp.vocab)]
+
     start = time.perf_counter()
-    if kind == "texts":
+    rejected: List[Dict[str, Any]] = []
+    try:
+        docs = _annotated(nlp, items(), batch_size)
+    except Exception:  # a doc the pipeline rejects: find it, keep the others
         docs = []
-        for doc, user_data in nlp.pipe(data, as_tuples=True, batch_size=batch_size):
-            doc.user_data.update(user_data)
-            docs.append(doc)
-    else:
-        docs = list(nlp.pipe(DocBin().from_bytes(data).get_docs(nlp.vocab), batch_size=batch_size))
+        for k, item in enumerate(items()):
+            try:
+                docs.extend(_annotated(nlp, [item], 1))
+            except Exception as err:
+                rejected.append({"position": k, "error": f"{type(err).__name__}: {err}"[:500]})
     seconds = time.perf_counter() - start
     return {"index": index, "bytes": _docbin_bytes(docs), "docs": len(docs),
-            "tokens": sum(len(d) for d in docs), "seconds": seconds, "pid": os.getpid()}
+            "tokens": sum(len(d) for d in docs), "seconds": seconds, "pid": os.getpid(),
+            "rejected": rejected}
+
+
+def _annotated(nlp, items: list, batch_size: int) -> list:
+    docs = []
+    for doc, user_data in nlp.pipe(items, as_tuples=True, batch_size=batch_size):
+        doc.user_data.update(user_data)
+        docs.append(doc)
+    return docs
 
 
 def _docbin_bytes(docs: list) -> bytes:
@@ -166,6 +185,10 @@ def annotate(model: Path, input_path: Path, output_dir: Path, *, scheduler: Opti
         else:
             _run(client, model, checksum, inputs, todo, manifest, output_dir, batch_size,
                  n_threads, before, stdout)
+    if rejected_count(manifest):
+        print(f"annotate: {rejected_count(manifest)} inputs rejected by the pipeline (an "
+              f"error while annotating them), listed with their errors in "
+              f"{output_dir / REJECTS}", file=stdout)
     return manifest
 
 
@@ -191,13 +214,35 @@ def _run(client, model: Path, checksum: str, inputs: Inputs, todo: List[Tuple[in
         manifest["shards"][name] = {
             "inputs": [start, end], "sources": [inputs.sources[start], inputs.sources[end - 1]],
             "docs": result["docs"], "tokens": result["tokens"],
+            "rejected": [{_SOURCE[inputs.kind]: inputs.sources[start + r["position"]],
+                          "error": r["error"]} for r in result["rejected"]],
         }
+        _write_rejects(output_dir, manifest)
         write_manifest(output_dir, manifest)  # after the shard: a listed shard is complete
         docs += result["docs"]
         tokens += result["tokens"]
         elapsed = time.perf_counter() - began
         print(f"  [{done}/{len(todo)}] {name}: {result['docs']} docs; total {docs} docs, "
               f"{tokens / elapsed:,.0f} tokens/s", file=stdout, flush=True)
+
+
+# what names an input in the reports, by the input's kind
+_SOURCE = {"jsonl": "line", "txt": "file", "docbin": "doc"}
+REJECTS = "rejects.jsonl"
+
+
+def _write_rejects(output_dir: Path, manifest: Dict[str, Any]) -> None:
+    """rejects.jsonl: every input the pipeline rejected (raised on), with
+    where it comes from and the error, in input order (the shards' lists
+    of manifest.json, so a resumed run keeps them)."""
+    rows = [row for _, entry in sorted(manifest["shards"].items())
+            for row in entry.get("rejected", [])]
+    write_atomic(output_dir / REJECTS, "".join(srsly.json_dumps(r) + "\n" for r in rows)
+                 .encode("utf8"))
+
+
+def rejected_count(manifest: Dict[str, Any]) -> int:
+    return sum(len(entry.get("rejected", [])) for entry in manifest["shards"].values())
 
 
 def _shard_name(index: int) -> str:
