@@ -239,6 +239,31 @@ def test_a_doc_the_pipeline_rejects_is_listed_and_the_run_goes_on(client, tagger
     assert sum(len(s["rejected"]) for s in again["shards"].values()) == 1
 
 
+def test_settings_and_files_are_checked_before_any_work(tagger_model, jsonl, tmp_path,
+                                                       monkeypatch):
+    """A damaged manifest.json is named with the fix; train refuses an
+    output it cannot write before its first round; annotate says Dask is
+    missing before it writes a manifest (so a retry may change settings)."""
+    from spacy_lookahead.distributed import annotate as annotate_module
+    from spacy_lookahead.distributed.train import train
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "manifest.json").write_text("{not json", encoding="utf8")
+    with pytest.raises(ValueError, match=r"manifest.json is damaged.*another output folder"):
+        annotate(tagger_model, jsonl, out, client=object(), stdout=io.StringIO())
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x", encoding="utf8")
+    with pytest.raises(FileExistsError, match="is a file, not a folder"):
+        train(CONFIGS / "tagger_ewt.cfg", blocker, client=object())
+
+    def no_dask():
+        raise ImportError("spacy_lookahead.distributed needs Dask")
+    monkeypatch.setattr(annotate_module, "require_distributed", no_dask)
+    with pytest.raises(ImportError):
+        annotate(tagger_model, jsonl, tmp_path / "fresh", stdout=io.StringIO())
+    assert not (tmp_path / "fresh").exists()
+
+
 def test_the_cli_refuses_bad_arguments_in_one_line(tmp_path, capsys):
     """0 workers or shards is an error, not the default; a user error is
     one line and exit status 2, with a traceback only under --verbose."""

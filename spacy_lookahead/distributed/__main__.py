@@ -61,7 +61,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     args, rest = ap.parse_known_args(argv)
     try:
         return _run(ap, args, rest)
-    except (ValueError, OSError) as err:  # user errors: the message names the fix
+    except (ValueError, OSError, ImportError) as err:  # user errors: the message names the fix
         if args.verbose:
             raise
         print(f"{ap.prog} {args.command}: error: {err}", file=sys.stderr)

@@ -149,6 +149,8 @@ def annotate(model: Path, input_path: Path, output_dir: Path, *, scheduler: Opti
     if shard_size < 1 or batch_size < 1 or n_threads < 0:
         raise ValueError("--shard-size and --batch-size must be at least 1, --n-threads at least 0 "
                          f"(got {shard_size}, {batch_size}, {n_threads}).")
+    if client is None:
+        require_distributed()  # before anything is written: a retry may change the settings
     model = Path(model).resolve()
     checksum = model_checksum(model)
     inputs = read_inputs(Path(input_path))

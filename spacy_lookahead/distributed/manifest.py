@@ -34,7 +34,18 @@ def model_checksum(model: Path) -> str:
 
 def read_manifest(output_dir: Path) -> Dict[str, Any]:
     path = Path(output_dir) / MANIFEST
-    return srsly.read_json(path) if path.exists() else {}
+    if not path.exists():
+        return {}
+    try:
+        manifest = srsly.read_json(path)
+    except ValueError as err:
+        manifest = err
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("shards", {}), dict):
+        why = manifest if isinstance(manifest, Exception) else "not a manifest"
+        raise ValueError(f"{path} is damaged ({why}): it says which shards are complete, so "
+                         "the run cannot resume. Give another output folder, or remove this "
+                         "one to start again.")
+    return manifest
 
 
 def write_manifest(output_dir: Path, manifest: Dict[str, Any]) -> None:

@@ -180,11 +180,28 @@ def train(config_path: Path, output: Optional[Path], *, overrides: Optional[Dict
         raise ValueError(f"--shards must be at least 1, got {shards}")
     if not Path(config_path).exists():
         raise FileNotFoundError(f"config {config_path} does not exist.")
+    if output is not None:  # before round 1, not after it
+        _check_output(Path(output))
     job = _Job.create(Path(config_path), overrides or {}, shards, rounds, stdout)
     if client is None:
         with dask_client(scheduler, workers) as own:
             return job.run(own, output, mixing, weighting, before, stdout)
     return job.run(client, output, mixing, weighting, before, stdout)
+
+
+def _check_output(output: Path) -> None:
+    """An output folder that can be made and written to."""
+    if output.exists() and not output.is_dir():
+        raise FileExistsError(f"--output {output} is a file, not a folder: give a folder for "
+                              "model-best and model-last.")
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+        probe = output / f".write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as err:
+        raise OSError(f"--output {output} cannot be written to ({err}): give a folder you "
+                      "can write to.") from None
 
 
 class _Job:
