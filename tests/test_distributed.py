@@ -358,7 +358,48 @@ def test_a_worker_loads_the_shipped_model_without_its_path(tagger_model, tmp_pat
                                     8, 1, 0)
     doc, = DocBin(store_user_data=True).from_bytes(out["bytes"]).get_docs(spacy.blank("en").vocab)
     assert doc.has_annotation("TAG") and doc.user_data["id"] == 3
-    assert (tmp_path / "worker-tmp" / "spacy-lookahead-models" / checksum / "meta.json").exists()
+    cache = tmp_path / "worker-tmp" / f"spacy-lookahead-models-{os.getuid()}"
+    assert (cache / checksum / "meta.json").exists()
+    assert cache.stat().st_mode & 0o777 == 0o700
+
+
+def test_shipping_trusts_no_name_link_or_cache_entry(tagger_model, tmp_path, monkeypatch):
+    """A link out of the model directory is refused (it would ship a private
+    file); a shipped name with ".." is refused; a cache entry planted under
+    the checksum, or one that lost a file, is replaced by the shipped files;
+    a cache folder that is not private is refused."""
+    import shutil
+    import tempfile
+
+    from spacy_lookahead.distributed import annotate as module
+    from spacy_lookahead.distributed.manifest import model_checksum
+
+    copy = tmp_path / "client-model"
+    shutil.copytree(tagger_model, copy)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("private", encoding="utf8")
+    (copy / "notes.txt").symlink_to(secret)
+    with pytest.raises(ValueError, match="outside the model directory"):
+        module.model_files(copy)
+    (copy / "notes.txt").unlink()
+    files, checksum = module.model_files(copy), model_checksum(copy)
+    (tmp_path / "worker-tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "worker-tmp"))
+    with pytest.raises(ValueError, match="not a path inside"):
+        module._materialize({**files, "../escape.txt": b"x"},
+                            module.files_checksum({**files, "../escape.txt": b"x"}))
+    assert not (tmp_path / "worker-tmp" / "escape.txt").exists()
+    cache = module._cache_root()
+    planted = cache / checksum
+    planted.mkdir()
+    (planted / "meta.json").write_text("{}", encoding="utf8")
+    assert model_checksum(module._materialize(files, checksum)) == checksum
+    (planted / "meta.json").unlink()  # an entry that lost a file
+    assert model_checksum(module._materialize(files, checksum)) == checksum
+    cache.chmod(0o777)
+    with pytest.raises(PermissionError, match="not a private folder"):
+        module._materialize(files, checksum)
+    cache.chmod(0o700)
 
 
 # --- train -------------------------------------------------------------------

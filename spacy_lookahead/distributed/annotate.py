@@ -8,7 +8,9 @@ by Dask's scheduler (up to `distributed.scheduler.allowed-failures` times);
 `retries` re-runs a task that raised. The client ships the model's files
 with the tasks (ship_model), so the workers of a cluster need not see the
 client's disk."""
+import hashlib
 import os
+import stat
 import sys
 import time
 from pathlib import Path
@@ -31,26 +33,73 @@ _PIPELINES: Dict[Tuple[str, int], Any] = {}
 def model_files(model: Path) -> Dict[str, bytes]:
     """The files of a pipeline directory, by relative path: what the client
     ships to the workers, so that a cluster's workers need not see the
-    client's disk."""
+    client's disk. A link is followed only to a file inside the directory
+    (a link out of it could ship a private file to every worker)."""
     model = Path(model)
-    return {str(f.relative_to(model)): f.read_bytes() for f in sorted(model.rglob("*")) if f.is_file()}
+    root = model.resolve()
+    out = {}
+    for f in sorted(model.rglob("*")):
+        if f.is_symlink() and root not in f.resolve().parents:
+            raise ValueError(f"model {model}: {f.relative_to(model)} links to {f.resolve()}, "
+                             "outside the model directory; copy the file in instead of the link.")
+        if f.is_file():
+            out[str(f.relative_to(model))] = f.read_bytes()
+    return out
+
+
+def files_checksum(files: Dict[str, bytes]) -> str:
+    """manifest.model_checksum of the shipped files (the same sum)."""
+    digest = hashlib.sha256()
+    for name in sorted(files, key=lambda n: Path(n)):
+        digest.update(name.encode("utf8") + b"\0")
+        digest.update(files[name])
+    return digest.hexdigest()
+
+
+def _cache_root() -> Path:
+    """This user's model cache on the worker's machine: private (0700) and
+    owned by the user, else refused (another user could plant a model)."""
+    import tempfile
+
+    root = Path(tempfile.gettempdir()) / f"spacy-lookahead-models-{os.getuid()}"
+    root.mkdir(mode=0o700, exist_ok=True)
+    info = root.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise PermissionError(f"the model cache {root} is not a private folder of this user "
+                              "(0700): remove it, and the next run makes it again.")
+    return root
 
 
 def _materialize(files: Dict[str, bytes], checksum: str) -> Path:
     """The pipeline's directory on this worker's disk (once per machine and
-    model: written under a temporary name, then renamed)."""
-    import tempfile
+    model: written under a temporary name, checked against the checksum,
+    then renamed; an entry there is checked before use and written again
+    if it does not hold these files)."""
+    import shutil
 
-    target = Path(tempfile.gettempdir()) / "spacy-lookahead-models" / checksum
+    if files_checksum(files) != checksum:
+        raise ValueError("the shipped model's files do not match their checksum")
+    for name in files:
+        parts = Path(name).parts
+        if Path(name).is_absolute() or ".." in parts or not parts:
+            raise ValueError(f"the shipped model holds a file named {name!r}: not a path "
+                             "inside the model directory.")
+    target = _cache_root() / checksum
+    if target.is_symlink() or target.is_file():
+        target.unlink()
+    elif target.is_dir() and model_checksum(target) != checksum:
+        shutil.rmtree(target)  # planted, or lost files: written again below
     if not target.exists():
         tmp = target.with_name(f".{checksum}.tmp-{os.getpid()}")
         for name, data in files.items():
             (tmp / name).parent.mkdir(parents=True, exist_ok=True)
             (tmp / name).write_bytes(data)
+        if model_checksum(tmp) != checksum:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise OSError(f"writing the model to {tmp} did not give its files back (disk full?)")
         try:
             os.replace(tmp, target)
         except OSError:  # another worker of this machine renamed its copy first
-            import shutil
             shutil.rmtree(tmp, ignore_errors=True)
     return target
 
