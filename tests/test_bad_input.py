@@ -523,6 +523,25 @@ def test_no_valid_output_names_the_doc_and_drops_its_batch(parts, monkeypatch, n
     assert seen == [2] and len(out) == 2
 
 
+def test_predict_nbest_on_an_annotated_doc_reads_no_presets(parts):
+    """ner.predict_nbest([nlp(text)]) (the README's pattern): the doc's
+    entities are the NER's own output, not preset annotation, so its n best
+    are those of the bare doc; with presets=True they constrain (every token
+    is then fixed: one output). n is bounded."""
+    nlp = parts["lookahead_ner"]
+    ner = nlp.get_pipe("lookahead_ner")
+    text = "IL-2 gene expression requires NF-kB in activated T cells ."
+    annotated, bare = nlp(text), nlp.make_doc(text)
+    assert len(annotated.ents) > 0
+    nbest = ner.predict_nbest([annotated], n=5)[0]
+    assert len(nbest) == 5 and nbest == ner.predict_nbest([bare], n=5)[0]
+    assert len(ner.predict_nbest([annotated], n=5, presets=True)[0]) == 1
+    spans = [(e.start, e.end, e.label_) for e in annotated.ents]
+    assert spans == [(e.start, e.end, e.label_) for e in nlp(text).ents]  # the doc is as it was
+    with pytest.raises(ValueError, match=r"n must be an integer in 1\.\.1000"):
+        ner.predict_nbest([bare], n=1001)
+
+
 def test_fr_units_follow_sentences_that_start_on_whitespace(parts):
     """A sentencizer starts a sentence on the whitespace token after a full
     stop: the FR components still decode sentence by sentence."""

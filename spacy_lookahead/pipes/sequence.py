@@ -130,11 +130,6 @@ class SequencePipe(TransitionPipe):
     def forced_ids(self, doc: Doc) -> Optional[numpy.ndarray]:
         return None
 
-    def without_output(self, doc: Doc) -> Doc:
-        """The doc as the component would get it, for a doc it has written
-        its output to (where that output would read as an input)."""
-        return doc
-
     # --- shared ------------------------------------------------------------------
     def make_system(self) -> TaggingSystem:
         return TaggingSystem(len(self.actions), direction=self.cfg["direction"],

@@ -54,6 +54,9 @@ def token_probability(extension: str, key: str) -> None:
 
 
 ONE = numpy.ones((1,))  # the probability of a single output
+# predict_nbest's largest n (as the `n` setting's): its memory grows with n
+# times the doc's length
+MAX_NBEST = 1000
 ONE.flags.writeable = False
 
 
@@ -127,6 +130,11 @@ class TransitionPipe(SearchPipe):
 
     def weight_classes(self) -> Optional[int]:
         return self.system.nr_class if self.labels else None
+
+    def without_output(self, doc: Doc) -> Doc:
+        """The doc as the component would get it, for a doc it has written
+        its output to (where that output would read as an input)."""
+        return doc
 
     @property
     def is_sapo(self) -> bool:
@@ -325,17 +333,22 @@ class TransitionPipe(SearchPipe):
             return predictions
         return [self._in_doc(p, i, len(doc)) for p, i, doc in zip(predictions, indexes, docs)]
 
-    def predict_nbest(self, docs: Iterable[Doc], n: int = 5) -> List[List[Tuple[Any, float]]]:
+    def predict_nbest(self, docs: Iterable[Doc], n: int = 5, *, presets: bool = False
+                      ) -> List[List[Tuple[Any, float]]]:
         """The n best outputs of each doc with their probabilities (a softmax
         over the n best, Sun et al. eq. 1, at the model's temperature), best first, as `describe` shows
         them. Meaningful as probabilities for SAPO models; for perceptron
         models the ranking is exact (first-order systems) or a beam's, but the
-        scores are not calibrated."""
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise ValueError(f"[{self.name}] n must be a positive integer, got {n!r}")
+        scores are not calibrated. n: 1..MAX_NBEST. What a doc holds where the
+        component writes (the NER's doc.ents, e.g. of `nlp(text)`) is not
+        read as preset annotation, unless `presets` (then, as in prediction,
+        the outputs keep it)."""
+        if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_NBEST:
+            raise ValueError(f"[{self.name}] n must be an integer in 1..{MAX_NBEST}, got {n!r}")
+        docs = list(docs) if presets else [self.without_output(doc) for doc in docs]
         return [[(self.describe(o), float(p))
                  for o, p in zip(outputs, softmax(scores / self.temperature))]
-                for outputs, scores in self.nbest_scores(list(docs), n)]
+                for outputs, scores in self.nbest_scores(docs, n)]
 
     def nbest_scores(self, docs: List[Doc], n: int) -> List[Tuple[list, numpy.ndarray]]:
         """Each doc's n best outputs (over all its tokens), best first, and
