@@ -264,23 +264,29 @@ def test_a_state_atom_reads_what_it_says(template):
     system = ArcStandardSystem(3, alternatives=True, joint=True, templates=[template])
     label = any(name in template for name in ("label", "lset", "rset"))
     seen = {}
-    rng = random.Random(1)
-    for _ in range(150):
+    for doc, path in random_joint_states(system, random.Random(1), 150):
+        inst = system.instance(doc)  # owns the state
+        state = inst.state_after(path)
+        feats = views.features(system, doc, path)
+        key = int(feats[-1] if label else feats[len(system.structure_templates) - 1])
+        q0 = sum(1 for a in path if a in (0, system.shift_alt))
+        value = STATE_VALUES[template](doc, system.slots_of(state), q0)
+        assert seen.setdefault(value, key) == key
+    assert len(set(seen.values())) == len(seen) >= 2
+
+
+def random_joint_states(system, rng, n_docs):
+    """(doc, history) of every state of random derivations over joint docs
+    of WORDS."""
+    for _ in range(n_docs):
         doc = joint_doc(rng.randint(1, len(WORDS)))
         path = []
         while True:
-            inst = system.instance(doc)
-            state = inst.state_after(path)
-            feats = views.features(system, doc, path)
-            key = int(feats[-1] if label else feats[len(system.structure_templates) - 1])
-            q0 = sum(1 for a in path if a in (0, system.shift_alt))
-            value = STATE_VALUES[template](doc, system.slots_of(state), q0)
-            assert seen.setdefault(value, key) == key
+            yield doc, list(path)
             valid, final = views.valid_actions(system, doc, path)
             if final or not valid:
                 break
             path.append(rng.choice(list(valid)))
-    assert len(set(seen.values())) == len(seen) >= 2
 
 
 @pytest.mark.parametrize("rich", [False, True, "state"])
@@ -289,19 +295,11 @@ def test_label_feature_is_extract_labels_one_by_one(rich):
     extract_labels (the two read the atoms apart), in every state of random
     derivations."""
     system = variant_system(3, rich, alternatives=True, joint=True)
-    rng = random.Random(2)
-    for _ in range(30):
-        doc = joint_doc(rng.randint(1, len(WORDS)))
-        path = []
-        while True:
-            inst = system.instance(doc)
-            feats = views.features(system, doc, path)
-            assert system.label_features_of(inst.state_after(path)) == \
-                feats[len(feats) - system.n_label_feats:].tolist()
-            valid, final = views.valid_actions(system, doc, path)
-            if final or not valid:
-                break
-            path.append(rng.choice(list(valid)))
+    for doc, path in random_joint_states(system, random.Random(2), 30):
+        inst = system.instance(doc)
+        feats = views.features(system, doc, path)
+        assert system.label_features_of(inst.state_after(path)) == \
+            feats[len(feats) - system.n_label_feats:].tolist()
 
 
 def test_templates_add_their_features_to_the_structure():
