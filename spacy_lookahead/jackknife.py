@@ -17,8 +17,13 @@ parser on those tags against TRAIN's trees.
 The overrides go to every fold's `spacy train` (e.g. `--paths.dev
 corpus/ewt/dev.spacy`: model selection on dev, never on the held-out fold).
 Folds train in `--jobs` processes; a fold whose model is already in
-WORK_DIR is not trained again, so an interrupted run resumes."""
+WORK_DIR is not trained again, so an interrupted run resumes. WORK_DIR
+records what its folds were made from (jackknife.json: the config's, the
+corpus's and the code file's sha256, the folds and the overrides), and a
+run with other inputs or settings is refused there rather than reusing a
+stale fold."""
 import argparse
+import hashlib
 import json
 import subprocess
 import sys
@@ -71,6 +76,30 @@ def train_fold(config: Path, train: Path, model_dir: Path, overrides: List[str],
     return best
 
 
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _check_work_dir(work: Path, made_from: Dict[str, object]) -> None:
+    """Record what the folds in `work` are made from, or refuse a work dir
+    whose folds were made from other inputs or settings (or say nothing
+    of theirs): reusing them would mix stale models into the output."""
+    record = work / "jackknife.json"
+    fix = f"remove {work}, or give another --work-dir"
+    if record.exists():
+        old = json.loads(record.read_text())
+        changed = [key for key in made_from if old.get(key) != made_from[key]]
+        if changed:
+            raise ValueError(f"jackknife: {work} holds folds made from other inputs or settings "
+                             f"({', '.join(changed)} differ): {fix}, so that no stale fold is "
+                             "reused.")
+        return
+    if any(work.glob("fold*")) or any(work.glob("rest*.spacy")):
+        raise ValueError(f"jackknife: {work} holds folds that do not say what they were made "
+                         f"from: {fix}.")
+    record.write_text(json.dumps(made_from, indent=2) + "\n")
+
+
 def jackknife(config: Path, train: Path, output: Path, *, folds: int = 10, jobs: int = 1,
               work_dir: Optional[Path] = None, overrides: Sequence[str] = (),
               code: Optional[Path] = None) -> Dict[str, float]:
@@ -81,6 +110,9 @@ def jackknife(config: Path, train: Path, output: Path, *, folds: int = 10, jobs:
     bounds = fold_bounds(len(gold), folds)
     work = Path(work_dir or output.with_suffix(".folds"))
     work.mkdir(parents=True, exist_ok=True)
+    _check_work_dir(work, {"config_sha256": _sha256(config), "train_sha256": _sha256(train),
+                           "code_sha256": _sha256(code) if code else None, "folds": folds,
+                           "overrides": list(overrides)})
     rests = []
     for k, fold in enumerate(bounds):
         rest = work / f"rest{k}.spacy"

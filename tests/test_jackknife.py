@@ -101,6 +101,15 @@ def test_jackknife_tags_every_training_doc_with_a_model_that_never_saw_it(tmp_pa
     jackknife(ROOT / "configs" / "tagger_ewt.cfg", tmp_path / "train.spacy", tmp_path / "jk.spacy",
               **args)
     assert model.stat().st_mtime_ns == before
+    # ... but other settings or another corpus never reuse those folds
+    with pytest.raises(ValueError, match="overrides differ"):
+        jackknife(ROOT / "configs" / "tagger_ewt.cfg", tmp_path / "train.spacy",
+                  tmp_path / "jk.spacy", **{**args, "overrides": args["overrides"][:-2]})
+    DocBin(docs=gold[:-1]).to_disk(tmp_path / "other.spacy")
+    with pytest.raises(ValueError, match="train_sha256 differ"):
+        jackknife(ROOT / "configs" / "tagger_ewt.cfg", tmp_path / "other.spacy",
+                  tmp_path / "jk.spacy", **args)
+    assert model.stat().st_mtime_ns == before
     # configs/pipeline_ewt.cfg trains tagger and parser on it, the parser on
     # the jackknifed tags and their alternatives, and parses raw text
     from spacy.training.initialize import init_nlp
