@@ -47,6 +47,26 @@ def test_keep_inputs_copies_the_named_inputs_only(shared_data, tmp_path):
     assert only_tags.predicted.has_annotation("TAG") and "chunks" not in only_tags.predicted.spans
 
 
+@pytest.mark.parametrize("inputs_path", [False, True])
+def test_an_empty_span_group_is_an_input_not_a_missing_one(tmp_path, inputs_path):
+    """A sentence without chunks holds an empty `chunks` group in the
+    DocBin: the reader gives it (empty) to the predicted doc, in sentences
+    (gold_preproc, where Span.as_doc drops empty groups) and with inputs
+    from a second corpus; training stopped there with "a gold doc has no
+    span group 'chunks'"."""
+    nlp = spacy.blank("en")
+    with_chunks = Doc(nlp.vocab, words=["The", "dog", "barks", "."], tags=["DT", "NN", "VBZ", "."],
+                      sent_starts=[True, False, False, False])
+    with_chunks.spans["chunks"] = [with_chunks[0:2]]
+    without = Doc(nlp.vocab, words=["Oh", "!"], tags=["UH", "."], sent_starts=[True, False])
+    without.spans["chunks"] = []
+    DocBin(docs=[with_chunks, without]).to_disk(tmp_path / "d.spacy")
+    extra = {"inputs_path": tmp_path / "d.spacy"} if inputs_path else {}
+    examples = list(create_keep_inputs_reader(tmp_path / "d.spacy", inputs=["tag", "chunks"],
+                                              **extra)(nlp))
+    assert [len(eg.predicted.spans["chunks"]) for eg in examples] == [1, 0]
+
+
 def test_keep_inputs_bad_input_names_the_problem(shared_data, tmp_path):
     conll2000_docbin(shared_data, tmp_path / "d.spacy", 0, 3)
     nlp = spacy.blank("en")

@@ -87,11 +87,16 @@ class KeepInputs:
 
 class PerTokenUserData(Corpus):
     """spaCy's Corpus whose sentence docs keep the per-token arrays of
-    doc.user_data (USER_DATA_INPUTS), sliced to the sentence: Span.as_doc
-    drops user_data. Otherwise the same examples, in the same order."""
+    doc.user_data (USER_DATA_INPUTS), sliced to the sentence, and every
+    span group of their doc with its spans in the sentence (empty where it
+    has none: an empty group is not a missing one): Span.as_doc drops both.
+    Otherwise the same examples, in the same order."""
 
     def _sentence(self, reference: Doc, start: int, end: int) -> Doc:
         doc = reference[start:end].as_doc()
+        for name, group in reference.spans.items():
+            doc.spans[name] = [Span(doc, s.start - start, s.end - start, label=s.label_)
+                               for s in group if start <= s.start and s.end <= end]
         for keys in USER_DATA_INPUTS.values():
             for key in keys:
                 values = reference.user_data.get(key)
@@ -157,12 +162,13 @@ def create_keep_inputs_reader(path: Union[str, Path], inputs: List[str], gold_pr
     (e.g. jackknifed tags)."""
     keep = KeepInputs(inputs)
     if inputs_path is None:
-        return Corpus(path, gold_preproc=gold_preproc, limit=limit, max_length=max_length,
-                      augmenter=keep)
+        return PerTokenUserData(path, gold_preproc=gold_preproc, limit=limit,
+                                max_length=max_length, augmenter=keep)
     if not Path(inputs_path).exists():
         raise ValueError(f"keep_inputs: inputs_path {inputs_path} not found: make it first "
                          "(e.g. python -m spacy_lookahead jackknife CONFIG TRAIN.spacy "
                          f"{inputs_path})")
-    return InputsFrom(Corpus(path, gold_preproc=gold_preproc, limit=limit, max_length=max_length),
+    return InputsFrom(PerTokenUserData(path, gold_preproc=gold_preproc, limit=limit,
+                                       max_length=max_length),
                       PerTokenUserData(inputs_path, gold_preproc=gold_preproc, limit=limit,
                                        max_length=max_length), keep, Path(inputs_path))
