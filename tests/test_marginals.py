@@ -506,3 +506,34 @@ def test_a_sharp_constrained_model_keeps_its_one_complete_path(seed, scale, keep
     best, best_score = brute_force_best(system, atoms, sharp)
     path, top = lattice.best()
     assert tuple(path) == best and math.isclose(top, best_score, rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("temperature", [1e-3, 1e-6])
+@pytest.mark.parametrize("keep,factored", [(True, True), (True, False), (False, False)])
+@pytest.mark.parametrize("seed", range(8))
+def test_sharp_temperatures_give_the_brute_force_probabilities(seed, keep, factored,
+                                                               temperature):
+    """A temperature near 0 (or weights x 1000) makes a step's scores span
+    far more than a double's range: scaled sums lose the entries the best
+    derivation runs through (span scores of 0 and inf, tag probabilities of
+    0 came out), and fwd * bwd cannot hold such a distribution. Such steps
+    are summed in the log domain, and the probabilities read from those
+    sums: marginals, step and segment probabilities and log Z are brute
+    force's, every one finite and in [0, 1]."""
+    keep_rows(keep, factored)
+    rng = random.Random(seed)
+    system, atoms, W = random_model(rng.randint(2, 4), rng.randint(2, 5),
+                                    rng.choice(["ltr", "rtl"]), seed % 2 == 0, rng)
+    expected, expected_z = brute_force(system, atoms, W, temperature)
+    lattice = Lattice(system.instances([atoms])[0], W, temperature)
+    probs = lattice.marginals()
+    assert numpy.isfinite(probs).all() and probs.min() >= 0.0 and probs.max() <= 1.0
+    numpy.testing.assert_allclose(probs, expected, atol=1e-9)
+    if expected_z > -math.inf:
+        assert math.isclose(lattice.log_z, expected_z, rel_tol=1e-9)
+        path, _ = lattice.best()
+        steps = lattice.step_probabilities(path)
+        numpy.testing.assert_allclose(steps, expected[numpy.arange(len(path)), path], atol=1e-9)
+        for a in range(len(path)):
+            p = lattice.segment_probability(a, [path[a]])
+            assert 0.0 <= p <= 1.0 and math.isclose(p, expected[a, path[a]], abs_tol=1e-9)

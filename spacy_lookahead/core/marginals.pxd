@@ -25,6 +25,11 @@ cdef class Lattice:
     cdef readonly int T, C
     cdef readonly double temperature, log_z
     cdef vector[double] fwd, bwd  # scaled sums: fwd[t, c] bwd[t, c] = p(action c at step t)
+    # the log-domain sums, where the last pass was the log-domain one (sharp
+    # scores: fwd * bwd cannot hold such a distribution): log forward and
+    # backward sums, read by _alpha, _beta and _marginal instead
+    cdef vector[double] la, lb
+    cdef bint log_domain
     cdef vector[double] log_norm, fcum, row
     cdef vector[double] rows      # [(t * C + p) * C + c] when the doc's rows fit
     cdef vector[double] factors   # the same entries as exp(score / tau - the step's shift)
@@ -41,6 +46,8 @@ cdef class Lattice:
     cdef bint _split_scores(self, Workspace ws, double limit) noexcept nogil
     cdef void _forward_backward(self) noexcept nogil
     cdef void _log_forward_backward(self) noexcept nogil
+    cdef bint _sound(self) noexcept nogil
+    cdef double _marginal(self, int t, int c) noexcept nogil
     cdef void _start_sums(self) noexcept nogil
     cdef void _end_forward(self) noexcept nogil
     cdef double _alpha(self, int t, int c) noexcept nogil

@@ -32,6 +32,10 @@ FACTORED = True
 # ... where the factors cannot underflow: the emissions of a step, and the
 # transitions, span at most this many units of score / tau
 FACTORED_RANGE = 50.0
+# ... and a step of the scaled sums whose scores / tau span more than this is
+# summed in the log domain instead (exp(-SHARP_RANGE) is near the smallest
+# double: a smaller factor would be 0, and the best derivation may need it)
+cdef double SHARP_RANGE = 650.0
 # best() of a factored lattice: Viterbi over the entries of marginal >
 # theta only, for a theta near the best path's probability (half the product
 # of the steps' largest marginals), then theta = half the found path's p
@@ -153,8 +157,10 @@ cdef class Lattice:
                 or ws.depth != 0:
             ws = Workspace(inst.system, 0, inst.state_size)
         cdef double limit
+        cdef bint sound
         self.inst = inst
         self.keep = False
+        self.log_domain = False
         if self.chain is not None and self.chain.ws is ws:
             self.chain.restart(<size_t>inst.start())
         else:
@@ -179,7 +185,10 @@ cdef class Lattice:
             if self.factored:
                 with nogil:
                     self._factored_forward_backward()
-                return 0
+                    sound = self._sound()
+                if sound:
+                    return 0
+                self.factored = False  # (not expected: the ranges were checked) row by row
         self.keep = 2 * <long>self.T * self.C * self.C <= ROW_CACHE
         if self.keep:
             self.rows.resize(<size_t>self.T * self.C * self.C)
@@ -188,7 +197,40 @@ cdef class Lattice:
         if self.T:
             with nogil:
                 self._forward_backward()
+                if not self._sound():
+                    self._log_forward_backward()
         return 0
+
+    cdef bint _sound(self) noexcept nogil:
+        """Whether the sums kept their meaning: log Z is a number and, with
+        the backward sums, each step's marginals are in [0, 1] and sum to
+        1 (a guard: the scaled passes check their ranges first)."""
+        cdef int t, c
+        cdef double total, m
+        if self.log_z != self.log_z or self.log_z == INFINITY:
+            return False
+        if self.log_z == -INFINITY or not self.backward or self.log_domain:
+            return True
+        for t in range(self.T):
+            total = 0.0
+            for c in range(self.C):
+                m = self._marginal(t, c)
+                if not (0.0 <= m <= 1.0 + 1e-9):
+                    return False
+                total += m
+            if not (1.0 - 1e-9 <= total <= 1.0 + 1e-9):
+                return False
+        return True
+
+    cdef double _marginal(self, int t, int c) noexcept nogil:
+        """p(action c at step t), for a finite log Z (a product rounded
+        above 1 is 1)."""
+        cdef size_t k = <size_t>t * self.C + c
+        if self.log_domain:
+            if self.la[k] == -INFINITY or self.lb[k] == -INFINITY:
+                return 0.0
+            return min(1.0, exp(self.la[k] + self.lb[k] - self.log_z))
+        return min(1.0, self.fwd[k] * self.bwd[k])
 
     cdef bint _split_scores(self, Workspace ws, double limit) noexcept nogil:
         """Factored: each step's emissions (the transitions are the batch's);
@@ -256,7 +298,7 @@ cdef class Lattice:
         normalisers, so fwd * bwd is the marginal. An entry below 1e-308 of
         its step's total is 0 here as it is in the log-domain sum."""
         cdef int T = self.T, C = self.C, t, p, c
-        cdef double inv = 1.0 / self.temperature, top, total, a
+        cdef double inv = 1.0 / self.temperature, top, low, total, a
         cdef const double* r
         cdef const double* f
         cdef vector[double] shift, totals
@@ -266,6 +308,7 @@ cdef class Lattice:
         for t in range(T):
             # the step's shift: its largest score over the reachable rows
             top = -INFINITY
+            low = INFINITY
             for p in range(C if t else 1):
                 if t and self.fwd[(t - 1) * C + p] == 0.0:
                     continue
@@ -273,8 +316,12 @@ cdef class Lattice:
                 for c in range(C):
                     if r[c] * inv > top:
                         top = r[c] * inv
-            if top == -INFINITY:
-                self._log_forward_backward()  # none, or a live prefix lost to underflow
+                    if r[c] != -INFINITY and r[c] * inv < low:
+                        low = r[c] * inv
+            if top == -INFINITY or top - low > SHARP_RANGE:
+                # none, or a live prefix lost to underflow; or sharp scores
+                # (a temperature near 0, large weights)
+                self._log_forward_backward()
                 return
             shift[t] = top
             for p in range(C if t else 1):
@@ -320,9 +367,12 @@ cdef class Lattice:
         cdef int T = self.T, C = self.C, t, p, c
         cdef double inv = 1.0 / self.temperature, v, norm, prev = 0.0
         cdef const double* r
-        cdef vector[double] la, lb
-        la.assign(T * C, -INFINITY)
-        lb.assign(T * C, -INFINITY)
+        cdef vector[double]* la_p = &self.la
+        cdef vector[double]* lb_p = &self.lb
+        la_p.assign(T * C, -INFINITY)
+        lb_p.assign(T * C, -INFINITY)
+        cdef double* la = la_p.data()
+        cdef double* lb = lb_p.data()
         r = self._row(0, -1)
         for c in range(C):
             if r[c] != -INFINITY:
@@ -356,6 +406,7 @@ cdef class Lattice:
             self.log_norm[t] = norm - prev
             prev = norm
         self._end_forward()
+        self.log_domain = True  # (_alpha, _beta, _marginal read la, lb)
         for t in range(T):
             for c in range(C):
                 v = la[t * C + c]
@@ -387,13 +438,20 @@ cdef class Lattice:
         self.log_z = v
 
     cdef double _alpha(self, int t, int c) noexcept nogil:
-        """log of the forward sum of (t, c)."""
-        cdef double f = self.fwd[t * self.C + c]
+        """log of the forward sum of (t, c) (-inf where no valid derivation
+        passes)."""
+        cdef size_t k = <size_t>t * self.C + c
+        cdef double f = self.fwd[k]
+        if self.log_domain:
+            return self.la[k] if self.lb[k] != -INFINITY else -INFINITY
         return log(f) + self.fcum[t] if f > 0.0 else -INFINITY
 
     cdef double _beta(self, int t, int c) noexcept nogil:
         """log of the backward sum of (t, c)."""
-        cdef double b = self.bwd[t * self.C + c]
+        cdef size_t k = <size_t>t * self.C + c
+        cdef double b = self.bwd[k]
+        if self.log_domain:
+            return self.lb[k] if self.la[k] != -INFINITY else -INFINITY
         return log(b) + self.log_z - self.fcum[t] if b > 0.0 else -INFINITY
 
     cdef void _factored_forward_backward(self) noexcept nogil:
@@ -681,7 +739,7 @@ cdef class Lattice:
         """step_probabilities into out, for T > 0 valid actions and a finite log Z."""
         cdef int t
         for t in range(self.T):
-            out[t] = self.fwd[t * self.C + acts[t]] * self.bwd[t * self.C + acts[t]]
+            out[t] = self._marginal(t, acts[t])
 
     def _require_backward(self):
         if not self.backward:
@@ -697,7 +755,7 @@ cdef class Lattice:
             return probs
         for t in range(self.T):
             for c in range(self.C):
-                out[t, c] = self.fwd[t * self.C + c] * self.bwd[t * self.C + c]
+                out[t, c] = self._marginal(t, c)
         return probs
 
     def segment_probability(self, int a, labels, before=None, after=None):
@@ -744,7 +802,7 @@ cdef class Lattice:
         else:
             left = -INFINITY
             for c in range(C):
-                if before[c] and self.fwd[(a - 1) * C + c] > 0.0:
+                if before[c] and self._alpha(a - 1, c) != -INFINITY:
                     sc = self._score(a, c, lab[0])
                     if sc != -INFINITY:
                         left = log_add(left, self._alpha(a - 1, c) + sc * inv)
@@ -762,7 +820,7 @@ cdef class Lattice:
         v = left + middle + right
         if v == -INFINITY or v != v:
             return 0.0
-        return exp(v - self.log_z)
+        return min(1.0, exp(v - self.log_z))  # (rounded above 1: 1)
 
 
 def best_with_probabilities(instances, Weights W, double temperature=1.0,
@@ -868,8 +926,7 @@ def second_best_steps(instances, derivations, Weights W, double temperature=1.0,
                     for c in range(C):
                         if c == taken[t]:
                             continue
-                        m = lattice.fwd[t * C + c] * lattice.bwd[t * C + c] \
-                            if lattice.log_z != -INFINITY else 0.0
+                        m = lattice._marginal(t, c) if lattice.log_z != -INFINITY else 0.0
                         if m > top:
                             arg, top = c, m
                     alt[t], prob[t] = arg, top
