@@ -613,3 +613,34 @@ def test_weights_saved_before_the_checksum_covered_settings_say_so(tmp_path):
     weights_file.write_bytes(srsly.msgpack_dumps(msg))
     with pytest.raises(ValueError, match="saved by an earlier spacy-lookahead.*Re-train"):
         spacy.load(path)
+
+
+def test_the_seal_covers_the_header_and_version_1_files_still_load(tmp_path):
+    """Version 2 seals the header's fields too: a file whose `written_by`
+    (or component, or label count) was changed fails its checksum. A file
+    sealed as version 1 (no header in the checksum) loads and predicts as
+    before."""
+    import srsly
+    from spacy_lookahead.pipes import integrity
+    make = lambda v: ewt_examples(v, "train", 30)  # noqa: E731
+    nlp = trained("lookahead_tagger", {"depth": 0}, make, 1)
+    path = saved(nlp, tmp_path / "m")
+    weights_file = path / "lookahead_tagger" / "weights"
+    sealed = weights_file.read_bytes()
+    msg = srsly.msgpack_loads(sealed)
+    assert msg["header"]["version"] == 2
+    msg["header"]["written_by"] = "spacy-lookahead 99"
+    weights_file.write_bytes(srsly.msgpack_dumps(msg))
+    with pytest.raises(ValueError, match="fails its checksum"):
+        spacy.load(path)
+    msg = srsly.msgpack_loads(sealed)
+    cfg = srsly.read_json(path / "lookahead_tagger" / "cfg")
+    pipe = nlp.get_pipe("lookahead_tagger")
+    msg["header"]["version"] = 1
+    msg["header"]["sha256"] = integrity._checksum(msg["weights"], cfg["labels"],
+                                                  pipe._feature_values(cfg))
+    weights_file.write_bytes(srsly.msgpack_dumps(msg))
+    docs = [eg.predicted for eg in ewt_examples(nlp.vocab, "dev", 20)]
+    old = spacy.load(path)
+    assert [[t.tag_ for t in d] for d in old.pipe([d.copy() for d in docs])] == \
+        [[t.tag_ for t in d] for d in nlp.pipe([d.copy() for d in docs])]

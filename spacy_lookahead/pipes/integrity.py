@@ -4,12 +4,17 @@ the feature settings they were trained with, so that a damaged, truncated or
 swapped file is refused instead of predicting nonsense."""
 import hashlib
 from importlib import metadata
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import srsly
 
 FORMAT = "spacy-lookahead.weights"
-VERSION = 1
+# 2: the checksum covers the header's fields too (1: the weights, labels
+# and feature settings only; still read)
+VERSION = 2
+READABLE = (1, 2)
+# the header fields the version-2 checksum covers (all but the checksum)
+HEADER_FIELDS = ("format", "version", "component", "written_by", "n_labels")
 
 
 def _package_version() -> str:
@@ -23,9 +28,15 @@ class ModelFileError(ValueError):
     """A weights file that does not belong to the component loading it."""
 
 
-def _checksum(weights: bytes, labels: List[str], settings: Dict[str, Any]) -> str:
+def _checksum(weights: bytes, labels: List[str], settings: Dict[str, Any],
+              header: Optional[Dict[str, Any]] = None) -> str:
+    """sha256 over the weights, the labels, the feature settings and (version
+    2) the header's fields."""
     digest = hashlib.sha256(weights)
     digest.update(srsly.json_dumps([list(labels), settings], sort_keys=True).encode("utf8"))
+    if header is not None:
+        digest.update(srsly.json_dumps({k: header.get(k) for k in HEADER_FIELDS},
+                                       sort_keys=True).encode("utf8"))
     return digest.hexdigest()
 
 
@@ -40,8 +51,8 @@ def _checksum_without_settings(weights: bytes, labels: List[str]) -> str:
 def seal(component: str, labels: List[str], settings: Dict[str, Any], weights: bytes) -> bytes:
     """The weights bytes with their header; `settings`: the feature settings."""
     header = {"format": FORMAT, "version": VERSION, "component": component,
-              "written_by": f"spacy-lookahead {_package_version()}",
-              "n_labels": len(labels), "sha256": _checksum(weights, labels, settings)}
+              "written_by": f"spacy-lookahead {_package_version()}", "n_labels": len(labels)}
+    header["sha256"] = _checksum(weights, labels, settings, header)
     return srsly.msgpack_dumps({"header": header, "weights": weights})
 
 
@@ -60,10 +71,11 @@ def unseal(component: str, labels: List[str], settings: Dict[str, Any], data: by
         raise ModelFileError(
             f"{source} is not a sealed spacy-lookahead weights file (no header: damaged, or "
             f"saved by a version before checksums). {fix}")
-    if header.get("version") != VERSION:
+    if header.get("version") not in READABLE:
         raise ModelFileError(f"{source} has weights format version {header.get('version')!r} "
                              f"(written by {header.get('written_by', 'an unknown version')}); "
-                             f"this version of spacy-lookahead reads version {VERSION}. "
+                             f"this version of spacy-lookahead reads versions "
+                             f"{', '.join(map(str, READABLE))}. "
                              "Load it with the version that saved it, or re-train.")
     if header.get("component") != component:
         raise ModelFileError(
@@ -77,9 +89,12 @@ def unseal(component: str, labels: List[str], settings: Dict[str, Any], data: by
             f"({header.get('written_by', 'an unknown version')}) whose checksum leaves out the "
             "feature settings, which this version checks: the file is intact but cannot be "
             "verified. Re-train the model, or load it with the version that saved it.")
-    if not isinstance(weights, bytes) or header.get("sha256") != _checksum(weights, labels, settings):
+    covered = header if header.get("version", VERSION) >= 2 else None
+    if not isinstance(weights, bytes) or \
+            header.get("sha256") != _checksum(weights, labels, settings, covered):
         raise ModelFileError(
-            f"{source} fails its checksum: the weights are damaged, or do not belong to the "
+            f"{source} fails its checksum: the weights or the header are damaged, or do not "
+            f"belong to the "
             f"labels and feature settings in the component's cfg ({len(labels)} labels, the "
             f"weights were saved with {header.get('n_labels')!r}; {settings}). {fix}")
     return weights
