@@ -102,6 +102,15 @@ cdef struct TemplateC:
 cdef TemplateC* make_templates(Pool mem, dict arrays) except NULL
 
 
+cdef inline uint64_t path_prefix(uint64_t v, int bits) noexcept nogil:
+    """A cluster path's first `bits` bits, with a leading 1 so that prefixes
+    of different lengths (and an all-zero prefix) stay apart; 0 (absent)
+    stays 0."""
+    if v == 0:
+        return 0
+    return (v & ((<uint64_t>1 << bits) - 1)) | (<uint64_t>1 << bits)
+
+
 cdef inline uint64_t template_atom(const TemplateC* t, int j, const uint64_t* atoms,
                                    int length, const int* tokens, int current) noexcept nogil:
     """Atom j of template t at the tokens of the slots; 0: absent. An input
@@ -121,10 +130,8 @@ cdef inline uint64_t template_atom(const TemplateC* t, int j, const uint64_t* at
     v = atoms[i * N_ATOMS + col]
     if t.flag[j] >= 0:
         return (v >> t.flag[j]) & 1
-    if t.bits[j] > 0 and v != 0:
-        # the path's first bits, with a leading 1 so that prefixes of
-        # different lengths (and an all-zero prefix) stay apart
-        return (v & ((<uint64_t>1 << t.bits[j]) - 1)) | (<uint64_t>1 << t.bits[j])
+    if t.bits[j] > 0:
+        return path_prefix(v, t.bits[j])
     return v
 
 

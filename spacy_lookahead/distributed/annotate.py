@@ -61,10 +61,13 @@ def _cache_root() -> Path:
     owned by the user, else refused (another user could plant a model)."""
     import tempfile
 
-    root = Path(tempfile.gettempdir()) / f"spacy-lookahead-models-{os.getuid()}"
+    uid = os.getuid() if hasattr(os, "getuid") else None  # (Windows: no uids nor modes)
+    owner = uid if uid is not None else "user"
+    root = Path(tempfile.gettempdir()) / f"spacy-lookahead-models-{owner}"
     root.mkdir(mode=0o700, exist_ok=True)
     info = root.lstat()
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+    if not stat.S_ISDIR(info.st_mode) or (uid is not None and (info.st_uid != uid
+                                                                or info.st_mode & 0o077)):
         raise PermissionError(f"the model cache {root} is not a private folder of this user "
                               "(0700): remove it, and the next run makes it again.")
     return root

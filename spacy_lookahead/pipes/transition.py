@@ -54,10 +54,10 @@ def token_probability(extension: str, key: str) -> None:
 
 
 ONE = numpy.ones((1,))  # the probability of a single output
+ONE.flags.writeable = False
 # predict_nbest's largest n (as the `n` setting's): its memory grows with n
 # times the doc's length
 MAX_NBEST = 1000
-ONE.flags.writeable = False
 
 
 def softmax(scores: numpy.ndarray) -> numpy.ndarray:

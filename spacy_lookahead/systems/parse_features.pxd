@@ -5,7 +5,7 @@ from libc.stdint cimport uint64_t
 from murmurhash.mrmr cimport hash64
 
 from ..core.features cimport (N_ATOMS, COLUMN_ONE, MAX_CONJUNCTION, A_TAG, A_TAG_ALT,
-                              ATOM_BEFORE, LABEL_ATOM)
+                              ATOM_BEFORE, LABEL_ATOM, path_prefix)
 from ..core.weights cimport feat_t
 from .parse_state cimport (ParseStateC, SlotC, slot_at, s_at, ALT_WORD, ALT_LC, ALT_RC, ALT_LC2,
                            ALT_RC2)
@@ -121,10 +121,7 @@ cdef inline uint64_t parse_atom(const ParseStateC* s, const GroupAtomC* a, int i
         x = s.doc.atoms[i * N_ATOMS + col]
         if a.flag >= 0:
             return (x >> a.flag) & 1
-        if a.bits > 0 and x != 0:
-            # the path's first bits, with a leading 1 (as template_atom)
-            return (x & ((<uint64_t>1 << a.bits) - 1)) | (<uint64_t>1 << a.bits)
-        return x
+        return path_prefix(x, a.bits) if a.bits > 0 else x
     if col == COLUMN_ONE:
         return 1
     if col == C_CTAG:

@@ -230,15 +230,8 @@ cdef class TaggingSystem(TransitionSystem):
             for a in range(self.nr_class):
                 is_valid[a] = 1
             return self.nr_class
-        cdef int first = sent_lo(s.doc, i), last = sent_hi(s.doc, i) - 1
         for a in range(self.nr_class):
-            is_valid[a] = row[a]
-            if i == first and not self.at_start[a]:
-                is_valid[a] = 0
-            if i == last and not self.at_end[a]:
-                is_valid[a] = 0
-            if forced >= 0 and a != forced:
-                is_valid[a] = 0
+            is_valid[a] = row[a] and self.static_ok(s.doc, i, a)
             if s.doc.feasible != NULL and not s.doc.feasible[s.step * self.nr_class + a]:
                 is_valid[a] = 0  # a dead end: a later preset could not follow
             n += is_valid[a]
@@ -393,10 +386,8 @@ cdef class TaggingSystem(TransitionSystem):
         memcpy(scores, self.static_scores(s, W, feats), self.nr_class * sizeof(double))
         if not self.constrained and forced < 0:
             return
-        cdef int first = sent_lo(s.doc, i), last = sent_hi(s.doc, i) - 1
         for a in range(self.nr_class):
-            if (i == first and not self.at_start[a]) or (i == last and not self.at_end[a]) \
-                    or (forced >= 0 and a != forced):
+            if not self.static_ok(s.doc, i, a):
                 scores[a] = -INFINITY
 
     cdef void transition(self, double* scores, int prev, Weights W, feat_t* feats) noexcept nogil:
