@@ -9,6 +9,8 @@ from hypothesis import settings
 # random examples, many of them (HYPOTHESIS_PROFILE=random).
 settings.register_profile("fixed", derandomize=True, print_blob=True)
 settings.register_profile("random", derandomize=False, max_examples=1000, print_blob=True)
+# one reproducible draw per `--hypothesis-seed=K` (benchmarks/property_seeds.py runs many K)
+settings.register_profile("seeded", derandomize=False, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fixed"))
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"

@@ -6,6 +6,7 @@ import io
 import os
 import sys
 from pathlib import Path
+from typing import List
 
 import numpy
 import pytest
@@ -237,6 +238,53 @@ def test_a_doc_the_pipeline_rejects_is_listed_and_the_run_goes_on(client, tagger
     again = annotate(tagger_model, path, out, shard_size=7, client=client, stdout=io.StringIO())
     assert list(srsly.read_jsonl(out / "rejects.jsonl")) == rejects
     assert sum(len(s["rejected"]) for s in again["shards"].values()) == 1
+
+
+ODD_TEXT = "a\u2028b\u0085c\x0cd"  # splitlines() would break a JSONL line at each
+
+
+def odd_lines_file(jsonl: Path, path: Path) -> List[int]:
+    """The 60-line input with a line of every odd kind (a byte order mark,
+    "\\r\\n", a text holding U+2028, U+0085 and a form feed, bytes that are
+    not UTF-8, an empty line, a text over spaCy's max_length): the ids that
+    must come out annotated."""
+    lines = [line.encode("utf8") for line in jsonl.read_text(encoding="utf8").splitlines()]
+    lines[0] = b"\xef\xbb\xbf" + lines[0]
+    lines[4] += b"\r"
+    lines.insert(12, srsly.json_dumps({"text": ODD_TEXT, "id": 100}).encode("utf8"))
+    lines.insert(20, b'{"text": "\xff", "id": 101}')
+    lines.insert(25, b"")
+    lines.insert(30, srsly.json_dumps({"text": "a " * 500_001, "id": 102}).encode("utf8"))
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return sorted([*range(60), 100])
+
+
+@pytest.mark.parametrize("settings", [{"components.lookahead_tagger.alternatives": True},
+                                      {"components.lookahead_tagger.learner": "sapo"}],
+                         ids=["alternatives", "sapo"])
+def test_annotate_loses_nothing_with_odd_lines_a_reject_and_a_killed_worker(
+        client, ewt_corpus, jsonl, tmp_path, settings):
+    """Every fault of issue 35 in one run, on the models whose user data is
+    numpy (a tagger with alternatives, as pipeline_ewt's; a SAPO tagger):
+    docs in = docs out + bad inputs + rejects, every doc written once,
+    though a worker dies in the middle."""
+    model = tmp_path / "model"
+    serial_train(ewt_corpus, model, 1, **settings)
+    expected = odd_lines_file(jsonl, tmp_path / "input.jsonl")
+    out, marks = tmp_path / "out", tmp_path / "marks"
+    marks.mkdir()
+    manifest = annotate(model / "model-last", tmp_path / "input.jsonl", out, shard_size=7,
+                        client=client, stdout=io.StringIO(), before=die_once(str(marks), (2,)))
+    assert (marks / "died").exists()
+    docs = read_output(out)
+    assert sorted(d.user_data["id"] for d in docs) == expected
+    assert [d.text for d in docs if d.user_data["id"] == 100] == [ODD_TEXT]
+    bad = [b["line"] for b in manifest["bad_inputs"]]
+    rejects = [r["line"] for r in srsly.read_jsonl(out / "rejects.jsonl")]
+    assert bad == [3, 7, 21] and rejects == [31]  # not JSON, no "text", not UTF-8
+    n_lines = len((tmp_path / "input.jsonl").read_bytes().split(b"\n")) - 1
+    assert len(docs) + len(bad) + len(rejects) + 1 == n_lines  # (+ the empty line)
+    assert all(d.has_annotation("TAG") for d in docs)
 
 
 def test_settings_and_files_are_checked_before_any_work(tagger_model, jsonl, tmp_path,

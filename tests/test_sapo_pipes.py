@@ -260,3 +260,59 @@ def test_sapo_handles_empty_and_one_token_docs():
     assert doc[0].tag_ and doc[0]._.tag_prob > 0
     long_doc = nlp(Doc(nlp.vocab, words=["word"] * 5000))
     assert all(t.tag_ for t in long_doc)
+
+
+def _many_label_examples(nlp, n_labels=12, n_docs=30):
+    """Random tags: every one of n_labels occurs."""
+    from spacy.training import Example
+    rng = numpy.random.default_rng(0)
+    out = []
+    for d in range(n_docs):
+        words = [f"w{rng.integers(40)}" for _ in range(6)]
+        tags = [f"T{(d * 6 + i) % n_labels}" for i in range(6)]
+        out.append(Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words, tags=tags)))
+    return out
+
+
+def test_exact_search_is_refused_above_its_label_limit(monkeypatch):
+    """A* top-n and the lattice cost T * C^2 (issue 35: 2,262 labels took 39 s
+    an epoch of 200 sentences with A*, 52 s to tag them with the lattice's
+    marginals against 0.6 s): above the limits, errors at initialize that
+    name the fix; "auto" probabilities and the temperature fit step aside
+    (the n best, temperature 1); beam search trains and predicts."""
+    from spacy.util import ConfigValidationError
+    from spacy_lookahead.pipes import sequence, tagger, transition
+    monkeypatch.setattr(transition, "MAX_LABELS_EXACT_TOPN", 10)
+    for module in (transition, sequence, tagger):
+        monkeypatch.setattr(module, "MAX_LABELS_LATTICE", 10, raising=False)
+    for config, key, fix in [({**SAPO}, "search", 'search = "beam"'),
+                             ({**SAPO, "search": "beam", "probabilities": "marginals"},
+                              "probabilities", 'probabilities = "nbest"'),
+                             ({"alternatives": True}, "alternatives", "alternatives = false")]:
+        nlp = spacy.blank("en")
+        nlp.add_pipe("lookahead_tagger", config=config)
+        examples = _many_label_examples(nlp)
+        with pytest.raises(ConfigValidationError, match=fix) as err:
+            nlp.initialize(lambda: examples)
+        assert f"'{key}'" in str(err.value) or key in str(err.value)
+        assert "12 labels (at most 10)" in str(err.value)
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("lookahead_tagger", config={**SAPO, "search": "beam"})
+    examples = _many_label_examples(nlp)
+    nlp.initialize(lambda: examples)
+    nlp.update(examples)
+    assert not pipe.uses_marginals and not pipe._fits_temperature()
+    scores = nlp.evaluate(examples)  # scores without a temperature fit
+    assert pipe.temperature == 1.0 and scores["tag_acc"] > 0
+    with pytest.raises(ValueError, match="set temperature to a number"):
+        pipe.fit_temperature(examples)
+    docs = list(nlp.pipe(eg.predicted.copy() for eg in examples))
+    probs = [p for doc in docs for p in doc.user_data["tag_probs"]]
+    assert all(0.0 <= p <= 1.0 for p in probs)
+    # within the limits the same settings use the exact search and the lattice
+    monkeypatch.setattr(transition, "MAX_LABELS_EXACT_TOPN", 12)
+    for module in (transition, sequence, tagger):
+        monkeypatch.setattr(module, "MAX_LABELS_LATTICE", 12, raising=False)
+    assert pipe.uses_marginals and pipe._fits_temperature()
+    pipe.cfg["search"] = "lookahead"
+    assert pipe.exact_topn

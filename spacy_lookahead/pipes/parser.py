@@ -466,4 +466,4 @@ class ArcStandardParser(TransitionPipe):
                 agree = numpy.zeros((n,), dtype="float64")
                 for tree, p in zip(out.nbest, out.probs):
                     agree += p * same_arcs(tree, out.best)
-                doc.user_data[HEAD_PROBS] = agree
+                doc.user_data[HEAD_PROBS] = numpy.minimum(agree, 1.0)  # (rounding can pass 1)

@@ -17,7 +17,7 @@ from ..core.marginals import (Lattice, Transitions, best_with_probabilities, fit
 from ..core.weights import Weights
 from ..systems.tagging import TaggingSystem
 from ..systems.templates import TemplateError, expand, uses_lexicon
-from .settings import SEARCH_DEFAULTS, config_error
+from .settings import MAX_LABELS_LATTICE, SEARCH_DEFAULTS, config_error
 from .spaces import without_whitespace
 from .transition import Prediction, TransitionPipe
 
@@ -89,6 +89,8 @@ class SequencePipe(TransitionPipe):
     def _count_training_set(self, get_examples: Callable[[], Iterable[Example]],
                             size: Optional[int] = None, tags: Optional[set] = None) -> None:
         super()._count_training_set(get_examples, size, tags)
+        if self.is_sapo:
+            self.uses_marginals  # the lattice's label limit, before training
         self.cfg["word_classes"] = self._word_classes(get_examples) if self._reads_classes else {}
         self._set_templates()
 
@@ -189,9 +191,16 @@ class SequencePipe(TransitionPipe):
     @property
     def uses_marginals(self) -> bool:
         """Probabilities as exact marginals: asked for, or "auto" on a
-        first-order model."""
+        first-order model whose lattice fits (MAX_LABELS_LATTICE)."""
         how = self.cfg["probabilities"]
-        return how == "marginals" or (how == "auto" and not self.cfg[self.history_setting])
+        if how == "marginals" and not self.lattice_fits():
+            raise config_error(
+                self.name, "probabilities",
+                f"exact marginals need a lattice of 16 T C^2 bytes per doc of T tokens and C "
+                f"labels, and this model has {self.system.nr_class} labels (at most "
+                f"{MAX_LABELS_LATTICE}): set probabilities = \"nbest\" (or \"auto\")")
+        return how == "marginals" or (how == "auto" and not self.cfg[self.history_setting]
+                                      and self.lattice_fits())
 
     def _best_and_marginals(self, instances: Iterable, W: Weights) -> list:
         """Per instance: ([best output], [its score], exact_scores of it), all
@@ -229,7 +238,9 @@ class SequencePipe(TransitionPipe):
         return self.is_sapo or self.cfg.get("alternatives", False)
 
     def _fits_temperature(self) -> bool:
-        return super()._fits_temperature() and self.system.first_order
+        """Fitted on the exact lattice: first-order models within
+        MAX_LABELS_LATTICE; the others keep temperature 1 unless set."""
+        return super()._fits_temperature() and self.system.first_order and self.lattice_fits()
 
     def _temperature_fit(self, examples: List[Example]) -> Optional[float]:
         """SAPO with exact marginals: the tau of the least log-loss of the
@@ -243,9 +254,7 @@ class SequencePipe(TransitionPipe):
         better calibrated on the dev data of all three tasks
         (benchmarks/results.md). Docs whose gold is not fully known are
         left out."""
-        if not self.system.first_order:
-            raise ValueError(f"[{self.name}] the temperature is fitted for first-order models "
-                             f"only ({self.history_setting} = false); set temperature to a number.")
+        self.check_temperature_fit()
         examples = [Example(self.without_output(eg.predicted), eg.reference) for eg in examples]
         docs = [eg.predicted for eg in examples]
         W = self.averaged_weights
@@ -253,6 +262,16 @@ class SequencePipe(TransitionPipe):
             return self._fit_to_parts(docs, examples, W)
         golds = gold_derivations(self.instances(docs, examples))
         return fit_temperature(golds, W)[0] if golds else None
+
+    def check_temperature_fit(self) -> None:
+        """The error that names the fix where the temperature cannot be fitted."""
+        if not self.system.first_order:
+            raise ValueError(f"[{self.name}] the temperature is fitted for first-order models "
+                             f"only ({self.history_setting} = false); set temperature to a number.")
+        if not self.lattice_fits():
+            raise ValueError(f"[{self.name}] the temperature is fitted on the exact lattice, "
+                             f"16 T C^2 bytes per doc, and this model has {self.system.nr_class} "
+                             f"labels (at most {MAX_LABELS_LATTICE}); set temperature to a number.")
 
     def _fit_to_parts(self, docs: List[Doc], examples: List[Example], W: Weights
                       ) -> Optional[float]:

@@ -11,7 +11,7 @@ with the same names and meaning, and their one validator.
 | `learner` | all | "perceptron" or "sapo" (Sun et al., Algorithm 1) |
 | `n`, `learning_rate`, `learning_rate_decay`, `l2` | sapo | top-n, gamma, its decay per epoch, lambda |
 | `n_threads` | all | threads that decode the docs of a batch at prediction time (0: every core) |
-| `probabilities`, `temperature`, `average` | sapo, sequence labellers | how tag and span probabilities are read (n best or exact marginals), the temperature tau of p(y given x) (None: fitted on the dev data during training), prediction with the averaged weights |
+| `probabilities`, `temperature`, `average` | sapo, sequence labellers | how tag and span probabilities are read (n best or exact marginals), the temperature tau of p(y given x) (None: fitted on the dev data during training, for first-order models of at most 256 labels; else 1), prediction with the averaged weights |
 
 With `learner = "sapo"` the search is SAPO's top-n search: "lookahead" (the
 default) asks for the exact one (A*) where the system is first-order and a
@@ -45,7 +45,8 @@ Target = Literal["tag", "pos"]
 ParserFeatures = Literal["base", "rich"]
 # SAPO's probabilities of tags and spans: the mass of the n best that agree
 # (Sun et al.), or exact marginals over all outputs (forward-backward); auto:
-# the marginals where they are exact (first-order models), else the n best
+# the marginals where they are exact (first-order models of at most
+# MAX_LABELS_LATTICE labels), else the n best
 Probabilities = Literal["auto", "nbest", "marginals"]
 
 SEARCHES = get_args(Search)
@@ -55,6 +56,14 @@ PROBABILITIES = get_args(Probabilities)
 PARSER_FEATURES = get_args(ParserFeatures)
 MAX_DEPTH = 3
 MAX_TEMPERATURE = 100.0
+# Exact search over a first-order model scores every (previous label, label)
+# pair: A* top-n (SAPO's update and n-best) and the lattice of marginals cost
+# T * C^2 per doc of T tokens and C labels, and the lattice holds 16 T C^2
+# bytes (2,262 labels: 39 s per epoch of 200 sentences against 1 s with the
+# beam; the lattice of a 50-token doc 4 GB). Above these counts the beam
+# (T * beam_width * C) and the n best's probabilities do the work.
+MAX_LABELS_EXACT_TOPN = 1000
+MAX_LABELS_LATTICE = 256
 assert set(get_args(Update)) == set(UPDATES)
 
 # Factory defaults shared by every component (a component may change one,

@@ -10,7 +10,8 @@ from spacy.vocab import Vocab
 
 from ..core.marginals import Transitions, second_best_steps
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
-from .settings import Direction, Learner, Probabilities, Search, Target, Update, config_error
+from .settings import (MAX_LABELS_LATTICE, Direction, Learner, Probabilities, Search, Target,
+                       Update, config_error)
 from .spaces import SPACE_POS, SPACE_TAG
 from .transition import Prediction, token_probability
 
@@ -154,7 +155,16 @@ class LookaheadTagger(SequencePipe):
         if not self.labels:
             raise ValueError(f"[{self.name}] no '{self.cfg['target']}' annotation found in the "
                              "training examples: they need gold tags to learn from.")
+        self._check_alternatives()
         self._count_training_set(get_examples, size)
+
+    def _check_alternatives(self) -> None:
+        if self.cfg["alternatives"] and not self.lattice_fits():
+            raise config_error(
+                self.name, "alternatives",
+                f"alternatives come from the exact lattice, 16 T C^2 bytes per doc of T tokens "
+                f"and C labels, and this tagger has {len(self.labels)} labels (at most "
+                f"{MAX_LABELS_LATTICE}): set alternatives = false")
 
     @property
     def space_label(self) -> str:
@@ -193,6 +203,7 @@ class LookaheadTagger(SequencePipe):
         probability under p(y | x) = exp(w . Phi / tau) / Z (the exact
         marginals of the first-order lattice, core/marginals.pyx);
         -1 and 0 on whitespace tokens and where there is no other tag."""
+        self._check_alternatives()
         inputs, indexes = self.inputs_and_indexes(docs)
         instances = self.instances(docs, None, indexes, inputs)
         W, tau, system = self.averaged_weights, self.temperature, self.system
@@ -258,4 +269,5 @@ class LookaheadTagger(SequencePipe):
             elif out.probs is not None:
                 nbest = numpy.asarray(out.nbest, dtype="int32").reshape((len(out.nbest), len(doc)))
                 agree = nbest == out.best
-                doc.user_data[TAG_PROBS] = agree.T.astype("float64") @ out.probs
+                # (a sum of the agreeing outputs' p: rounding can pass 1)
+                doc.user_data[TAG_PROBS] = numpy.minimum(agree.T.astype("float64") @ out.probs, 1.0)

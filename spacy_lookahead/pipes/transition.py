@@ -20,7 +20,8 @@ from ..core.system import TransitionSystem
 from ..core.weights import Weights
 from .base import SearchPipe
 from ..lexicon import lexicon_tables, require_tables
-from .settings import config_error, validate_search_settings
+from .settings import (MAX_LABELS_EXACT_TOPN, MAX_LABELS_LATTICE, config_error,
+                       validate_search_settings)
 from .spaces import compact_input, content_index
 
 
@@ -143,8 +144,23 @@ class TransitionPipe(SearchPipe):
     @property
     def exact_topn(self) -> bool:
         """SAPO's top-n search: exact (A*) unless search = beam asks for the
-        beam (the system must be first-order for A*: otherwise the beam)."""
-        return self.cfg["search"] != "beam"
+        beam (the system must be first-order for A*: otherwise the beam).
+        A* costs T * C^2 per doc: above MAX_LABELS_EXACT_TOPN labels, an
+        error that names the beam."""
+        exact = self.cfg["search"] != "beam"
+        if exact and self.system.first_order and self.system.nr_class > MAX_LABELS_EXACT_TOPN:
+            raise config_error(
+                self.name, "search",
+                f"exact top-n search (A*, search = \"{self.cfg['search']}\") costs T * C^2 per "
+                f"doc of T tokens and C labels, and this model has {self.system.nr_class} "
+                f"labels (at most {MAX_LABELS_EXACT_TOPN}): set search = \"beam\" (T * "
+                "beam_width * C)")
+        return exact
+
+    def lattice_fits(self) -> bool:
+        """Whether the exact lattice (marginals, the temperature fit) is
+        within MAX_LABELS_LATTICE: it holds 16 T C^2 bytes per doc."""
+        return self.system.nr_class <= MAX_LABELS_LATTICE
 
     @property
     def averaged_weights(self) -> Weights:
@@ -213,9 +229,10 @@ class TransitionPipe(SearchPipe):
         cfg = self.cfg
         instances = self.instances([eg.predicted for eg in examples], examples)
         if self.is_sapo:
+            exact = self.exact_topn  # (before any weight changes: it may raise)
             gamma, shrink = self._sapo_step()
             loss, _ = learners.sapo(instances, self.weights, cfg["n"], gamma, shrink,
-                                    cfg["beam_width"], self.exact_topn, cfg["update"])
+                                    cfg["beam_width"], exact, cfg["update"])
             self._seen += len(examples)
             return loss
         self._seen += len(examples)  # (a perceptron's: "training", for the temperature fit)
@@ -459,6 +476,7 @@ class TransitionPipe(SearchPipe):
                 self._sapo_step()
             except ValueError as err:
                 raise config_error(self.name, "l2", str(err)) from err
+            self.exact_topn  # the label count's limits, before training too
 
     def _reset(self) -> None:
         self.cfg["labels"] = []

@@ -100,4 +100,4 @@ def span_probabilities(spans: Sequence[Tuple[int, int, int]], nbest: numpy.ndarr
     opens_here = (kind[:, starts] != O) & (typ[:, starts] == span_types) & ~cont[:, starts]
     runs_on = breaks[:, ends] - breaks[:, starts + 1] == 0  # tokens start+1 .. end-1 continue
     closes = ~cont[:, ends]  # the token after the span (or the end) does not continue it
-    return (probs @ (opens_here & runs_on & closes)).astype("float32")
+    return numpy.minimum(probs @ (opens_here & runs_on & closes), 1.0).astype("float32")
