@@ -78,3 +78,17 @@ def test_package_builds_a_wheel_that_loads_by_name(tmp_path):
     for start, end in doc["sents"]:  # one tree per sentence
         assert all(start <= h < end for h in doc["heads"][start:end])
         assert [doc["deps"][i] for i in range(start, end) if doc["heads"][i] == i] == ["ROOT"]
+
+
+def test_the_package_says_its_version_and_licence():
+    """__version__ is the installed distribution's (setup.cfg's version);
+    the LICENSE file beside setup.cfg is the licence the metadata names."""
+    import configparser
+    from importlib.metadata import metadata
+
+    import spacy_lookahead
+    cfg = configparser.ConfigParser()
+    cfg.read(REPO / "setup.cfg")
+    assert spacy_lookahead.__version__ == cfg["metadata"]["version"]
+    assert metadata("spacy-lookahead")["License"] == cfg["metadata"]["license"] == "MIT"
+    assert (REPO / "LICENSE").read_text(encoding="utf8").startswith("MIT License")
