@@ -60,7 +60,7 @@ def one_annotate(spec: Dict[str, Any]) -> Dict[str, Any]:
     import srsly
     from spacy.tokens import DocBin
 
-    from spacy_lookahead.distributed.annotate import _pipeline, annotate, model_files
+    from spacy_lookahead.distributed.annotate import annotate, model_files, worker_pipeline
     from spacy_lookahead.distributed.cluster import dask_client
     from spacy_lookahead.distributed.manifest import model_checksum
 
@@ -71,7 +71,7 @@ def one_annotate(spec: Dict[str, Any]) -> Dict[str, Any]:
     checksum = model_checksum(Path(spec["model"]))
     model = str(Path(spec["model"]).resolve())
     with dask_client(None, spec["workers"]) as client:
-        client.run(_pipeline, model_files(Path(model)), checksum, spec["threads"])  # load before the clock
+        client.run(worker_pipeline, model_files(Path(model)), checksum, spec["threads"])  # load before the clock
         start = time.perf_counter()
         manifest = annotate(Path(model), tmp / "input.jsonl", tmp / "out", client=client,
                             n_threads=spec["threads"], shard_size=spec["shard_size"],
@@ -103,7 +103,7 @@ def test_score(model: Path, test: str) -> float:
 
 def one_train(spec: Dict[str, Any]) -> Dict[str, Any]:
     from spacy_lookahead.distributed.cluster import dask_client
-    from spacy_lookahead.distributed.train import _Job
+    from spacy_lookahead.distributed.train import Job
 
     out = Path(tempfile.mkdtemp(prefix="ipm-bench-"))
     if spec["mixing"] == "spacy train":
@@ -111,7 +111,7 @@ def one_train(spec: Dict[str, Any]) -> Dict[str, Any]:
     began = time.perf_counter()
     with dask_client(None, spec["workers"]) as client:
         start = time.perf_counter()  # the cluster is up: setup is the job's own
-        job = _Job.create(Path(spec["config"]), spec["overrides"], spec["shards"], spec["rounds"],
+        job = Job.create(Path(spec["config"]), spec["overrides"], spec["shards"], spec["rounds"],
                           sys.stderr)
         setup = time.perf_counter() - start
         history = job.run(client, out, spec["mixing"], "uniform", None, sys.stderr)

@@ -22,12 +22,11 @@ import json
 import time
 from pathlib import Path
 
-import numpy
 import spacy
 from spacy.tokens import Doc, DocBin, Token
 
-from spacy_lookahead.scoring import PUNCT_TAGS
 from calibration import calibration
+from spanbench import attachment_scores
 
 
 def read(vocab, path, limit=0):
@@ -40,23 +39,6 @@ def words_only(vocab, doc, tags, sents=False):
     return Doc(vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc],
                tags=[t.tag_ for t in doc] if tags else None,
                sent_starts=[bool(t.is_sent_start) for t in doc] if sents else None)
-
-
-def attachment_scores(predicted, gold):
-    """UAS/LAS over all tokens and without punctuation (same tokens)."""
-    n = c_u = c_l = n_np = c_u_np = c_l_np = 0
-    for p, g in zip(predicted, gold):
-        u = numpy.array([t.head.i for t in p]) == numpy.array([t.head.i for t in g])
-        lab = u & (numpy.array([t.dep_.lower() for t in p]) == numpy.array([t.dep_.lower() for t in g]))
-        punct = numpy.array([t.dep_ == "punct" or t.tag_ in PUNCT_TAGS for t in g], dtype=bool)
-        n += len(g)
-        c_u += u.sum()
-        c_l += lab.sum()
-        n_np += (~punct).sum()
-        c_u_np += u[~punct].sum()
-        c_l_np += lab[~punct].sum()
-    return {"uas": c_u / n, "las": c_l / n, "uas_nopunct": c_u_np / n_np, "las_nopunct": c_l_np / n_np,
-            "tokens": int(n)}
 
 
 def main(argv=None):

@@ -29,9 +29,12 @@ overall FB1 on IOB2 data.
 from pathlib import Path
 from typing import Dict, Iterable, List, NamedTuple, Optional, Tuple
 
+import numpy
 from spacy.tokens import Doc, DocBin, Span, SpanGroup
 from spacy.training import Example
 from spacy.vocab import Vocab
+
+from spacy_lookahead.scoring import PUNCT_TAGS
 
 TASKS = ("tag", "chunk", "ner")  # what evaluate.py and calibration.py score
 SPEED_TASKS = TASKS + ("clauses", "parse", "pipeline")  # what speed.py times and checks
@@ -134,10 +137,26 @@ def score(predicted: Iterable[Doc], gold: Iterable[Doc], task: str) -> Dict:
     }
 
 
+def attachment_scores(predicted, gold):
+    """UAS/LAS over all tokens and without punctuation (same tokens)."""
+    n = c_u = c_l = n_np = c_u_np = c_l_np = 0
+    for p, g in zip(predicted, gold):
+        u = numpy.array([t.head.i for t in p]) == numpy.array([t.head.i for t in g])
+        lab = u & (numpy.array([t.dep_.lower() for t in p]) == numpy.array([t.dep_.lower() for t in g]))
+        punct = numpy.array([t.dep_ == "punct" or t.tag_ in PUNCT_TAGS for t in g], dtype=bool)
+        n += len(g)
+        c_u += u.sum()
+        c_l += lab.sum()
+        n_np += (~punct).sum()
+        c_u_np += u[~punct].sum()
+        c_l_np += lab[~punct].sum()
+    return {"uas": c_u / n, "las": c_l / n, "uas_nopunct": c_u_np / n_np, "las_nopunct": c_l_np / n_np,
+            "tokens": int(n)}
+
+
 def uas(predicted: Iterable[Doc], gold: Iterable[Doc]) -> Optional[float]:
     """Unlabelled attachment over all tokens (punctuation included): the
     parser benchmark's own scorer (benchmarks/parser_eval.py)."""
-    from parser_eval import attachment_scores  # parser_eval imports calibration, which imports us
     predicted, gold = list(predicted), list(gold)
     return attachment_scores(predicted, gold)["uas"] if sum(len(d) for d in gold) else None
 

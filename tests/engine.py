@@ -1,10 +1,15 @@
 """Test shorthands over the engine's Python entry points (core.decode,
 core.learners, core.views), as the components call them."""
+import itertools
+
 import numpy
 
 from spacy_lookahead.core import decode as _decode
 from spacy_lookahead.core import learners  # noqa: F401  (for the tests' imports)
 from spacy_lookahead.core import views  # noqa: F401
+from spacy_lookahead.core.features import token_atoms
+from spacy_lookahead.core.weights import Weights
+from spacy_lookahead.systems.tagging import TaggingSystem
 
 
 def nbest(system, docs, W, n, beam_width=16):
@@ -34,3 +39,42 @@ def assert_fast_search_agrees(system, doc_input, history, W, depth, rng):
             assert fast[0] == ref[0]
             for a in {ref[0], favoured} - {-1}:
                 assert fast[1][a] == ref[1][a] and fast[2][a] == ref[2][a]
+
+
+# --- a toy sentence, its atoms, scores and weights --------------------------
+WORDS = ["The", "old", "man", "the", "boats", "."]
+
+
+TAGS = ["DT", "JJ", "NN", "DT", "NNS", "."]
+
+
+def atoms_of(words, tags=None):
+    tags = tags or [None] * len(words)
+    return numpy.array([token_atoms(w, t) for w, t in zip(words, tags)], dtype="uint64")
+
+
+def step_scores(system, atoms, history, W):
+    """Scores of every action after `history`, from phi() and the weights
+    alone (no incremental cache)."""
+    return W.scores(views.features(system, atoms, history), system.nr_class)
+
+
+def random_weights(system, atoms, rng):
+    W = Weights()
+    n = len(atoms)
+    for length in range(n):
+        for history in itertools.product(range(system.nr_class), repeat=length):
+            for f in views.features(system, atoms, list(history)):
+                for c in range(system.nr_class):
+                    if W.get(int(f), c) == 0.0:
+                        W.add(int(f), c, rng.gauss(0, 1))
+    return W
+
+
+def constrained_system(nr_class, direction, constrained):
+    extra = {}
+    if constrained:  # label 1 never follows label 0; label 0 never ends the doc
+        allowed = [[1] * nr_class] + [[1] * nr_class for _ in range(nr_class)]
+        allowed[1][1] = 0
+        extra = {"allowed": allowed, "at_doc_end": [0] + [1] * (nr_class - 1)}
+    return TaggingSystem(nr_class, direction=direction, **extra)

@@ -24,18 +24,12 @@ from spacy_lookahead.core.weights import Weights
 from conftest import reload_pipeline
 from ewt import ewt_examples
 from parse_data import parse_examples
-from test_clauses import wsj
-from test_spans import conll2000, jnlpba, train as fit
+from clause_data import wsj
+from span_data import conll2000, jnlpba, train as fit, trained
 
 SPACY_COMPONENTS = ("lookahead_tagger", "lookahead_chunker", "arc_standard_parser",
                     "lookahead_ner", "fr_clause_finder")
 SPAN_KEYS = {"lookahead_chunker": "chunks", "fr_clause_finder": "clauses", "fr_chunker": "chunks"}
-
-
-def trained(factory, config, examples_of, epochs=2):
-    nlp = spacy.blank("en")
-    nlp.add_pipe(factory, config=config)
-    return fit(nlp, examples_of(nlp.vocab), epochs)
 
 
 @pytest.fixture(scope="module")

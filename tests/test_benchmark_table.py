@@ -140,12 +140,12 @@ def test_parser_report_reads_the_logged_curve(tmp_path):
 
 
 def test_parser_eval_scores_punctuation_apart():
-    import parser_eval
+    import spanbench
     from spacy.tokens import Doc
     from spacy.vocab import Vocab
     vocab = Vocab()
     gold = Doc(vocab, words=["We", "left", "."], heads=[1, 1, 1], deps=["nsubj", "ROOT", "punct"],
                tags=["PRP", "VBD", "."])
     pred = Doc(vocab, words=["We", "left", "."], heads=[1, 1, 0], deps=["obj", "ROOT", "punct"])
-    s = parser_eval.attachment_scores([pred], [gold])
+    s = spanbench.attachment_scores([pred], [gold])
     assert (s["uas"], s["las"], s["uas_nopunct"], s["las_nopunct"]) == (2 / 3, 1 / 3, 1.0, 0.5)

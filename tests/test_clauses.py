@@ -9,7 +9,8 @@ import spacy
 from conftest import reload_pipeline
 from spacy.tokens import Doc, Span
 from spacy.training import Example
-from test_spans import train
+from clause_data import NESTED, wsj  # noqa: F401
+from span_data import train
 
 import spacy_lookahead.pipes.phrases  # noqa: F401  (factories, when not pip-installed)
 import spacy_lookahead.scoring  # noqa: F401
@@ -22,27 +23,6 @@ from spacy_lookahead.readers.clauses import (
 from spacy_lookahead.readers.columns import ColumnCorpus
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
-
-NESTED = """\
-He PRP B-NP (S*
-said VBD B-VP *
-that IN B-SBAR (S*
-she PRP B-NP (S*
-left VBD B-VP *S)S)
-, , O *
-and CC O *
-smiled VBD B-VP (S*S)
-. . O *S)
-
-Go VB B-VP (S*S)
-
-"""
-
-
-def wsj(shared_data, vocab, split, limit=0):
-    corpus = ClauseCorpus(shared_data / "wsj_clauses" / f"{split}.txt")
-    return [eg for _, eg in zip(range(limit or 10 ** 9), corpus.read(vocab))]
-
 
 # --- reader and writer -------------------------------------------------------------
 

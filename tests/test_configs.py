@@ -53,7 +53,10 @@ def test_ner_configs(shared_data, conll_models, tmp_path, config_name):
         "paths.train": train, "paths.dev": str(shared_data / "jnlpba" / "test.iob2")}, **extra)
     nlp = spacy.load(model)
     doc = nlp("IL-2 gene expression requires NF-kappa B activation .")
-    assert nlp.pipe_names[-1] == "lookahead_ner" and doc.ents is not None
+    ner = nlp.get_pipe("lookahead_ner")
+    assert nlp.pipe_names[-1] == "lookahead_ner"
+    assert set(ner.labels) == {"DNA", "RNA", "cell_line", "cell_type", "protein"}
+    assert doc.has_annotation("ENT_IOB") and {e.label_ for e in doc.ents} <= set(ner.labels)
     if config_name != "ner_jnlpba.cfg":
         assert all(t.tag_ for t in doc)
     if config_name == "ner_jnlpba_pipeline.cfg":

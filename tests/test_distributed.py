@@ -501,7 +501,7 @@ def test_a_shards_epoch_order_ignores_other_draws_from_the_global_rng(ewt_corpus
     import spacy.util
     from spacy_lookahead.distributed import train as ipm
 
-    job = ipm._Job.create(CONFIGS / "tagger_ewt.cfg", tagger_overrides(ewt_corpus, 2), 2, 2,
+    job = ipm.Job.create(CONFIGS / "tagger_ewt.cfg", tagger_overrides(ewt_corpus, 2), 2, 2,
                           io.StringIO())
     setup = pickle.dumps(job.nlp)
     start = {"lookahead_tagger": job.nlp.get_pipe("lookahead_tagger").weights.to_bytes()}
@@ -550,7 +550,7 @@ def test_the_training_corpus_is_read_once(ewt_corpus, tmp_path, max_epochs, pass
                                    "\"test_lookahead.counting.v1\"\n\n[corpora.dev]"),
                       encoding="utf8")
     _PASSED.clear()
-    job = ipm._Job.create(config, {**tagger_overrides(ewt_corpus, max_epochs)}, 2, 1, io.StringIO())
+    job = ipm.Job.create(config, {**tagger_overrides(ewt_corpus, max_epochs)}, 2, 1, io.StringIO())
     assert len(_PASSED) == passed
     assert job.nlp.config["corpora"]["train"]["@readers"] == "spacy.Corpus.v1"
     assert job.nlp.config["corpora"]["train"]["augmenter"] == {

@@ -25,7 +25,7 @@ import report_phrases  # noqa: E402
 import spanbench  # noqa: E402
 import speed  # noqa: E402
 from curves import best_evaluation, epoch_points, read_curve  # noqa: E402
-from test_clauses import NESTED  # noqa: E402  (two sentences of nested clauses)
+from clause_data import NESTED  # noqa: E402  (two sentences of nested clauses)
 
 FILTER_KEYS = ["candidates", "candidates_recall", "f_bound", "start_p", "start_r", "end_p", "end_r"]
 

@@ -12,7 +12,7 @@ from spacy_lookahead.systems.arc_standard import ArcStandardSystem
 from spacy_lookahead.systems.schemes import label_constraints, scheme_actions, spans_to_ids
 from spacy_lookahead.systems.tagging import TaggingSystem
 
-from test_lookahead import atoms_of
+from engine import atoms_of
 
 WORDS = ["The", "old", "man", "the", "boats", "today", "."]
 TAGS = ["DT", "JJ", "NN", "DT", "NNS", "NN", "."]

@@ -7,27 +7,10 @@ import numpy
 import pytest
 from hypothesis import given, settings, strategies as st
 from spacy_lookahead.core.decode import NoValidOutput
-from spacy_lookahead.core.features import token_atoms
 from spacy_lookahead.core.weights import Weights
 from spacy_lookahead.systems.tagging import TaggingSystem
-from engine import assert_fast_search_agrees, learners, nbest, predict, views  # noqa: F401
-
-WORDS = ["The", "old", "man", "the", "boats", "."]
-
-
-TAGS = ["DT", "JJ", "NN", "DT", "NNS", "."]
-
-
-def atoms_of(words, tags=None):
-    tags = tags or [None] * len(words)
-    return numpy.array([token_atoms(w, t) for w, t in zip(words, tags)], dtype="uint64")
-
-
-def step_scores(system, atoms, history, W):
-    """Scores of every action after `history`, from phi() and the weights
-    alone (no incremental cache)."""
-    return W.scores(views.features(system, atoms, history), system.nr_class)
-
+from engine import (TAGS, WORDS, assert_fast_search_agrees, atoms_of, constrained_system,  # noqa: F401
+                    learners, nbest, predict, random_weights, step_scores, views)
 
 def brute_force(system, atoms, history, W, depth):
     """Best path value per first action, enumerating all action sequences of
@@ -42,18 +25,6 @@ def brute_force(system, atoms, history, W, depth):
     return values
 
 
-def random_weights(system, atoms, rng):
-    W = Weights()
-    n = len(atoms)
-    for length in range(n):
-        for history in itertools.product(range(system.nr_class), repeat=length):
-            for f in views.features(system, atoms, list(history)):
-                for c in range(system.nr_class):
-                    if W.get(int(f), c) == 0.0:
-                        W.add(int(f), c, rng.gauss(0, 1))
-    return W
-
-
 def integer_weights(system, atoms, rng, W=None):
     """Small integer weights (many ties) on every feature of every history
     a first-order system can see (added to W if given)."""
@@ -66,15 +37,6 @@ def integer_weights(system, atoms, rng, W=None):
                     if W.get(int(f), c) == 0.0:
                         W.add(int(f), c, float(rng.randint(-2, 2)))
     return W
-
-
-def constrained_system(nr_class, direction, constrained):
-    extra = {}
-    if constrained:  # label 1 never follows label 0; label 0 never ends the doc
-        allowed = [[1] * nr_class] + [[1] * nr_class for _ in range(nr_class)]
-        allowed[1][1] = 0
-        extra = {"allowed": allowed, "at_doc_end": [0] + [1] * (nr_class - 1)}
-    return TaggingSystem(nr_class, direction=direction, **extra)
 
 
 @pytest.mark.parametrize("direction", ["ltr", "rtl"])

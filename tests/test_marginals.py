@@ -14,7 +14,7 @@ from spacy_lookahead.core.marginals import Lattice, marginals
 from spacy_lookahead.core.weights import Weights
 
 from engine import views
-from test_lookahead import WORDS, atoms_of, constrained_system
+from engine import WORDS, atoms_of, constrained_system
 
 
 def sequence_weights(system, atoms, W, temperature):

@@ -26,8 +26,7 @@ def train_parser(config, n_train=800, epochs=2, n_sents=4):
     for _ in range(epochs):
         rng.shuffle(train)
         for i in range(0, len(train), 25):
-            losses = parser.update(train[i:i + 25])
-            assert losses["arc_standard_parser"] >= 0
+            parser.update(train[i:i + 25])
     return nlp
 
 

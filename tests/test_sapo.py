@@ -8,7 +8,7 @@ import pytest
 from spacy_lookahead.core.weights import Weights
 from spacy_lookahead.systems.tagging import TaggingSystem
 from engine import learners, nbest, predict, views  # noqa: F401
-from test_lookahead import WORDS, atoms_of, random_weights
+from engine import WORDS, atoms_of, random_weights
 
 
 def F(system, atoms, labels):

@@ -10,7 +10,7 @@ from spacy.tokens import Doc
 
 from conftest import reload_pipeline
 from ewt import ewt_examples
-from test_spans import conll2000, jnlpba, train, words_only
+from span_data import conll2000, jnlpba, train, words_only
 
 SAPO = {"learner": "sapo", "n": 5, "learning_rate": 0.1, "l2": 1.0}
 

@@ -19,7 +19,7 @@ from spacy_lookahead.core.weights import Weights
 from spacy_lookahead.systems.tagging import TaggingSystem, sentence_bounds
 
 from engine import assert_fast_search_agrees, predict, views
-from test_lookahead import WORDS, atoms_of
+from engine import WORDS, atoms_of
 
 
 def system_of(direction, trigrams, templates=None):

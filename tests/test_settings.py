@@ -11,7 +11,7 @@ import spacy_lookahead.pipes.tagger  # noqa: F401
 
 from ewt import ewt_examples
 from parse_data import parse_examples, words_only
-from test_spans import conll2000, jnlpba, train
+from span_data import conll2000, jnlpba, train
 
 COMBINATIONS = [
     {"search": "greedy"},
@@ -97,6 +97,9 @@ def test_unused_settings_at_their_defaults_are_fine():
     nlp = spacy.blank("en")
     nlp.add_pipe("lookahead_tagger", config={"search": "greedy", "depth": 0})
     nlp.add_pipe("arc_standard_parser", config={"search": "beam", "depth": 1, "margin": 1.0})
+    assert nlp.pipe_names == ["lookahead_tagger", "arc_standard_parser"]
+    assert nlp.get_pipe("lookahead_tagger").cfg["search"] == "greedy"
+    assert nlp.get_pipe("arc_standard_parser").cfg["beam_width"] == 8
 
 
 def test_a_perceptron_saved_with_the_former_probabilities_default_loads(tmp_path):

@@ -136,7 +136,8 @@ def test_unseen_gold_label_is_ignored_not_fatal(small_nlp):
     doc = small_nlp.make_doc("Brand new label")
     eg = Example.from_dict(doc, {"tags": ["NEWTAG", "JJ", "NN"]})
     losses = tagger.update([eg])
-    assert "NEWTAG" not in tagger.labels and losses["lookahead_tagger"] >= 0
+    # the loss counts mistakes on the two tokens whose gold tag is known
+    assert "NEWTAG" not in tagger.labels and 0 <= losses["lookahead_tagger"] <= 2
 
 
 @pytest.mark.parametrize("damage", ["weights", "cfg", "missing"])

@@ -8,9 +8,9 @@ from spacy_lookahead.core.batch import in_threads, thread_count
 
 from ewt import ewt_examples
 from parse_data import parse_examples
-from test_bad_input import trained
-from test_clauses import wsj
-from test_spans import conll2000, jnlpba
+from span_data import trained
+from clause_data import wsj
+from span_data import conll2000, jnlpba
 
 SETTINGS = {
     "tagger_lookahead": ("lookahead_tagger", {"depth": 1}, "ewt"),

@@ -7,7 +7,7 @@ import numpy
 import pytest
 from spacy_lookahead.core.weights import Weights
 from spacy_lookahead.systems.tagging import TaggingSystem
-from test_lookahead import WORDS, atoms_of, random_weights, step_scores
+from engine import WORDS, atoms_of, random_weights, step_scores
 
 from spacy_lookahead.systems.schemes import label_constraints, scheme_actions
 from engine import learners, nbest, predict, views  # noqa: F401

@@ -107,7 +107,9 @@ def _materialize(files: Dict[str, bytes], checksum: str) -> Path:
     return target
 
 
-def _pipeline(files: Dict[str, bytes], checksum: str, n_threads: int):
+def worker_pipeline(files: Dict[str, bytes], checksum: str, n_threads: int):
+    """The pipeline of the shipped model files in this worker process,
+    loaded once (one model per process) with its components' n_threads."""
     key = (checksum, n_threads)
     if key not in _PIPELINES:
         import spacy
@@ -144,7 +146,7 @@ def annotate_partition(model: Dict[str, bytes], checksum: str, payload: Tuple[st
 
     if before is not None:
         before(index)
-    nlp = _pipeline(model, checksum, n_threads)
+    nlp = worker_pipeline(model, checksum, n_threads)
     kind, data = payload
 
     def items():  # (text or doc, user data) of the partition, afresh

@@ -182,7 +182,7 @@ def train(config_path: Path, output: Optional[Path], *, overrides: Optional[Dict
         raise FileNotFoundError(f"config {config_path} does not exist.")
     if output is not None:  # before round 1, not after it
         _check_output(Path(output))
-    job = _Job.create(Path(config_path), overrides or {}, shards, rounds, stdout)
+    job = Job.create(Path(config_path), overrides or {}, shards, rounds, stdout)
     if client is None:
         with dask_client(scheduler, workers) as own:
             return job.run(own, output, mixing, weighting, before, stdout)
@@ -204,7 +204,7 @@ def _check_output(output: Path) -> None:
                       "can write to.") from None
 
 
-class _Job:
+class Job:
     """The driver's side: the initialized pipeline (to evaluate and save),
     the shards and the rounds."""
 
@@ -214,7 +214,7 @@ class _Job:
 
     @classmethod
     def create(cls, config_path: Path, overrides: Dict[str, Any], n_shards: int,
-               rounds: Optional[int], stdout) -> "_Job":
+               rounds: Optional[int], stdout) -> "Job":
         from spacy.schemas import ConfigSchemaTraining
         from spacy.training.initialize import init_nlp
         from spacy.util import load_config, registry, resolve_dot_names

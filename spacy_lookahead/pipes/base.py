@@ -111,10 +111,11 @@ class SearchPipe(TrainablePipe):
 
     def set_weights(self, weights: Weights) -> None:
         """Replace the training weights (e.g. with mixed ones: distributed
-        training); the averaged weights are recomputed from them. As after
-        loading, the system is rebuilt: its caches are keyed by the weights'
-        address and version, and a new table can reuse a freed table's
-        address at a version that table had (stale scores)."""
+        training); the averaged weights are recomputed from them, and the
+        system is rebuilt as after loading (`_on_load`). Score caches need
+        nothing: they are keyed by the table's address and version, and
+        versions come from one process-wide clock (core/weights.pyx), so a
+        new table never meets an old table's cached scores."""
         with self._lock:
             self.weights = weights
             self._averaged = None
