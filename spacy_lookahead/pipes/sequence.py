@@ -17,7 +17,8 @@ from ..core.marginals import (Lattice, Transitions, best_with_probabilities, fit
 from ..core.weights import Weights
 from ..systems.tagging import TaggingSystem
 from ..systems.templates import TemplateError, expand, uses_lexicon
-from .settings import MAX_LABELS_LATTICE, SEARCH_DEFAULTS, config_error
+from . import settings
+from .settings import SEARCH_DEFAULTS, config_error
 from .spaces import without_whitespace
 from .transition import Prediction, TransitionPipe
 
@@ -89,8 +90,6 @@ class SequencePipe(TransitionPipe):
     def _count_training_set(self, get_examples: Callable[[], Iterable[Example]],
                             size: Optional[int] = None, tags: Optional[set] = None) -> None:
         super()._count_training_set(get_examples, size, tags)
-        if self.is_sapo:
-            self.uses_marginals  # the lattice's label limit, before training
         self.cfg["word_classes"] = self._word_classes(get_examples) if self._reads_classes else {}
         self._set_templates()
 
@@ -188,17 +187,28 @@ class SequencePipe(TransitionPipe):
             return indexes, self._best_and_marginals, instances, (self.averaged_weights,)
         return indexes, run, instances, args
 
+    def lattice_fits(self) -> bool:
+        """Whether the exact lattice (marginals, alternatives, the temperature
+        fit) is within settings.MAX_LABELS_LATTICE: it holds 16 T C^2 bytes
+        per doc."""
+        return self.system.nr_class <= settings.MAX_LABELS_LATTICE
+
+    def check_label_limits(self) -> None:
+        super().check_label_limits()
+        if self.is_sapo:
+            self.uses_marginals  # (raises past the lattice's limit)
+
     @property
     def uses_marginals(self) -> bool:
         """Probabilities as exact marginals: asked for, or "auto" on a
-        first-order model whose lattice fits (MAX_LABELS_LATTICE)."""
+        first-order model whose lattice fits (`lattice_fits`)."""
         how = self.cfg["probabilities"]
         if how == "marginals" and not self.lattice_fits():
             raise config_error(
                 self.name, "probabilities",
                 f"exact marginals need a lattice of 16 T C^2 bytes per doc of T tokens and C "
                 f"labels, and this model has {self.system.nr_class} labels (at most "
-                f"{MAX_LABELS_LATTICE}): set probabilities = \"nbest\" (or \"auto\")")
+                f"{settings.MAX_LABELS_LATTICE}): set probabilities = \"nbest\" (or \"auto\")")
         return how == "marginals" or (how == "auto" and not self.cfg[self.history_setting]
                                       and self.lattice_fits())
 
@@ -239,7 +249,7 @@ class SequencePipe(TransitionPipe):
 
     def _fits_temperature(self) -> bool:
         """Fitted on the exact lattice: first-order models within
-        MAX_LABELS_LATTICE; the others keep temperature 1 unless set."""
+        settings.MAX_LABELS_LATTICE; the others keep temperature 1 unless set."""
         return super()._fits_temperature() and self.system.first_order and self.lattice_fits()
 
     def _temperature_fit(self, examples: List[Example]) -> Optional[float]:
@@ -271,7 +281,8 @@ class SequencePipe(TransitionPipe):
         if not self.lattice_fits():
             raise ValueError(f"[{self.name}] the temperature is fitted on the exact lattice, "
                              f"16 T C^2 bytes per doc, and this model has {self.system.nr_class} "
-                             f"labels (at most {MAX_LABELS_LATTICE}); set temperature to a number.")
+                             f"labels (at most {settings.MAX_LABELS_LATTICE}); set temperature "
+                             "to a number.")
 
     def _fit_to_parts(self, docs: List[Doc], examples: List[Example], W: Weights
                       ) -> Optional[float]:

@@ -10,8 +10,8 @@ from spacy.vocab import Vocab
 
 from ..core.marginals import Transitions, second_best_steps
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
-from .settings import (MAX_LABELS_LATTICE, Direction, Learner, Probabilities, Search, Target,
-                       Update, config_error)
+from . import settings
+from .settings import Direction, Learner, Probabilities, Search, Target, Update, config_error
 from .spaces import SPACE_POS, SPACE_TAG
 from .transition import Prediction, token_probability
 
@@ -164,7 +164,7 @@ class LookaheadTagger(SequencePipe):
                 self.name, "alternatives",
                 f"alternatives come from the exact lattice, 16 T C^2 bytes per doc of T tokens "
                 f"and C labels, and this tagger has {len(self.labels)} labels (at most "
-                f"{MAX_LABELS_LATTICE}): set alternatives = false")
+                f"{settings.MAX_LABELS_LATTICE}): set alternatives = false")
 
     @property
     def space_label(self) -> str:

@@ -20,8 +20,8 @@ from ..core.system import TransitionSystem
 from ..core.weights import Weights
 from .base import SearchPipe
 from ..lexicon import lexicon_tables, require_tables
-from .settings import (MAX_LABELS_EXACT_TOPN, MAX_LABELS_LATTICE, config_error,
-                       validate_search_settings)
+from . import settings
+from .settings import config_error, validate_search_settings
 from .spaces import compact_input, content_index
 
 
@@ -148,19 +148,21 @@ class TransitionPipe(SearchPipe):
         A* costs T * C^2 per doc: above MAX_LABELS_EXACT_TOPN labels, an
         error that names the beam."""
         exact = self.cfg["search"] != "beam"
-        if exact and self.system.first_order and self.system.nr_class > MAX_LABELS_EXACT_TOPN:
+        limit = settings.MAX_LABELS_EXACT_TOPN
+        if exact and self.system.first_order and self.system.nr_class > limit:
             raise config_error(
                 self.name, "search",
                 f"exact top-n search (A*, search = \"{self.cfg['search']}\") costs T * C^2 per "
                 f"doc of T tokens and C labels, and this model has {self.system.nr_class} "
-                f"labels (at most {MAX_LABELS_EXACT_TOPN}): set search = \"beam\" (T * "
-                "beam_width * C)")
+                f"labels (at most {limit}): set search = \"beam\" (T * beam_width * C)")
         return exact
 
-    def lattice_fits(self) -> bool:
-        """Whether the exact lattice (marginals, the temperature fit) is
-        within MAX_LABELS_LATTICE: it holds 16 T C^2 bytes per doc."""
-        return self.system.nr_class <= MAX_LABELS_LATTICE
+    def check_label_limits(self) -> None:
+        """The config error that names the fix where the settings ask for an
+        exact search the label count is past (settings.MAX_LABELS_*): at
+        initialize, before training starts."""
+        if self.is_sapo:
+            self.exact_topn  # (raises past the limit)
 
     @property
     def averaged_weights(self) -> Weights:
@@ -476,7 +478,7 @@ class TransitionPipe(SearchPipe):
                 self._sapo_step()
             except ValueError as err:
                 raise config_error(self.name, "l2", str(err)) from err
-            self.exact_topn  # the label count's limits, before training too
+            self.check_label_limits()
 
     def _reset(self) -> None:
         self.cfg["labels"] = []
