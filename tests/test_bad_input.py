@@ -207,16 +207,29 @@ def test_empty_input_tag_is_an_error(parts):
         pipe(doc)
 
 
-def test_unseen_input_tags_warn_once_with_the_rate(parts):
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_unseen_input_tags_warn_once_with_the_rate(parts, n_threads):
+    """One warning per pipe() call, over all its batches (one per batch
+    broke spaCy's training table), and per __call__."""
     pipe = parts["lookahead_chunker"].get_pipe("lookahead_chunker")
+    pipe.cfg["n_threads"] = n_threads
     docs = [Doc(pipe.vocab, words=["The", "firm", "said"], tags=["DT", "NOVELTAG", "VBD"])
             for _ in range(10)]
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        list(pipe.pipe(docs, batch_size=100))
-    unseen = [w for w in caught if "never seen in training" in str(w.message)]
-    assert len(unseen) == 1 and "10 of 30" in str(unseen[0].message)
-    assert "NOVELTAG" in str(unseen[0].message)
+    try:
+        for batch_size in (100, 3):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                list(parts["lookahead_chunker"].pipe(docs, batch_size=batch_size))
+            unseen = [w for w in caught if "never seen in training" in str(w.message)]
+            assert len(unseen) == 1 and "10 of 30" in str(unseen[0].message)
+            assert "NOVELTAG" in str(unseen[0].message)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            pipe(docs[0])
+        assert [str(w.message)[:40] for w in caught if "never seen" in str(w.message)] == [
+            "[lookahead_chunker] 1 of 3 input words ("]
+    finally:
+        pipe.cfg["n_threads"] = 1
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         pipe(Doc(pipe.vocab, words=["The", "firm"], tags=["DT", "NN"]))

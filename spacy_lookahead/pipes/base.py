@@ -280,13 +280,37 @@ class SearchPipe(TrainablePipe):
                 tally["tags"].update(doc.vocab.strings[int(h)] for h in numpy.unique(tags[unseen])[:5])
 
     def _start_tally(self) -> None:
-        """A prediction call starts: count its unseen tags afresh."""
-        self._calls.tally = {"unseen": 0, "words": 0, "tags": set()}
+        """A prediction call starts: count its unseen tags afresh (inside
+        pipe(), into the tally of the whole pipe() call)."""
+        whole = getattr(self._calls, "pipe_tally", None)
+        self._calls.tally = whole if whole is not None else {"unseen": 0, "words": 0, "tags": set()}
 
     def _warn_unseen_tags(self) -> None:
-        """One warning per prediction call, with the rate of unseen tags."""
+        """One warning per prediction call, with the rate of unseen tags;
+        inside pipe(), one when the pipe() call ends."""
         tally = getattr(self._calls, "tally", None)
         self._calls.tally = None
+        if getattr(self._calls, "pipe_tally", None) is None:
+            self._warn_tally(tally)
+
+    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
+        """As TrainablePipe.pipe (`_batches`), with one unseen-tag warning for
+        the whole call rather than one per batch (they broke spaCy's
+        training table, once per batch of each evaluation)."""
+        if getattr(self._calls, "pipe_tally", None) is not None:  # (a pipe() inside one)
+            yield from self._batches(stream, batch_size=batch_size)
+            return
+        self._calls.pipe_tally = {"unseen": 0, "words": 0, "tags": set()}
+        try:
+            yield from self._batches(stream, batch_size=batch_size)
+        finally:
+            tally, self._calls.pipe_tally = self._calls.pipe_tally, None
+            self._warn_tally(tally)
+
+    def _batches(self, stream: Iterable[Doc], *, batch_size: int) -> Iterator[Doc]:
+        yield from TrainablePipe.pipe(self, stream, batch_size=batch_size)
+
+    def _warn_tally(self, tally: Optional[Dict[str, Any]]) -> None:
         if tally and tally["unseen"]:
             warnings.warn(
                 f"[{self.name}] {tally['unseen']} of {tally['words']} input words "

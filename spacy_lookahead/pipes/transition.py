@@ -260,7 +260,7 @@ class TransitionPipe(SearchPipe):
             raise self._naming_the_doc(docs, err) from None
         return self._predictions(docs, indexes, results)
 
-    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
+    def _batches(self, stream: Iterable[Doc], *, batch_size: int) -> Iterator[Doc]:
         """With n_threads > 1, the batches are pipelined: while the threads
         decode one batch (without the GIL), this thread makes the inputs of
         the next and writes the outputs of the one before, so that the
@@ -268,7 +268,7 @@ class TransitionPipe(SearchPipe):
         The same outputs as one thread, in the same order."""
         threads = thread_count(self.cfg["n_threads"])
         if threads <= 1:
-            yield from super().pipe(stream, batch_size=batch_size)
+            yield from super()._batches(stream, batch_size=batch_size)
             return
         error_handler = self.get_error_handler()
         with ThreadPoolExecutor(max_workers=threads) as pool:
