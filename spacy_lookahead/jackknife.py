@@ -27,9 +27,10 @@ import hashlib
 import json
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, TextIO
 
 import spacy
 from spacy.tokens import Doc, DocBin
@@ -102,9 +103,14 @@ def _check_work_dir(work: Path, made_from: Dict[str, object]) -> None:
 
 def jackknife(config: Path, train: Path, output: Path, *, folds: int = 10, jobs: int = 1,
               work_dir: Optional[Path] = None, overrides: Sequence[str] = (),
-              code: Optional[Path] = None) -> Dict[str, float]:
+              code: Optional[Path] = None, progress: Optional[TextIO] = None) -> Dict[str, float]:
     """Write OUTPUT (see the module docstring); returns the held-out tag
-    accuracy per fold and overall where the gold has tags."""
+    accuracy per fold and overall where the gold has tags. progress: a
+    line per fold as it is trained (or reused) and as it tags its part."""
+    def say(line: str) -> None:
+        if progress is not None:
+            print(f"jackknife: {line}", file=progress, flush=True)
+
     nlp0 = spacy.blank("en")
     gold = list(DocBin().from_disk(train).get_docs(nlp0.vocab))
     bounds = fold_bounds(len(gold), folds)
@@ -119,9 +125,17 @@ def jackknife(config: Path, train: Path, output: Path, *, folds: int = 10, jobs:
         if not rest.exists():
             DocBin(docs=gold[:fold.start] + gold[fold.stop:], store_user_data=True).to_disk(rest)
         rests.append(rest)
+    def trained(k: int) -> Path:
+        start = time.perf_counter()
+        reused = (work / f"fold{k}" / "model-best" / "meta.json").exists()
+        model = train_fold(config, rests[k], work / f"fold{k}", list(overrides), code)
+        say(f"fold {k + 1}/{folds} " + ("reused" if reused else
+            f"trained in {time.perf_counter() - start:.0f} s (log: {work / f'fold{k}.log'})"))
+        return model
+
+    say(f"{len(gold)} docs in {folds} folds, {max(jobs, 1)} trained at once, in {work}")
     with ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
-        models = list(pool.map(lambda k: train_fold(config, rests[k], work / f"fold{k}",
-                                                    list(overrides), code), range(folds)))
+        models = list(pool.map(trained, range(folds)))
     annotated: List[Doc] = []
     report: Dict[str, float] = {}
     right = total = 0
@@ -136,6 +150,8 @@ def jackknife(config: Path, train: Path, output: Path, *, folds: int = 10, jobs:
             report[f"fold{k}_tag_acc"] = fold_right / len(pairs)
             right += fold_right
             total += len(pairs)
+            say(f"fold {k + 1}/{folds} tagged its {len(docs)} docs: held-out tag accuracy "
+                f"{100 * fold_right / len(pairs):.2f}")
     if total:
         report["tag_acc"] = right / total
     DocBin(docs=annotated, store_user_data=True).to_disk(output)
@@ -166,7 +182,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if not path.exists():
             ap.error(f"{what} not found: {path}")
     report = jackknife(args.config, args.train, args.output, folds=args.folds, jobs=args.jobs,
-                       work_dir=args.work_dir, overrides=overrides, code=args.code)
+                       work_dir=args.work_dir, overrides=overrides, code=args.code,
+                       progress=sys.stderr)
     summary = f", held-out tag accuracy {100 * report['tag_acc']:.2f}" if "tag_acc" in report else ""
     print(f"jackknifed {args.train} in {args.folds} folds -> {args.output}{summary}")
     return 0

@@ -1,5 +1,6 @@
 """Jackknifing (spacy_lookahead/jackknife.py) and the reader that trains a
 parser on its tags (keep_inputs.v1 with inputs_path)."""
+import io
 import sys
 from pathlib import Path
 
@@ -82,8 +83,13 @@ def test_jackknife_tags_every_training_doc_with_a_model_that_never_saw_it(tmp_pa
     DocBin(docs=gold_docs(nlp.vocab, "ewt", "dev", 40)).to_disk(tmp_path / "dev.spacy")
     args = dict(folds=3, jobs=2, overrides=["--paths.dev", str(tmp_path / "dev.spacy"),
                                             "--training.max_epochs", "2", *ALTERNATIVES])
+    progress = io.StringIO()
     report = jackknife(ROOT / "configs" / "tagger_ewt.cfg", tmp_path / "train.spacy",
-                       tmp_path / "jk.spacy", **args)
+                       tmp_path / "jk.spacy", progress=progress, **args)
+    lines = progress.getvalue().splitlines()  # a line per fold trained and per fold tagged
+    assert sorted(line.split(" trained in ")[0] for line in lines if " trained in " in line) == [
+        f"jackknife: fold {k}/3" for k in (1, 2, 3)]
+    assert sum(" tagged its " in line for line in lines) == 3
     out = list(DocBin().from_disk(tmp_path / "jk.spacy").get_docs(nlp.vocab))
     assert [[t.text for t in d] for d in out] == [[t.text for t in d] for d in gold]
     assert [[t.is_sent_start for t in d] for d in out] == [[t.is_sent_start for t in d] for d in gold]
@@ -98,9 +104,11 @@ def test_jackknife_tags_every_training_doc_with_a_model_that_never_saw_it(tmp_pa
     # a re-run trains nothing again
     model = tmp_path / "jk.folds" / "fold0" / "model-best" / "meta.json"
     before = model.stat().st_mtime_ns
+    progress = io.StringIO()
     jackknife(ROOT / "configs" / "tagger_ewt.cfg", tmp_path / "train.spacy", tmp_path / "jk.spacy",
-              **args)
+              progress=progress, **args)
     assert model.stat().st_mtime_ns == before
+    assert sum(line.endswith(" reused") for line in progress.getvalue().splitlines()) == 3
     # ... but other settings or another corpus never reuse those folds
     with pytest.raises(ValueError, match="overrides differ"):
         jackknife(ROOT / "configs" / "tagger_ewt.cfg", tmp_path / "train.spacy",
