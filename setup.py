@@ -32,7 +32,7 @@ MODULES = [
 extensions = [
     Extension(
         name,
-        [str(Path(*name.split(".")).with_suffix(".pyx"))],
+        [str(Path("src", *name.split(".")).with_suffix(".pyx"))],
         extra_compile_args=["-O3", "-Wno-unused-function", "-Wno-unreachable-code"],
         language="c++",
     )
@@ -42,6 +42,7 @@ extensions = [
 setup(
     ext_modules=cythonize(
         extensions,
+        include_path=["src"],
         compiler_directives={
             "language_level": "3",
             "boundscheck": False,

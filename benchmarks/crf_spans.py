@@ -2,7 +2,7 @@
 
 Feature templates: exactly those of `lookahead_tagger` / `lookahead_chunker` /
 `lookahead_ner` (`TaggingSystem.pos_static`, `chunk_static` and `ner_static`
-in spacy_lookahead/systems/tagging.pyx), written as crfsuite attributes. The
+in src/spacy_lookahead/systems/tagging.pyx), written as crfsuite attributes. The
 word-level atoms come from the package's own helpers
 (`spacy_lookahead.core.features.word_atoms` and `word_substrings`), so the
 lower-casing, affixes, shape, flags and substrings are the same functions;

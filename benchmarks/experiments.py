@@ -116,7 +116,7 @@ add(Experiment("spacy_tagger", "tagging", "tag", "configs/baseline_tagger_ewt.cf
 
 # --- knowledge from unlabelled text: Brown clusters and word probabilities ------
 # (spacy-lookups-data's English tables through [initialize.lookups]; the
-# templates' atoms in spacy_lookahead/systems/templates.py)
+# templates' atoms in src/spacy_lookahead/systems/templates.py)
 def lexicon(max_words: int = 200000) -> Dict[str, object]:
     return {"initialize.lookups": {"@misc": "spacy_lookahead.lexeme_tables.v1", "lang": "en",
                                    "max_words": max_words}}

@@ -452,8 +452,8 @@ def code_state() -> dict:
                                   timeout=30).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             return None
-    changed = git("status", "--porcelain", "--", "spacy_lookahead")
-    built = [p.stat().st_mtime for p in (ROOT / "spacy_lookahead").rglob("*.so")]
+    changed = git("status", "--porcelain", "--", "src/spacy_lookahead")
+    built = [p.stat().st_mtime for p in (ROOT / "src" / "spacy_lookahead").rglob("*.so")]
     return {"commit": git("rev-parse", "HEAD"),
             "uncommitted_package_files": changed.splitlines() if changed else [],
             "newest_extension_built": (datetime.fromtimestamp(max(built), timezone.utc)
