@@ -824,10 +824,13 @@ STEPS: Tuple[Step, ...] = (
         "--shards", "4", "8", "--oneshot", "--rounds", "32", "--output",
         "metrics/distributed_train_chunk_long.json"), ("full",)),
     Step("package", "after", (PY, "benchmarks/package.py", "{scale}", "--output", "{packages}")),
-    # full: the committed benchmarks/results.md; quick: benchmarks/quick/ (ignored)
-    Step("report", "after", (PY, "benchmarks/plots.py", "--metrics", "metrics", "--output", "{plots}")),
-    Step("report", "after", (PY, "benchmarks/report.py", "--metrics", "metrics", "--output",
-                             "{results}")),
+    # full: the committed benchmarks/results.md and benchmarks/plots/ from the committed
+    # metrics/; quick: benchmarks/quick/ from metrics/quick/ (both ignored by git). First
+    # the settings and dev scores of the models in training/ (if any) into metrics/.
+    Step("report", "before", (PY, "benchmarks/run.py", "models", "--scale", "{scale}")),
+    Step("report", "after", (PY, "benchmarks/plots.py", "--metrics", "{metrics}", "--output", "{plots}")),
+    Step("report", "after", (PY, "benchmarks/report.py", "--metrics", "{metrics}", "--scale", "{scale}",
+                             "--output", "{results}")),
 )
 GROUPS = ("tagging", "spans", "sapo", "sapo-ablations", "parser", "raw-parser", "engine", "phrases",
           "speed", "scaling", "distributed", "package", "report")

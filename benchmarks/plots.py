@@ -12,9 +12,15 @@
   classification (CO-VP) feedback, and the filters' F1 upper bound
   (Carreras et al. Figs. 3 and 5), from the clauses rows' logged curves
   (metrics/curves/clauses_fr.jsonl, clauses_co.jsonl).
-A figure whose data is missing is skipped.
+A figure whose data is missing is skipped: the file there is left as it is.
+`drawable(metrics)` names the figures the metrics have data for (report.py
+links those). --metrics is one scale's directory: metrics/ for the full run
+(into benchmarks/plots/), metrics/quick/ for the quick run (into
+benchmarks/quick/plots/); the full run's figures never come from the quick
+run's metrics.
 """
 import argparse
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -23,14 +29,25 @@ sys.path.insert(0, str(Path(__file__).parent))
 from curves import SAPO_PAIRS, epoch_points, per_epoch, read_curve  # noqa: E402
 
 
+def _sapo_points(metrics: Path, name: str, key: str, component: str) -> list:
+    return per_epoch(read_curve(metrics / "curves" / f"{name}.jsonl"), key, component)
+
+
+def has_sapo_curves(metrics: Path) -> bool:
+    return any(_sapo_points(metrics, name, key, component)
+               for perc, sapo, _, key, component in SAPO_PAIRS for name in (perc, sapo))
+
+
 def sapo_vs_perceptron(metrics: Path, output: Path, note: str = "") -> bool:
+    if not has_sapo_curves(metrics):
+        return False
     plt = _plt()
     fig, axes = plt.subplots(2, len(SAPO_PAIRS), figsize=(4.2 * len(SAPO_PAIRS), 6.5), squeeze=False)
     drew = False
     for col, (perc, sapo, title, key, component) in enumerate(SAPO_PAIRS):
         for name, label, style in ((perc, "averaged perceptron (depth 1)", "o-"),
                                    (sapo, "SAPO (n = 5)", "s-")):
-            points = per_epoch(read_curve(metrics / "curves" / f"{name}.jsonl"), key, component)
+            points = _sapo_points(metrics, name, key, component)
             if not points:
                 continue
             drew = True
@@ -82,7 +99,14 @@ DEPTH_TASKS = [
 ]
 
 
+def has_depth_scores(metrics: Path) -> bool:
+    return any((_json(metrics / f"{name}.json") or {}).get(key) is not None
+               for _, key, _, runs in DEPTH_TASKS for _, name in runs)
+
+
 def depth(metrics: Path, output: Path, note: str = "") -> bool:
+    if not has_depth_scores(metrics):
+        return False
     plt = _plt()
     fig, axes = plt.subplots(1, len(DEPTH_TASKS), figsize=(4.2 * len(DEPTH_TASKS), 3.6), squeeze=False)
     drew = False
@@ -116,11 +140,14 @@ def depth(metrics: Path, output: Path, note: str = "") -> bool:
     return drew
 
 
-def violation_fixing(metrics: Path, output: Path, note: str = "") -> bool:
-    from report_parser import write_curves  # the parser rows' logged curves, per epoch
-    curves = write_curves(metrics, metrics / "parser_curves.json") if metrics.exists() else {}
-    runs = {k.replace("parser_ewt_", ""): v for k, v in curves.items()
+def _violation_runs(metrics: Path) -> dict:
+    from report_parser import parser_curves  # the parser rows' logged curves, per epoch
+    return {k.replace("parser_ewt_", ""): v for k, v in parser_curves(metrics).items()
             if k.startswith("parser_ewt_beam8")}  # one data set
+
+
+def violation_fixing(metrics: Path, output: Path, note: str = "") -> bool:
+    runs = _violation_runs(metrics)
     if not runs:
         return False
     plt = _plt()
@@ -137,12 +164,16 @@ def violation_fixing(metrics: Path, output: Path, note: str = "") -> bool:
     return True
 
 
+def _feedback_runs(metrics: Path) -> list:
+    runs = [(feedback, epoch_points(read_curve(metrics / "curves" / f"{name}.jsonl")))
+            for name, feedback in (("clauses_fr", "recognition"), ("clauses_co", "classification"))]
+    return [(n, points) for n, points in runs if points]
+
+
 def fr_feedback(metrics: Path, output: Path, note: str = "") -> bool:
     """Dev clause F1 and the filters' F1 bound per epoch (the last evaluation
     of each epoch) of the clauses rows, from their `spacy train` curves."""
-    runs = [(feedback, epoch_points(read_curve(metrics / "curves" / f"{name}.jsonl")))
-            for name, feedback in (("clauses_fr", "recognition"), ("clauses_co", "classification"))]
-    runs = [(n, points) for n, points in runs if points]
+    runs = _feedback_runs(metrics)
     if not runs:
         return False
     plt = _plt()
@@ -169,25 +200,32 @@ FIGURES = (("depth.png", depth), ("sapo_vs_perceptron.png", sapo_vs_perceptron),
            ("violation_fixing.png", violation_fixing), ("fr_feedback.png", fr_feedback))
 
 
+def drawable(metrics: Path) -> set:
+    """The figures of FIGURES that these metrics have data for (what main draws)."""
+    checks = {"depth.png": has_depth_scores, "sapo_vs_perceptron.png": has_sapo_curves,
+              "violation_fixing.png": lambda m: bool(_violation_runs(m)),
+              "fr_feedback.png": lambda m: bool(_feedback_runs(m))}
+    return {name for name, _ in FIGURES if checks[name](metrics)}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--metrics", type=Path, default=Path("metrics"))
+    ap.add_argument("--metrics", type=Path, default=Path("metrics"),
+                    help="one scale's metrics: metrics (full) or metrics/quick")
     ap.add_argument("--output", type=Path, default=Path("benchmarks/plots"))
     args = ap.parse_args(argv)
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
+    if not drawable(args.metrics):
+        print(f"plots.py: no figure has data in {args.metrics}: nothing written")
+        return 0
+    if importlib.util.find_spec("matplotlib") is None:
         sys.exit("plots.py: matplotlib is missing: run `spacy project run install-benchmark-requirements`")
-    quick_note = "quick run (a smoke test on small slices: says nothing about the methods)"
+    quick = args.metrics.name == "quick"
+    note = "quick run (a smoke test on small slices: says nothing about the methods)" if quick else ""
     for name, draw in FIGURES:
-        # The full run's metrics, else those of the quick run (a fresh clone
-        # that ran only `spacy project run quick` still gets its figures).
-        if draw(args.metrics, args.output):
+        if draw(args.metrics, args.output, note):
             print(f"plots.py: {name}: written")
-        elif draw(args.metrics / "quick", args.output, quick_note):
-            print(f"plots.py: {name}: written from the quick run")
         else:
-            print(f"plots.py: {name}: no data")
+            print(f"plots.py: {name}: no data (left as it is)")
     return 0
 
 

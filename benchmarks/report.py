@@ -1,40 +1,46 @@
 """Write benchmarks/results.md from what the workflow left in metrics/.
 
-    python benchmarks/report.py [--metrics metrics] [--training training]
+    python benchmarks/report.py [--metrics metrics] [--scale full|quick]
                                 [--output benchmarks/results.md]
 
-Settings: `full` reads metrics/ and training/, `quick` reads metrics/quick/
-and training/quick/. Per system it reads
+The output is a function of the files in the one metrics directory it is
+given (and of the benchmark's own code and configs): it reads no trained
+model, no clock and nothing of the host, so the committed metrics/ give the
+committed results.md byte for byte (tests/test_results_generated.py).
+`full` reads metrics/ (committed), `quick` metrics/quick/ (ignored by git,
+written to benchmarks/quick/results.md). Per system it reads
   <metrics>/<name>.json           spacy benchmark accuracy (tag_acc) or
                                   benchmarks/evaluate.py (span p, r, f)
   <metrics>/time_<name>.json      benchmarks/timed.py (training wall time, peak RSS)
   <metrics>/train_<name>.json     benchmarks/crf_baseline.py (CRF settings, iterations)
+  <metrics>/model_<name>.json     benchmarks/run.py (`models`, and after scoring a model):
+                                  stopping settings of the model's config.cfg, dev
+                                  scores of model-best's and model-last's meta.json
   <metrics>/<task>_speed.json     benchmarks/speed.py (tokens/s, ratio, peak RSS)
   <metrics>/tagger_train_speed.json  benchmarks/train_speed.py (seconds per epoch)
-  <training>/<name>/model-best/ (tagging; the CRF: model-last/, settings from its
-                                  train_<name>.json) or model-last/ (chunking, NER):
-                                  config.cfg (stopping, limit), meta.json (dev score)
   <metrics>/curves/<name>.jsonl   the curves logger (SAPO section, report_sapo.py)
   <metrics>/calibration_<name>.json  benchmarks/calibration.py
+The dates and machines in the header are those the metrics files record.
 Anything missing is shown as "-"; a system with nothing at all is listed as not run.
 """
 import argparse
 import json
-import platform
 import shlex
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 import experiments as X  # noqa: E402
+import plots as P  # noqa: E402
 import report_depth  # noqa: E402
 import report_distributed  # noqa: E402
 import report_engine  # noqa: E402
 import report_sapo  # noqa: E402
 import report_phrases  # noqa: E402
 
-SETTINGS = {"full": "", "quick": "quick"}
+ROOT = Path(__file__).resolve().parents[1]
+# the archive of the tables and figures kept by hand here until 2026-11-27
+KEPT = "Figures kept by hand in results.md until 2026-11-27"
 # the paper's F1 (Tsuruoka et al. 2011, Tables 2-3) for the rows that have one
 PAPER_F1 = {"chunker_d0": 93.53, "chunker_d1": 93.77, "chunker_d2": 93.81, "crf_conll2000": 93.66,
             "ner_rtl_d0": 70.17, "ner_rtl_d1": 72.28, "ner_rtl_d2": 72.00, "crf_jnlpba": 71.63}
@@ -143,15 +149,15 @@ def crf_note(label, setting, record):
             f"{fmt_time(record.get('train_seconds'))}")
 
 
-def model_settings(model_dir: Path):
-    """Stopping criteria etc. from the config.cfg saved with a trained model."""
-    cfg_path = model_dir / "config.cfg"
-    if not cfg_path.exists():
+def model_settings(metrics_dir: Path, name: str, model_dir: str):
+    """Stopping criteria etc. of a trained model and the dev scores of its
+    `model_dir` (model-best, model-last), from the model_<name>.json that
+    benchmarks/run.py wrote from the model's config.cfg and meta.json."""
+    record = read_json(metrics_dir / f"model_{name}.json")
+    if record is None:
         return None, None
-    from spacy.util import load_config
-    cfg = load_config(cfg_path, interpolate=False)
-    training, bits = cfg.get("training", {}), []
-    limit = cfg.get("corpora", {}).get("train", {}).get("limit", 0)
+    training, bits = record.get("training", {}), []
+    limit = record.get("train_limit", 0)
     if limit:
         bits.append(f"{limit} train sents")
     if training.get("max_epochs"):
@@ -160,10 +166,9 @@ def model_settings(model_dir: Path):
         bits.append(f"max {training['max_steps']} steps")
     if training.get("patience"):
         bits.append(f"patience {training['patience']}")
-    if not training:  # not trained by spacy train (the CRF): see its record
+    if not record.get("spacy_train"):  # not trained by spacy train (the CRF): see its record
         bits = []
-    meta = read_json(model_dir / "meta.json") or {}
-    return ", ".join(bits), meta.get("performance", {})
+    return ", ".join(bits), record.get("performance", {}).get(model_dir, {})
 
 
 def fmt(value, spec, scale=1.0):
@@ -186,48 +191,45 @@ def fmt_time(seconds):
     return f"{seconds:.0f} s" if seconds < 60 else f"{minutes}:{secs:02d} min ({seconds:.0f} s)"
 
 
-def task_table(task, metrics_root: Path, training_root: Path):
+def task_table(task, metrics_dir: Path, setting: str):
     key, score_label = task["score"]
     lines = [f"## {task['title']}", "",
              f"| system | setting | {score_label} | best dev | training time | 1 epoch "
              f"| tokens/s | x {task['reference']} | peak RSS tagging | peak RSS training |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    not_run, machines, speed_notes, crf_notes = [], [], [], []
-    for setting, sub in SETTINGS.items():
-        metrics_dir, training_dir = metrics_root / sub, training_root / sub
-        speed = read_json(metrics_dir / task["speed_file"]) or {}
-        epochs = {f"tagger_d{r['depth']}": r for r in
-                  read_json(metrics_dir / task.get("train_speed_file", "-")) or []}
-        if speed:
-            machines.append((setting, speed.get("date"), speed.get("machine", {})))
-            speed_notes.append(
-                f"{setting}: batch size {speed.get('batch_size')}, median of "
-                f"{speed.get('repeats')} runs after {speed.get('warmup_docs')} warm-up docs, "
-                f"n_process={speed.get('n_process')}, "
-                f"OMP/BLAS threads {speed.get('threads', {}).get('OMP_NUM_THREADS')}")
-        for name, label in task["systems"]:
-            acc = read_json(metrics_dir / f"{name}.json")
-            timing = read_json(metrics_dir / f"time_{name}.json")
-            record = read_json(metrics_dir / f"train_{name}.json")
-            spd = speed.get("models", {}).get(name, {})
-            detail, dev = model_settings(training_dir / name / "model-best")
-            if record:
-                detail = crf_settings(record)
-                crf_notes.append(crf_note(label, setting, record))
-            if not (acc or timing or "tokens_per_second" in spd or detail is not None):
-                if setting == "full":  # quick runs a subset of the systems on purpose
-                    not_run.append(f"{label} ({setting})")
-                continue
-            dev_score = (dev or {}).get(key)
-            lines.append("| " + " | ".join([
-                label,
-                setting + (f" ({detail})" if detail else ""),
-                fmt((acc or {}).get(key), ".2f", 100),
-                fmt(dev_score, ".2f", 100),
-                fmt_time((timing or {}).get("wall_seconds")),
-                fmt_time(epochs.get(name, {}).get("epoch_seconds")),
-                *speed_cells(spd, timing),
-            ]) + " |")
+    not_run, speed_notes, crf_notes = [], [], []
+    speed = read_json(metrics_dir / task["speed_file"]) or {}
+    epochs = {f"tagger_d{r['depth']}": r for r in
+              read_json(metrics_dir / task.get("train_speed_file", "-")) or []}
+    if speed:
+        speed_notes.append(
+            f"{setting}: batch size {speed.get('batch_size')}, median of "
+            f"{speed.get('repeats')} runs after {speed.get('warmup_docs')} warm-up docs, "
+            f"n_process={speed.get('n_process')}, "
+            f"OMP/BLAS threads {speed.get('threads', {}).get('OMP_NUM_THREADS')}")
+    for name, label in task["systems"]:
+        acc = read_json(metrics_dir / f"{name}.json")
+        timing = read_json(metrics_dir / f"time_{name}.json")
+        record = read_json(metrics_dir / f"train_{name}.json")
+        spd = speed.get("models", {}).get(name, {})
+        detail, dev = model_settings(metrics_dir, name, "model-best")
+        if record:
+            detail = crf_settings(record)
+            crf_notes.append(crf_note(label, setting, record))
+        if not (acc or timing or "tokens_per_second" in spd or detail is not None):
+            if setting == "full":  # quick runs a subset of the systems on purpose
+                not_run.append(f"{label} ({setting})")
+            continue
+        dev_score = (dev or {}).get(key)
+        lines.append("| " + " | ".join([
+            label,
+            setting + (f" ({detail})" if detail else ""),
+            fmt((acc or {}).get(key), ".2f", 100),
+            fmt(dev_score, ".2f", 100),
+            fmt_time((timing or {}).get("wall_seconds")),
+            fmt_time(epochs.get(name, {}).get("epoch_seconds")),
+            *speed_cells(spd, timing),
+        ]) + " |")
     lines += ["", task["note"], ""]
     lines += [
         "Training time: wall time of `spacy train` (benchmarks/timed.py, including "
@@ -246,59 +248,56 @@ def task_table(task, metrics_root: Path, training_root: Path):
     if not_run:
         lines += ["", "Not run (no metrics found): " + "; ".join(not_run) + "."]
     lines += [""] + commands([row[0] for row in task["systems"]])
-    return lines, machines
+    return lines
 
 
-def span_table(task, metrics_root: Path, training_root: Path):
+def span_table(task, metrics_dir: Path, setting: str):
     ref = task["reference"]
     lines = [f"## {task['title']}", "",
              f"| system | setting | F1 (test) | P | R | {task['paper_label']} | training time "
              f"| tokens/s | x {ref} | peak RSS tagging | peak RSS training |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    not_run, machines, speed_notes, crf_notes = [], [], [], []
-    for setting, sub in SETTINGS.items():
-        metrics_dir, training_dir = metrics_root / sub, training_root / sub
-        speed = read_json(metrics_dir / task["speed_file"]) or {}
-        if speed:
-            machines.append((setting, speed.get("date"), speed.get("machine", {})))
-            limit = speed.get("limit_docs")
-            speed_notes.append(
-                f"{setting}: {speed.get('task')} inputs "
-                f"({'first ' + str(limit) + ' test docs' if limit else 'whole test set'}), "
-                f"batch size {speed.get('batch_size')}, median of "
-                f"{speed.get('repeats')} runs after {speed.get('warmup_docs')} warm-up docs, "
-                f"n_process=1, OMP/BLAS threads {speed.get('threads', {}).get('OMP_NUM_THREADS')}")
-        for name, label, paper in task["systems"]:
-            acc = read_json(metrics_dir / f"{name}.json")
-            timing = read_json(metrics_dir / f"time_{name}.json")
-            record = read_json(metrics_dir / f"train_{name}.json")
-            spd = speed.get("models", {}).get(name, {})
-            detail, _ = model_settings(training_dir / name / task["model_dir"])
-            if record:
-                detail = crf_settings(record)
-                crf_notes.append(crf_note(label, setting, record))
-            if not (acc or timing or "tokens_per_second" in spd or detail is not None):
-                if setting == "full":  # quick runs a subset of the systems on purpose
-                    not_run.append(f"{label} ({setting})")
-                continue
-            acc = acc or {}
-            crf_timing = acc.get("benchmark_crf_spans_timing")
-            if crf_timing:
-                crf_notes.append(
-                    f"{label} ({setting}), prediction in benchmarks/evaluate.py: "
-                    f"{crf_timing['featurize_share'] * 100:.0f}% of the time in the Python feature "
-                    f"extraction; crfsuite's tagging alone (attribute lookup + Viterbi): "
-                    f"{crf_timing['viterbi_tokens_per_second']:,} tokens/s")
-            lines.append("| " + " | ".join([
-                label,
-                setting + (f" ({detail})" if detail else ""),
-                fmt(acc.get("f"), ".2f", 100),
-                fmt(acc.get("p"), ".2f", 100),
-                fmt(acc.get("r"), ".2f", 100),
-                "-" if paper is None or setting != "full" else f"{paper:.2f}",
-                fmt_time((timing or {}).get("wall_seconds")),
-                *speed_cells(spd, timing),
-            ]) + " |")
+    not_run, speed_notes, crf_notes = [], [], []
+    speed = read_json(metrics_dir / task["speed_file"]) or {}
+    if speed:
+        limit = speed.get("limit_docs")
+        speed_notes.append(
+            f"{setting}: {speed.get('task')} inputs "
+            f"({'first ' + str(limit) + ' test docs' if limit else 'whole test set'}), "
+            f"batch size {speed.get('batch_size')}, median of "
+            f"{speed.get('repeats')} runs after {speed.get('warmup_docs')} warm-up docs, "
+            f"n_process=1, OMP/BLAS threads {speed.get('threads', {}).get('OMP_NUM_THREADS')}")
+    for name, label, paper in task["systems"]:
+        acc = read_json(metrics_dir / f"{name}.json")
+        timing = read_json(metrics_dir / f"time_{name}.json")
+        record = read_json(metrics_dir / f"train_{name}.json")
+        spd = speed.get("models", {}).get(name, {})
+        detail, _ = model_settings(metrics_dir, name, task["model_dir"])
+        if record:
+            detail = crf_settings(record)
+            crf_notes.append(crf_note(label, setting, record))
+        if not (acc or timing or "tokens_per_second" in spd or detail is not None):
+            if setting == "full":  # quick runs a subset of the systems on purpose
+                not_run.append(f"{label} ({setting})")
+            continue
+        acc = acc or {}
+        crf_timing = acc.get("benchmark_crf_spans_timing")
+        if crf_timing:
+            crf_notes.append(
+                f"{label} ({setting}), prediction in benchmarks/evaluate.py: "
+                f"{crf_timing['featurize_share'] * 100:.0f}% of the time in the Python feature "
+                f"extraction; crfsuite's tagging alone (attribute lookup + Viterbi): "
+                f"{crf_timing['viterbi_tokens_per_second']:,} tokens/s")
+        lines.append("| " + " | ".join([
+            label,
+            setting + (f" ({detail})" if detail else ""),
+            fmt(acc.get("f"), ".2f", 100),
+            fmt(acc.get("p"), ".2f", 100),
+            fmt(acc.get("r"), ".2f", 100),
+            "-" if paper is None or setting != "full" else f"{paper:.2f}",
+            fmt_time((timing or {}).get("wall_seconds")),
+            *speed_cells(spd, timing),
+        ]) + " |")
     lines += ["", task["note"], ""]
     lines += [
         "Training time: wall time of `spacy train` (lookahead components, spaCy ner: "
@@ -317,34 +316,29 @@ def span_table(task, metrics_root: Path, training_root: Path):
     if not_run:
         lines += ["", "Not run (no metrics found): " + "; ".join(not_run) + "."]
     lines += [""] + commands([row[0] for row in task["systems"]])
-    return lines, machines
+    return lines
 
 
-def scaling_section(metrics_root: Path):
+def scaling_section(metrics_dir: Path, setting: str):
     """nlp.pipe with n_process = 1 and 2 (benchmarks/scaling.py)."""
     lines = ["## Scaling over cores: `n_threads` and `nlp.pipe(texts, n_process=N)`", "",
              "| setting | model | texts | tokens | n_process | n_threads | tokens/s | speed-up | "
              "peak RSS parent | peak RSS per worker |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    found = False
     serial = []
-    for setting, sub in SETTINGS.items():
-        record = read_json(metrics_root / sub / "scaling.json")
-        if not record:
-            continue
-        found = True
-        for r in record["results"]:
-            lines.append("| " + " | ".join([
-                setting, record["model"], f"{r['texts']:,}", f"{r['tokens']:,}", str(r["n_process"]),
-                str(r.get("n_threads", 1)), f"{r['tokens_per_second']:,}", fmt(r.get("speedup_vs_1"), ".2f"),
-                f"{r['parent_peak_rss_mb']:.0f} MB",
-                "-" if r["worker_peak_rss_mb"] is None else f"{r['worker_peak_rss_mb']:.0f} MB"]) + " |")
-        one = next((r for r in record["results"] if "doc_to_bytes_tokens_per_second" in r), None)
-        if one:
-            serial.append(f"{setting}: Doc.to_bytes {one['doc_to_bytes_tokens_per_second']:,} tokens/s, "
-                          f"Doc.from_bytes {one['doc_from_bytes_tokens_per_second']:,} tokens/s")
-    if not found:
+    record = read_json(metrics_dir / "scaling.json")
+    if not record:
         return []
+    for r in record["results"]:
+        lines.append("| " + " | ".join([
+            setting, record["model"], f"{r['texts']:,}", f"{r['tokens']:,}", str(r["n_process"]),
+            str(r.get("n_threads", 1)), f"{r['tokens_per_second']:,}", fmt(r.get("speedup_vs_1"), ".2f"),
+            f"{r['parent_peak_rss_mb']:.0f} MB",
+            "-" if r["worker_peak_rss_mb"] is None else f"{r['worker_peak_rss_mb']:.0f} MB"]) + " |")
+    one = next((r for r in record["results"] if "doc_to_bytes_tokens_per_second" in r), None)
+    if one:
+        serial.append(f"{setting}: Doc.to_bytes {one['doc_to_bytes_tokens_per_second']:,} tokens/s, "
+                      f"Doc.from_bytes {one['doc_from_bytes_tokens_per_second']:,} tokens/s")
     if serial:
         lines += ["", "With n_process > 1, spaCy's workers send each doc back to the parent as "
                   "`Doc.to_bytes()` and the parent rebuilds it with `Doc.from_bytes()`; measured in "
@@ -387,58 +381,106 @@ def scale_section(metrics_root: Path):
                     "sentence. benchmarks/scale_bench.py.", ""]
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--metrics", type=Path, default=Path("metrics"))
-    ap.add_argument("--training", type=Path, default=Path("training"))
-    ap.add_argument("--output", type=Path, default=Path("benchmarks/results.md"))
-    args = ap.parse_args(argv)
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    body, machines = [], []
+def shown(path: Path) -> str:
+    """A directory as results.md names it: relative to the repository."""
+    try:
+        return path.resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def recorded(metrics_dir: Path):
+    """(dates, {machine: [(file, date)]}) that the metrics files record:
+    benchmarks/timed.py's `started`, the speed runs' `date` and `machine`."""
+    dates, machines = [], {}
+    for path in sorted(metrics_dir.glob("*.json")):
+        record = read_json(path)
+        if not isinstance(record, dict):
+            continue
+        date = record.get("date") or record.get("started")
+        if isinstance(date, str):
+            dates.append(date)
+        m = record.get("machine")
+        if isinstance(m, dict):
+            desc = (f"{m.get('cpu')}, {m.get('cores')} cores, {m.get('platform')}, "
+                    f"Python {m.get('python')}")
+            machines.setdefault(desc, []).append(f"{path.stem} {date or 'undated'}")
+    return sorted(dates), machines
+
+
+def header(metrics_dir: Path, scale: str) -> list:
+    where = shown(metrics_dir)
+    if scale == "full":
+        what = [f"Generated by `benchmarks/report.py` from the metrics files committed in `{where}/` "
+                "(`spacy project run report`); nothing else goes in. Do not edit it by hand: "
+                "tests/test_results_generated.py fails when this file differs from what report.py "
+                f"writes from `{where}/`. What the runs taught us is in "
+                f"[NOTES.md](NOTES.md), and so are the tables and figures this file carried until "
+                f"2026-11-27, whose metrics files were not kept (\"{KEPT}\"); a figure of "
+                "theirs comes back here once the workflow measures it again and its metrics "
+                "files are committed."]
+    else:
+        what = [f"Generated by `benchmarks/report.py` from `{where}/`, the quick run's metrics "
+                "(`spacy project run quick`: a smoke test on a subset, its numbers say nothing "
+                "about the methods); ignored by git. The full run's tables are "
+                "benchmarks/results.md."]
+    dates, machines = recorded(metrics_dir)
+    head = ["# spacy-lookahead benchmark results", ""] + what + [""]
+    head.append(f"* Dates the metrics files record (benchmarks/timed.py's start, the speed runs' "
+                f"date): {dates[0]} to {dates[-1]}." if dates else
+                "* Dates: no metrics file here records one.")
+    for desc, runs in machines.items():
+        head.append(f"* Machine ({'; '.join(runs)}): {desc}.")
+    if not machines:
+        head.append("* Machine: no metrics file here records one (the speed runs record theirs).")
+    head += [f"* Setting column: `{scale}` = `spacy project run "
+             f"{'all' if scale == 'full' else 'quick'}` (`benchmarks/run.py --scale {scale}`).", ""]
+    return head
+
+
+FIGURES = [("depth.png", "Accuracy against lookahead depth, with microseconds per token "
+            "(Tsuruoka et al. Tables 1-4)"),
+           ("violation_fixing.png", "Parser dev LAS per epoch for each violation-fixing "
+            "update (Huang et al. Fig. 6)"),
+           ("fr_feedback.png", "Clause F1 on dev per epoch and the filters' F1 bound, "
+            "recognition vs classification feedback (Carreras et al. Figs. 3, 5)")]
+
+
+def render(metrics: Path, scale: str, plots: Path) -> str:
+    """results.md's text from one scale's metrics directory; `plots` is where
+    report_engine draws beam_pos.png (next to the output, as linked)."""
+    body = []
     for task in TASKS:
         table = span_table if task["kind"] == "span" else task_table
-        lines, found = table(task, args.metrics, args.training)
-        body += lines + [""]
-        machines += found
-    body += scaling_section(args.metrics)
-    body += scale_section(args.metrics)
-    plots = args.output.parent / "plots"
-    figures = [("depth.png", "Accuracy against lookahead depth, with microseconds per token "
-                "(Tsuruoka et al. Tables 1-4)"),
-               ("violation_fixing.png", "Parser dev LAS per epoch for each violation-fixing "
-                "update (Huang et al. Fig. 6)"),
-               ("fr_feedback.png", "Clause F1 on dev per epoch and the filters' F1 bound, "
-                "recognition vs classification feedback (Carreras et al. Figs. 3, 5)")]
-    present = [(f, t) for f, t in figures if (plots / f).exists()]
+        body += table(task, metrics, scale) + [""]
+    body += scaling_section(metrics, scale)
+    body += scale_section(metrics)
+    drawable = P.drawable(metrics)  # the figures plots.py draws from these metrics
+    present = [(f, t) for f, t in FIGURES if f in drawable]
     if present:
         body += ["## Figures", "", "Drawn by benchmarks/plots.py from the metrics above "
                  "(the SAPO curves are in the SAPO section).", ""]
         body += [f"* {t}: ![{f}](plots/{f})" for f, t in present] + [""]
-    body += report_sapo.section(args.metrics, plots)
+    body += report_sapo.section(metrics, plots)
     from report_parser import parser_section  # the dependency-parsing section (issue 5)
-    body += parser_section(args.metrics) + [""]
-    body += [report_phrases.phrases_section(args.metrics)]
-    body += [""] + report_engine.section(args.metrics, plots)
-    body += [""] + report_depth.section(args.metrics)
-    body += [""] + report_distributed.section(args.metrics)
-    head = ["# spacy-lookahead benchmark results", "",
-            f"Generated by `benchmarks/report.py` on {now} from `{args.metrics}/`.", ""]
-    if machines:
-        # one line per setting and machine: the speed runs of one workflow share a host
-        hosts: dict = {}
-        for setting, date, m in machines:
-            desc = (f"{m.get('cpu')}, {m.get('cores')} cores, {m.get('platform')}, "
-                    f"Python {m.get('python')}")
-            hosts.setdefault((setting, desc), []).append(date)
-        for (setting, desc), dates in hosts.items():
-            runs = "speed run" if len(dates) == 1 else "speed runs"
-            head.append(f"* Machine ({setting} {runs}, {', '.join(sorted(set(dates)))}): {desc}.")
-    else:
-        head.append(f"* Machine (no speed run yet; this host): {platform.processor() or platform.machine()}.")
-    head += ["* Settings: `full` = `spacy project run all`, `quick` = `spacy project run quick` "
-             "(a smoke test on a subset: its numbers say nothing about the methods).", ""]
+    body += parser_section(metrics, scale) + [""]
+    body += [report_phrases.phrases_section(metrics, ((scale, ""),))]
+    body += [""] + report_engine.section(metrics, plots)
+    body += [""] + report_depth.section(metrics)
+    body += [""] + report_distributed.section(metrics)
+    return "\n".join(header(metrics, scale) + body).rstrip() + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--metrics", type=Path, default=Path("metrics"),
+                    help="one scale's metrics: metrics (full) or metrics/quick")
+    ap.add_argument("--scale", choices=X.SCALES, default="full")
+    ap.add_argument("--output", type=Path, default=Path("benchmarks/results.md"))
+    args = ap.parse_args(argv)
+    text = render(args.metrics, args.scale, args.output.parent / "plots")
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text("\n".join(head + body).rstrip() + "\n")
+    args.output.write_text(text)
     print(f"report.py: wrote {args.output}", file=sys.stderr)
 
 

@@ -1,6 +1,7 @@
 """The one-engine section of results.md (the `engine` rows of benchmarks/experiments.py):
 beam search for the tagger (Huang et al. 2012's POS experiment on EWT),
-chunker and NER; SAPO for the parser. Also draws plots/beam_pos.png.
+chunker and NER; SAPO for the parser. Also draws plots/beam_pos.png (linked
+only where the metrics hold a curve it draws: the beam rows', tagger_d1's).
 
     python benchmarks/report_engine.py [--metrics metrics] [--plots benchmarks/plots]
 """
@@ -195,8 +196,9 @@ def section(metrics: Path, plots: Path) -> List[str]:
     if lines:
         out += ["", "Epochs to reach early update's best dev accuracy minus 0.1: " +
                 "; ".join(lines) + "."]
-    out += ["", "![beam POS](plots/beam_pos.png)", "",
-            "### Beam search for chunking and NER", "",
+    if any(r["curve"] for r in rows):
+        out += ["", "![beam POS](plots/beam_pos.png)"]
+    out += ["", "### Beam search for chunking and NER", "",
             "| task | setting | F1 (test) | training wall time |", "| --- | --- | --- | --- |"]
     for task, label, f, secs, _ in span_rows(metrics):
         out.append(f"| {task} | {label} | {fmt(f)} | {fmt(secs, '.0f', 1.0)} s |")

@@ -10,10 +10,11 @@ metrics directory:
     <metrics>/time_NAME.json     benchmarks/timed.py (wall time, CPU, peak memory)
     <metrics>/parser_speed.json  benchmarks/speed.py (tokens/s against spaCy's parser)
 
-`parser_section(metrics_dir)` returns markdown lines; report.py appends them.
-`write_curves` gathers the per-epoch dev curves into one JSON for plots.py.
+`parser_section(metrics_dir, scale)` returns markdown lines; report.py appends
+them. `parser_curves` gathers the per-epoch dev curves (plots.py draws them),
+`write_curves` writes them into one JSON.
 
-    python benchmarks/report_parser.py [--metrics metrics] [--output metrics/results_parser.md]
+    python benchmarks/report_parser.py [--metrics metrics] [--scale full] [--output metrics/results_parser.md]
 """
 import argparse
 import json
@@ -65,13 +66,19 @@ def curve_summary(metrics: Path, e: X.Experiment) -> Optional[Dict[str, object]]
             "invalid": last.get(f"{COMPONENT}_beam_invalid")}
 
 
-def write_curves(metrics: Path, out: Path) -> dict:
+def parser_curves(metrics: Path) -> dict:
     """Dev score per epoch (the last evaluation of each epoch) of every parser row."""
     curves = {}
     for e in rows("ewt") + rows("wsj"):
         points = per_epoch(read_curve(metrics / "curves" / f"{e.name}.jsonl"), score_key(e), COMPONENT)
         if points:
             curves[e.name] = points
+    return curves
+
+
+def write_curves(metrics: Path, out: Path) -> dict:
+    """parser_curves(metrics), written to `out` as JSON."""
+    curves = parser_curves(metrics)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(curves, indent=2))
     return curves
@@ -99,12 +106,10 @@ def early_vs_max_violation(curves: dict, mv: str, early: str, note: str) -> List
             + ", ".join(f"{p['epoch']}->{epochs_to_reach(m, p['score']) or '-'}" for p in e) + ".", ""]
 
 
-def parser_section(metrics: Path) -> List[str]:
-    """From the full run's metrics, or, where it has no parser row, the
-    quick run's (metrics/quick/: a smoke test, and said so)."""
-    quick = not any((metrics / f"{e.name}.json").exists() for e in rows("ewt") + rows("wsj"))
-    if quick and (metrics / "quick").is_dir():
-        metrics = metrics / "quick"
+def parser_section(metrics: Path, scale: str = "full") -> List[str]:
+    """From one scale's metrics directory (metrics/ or metrics/quick/; the
+    quick run is a smoke test, and said so)."""
+    quick = scale == "quick"
     lines = ["## Dependency parsing: arc_standard_parser (UD English EWT, WSJ sample)", ""]
     if quick:
         lines += ["Quick run (`--scale quick`: a training slice, 2 epochs; a smoke test, its figures "
@@ -143,7 +148,7 @@ def parser_section(metrics: Path) -> List[str]:
               "near its first evaluation; Huang et al. give it no convergence guarantee under "
               "inexact search), so its row is one order, not the method's figure. The parser "
               "from words only (predicted tags) is the next section.", ""]
-    curves = write_curves(metrics, metrics / "parser_curves.json")
+    curves = parser_curves(metrics)
     for suffix, note in (("", ""), ("_sents", " (gold sentence starts)")):
         lines += early_vs_max_violation(curves, f"parser_ewt_beam8_max_violation{suffix}",
                                         f"parser_ewt_beam8_early{suffix}", note)
@@ -186,9 +191,10 @@ def parser_section(metrics: Path) -> List[str]:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--metrics", type=Path, default=Path("metrics"))
+    ap.add_argument("--scale", choices=X.SCALES, default="full")
     ap.add_argument("--output", type=Path, default=Path("metrics/results_parser.md"))
     args = ap.parse_args(argv)
-    args.output.write_text("\n".join(parser_section(args.metrics)) + "\n")
+    args.output.write_text("\n".join(parser_section(args.metrics, args.scale)) + "\n")
 
 
 if __name__ == "__main__":

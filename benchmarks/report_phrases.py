@@ -148,10 +148,12 @@ def _speed_rows(root: Path, setting: str) -> List[str]:
     return rows
 
 
-def phrases_section(metrics_root: Path) -> str:
-    """Markdown for results.md; empty when nothing was measured."""
+def phrases_section(metrics_root: Path, scales=SCALES) -> str:
+    """Markdown for results.md; empty when nothing was measured. `scales`:
+    (setting, directory under metrics_root) pairs read; report.py passes one
+    scale's directory alone, (("full", ""),) or (("quick", ""),)."""
     metrics_root = Path(metrics_root)
-    settings = [(s, metrics_root / sub if sub else metrics_root) for s, sub in SCALES]
+    settings = [(s, metrics_root / sub if sub else metrics_root) for s, sub in scales]
     clauses = [r for s, root in settings for r in _clause_rows(root, s)]
     chunks = [r for s, root in settings for r in _chunk_rows(root, s)]
     speed = [r for s, root in settings for r in _speed_rows(root, s)]

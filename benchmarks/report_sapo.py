@@ -10,6 +10,7 @@ from typing import List
 sys.path.insert(0, str(Path(__file__).parent))
 from curves import SAPO_PAIRS, per_epoch, read_curve  # noqa: E402
 import experiments as X  # noqa: E402
+from plots import has_sapo_curves  # noqa: E402
 
 CALIBRATION = [("tagger_sapo", "POS tags (token._.tag_prob), EWT test"),
                ("chunker_sapo", "chunks (doc.spans['chunks'].attrs['scores']), CoNLL-2000 test"),
@@ -21,8 +22,11 @@ def fmt(v, spec, scale=1.0):
 
 
 def section(metrics: Path, plots: Path, plots_rel: str = "plots") -> List[str]:
-    """Markdown lines; `plots` is where plots.py wrote its figures, linked
-    as `plots_rel` from results.md."""
+    """Markdown lines, from `metrics` alone; a figure is linked (as
+    `plots_rel`/NAME.png from results.md) where the metrics hold its data:
+    the curves (plots.py), calibration_NAME.json (calibration.py --plot), the
+    ablations' table (sapo_ablations.py --plot). `plots`: unused, kept for
+    callers."""
     lines = ["## SAPO against the averaged perceptron (Sun et al.)", "",
              "Same features, same data; SAPO with n = 5 (exact top-n by A*), learning rate "
              "0.1 decaying by 0.8 per epoch, L2 lambda 2 (POS) and 1 (chunking) as in Sun "
@@ -34,7 +38,7 @@ def section(metrics: Path, plots: Path, plots_rel: str = "plots") -> List[str]:
              "perceptron weights, which the averaged model is the mean of), and the time "
              "spent in update() in that epoch. From metrics/curves/*.jsonl "
              "(spacy_lookahead.curves_logger.v1).", ""]
-    if (plots / "sapo_vs_perceptron.png").exists():
+    if has_sapo_curves(metrics):
         lines += [f"![SAPO vs perceptron]({plots_rel}/sapo_vs_perceptron.png)", ""]
     for perc, sapo, title, key, component in SAPO_PAIRS:
         a = per_epoch(read_curve(metrics / "curves" / f"{perc}.jsonl"), key, component)
@@ -91,7 +95,8 @@ def section(metrics: Path, plots: Path, plots_rel: str = "plots") -> List[str]:
                              f"| {b['mean_probability']:.3f} | {b['accuracy']:.3f} |")
         lines.append(f"| {label} | all (ECE {cal['ece']:.4f}) | {cal['predictions']:,} | - "
                      f"| {cal['accuracy']:.3f} |")
-    shown = [task for task in ("tag", "chunk", "ner") if (plots / f"reliability_{task}.png").exists()]
+    shown = [task for task, (name, _) in zip(("tag", "chunk", "ner"), CALIBRATION)
+             if (metrics / f"calibration_{name}.json").exists()]
     if shown:
         lines += [""] + [f"![reliability, {task}]({plots_rel}/reliability_{task}.png)" for task in shown]
     ablations = metrics / "sapo_ablations.md"
@@ -103,8 +108,7 @@ def section(metrics: Path, plots: Path, plots_rel: str = "plots") -> List[str]:
                   "decaying by 0.8, A*, no averaging, first-order; lambda 1); the commands "
                   "are listed at the end of the section.", "",
                   ablations.read_text().strip(), ""]
-        if (plots / "sapo_ablations.png").exists():
-            lines.append(f"![SAPO ablations]({plots_rel}/sapo_ablations.png)")
+        lines.append(f"![SAPO ablations]({plots_rel}/sapo_ablations.png)")
     return lines + [""] + commands()
 
 

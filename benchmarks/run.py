@@ -4,6 +4,7 @@ benchmarks/experiments.py, at either scale.
     python benchmarks/run.py stage GROUP [--scale full|quick]   # what a project command runs
     python benchmarks/run.py train|evaluate NAME|GROUP ... [--scale full|quick] [--force]
     python benchmarks/run.py speed NAME|GROUP ... [--scale full|quick] [--repeats 3]
+    python benchmarks/run.py models [NAME|GROUP ...] [--scale full|quick]
     python benchmarks/run.py commands [GROUP ...] [--scale full|quick]   # the spacy train commands
     python benchmarks/run.py list
 
@@ -14,13 +15,20 @@ comparison, after the groups that train the models it times. A run whose
 model is already trained at this scale is not trained again (`--force`
 retrains), so an interrupted stage resumes. Experiments without a quick
 budget are left out of the quick scale, and so are the speed runs that need
-them."""
+them.
+
+`models` writes <metrics>/model_NAME.json for every trained model of the
+scale (training/NAME): the stopping settings of the config saved with it and
+the dev scores of its meta.json (model-best, model-last). Scoring a model
+writes it too. benchmarks/report.py reads these, never training/, so the
+report is a function of metrics/ alone."""
 import argparse
+import json
 import shlex
 import subprocess
 import sys
 from pathlib import Path
-from typing import List
+from typing import List, Optional
 
 sys.path.insert(0, str(Path(__file__).parent))
 import experiments as X  # noqa: E402
@@ -68,6 +76,46 @@ def evaluate(experiments: List[X.Experiment], scale: str, dry: bool) -> None:
             print(f"{e.name}: not trained at scale {scale}, not scored")
             continue
         execute(X.evaluation(e, scale), dry)
+        if not dry:
+            write_model_record(e, scale)
+
+
+def model_record(e: X.Experiment, scale: str) -> Optional[dict]:
+    """What the report needs of a trained model, from the files saved with it:
+    the stopping settings of its config.cfg ([training], corpora.train.limit)
+    and the `performance` (dev scores) of model-best's and model-last's
+    meta.json; None when neither directory has a config.cfg."""
+    root = Path(X.training_dir(e.name, scale))
+    dirs = [d for d in (e.model, "model-best", "model-last") if (root / d / "config.cfg").exists()]
+    if not dirs:
+        return None
+    from spacy.util import load_config
+    cfg = load_config(root / dirs[0] / "config.cfg", interpolate=False)
+    training = cfg.get("training", {})
+    performance = {}
+    for d in ("model-best", "model-last"):
+        try:
+            performance[d] = json.loads((root / d / "meta.json").read_text()).get("performance", {})
+        except (OSError, ValueError):
+            pass
+    return {"name": e.name, "scale": scale, "model": f"{root}/{e.model}", "config_of": dirs[0],
+            "training": {k: training[k] for k in ("max_epochs", "max_steps", "patience")
+                         if k in training},
+            "spacy_train": bool(training),
+            "train_limit": cfg.get("corpora", {}).get("train", {}).get("limit", 0),
+            "performance": performance}
+
+
+def write_model_record(e: X.Experiment, scale: str) -> None:
+    record = model_record(e, scale)
+    if record is None:
+        return
+    out = Path(X.metrics_dir(scale)) / f"model_{e.name}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(record, indent=2, sort_keys=True) + "\n"
+    if not out.exists() or out.read_text() != text:
+        out.write_text(text)
+        print(f"run.py: wrote {out}")
 
 
 def speed(runs: List[X.Speed], scale: str, repeats: int, dry: bool) -> None:
@@ -107,7 +155,8 @@ def stage(group: str, scale: str, repeats: int, force: bool, dry: bool) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("action", choices=("stage", "train", "evaluate", "speed", "commands", "list"))
+    ap.add_argument("action", choices=("stage", "train", "evaluate", "speed", "models", "commands",
+                                       "list"))
     ap.add_argument("names", nargs="*")
     ap.add_argument("--scale", choices=X.SCALES, default="full")
     ap.add_argument("--repeats", type=int, default=3, help="timed passes per speed run (median)")
@@ -125,6 +174,11 @@ def main(argv=None) -> int:
         runs = [s for s in X.SPEEDS.values() if s.name in args.names or s.group in args.names
                 or "speed" in args.names]
         speed(runs, args.scale, args.repeats, args.dry_run)
+    elif args.action == "models":  # every model trained at this scale (none: nothing written)
+        chosen = {e.name: e for e in select(args.names or list(X.GROUPS), args.scale)}
+        for e in chosen.values():
+            if not args.dry_run:
+                write_model_record(e, args.scale)
     elif args.action == "commands":
         for e in select(args.names or list(X.GROUPS), args.scale):
             print(f"* `{e.name}`: `{shlex.join(X.train_command(e, args.scale))}`")
