@@ -219,7 +219,7 @@ PROSE: Dict[str, Any] = {
     "average": (
         "SAPO: predict with the averaged weights. Algorithm 1 does not average; "
         "on JNLPBA averaging is worth about +1.1 F1 and a smooth learning curve "
-        "(the ablations in benchmarks/results.md)."),
+        "(the ablations in benchmarks/NOTES.md)."),
     "direction": (
         "The order in which tokens are labelled: `\"ltr\"` (left to right) or "
         "`\"rtl\"` (right to left: the paper's choice for JNLPBA)."),

@@ -282,7 +282,7 @@ def test_pruned_viterbi_answers_for_a_real_tagger(shared_data):
         plain = Lattice(inst, W, 0.4)
         assert plain.factored and list(plain.best()[0]) == list(path) and plain.best()[1] == top
     # this weak model (2 epochs on 300 sentences) keeps about half the entries;
-    # the workflow's tagger, 3.4% (benchmarks/results.md)
+    # the workflow's tagger, 3.4% (benchmarks/NOTES.md)
     assert answered >= 0.8 * len(instances) and numpy.mean(entries) < 0.75
 
 
