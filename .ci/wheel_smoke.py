@@ -24,10 +24,11 @@ TEXT = "The quick brown fox jumps over the lazy dog. It was not amused."
 
 
 def installed_copy() -> Path:
-    """The package must come from site-packages, compiled, not from a source tree."""
+    """The package must come from this environment's site-packages, compiled,
+    not from a source tree."""
     package = Path(spacy_lookahead.__file__).resolve().parent
-    if "site-packages" not in package.parts:
-        sys.exit(f"wheel smoke: spacy_lookahead imported from {package}, not site-packages")
+    if "site-packages" not in package.parts or Path(sys.prefix).resolve() not in package.parents:
+        sys.exit(f"wheel smoke: spacy_lookahead imported from {package}, not {sys.prefix}")
     compiled = Path(weights.__file__)
     if compiled.suffix not in (".so", ".pyd"):
         sys.exit(f"wheel smoke: the engine is not compiled: {compiled}")
