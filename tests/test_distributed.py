@@ -23,7 +23,7 @@ from ewt import ewt_examples
 distributed = pytest.importorskip("distributed")
 
 from spacy_lookahead.core.weights import Weights  # noqa: E402
-from spacy_lookahead.distributed.annotate import annotate  # noqa: E402
+from spacy_lookahead.distributed.annotate import annotate, auto_shard_size  # noqa: E402
 from spacy_lookahead.distributed.mixing import (coefficients, mix, prediction_weights,  # noqa: E402
                                                 table_from_bytes, table_of, table_to_bytes)
 from spacy_lookahead.distributed.train import train  # noqa: E402
@@ -177,6 +177,29 @@ def test_annotate_writes_every_doc_once_and_reports_bad_lines(client, tagger_mod
     assert srsly.read_json(out / "manifest.json")["model_checksum"] == manifest["model_checksum"]
     # input line ranges: the first shard holds lines 1, 2, 4, 5, 6, 8, 9
     assert manifest["shards"]["shard-00000.spacy"]["sources"] == [1, 9]
+
+
+def test_the_default_shard_size_gives_every_worker_several_shards(client, tagger_model, jsonl,
+                                                                    tmp_path):
+    """Without --shard-size: 4 shards per worker where the input allows (the
+    2-worker cluster and 60 lines: 8 shards of 8), never above 1000 inputs a
+    shard; a resumed run keeps the shard size its manifest records."""
+    assert auto_shard_size(60, 2) == 8
+    assert auto_shard_size(3, 16) == 1
+    assert auto_shard_size(10_000_000, 16) == 1000
+    assert auto_shard_size(0, 4) == 1
+    out = tmp_path / "out"
+    manifest = annotate(tagger_model, jsonl, out, client=client, stdout=io.StringIO())
+    assert manifest["shard_size"] == 8 and len(manifest["shards"]) == 8
+    (out / "shard-00003.spacy").unlink()
+    log = io.StringIO()
+    again = annotate(tagger_model, jsonl, out, client=client, stdout=log)
+    assert again["shard_size"] == 8 and "7 already done, 1 to do" in log.getvalue()
+    assert sorted(d.user_data["id"] for d in read_output(out)) == list(range(60))
+    # a running cluster named by its address: its workers are counted
+    other = annotate(tagger_model, jsonl, tmp_path / "other", scheduler=client.scheduler.address,
+                     stdout=io.StringIO())
+    assert other["shard_size"] == 8
 
 
 def test_annotate_keeps_numpy_user_data(client, ewt_corpus, jsonl, tmp_path):

@@ -41,8 +41,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     an.add_argument("--batch-size", type=at_least(1), default=256, help="nlp.pipe batch size")
     an.add_argument("--n-threads", type=at_least(0), default=1,
                     help="decoding threads per worker (components' n_threads; 0: the cores)")
-    an.add_argument("--shard-size", type=at_least(1), default=1000,
-                    help="inputs per partition and output shard")
+    an.add_argument("--shard-size", type=at_least(1), default=None,
+                    help="inputs per partition and output shard (default: 4 shards per "
+                         "worker, at most 1000 inputs each; a resumed run keeps its own)")
 
     tr = sub.add_parser("train", parents=[cluster],
                         help="train by iterative parameter mixing from a spacy train config; "

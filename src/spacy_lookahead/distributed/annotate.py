@@ -1,6 +1,7 @@
 """`annotate`: run a pipeline over a corpus in partitions on a Dask cluster.
 
-Each partition (`--shard-size` consecutive inputs) is one task; its docs come
+Each partition (`--shard-size` consecutive inputs; by default sized so that
+every worker gets several) is one task; its docs come
 back as DocBin bytes and the client writes them as one shard file, so a task
 that runs twice (a worker lost after it finished) still gives one shard:
 nothing lost, nothing doubled. A lost worker's running tasks are rescheduled
@@ -10,6 +11,7 @@ with the tasks (ship_model), so the workers of a cluster need not see the
 client's disk."""
 import hashlib
 import os
+from contextlib import ExitStack
 import stat
 import sys
 import time
@@ -24,6 +26,12 @@ from .manifest import (check_resumable, model_checksum, read_manifest, write_ato
                        write_manifest)
 
 RETRIES = 2
+# The default shard size: at least this many shards per worker where the
+# input allows (a worker that finishes early takes the next one, so the tail
+# is one small shard, not a worker's whole share), at most MAX_SHARD_SIZE
+# inputs each (what a task holds in memory).
+SHARDS_PER_WORKER = 4
+MAX_SHARD_SIZE = 1000
 
 # One pipeline per worker process and model: loaded by the first task that
 # needs it, reused by the next ones.
@@ -193,14 +201,20 @@ def _docbin_bytes(docs: list) -> bytes:
         return DocBin(docs=docs, store_user_data=True).to_bytes()
 
 
+def auto_shard_size(n: int, n_workers: int) -> int:
+    """Inputs per shard for n inputs on n_workers workers (see SHARDS_PER_WORKER)."""
+    return max(1, min(MAX_SHARD_SIZE, -(-n // (max(1, n_workers) * SHARDS_PER_WORKER))))
+
+
 def annotate(model: Path, input_path: Path, output_dir: Path, *, scheduler: Optional[str] = None,
              workers: Optional[int] = None, batch_size: int = 256, n_threads: int = 1,
-             shard_size: int = 1000, client: Any = None,
+             shard_size: Optional[int] = None, client: Any = None,
              before: Optional[Callable[[int], None]] = None, stdout=sys.stdout) -> Dict[str, Any]:
     """Annotate INPUT into DocBin shards in OUTPUT_DIR (see the module doc);
     returns the manifest. With `client`, runs on it (scheduler and workers
-    are then ignored)."""
-    if shard_size < 1 or batch_size < 1 or n_threads < 0:
+    are then ignored). shard_size None: the resumed run's, else
+    auto_shard_size of the input and the cluster's workers."""
+    if (shard_size is not None and shard_size < 1) or batch_size < 1 or n_threads < 0:
         raise ValueError("--shard-size and --batch-size must be at least 1, --n-threads at least 0 "
                          f"(got {shard_size}, {batch_size}, {n_threads}).")
     if client is None:
@@ -210,6 +224,47 @@ def annotate(model: Path, input_path: Path, output_dir: Path, *, scheduler: Opti
     inputs = read_inputs(Path(input_path))
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
+    old = read_manifest(output_dir)
+    with ExitStack() as stack:
+        def connect():  # the cluster, started once and only when needed
+            nonlocal client
+            if client is None:
+                client = stack.enter_context(dask_client(scheduler, workers))
+            return client
+
+        if shard_size is None:
+            shard_size = (old.get("shard_size") if old else None) or auto_shard_size(
+                n_inputs(inputs), _worker_count(client, scheduler, workers, connect))
+        manifest = _plan(model, checksum, input_path, inputs, shard_size, old, output_dir)
+        todo = [(index, start, min(start + shard_size, n_inputs(inputs)))
+                for index, start in enumerate(range(0, n_inputs(inputs), shard_size))
+                if _shard_name(index) not in manifest["shards"]]
+        _report_bad(inputs, stdout)
+        total = -(-n_inputs(inputs) // shard_size)
+        print(f"annotate: {n_inputs(inputs)} inputs in {total} shards of {shard_size}; "
+              f"{total - len(todo)} already done, {len(todo)} to do", file=stdout)
+        write_manifest(output_dir, manifest)
+        if todo:
+            _run(connect(), model, checksum, inputs, todo, manifest, output_dir, batch_size,
+                 n_threads, before, stdout)
+    if rejected_count(manifest):
+        print(f"annotate: {rejected_count(manifest)} inputs rejected by the pipeline (an "
+              f"error while annotating them), listed with their errors in "
+              f"{output_dir / REJECTS}", file=stdout)
+    return manifest
+
+
+def _worker_count(client: Any, scheduler: Optional[str], workers: Optional[int], connect) -> int:
+    """The workers the run will have: a running cluster's are counted (that
+    needs the client), a LocalCluster's are `workers` or the cores."""
+    if client is not None or scheduler:
+        return len(connect().scheduler_info()["workers"])
+    return workers or os.cpu_count() or 1
+
+
+def _plan(model: Path, checksum: str, input_path: Path, inputs: Inputs, shard_size: int,
+          old: Optional[Dict[str, Any]], output_dir: Path) -> Dict[str, Any]:
+    """The run's manifest, with the shards a resumed run already wrote."""
     meta = srsly.read_json(model / "meta.json") if (model / "meta.json").exists() else {}
     manifest = {
         "model": str(model), "model_name": f"{meta.get('lang', '')}_{meta.get('name', model.name)}",
@@ -218,33 +273,10 @@ def annotate(model: Path, input_path: Path, output_dir: Path, *, scheduler: Opti
         "n_inputs": n_inputs(inputs), "bad_inputs": inputs.bad, "shard_size": shard_size,
         "shards": {},
     }
-    old = read_manifest(output_dir)
     if old:
         check_resumable(old, manifest, output_dir)
         manifest["shards"] = {name: entry for name, entry in old.get("shards", {}).items()
                               if (output_dir / name).exists()}
-    _report_bad(inputs, stdout)
-    todo = []
-    for index, start in enumerate(range(0, n_inputs(inputs), shard_size)):
-        end = min(start + shard_size, n_inputs(inputs))
-        if _shard_name(index) not in manifest["shards"]:
-            todo.append((index, start, end))
-    total = -(-n_inputs(inputs) // shard_size)
-    print(f"annotate: {n_inputs(inputs)} inputs in {total} shards of {shard_size}; "
-          f"{total - len(todo)} already done, {len(todo)} to do", file=stdout)
-    write_manifest(output_dir, manifest)
-    if todo:
-        if client is None:
-            with dask_client(scheduler, workers) as own:
-                _run(own, model, checksum, inputs, todo, manifest, output_dir, batch_size,
-                     n_threads, before, stdout)
-        else:
-            _run(client, model, checksum, inputs, todo, manifest, output_dir, batch_size,
-                 n_threads, before, stdout)
-    if rejected_count(manifest):
-        print(f"annotate: {rejected_count(manifest)} inputs rejected by the pipeline (an "
-              f"error while annotating them), listed with their errors in "
-              f"{output_dir / REJECTS}", file=stdout)
     return manifest
 
 
