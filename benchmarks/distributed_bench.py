@@ -74,7 +74,7 @@ def one_annotate(spec: Dict[str, Any]) -> Dict[str, Any]:
         client.run(worker_pipeline, model_files(Path(model)), checksum, spec["threads"])  # load before the clock
         start = time.perf_counter()
         manifest = annotate(Path(model), tmp / "input.jsonl", tmp / "out", client=client,
-                            n_threads=spec["threads"], shard_size=spec["shard_size"],
+                            n_threads=spec["threads"], shard_size=spec["shard_size"] or None,
                             batch_size=spec["batch_size"], stdout=open(os.devnull, "w"))
         seconds = time.perf_counter() - start
     tokens = sum(s["tokens"] for s in manifest["shards"].values())
@@ -187,7 +187,7 @@ def main(argv: List[str]) -> None:
     an.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     an.add_argument("--threads", type=int, default=0, help="also one worker of T threads (0: no)")
     an.add_argument("--repeat", type=int, default=1)
-    an.add_argument("--shard-size", type=int, default=500)
+    an.add_argument("--shard-size", type=int, default=500, help="0: annotate's default (from the input and the workers)")
     an.add_argument("--batch-size", type=int, default=256)
     an.add_argument("--output", type=Path, default=Path("metrics/distributed_annotate.json"))
     tr = sub.add_parser("train")
