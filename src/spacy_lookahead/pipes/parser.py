@@ -26,6 +26,7 @@ from .settings import (MAX_TEMPERATURE, SEARCH_DEFAULTS, Learner,
                        ParserFeatures, Search, Update, config_error)
 from .spaces import SPACE_DEP, compact_heads, expand_tree
 from .tagger import TAG_ALTERNATIVE, TAG_ALTERNATIVE_PROB
+from . import noun_chunks
 from .transition import Prediction, TransitionPipe, softmax, token_probability
 
 HEAD_PROBS = "head_probs"  # doc.user_data key of the SAPO head probabilities
@@ -135,7 +136,11 @@ def make_arc_standard_parser(nlp: Language, name: str, search: Search, depth: in
     temperature: SAPO's tau, p(parse | x) proportional to exp(w . Phi / tau)
         over the n best: null fits it on the dev data during training, to
         the head probabilities the parser writes (saved with the model).
+
+    In an English pipeline the parser also makes `doc.noun_chunks` read UD
+    labels (pipes/noun_chunks.py: spaCy's English iterator reads ClearNLP's).
     """
+    noun_chunks.install(nlp)
     return ArcStandardParser(nlp.vocab, name, search=search, depth=depth, margin=margin,
                              beam_width=beam_width, update=update, learner=learner, n=n,
                              learning_rate=learning_rate, learning_rate_decay=learning_rate_decay,

@@ -12,8 +12,8 @@ from spacy.vocab import Vocab
 
 from ..core import decode as decoding
 from ..core.features import LexemeAtoms, string_atoms
-from ..core.marginals import (Lattice, Transitions, best_with_probabilities, fit_temperature,
-                              gold_derivations, minimise_over_temperature)
+from ..core.marginals import (Lattice, Transitions, _each_lattice, best_with_probabilities,
+                              fit_temperature, gold_derivations, minimise_over_temperature)
 from ..core.weights import Weights
 from ..systems.tagging import TaggingSystem
 from ..systems.templates import TemplateError, expand, uses_lexicon
@@ -36,6 +36,10 @@ from .transition import Prediction, TransitionPipe
 # benchmarks/results.md, the SAPO ablations).
 SEQUENCE_DEFAULTS: Dict[str, Any] = {**SEARCH_DEFAULTS, "beam_width": 16, "probabilities": "auto",
                                      "temperature": None, "average": False}
+# The largest temperature a perceptron's fit (fit_temperature, `calibrated`)
+# searches: its scores have the scale of its margin and updates (the span
+# labellers' margin is 50).
+PERCEPTRON_MAX_TEMPERATURE = 1000.0
 # The `ambiguity` atom (Gimenez and Marquez 2004's ambiguity classes; a tag
 # dictionary): a word seen at least CLASS_MIN_COUNT times in training has the
 # set of labels that took at least CLASS_MIN_SHARE of its occurrences; rarer
@@ -187,6 +191,53 @@ class SequencePipe(TransitionPipe):
             return indexes, self._best_and_marginals, instances, (self.averaged_weights,)
         return indexes, run, instances, args
 
+    @property
+    def calibrated(self) -> bool:
+        """A perceptron whose temperature was fitted on held-out data
+        (`fit_temperature`, e.g. by benchmarks/package.py; a tagger's
+        `alternatives` fit one while training): it writes the exact
+        probabilities of the parts of its output, as SAPO with marginals
+        does (each tag's in token._.tag_prob, each span's in the span
+        group's attrs["scores"]), under p(y | x) proportional to
+        exp(w . Phi / tau). The output is the search's, unchanged; first-order
+        models within settings.MAX_LABELS_LATTICE only."""
+        return (not self.is_sapo and self.cfg.get("fitted_temperature") is not None
+                and not self.cfg[self.history_setting] and self.lattice_fits())
+
+    def _predictions(self, docs: List[Doc], indexes: list, results: list) -> List[Prediction]:
+        """As TransitionPipe's; a calibrated perceptron (`calibrated`) also
+        gives the probabilities of its output's parts."""
+        if self.is_sapo or not self.calibrated:
+            return super()._predictions(docs, indexes, results)
+        inputs, _ = self.inputs_and_indexes(docs)
+        instances = self.instances(docs, None, indexes, inputs)
+        probs = self._part_probabilities(instances, results, self.averaged_weights,
+                                         self.temperature)
+        predictions = [Prediction(out, scores=p) for out, p in zip(results, probs)]
+        return [self._in_doc(p, i, len(doc)) for p, i, doc in zip(predictions, indexes, docs)]
+
+    def _part_probabilities(self, instances: Iterable, outputs: List[numpy.ndarray], W: Weights,
+                            tau: float) -> List[numpy.ndarray]:
+        """Per instance and its output (labels in document order over the
+        content tokens, e.g. the search's): the probability of each of the
+        output's parts under the lattice at temperature tau (exact_scorer:
+        each span's; None: each label's marginal), in document order."""
+        system = self.system
+        transitions = Transitions(system, W, tau) if system.homogeneous else None
+        exact = self.exact_scorer()
+        rtl = self.cfg["direction"] == "rtl"  # the steps run from the last token
+        out = []
+        for (_, lattice), output in zip(_each_lattice(instances, W, tau, transitions), outputs):
+            output = numpy.ascontiguousarray(output, dtype="int32")
+            if exact is not None:
+                out.append(numpy.asarray(exact(lattice, output), dtype="float64"))
+            else:
+                # (contiguous: step_probabilities reads the actions through a pointer)
+                probs = lattice.step_probabilities(numpy.ascontiguousarray(output[::-1])
+                                                   if rtl else output)
+                out.append(numpy.ascontiguousarray(probs[::-1]) if rtl else probs)
+        return out
+
     def lattice_fits(self) -> bool:
         """Whether the exact lattice (marginals, alternatives, the temperature
         fit) is within settings.MAX_LABELS_LATTICE: it holds 16 T C^2 bytes
@@ -244,8 +295,10 @@ class SequencePipe(TransitionPipe):
     # --- temperature scaling -----------------------------------------------------
     @property
     def has_temperature(self) -> bool:
-        """SAPO, and a perceptron tagger's alternatives, write probabilities."""
-        return self.is_sapo or self.cfg.get("alternatives", False)
+        """SAPO, a perceptron tagger's alternatives and a calibrated
+        perceptron write probabilities."""
+        return (self.is_sapo or self.cfg.get("alternatives", False)
+                or self.cfg.get("fitted_temperature") is not None)
 
     def _fits_temperature(self) -> bool:
         """Fitted on the exact lattice: first-order models within
@@ -262,7 +315,10 @@ class SequencePipe(TransitionPipe):
         model's own distribution). Both are exact for first-order models
         (the lattice gives log Z and the marginals); the parts' fit was the
         better calibrated on the dev data of all three tasks
-        (benchmarks/results.md). Docs whose gold is not fully known are
+        (benchmarks/results.md). A perceptron without `alternatives`
+        (calibrated by this fit: `calibrated`): the least log-loss of the
+        probabilities of the parts of its own outputs (the search's) against
+        whether each part is right. Docs whose gold is not fully known are
         left out."""
         self.check_temperature_fit()
         examples = [Example(self.without_output(eg.predicted), eg.reference) for eg in examples]
@@ -270,8 +326,39 @@ class SequencePipe(TransitionPipe):
         W = self.averaged_weights
         if self.is_sapo and self.uses_marginals:
             return self._fit_to_parts(docs, examples, W)
+        if not self.is_sapo and not self.cfg.get("alternatives"):
+            return self._fit_to_own_parts(docs, examples, W)
         golds = gold_derivations(self.instances(docs, examples))
         return fit_temperature(golds, W)[0] if golds else None
+
+    def _fit_to_own_parts(self, docs: List[Doc], examples: List[Example], W: Weights
+                          ) -> Optional[float]:
+        """A perceptron: the tau of the least log-loss of the probabilities
+        of the parts of the search's outputs (what `calibrated` writes; the
+        outputs do not depend on tau); None if no doc has a fully known gold."""
+        inputs, indexes = self.inputs_and_indexes(docs, examples)
+        run, args = self._decoder()
+        outputs = run(list(self.instances(docs, None, indexes, inputs)), *args)
+        kept, kept_outputs, truths = [], [], []
+        for inst, eg, index, output in zip(self.instances(docs, None, indexes, inputs), examples,
+                                           indexes, outputs):
+            truth = self.part_truth(numpy.asarray(output), self.gold(eg, index))
+            if truth is not None and len(truth):
+                kept.append(inst)
+                kept_outputs.append(output)
+                truths.append(truth)
+        if not kept:
+            return None
+        right = numpy.concatenate(truths).astype("float64")
+
+        def log_loss(tau: float) -> float:
+            p = numpy.concatenate(self._part_probabilities(kept, kept_outputs, W, tau))
+            p = numpy.clip(p.astype("float64"), 1e-12, 1.0 - 1e-12)
+            return float(-(right * numpy.log(p) + (1.0 - right) * numpy.log1p(-p)).sum())
+
+        # a perceptron's scores have no fixed scale (the margin, the number
+        # of updates): its tau can be far above 1
+        return minimise_over_temperature(log_loss, high=PERCEPTRON_MAX_TEMPERATURE)[0]
 
     def check_temperature_fit(self) -> None:
         """The error that names the fix where the temperature cannot be fitted."""

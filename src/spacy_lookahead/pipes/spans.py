@@ -12,6 +12,7 @@ from spacy.training import Example
 from spacy.util import filter_spans
 from spacy.vocab import Vocab
 
+from .. import scoring  # noqa: F401  (registers the scorers a saved config names)
 from ..core.marginals import Lattice
 from ..systems.span_ids import span_scores
 from ..systems.schemes import (ALIASES, SCHEMES, action_arrays, ids_to_spans, label_constraints,

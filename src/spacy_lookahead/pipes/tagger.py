@@ -8,7 +8,7 @@ from spacy.tokens import Doc, Token
 from spacy.training import Example
 from spacy.vocab import Vocab
 
-from ..core.marginals import Transitions, second_best_steps
+from ..core.marginals import Transitions, _each_lattice, second_best_steps
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
 from . import settings
 from .settings import Direction, Learner, Probabilities, Search, Target, Update, config_error
@@ -187,14 +187,61 @@ class LookaheadTagger(SequencePipe):
         return gold if index is None else gold[index]
 
     def _predictions(self, docs: List[Doc], indexes: list, results: list) -> List[Prediction]:
-        """As TransitionPipe's; with `alternatives`, also each token's
-        alternative tag (second_best). Both predict() and the threaded
-        pipe() come through here."""
-        predictions = super()._predictions(docs, indexes, results)
+        """As SequencePipe's; with `alternatives`, also each token's
+        alternative tag (second_best); a calibrated perceptron with
+        alternatives reads its tags' probabilities from the same lattices.
+        Both predict() and the threaded pipe() come through here."""
         if not self.cfg["alternatives"]:
-            return predictions
+            return super()._predictions(docs, indexes, results)
+        if self.calibrated:
+            predictions = [self._in_doc(Prediction(out), i, len(doc))
+                           for out, i, doc in zip(results, indexes, docs)]
+            found = self._tag_marginals(docs, [p.best for p in predictions])
+            return [p._replace(scores=probs, alternatives=(alt, alt_probs))
+                    for p, (probs, alt, alt_probs) in zip(predictions, found)]
+        predictions = super()._predictions(docs, indexes, results)
         return [p._replace(alternatives=a)
                 for p, a in zip(predictions, self.second_best(docs, [p.best for p in predictions]))]
+
+    def _tag_marginals(self, docs: List[Doc], best: List[numpy.ndarray]
+                       ) -> List[Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]]:
+        """Per doc, from one lattice (its marginals, core/marginals.pyx):
+        each token's tag probability in `best` (1 on whitespace), and its
+        most probable other tag and that tag's probability, as second_best
+        gives them (first in tag order on ties; -1 and 0 on whitespace and
+        where there is no other tag)."""
+        self._check_alternatives()
+        inputs, indexes = self.inputs_and_indexes(docs)
+        instances = self.instances(docs, None, indexes, inputs)
+        W, tau, system = self.averaged_weights, self.temperature, self.system
+        transitions = Transitions(system, W, tau) if system.homogeneous else None
+        rtl = self.cfg["direction"] == "rtl"  # steps run from the last token
+        out = []
+        for (_, lattice), tags, index, doc in zip(_each_lattice(instances, W, tau, transitions),
+                                                  best, indexes, docs):
+            content = numpy.asarray(tags if index is None else tags[index], dtype="int64")
+            marginals = lattice.marginals()  # (steps, C), in the order the system takes them
+            if rtl:
+                marginals = marginals[::-1]
+            steps = numpy.arange(len(content))
+            probs = marginals[steps, content] if len(content) else numpy.zeros((0,))
+            alt = numpy.full((len(content),), -1, dtype="int32")
+            alt_probs = numpy.zeros((len(content),), dtype="float64")
+            if len(content) and marginals.shape[1] > 1:
+                others = marginals.copy()
+                others[steps, content] = -1.0
+                alt = others.argmax(axis=1).astype("int32")
+                alt_probs = others[steps, alt]
+            if index is None:
+                out.append((probs, alt, alt_probs))
+                continue
+            n = len(doc)
+            full_probs, full_alt, full_alt_probs = (numpy.ones((n,), dtype="float64"),
+                                                    numpy.full((n,), -1, dtype="int32"),
+                                                    numpy.zeros((n,), dtype="float64"))
+            full_probs[index], full_alt[index], full_alt_probs[index] = probs, alt, alt_probs
+            out.append((full_probs, full_alt, full_alt_probs))
+        return out
 
     def second_best(self, docs: List[Doc], best: List[numpy.ndarray]
                     ) -> List[Tuple[numpy.ndarray, numpy.ndarray]]:

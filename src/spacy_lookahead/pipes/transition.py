@@ -179,8 +179,10 @@ class TransitionPipe(SearchPipe):
         """tau of SAPO's p(y | x) = exp(w . Phi(x, y) / tau) / Z: the setting,
         or where it is null the one fitted on the dev data (1 until then).
         A perceptron has one where it gives probabilities (a tagger's
-        `alternatives`), else 1."""
-        if not self.is_sapo and not self.cfg.get("alternatives"):
+        `alternatives`, or a temperature fitted on held-out data by
+        fit_temperature: a calibrated sequence labeller), else 1."""
+        if not self.is_sapo and not self.cfg.get("alternatives") \
+                and self.cfg.get("fitted_temperature") is None:
             return 1.0
         tau = self.cfg.get("temperature")
         return float(tau if tau is not None else self.cfg.get("fitted_temperature") or 1.0)

@@ -1,0 +1,203 @@
+"""What the installable pipelines give beyond tags, spans and trees (issue
+37, item 2): calibrated perceptrons write the probabilities of their tags
+and spans (checked against sums over every labelling), `doc.noun_chunks` on
+UD labels, and the chunk scores under the key `spacy evaluate` shows."""
+import itertools
+
+import numpy
+import pytest
+import spacy
+from spacy.tokens import Doc, DocBin, Span
+from spacy.training import Example
+
+import spacy_lookahead.pipes.parser  # noqa: F401  (factories, when not pip-installed)
+import spacy_lookahead.pipes.spans  # noqa: F401
+import spacy_lookahead.pipes.tagger  # noqa: F401
+from spacy_lookahead.core.marginals import Lattice
+from spacy_lookahead.pipes import noun_chunks
+from spacy_lookahead.optimizer import no_optimizer
+from spacy_lookahead.scoring import make_chunk_scorer_v2
+from spacy_lookahead.systems.schemes import ids_to_spans
+
+from conftest import reload_pipeline
+from ewt import ewt_examples
+
+TAGS = ["DT", "NN", "VBZ", "JJ", "."]
+SENTENCES = [("The dog barks .", ["DT", "NN", "VBZ", "."]),
+             ("A big dog sleeps .", ["DT", "JJ", "NN", "VBZ", "."]),
+             ("The cat is old .", ["DT", "NN", "VBZ", "JJ", "."]),
+             ("A cat barks .", ["DT", "NN", "VBZ", "."])]
+
+
+def tag_examples(vocab):
+    return [Example(Doc(vocab, words=text.split()), Doc(vocab, words=text.split(), tags=tags))
+            for text, tags in SENTENCES * 3]
+
+
+def every_labelling(pipe, doc):
+    """(output in document order, p) of every labelling of a one-doc
+    instance, p from the lattice's log-probability of its derivation: the
+    brute-force distribution the marginals sum."""
+    inputs, indexes = pipe.inputs_and_indexes([doc])
+    inst = list(pipe.instances([doc], None, indexes, inputs))[0]
+    lattice = Lattice(inst, pipe.averaged_weights, pipe.temperature)
+    rtl = pipe.cfg["direction"] == "rtl"
+    for actions in itertools.product(range(lattice.C), repeat=lattice.T):
+        p = numpy.exp(lattice.log_probability(numpy.asarray(actions, dtype="int32")))
+        if p > 0:
+            yield numpy.asarray(actions[::-1] if rtl else actions), p
+
+
+@pytest.mark.parametrize("direction", ["ltr", "rtl"])
+def test_a_calibrated_perceptron_tagger_writes_its_tags_marginals(direction, tmp_path):
+    nlp = spacy.blank("en")
+    tagger = nlp.add_pipe("lookahead_tagger", config={"direction": direction})
+    examples = tag_examples(nlp.vocab)
+    nlp.initialize(lambda: examples)
+    assert sorted(tagger.labels) == sorted(TAGS)
+    for _ in range(3):
+        nlp.update(examples, sgd=no_optimizer())
+    assert nlp("The dog sleeps .")[0]._.tag_prob is None  # not calibrated: none
+    tau = tagger.fit_temperature(examples)
+    assert tagger.calibrated and tau == tagger.cfg["fitted_temperature"] and tau != 1.0
+    for loaded in (nlp, reload_pipeline(nlp, "disk", tmp_path / "saved")):
+        doc = loaded("A dog is big .")
+        pipe = loaded.get_pipe("lookahead_tagger")
+        tags = [t.tag_ for t in doc]
+        marginal = numpy.zeros(len(doc))
+        for output, p in every_labelling(pipe, loaded.make_doc(doc.text)):
+            marginal += p * (numpy.asarray([pipe.labels[i] for i in output]) == tags)
+        assert [t._.tag_prob for t in doc] == pytest.approx(marginal.tolist(), abs=1e-9)
+
+
+def test_a_calibrated_tagger_with_alternatives_reads_both_from_one_lattice():
+    """The alternative tags and their probabilities are those of
+    second_best (the compiled second_best_steps), and the tags' own
+    probabilities come with them."""
+    nlp = spacy.blank("en")
+    tagger = nlp.add_pipe("lookahead_tagger", config={"alternatives": True})
+    examples = ewt_examples(nlp.vocab, "train", 150)
+    nlp.initialize(lambda: examples)
+    nlp.update(examples, sgd=no_optimizer())
+    tagger.fit_temperature(ewt_examples(nlp.vocab, "dev", 40))
+    texts = ["Two  spaces here .\n", *[eg.reference.text for eg in ewt_examples(nlp.vocab, "dev", 40)]]
+    docs = list(nlp.pipe(texts))
+    ids = {label: i for i, label in enumerate(tagger.labels)}
+    best = [numpy.asarray([ids.get(t.tag_, -1) for t in d], dtype="int32") for d in docs]
+    for doc, (alt, alt_p) in zip(docs, tagger.second_best([nlp.make_doc(t) for t in texts], best)):
+        assert [t._.tag_alternative for t in doc] == [
+            None if a < 0 else (tagger.labels[a], pytest.approx(p, abs=1e-12))
+            for a, p in zip(alt, alt_p)]
+        assert all(0 < t._.tag_prob <= 1 for t in doc)
+        assert all(t._.tag_prob == 1.0 for t in doc if t.is_space)
+
+
+def chunk_examples(vocab):
+    chunks = {"The dog barks .": [(0, 2, "NP"), (2, 3, "VP")],
+              "A big dog sleeps .": [(0, 3, "NP"), (3, 4, "VP")],
+              "The cat is old .": [(0, 2, "NP"), (2, 3, "VP")]}
+    out = []
+    for text, tags in SENTENCES[:3] * 4:
+        ref = Doc(vocab, words=text.split(), tags=tags)
+        ref.spans["chunks"] = [Span(ref, s, e, label=label) for s, e, label in chunks[text]]
+        out.append(Example(Doc(vocab, words=text.split()), ref))
+    return out
+
+
+@pytest.fixture(scope="module")
+def chunks_pipeline():
+    """A tagger and a calibrated chunker (the chunker trains on the gold tags)."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("lookahead_tagger")
+    chunker = nlp.add_pipe("lookahead_chunker", config={"scheme": "biluo"})
+    examples = chunk_examples(nlp.vocab)
+    nlp.initialize(lambda: examples)
+    for _ in range(3):
+        nlp.update(examples, sgd=no_optimizer())
+    with nlp.select_pipes(enable=["lookahead_tagger"]):
+        tagged = [Example(nlp(eg.predicted.copy()), eg.reference) for eg in examples]
+    chunker.fit_temperature(tagged)
+    return nlp, examples
+
+
+def test_a_calibrated_perceptron_chunker_writes_each_spans_probability(chunks_pipeline):
+    nlp, _ = chunks_pipeline
+    chunker = nlp.get_pipe("lookahead_chunker")
+    assert chunker.calibrated
+    words, tags = "The big cat barks .".split(), ["DT", "JJ", "NN", "VBZ", "."]
+    with nlp.select_pipes(enable=["lookahead_chunker"]):
+        doc = nlp(Doc(nlp.vocab, words=words, tags=tags))
+    group = doc.spans["chunks"]
+    assert len(group) and len(group.attrs["scores"]) == len(group)
+    kinds, types = chunker._kinds_types()
+    brute = dict.fromkeys(((s.start, s.end, s.label_) for s in group), 0.0)
+    for output, p in every_labelling(chunker, Doc(nlp.vocab, words=words, tags=tags)):
+        for start, end, t in ids_to_spans(output, kinds, types):
+            if (start, end, chunker.labels[t]) in brute:
+                brute[(start, end, chunker.labels[t])] += p
+    assert list(group.attrs["scores"]) == pytest.approx(list(brute.values()), abs=1e-6)
+
+
+def test_the_chunk_scorer_v2_gives_the_scores_spacy_evaluate_shows(chunks_pipeline, tmp_path):
+    """spacy evaluate shows spans_sc_* unless given --spans-key: scorer v2
+    gives the chunk scores under that key too (v1 does not)."""
+    from spacy.cli.evaluate import evaluate
+
+    nlp, examples = chunks_pipeline
+    scores = make_chunk_scorer_v2("sc")([Example(nlp(eg.predicted.copy()), eg.reference)
+                                         for eg in examples], spans_key="chunks")
+    assert scores["spans_sc_f"] == scores["spans_chunks_f"] > 0
+    assert scores["spans_sc_per_type"] == scores["spans_chunks_per_type"]
+    DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "test.spacy")
+    nlp.to_disk(tmp_path / "saved")
+    for version, shown in (("v1", False), ("v2", True)):
+        scorer = {"@scorers": f"spacy_lookahead.chunk_scorer.{version}"}
+        spacy.load(tmp_path / "saved", config={"components": {"lookahead_chunker": {
+            "scorer": scorer}}}).to_disk(tmp_path / version)
+        data = evaluate(str(tmp_path / version), tmp_path / "test.spacy")  # no --spans-key
+        assert ("spans_sc_f" in data) is shown
+        if shown:
+            assert data["spans_sc_f"] == data["spans_chunks_f"]
+            pickled = reload_pipeline(spacy.load(tmp_path / version), "pickle", tmp_path)
+            assert pickled.get_pipe("lookahead_chunker").scorer.keywords == {"also_as": "sc"}
+
+
+UD_PARSE = {  # "The old parser reads raw text in the big house and a garden of John 's friend ."
+    "words": "The old parser reads raw text in the big house and a garden of John 's friend .".split(),
+    "pos": ["DET", "ADJ", "NOUN", "VERB", "ADJ", "NOUN", "ADP", "DET", "ADJ", "NOUN", "CCONJ",
+            "DET", "NOUN", "ADP", "PROPN", "PART", "NOUN", "PUNCT"],
+    "heads": [2, 2, 3, 3, 5, 3, 9, 9, 9, 3, 12, 12, 9, 16, 16, 14, 12, 3],
+    "deps": ["det", "amod", "nsubj", "ROOT", "amod", "obj", "case", "det", "amod", "obl", "cc",
+             "det", "conj", "case", "nmod:poss", "case", "nmod", "punct"]}
+
+
+def test_noun_chunks_read_ud_labels_in_an_english_pipeline_with_the_parser():
+    plain = Doc(spacy.blank("en").vocab, **UD_PARSE)
+    assert [c.text for c in plain.noun_chunks] == ["The old parser"]  # spaCy's: ClearNLP labels
+    nlp = spacy.blank("en")
+    nlp.add_pipe("arc_standard_parser")
+    doc = Doc(nlp.vocab, **UD_PARSE)
+    assert [c.text for c in doc.noun_chunks] == ["The old parser", "raw text", "the big house",
+                                                 "a garden", "John 's friend"]
+    assert [c.text for c in doc[3:10].noun_chunks] == ["raw text", "the big house"]
+    copular = {"words": "John Donovan is a nice search engine .".split(),
+               "pos": ["PROPN", "PROPN", "AUX", "DET", "ADJ", "NOUN", "NOUN", "PUNCT"],
+               "heads": [6, 0, 6, 6, 6, 6, 6, 6],
+               "deps": ["nsubj", "flat", "cop", "det", "amod", "compound", "ROOT", "punct"]}
+    assert [c.text for c in Doc(spacy.blank("en").vocab, **copular).noun_chunks] == ["John"]
+    assert [c.text for c in Doc(nlp.vocab, **copular).noun_chunks] == ["John Donovan",
+                                                                       "a nice search engine"]
+
+
+def test_noun_chunks_of_a_clearnlp_parse_are_spacys():
+    from spacy.lang.en.syntax_iterators import noun_chunks as english
+    vocab = spacy.blank("en").vocab
+    doc = Doc(vocab, words="The dog chased a cat in the park .".split(),
+              pos=["DET", "NOUN", "VERB", "DET", "NOUN", "ADP", "DET", "NOUN", "PUNCT"],
+              heads=[1, 2, 2, 4, 2, 2, 7, 5, 2],
+              deps=["det", "nsubj", "ROOT", "det", "dobj", "prep", "det", "pobj", "punct"])
+    assert list(noun_chunks.noun_chunks(doc)) == list(english(doc))
+    assert len(list(english(doc))) == 3
+    other = spacy.blank("de")
+    other.add_pipe("arc_standard_parser")  # another language keeps its own iterator
+    assert other.vocab.get_noun_chunks is not noun_chunks.noun_chunks
