@@ -2,21 +2,34 @@
 
     python benchmarks/package.py {full,quick} [--only NAME ...] [--output packages]
         [--source NAME.SLOT=MODEL_DIR ...] [--test NAME=DATA.spacy] [--metrics DIR]
+        [--calibration NAME.COMPONENT=DATA.spacy ...]
 
 For each pipeline of PIPELINES (the one table; the `package` step of
 benchmarks/experiments.py runs this script at the workflow's scale):
 
 1. `spacy assemble` its pipeline config (configs/pipeline_*.cfg: trained
-   components brought in with `source = ...`, unchanged), then the runtime
-   `settings` (spaCy config overrides of settings that are not part of the
-   trained model, e.g. the parser keeping the sentencizer's sentences);
-2. spaCy's evaluate of the assembled pipeline on the test set, from raw words
+   components brought in with `source = ...`, unchanged; spaCy's
+   attribute_ruler with the PTB tag map configs/tag_map_en.json, written by
+   benchmarks/tag_map.py, for token.pos_ and token.morph, and spaCy's rule
+   lemmatizer with spacy-lookups-data's English tables for token.lemma_,
+   both saved with the pipeline), then the runtime `settings` (spaCy config
+   overrides of settings that are not part of the trained model, e.g. the
+   parser keeping the sentencizer's sentences);
+2. calibration: each perceptron tagger, chunker or NER without a
+   temperature gets one fitted on held-out data its model never trained on
+   (`calibration`: the annotated docs, the pipeline's earlier components
+   run on their words), and then writes the exact probabilities of its
+   tags or spans (token._.tag_prob, doc.spans[key].attrs["scores"]);
+   where there is no such data it writes none, and says so;
+3. spaCy's evaluate of the assembled pipeline on the test set, from raw words
    (its own tags feed the chunker and parser): `performance` in meta.json,
    spaCy's keys plus `speed` (words/s, whole pipeline);
-3. the benchmark's figures of its components (gold inputs, the project's
+4. the benchmark's figures of its components (gold inputs, the project's
    speed harness) from the metrics files, under `benchmark` in meta.json;
-4. `spacy package --build wheel` with that meta (requirements name
-   spacy-lookahead, whose entry points register the components).
+5. `spacy package --build wheel` with that meta (requirements name
+   spacy-lookahead, whose entry points register the components; the spaCy
+   range is the plugin's own; no path in the meta or the config is
+   absolute).
 
 Wheels land in OUTPUT/<name>-<version>/dist/."""
 import argparse
@@ -24,19 +37,39 @@ import json
 import subprocess
 import sys
 import time
+from importlib.metadata import PackageNotFoundError, requires
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import spacy
 import srsly
+from spacy.tokens import Doc, DocBin
+from spacy.training import Example
 
 ROOT = Path(__file__).resolve().parents[1]
 VERSION = "0.1.0"
-REQUIREMENT = f"spacy-lookahead>={VERSION}"
+PLUGIN = "spacy-lookahead"
+REQUIREMENT = f"{PLUGIN}>={VERSION}"
+# as LICENSE names them; the project has no public URL yet (meta "url" stays empty)
+AUTHOR = "the spacy-lookahead authors"
+# the data behind each pipeline (meta "sources")
+EWT = {"name": "UD English EWT (tags, dependencies; the tag map's POS, morphology and lemmas)",
+       "url": "https://github.com/UniversalDependencies/UD_English-EWT", "license": "CC BY-SA 4.0"}
+CONLL2000 = {"name": "CoNLL-2000 chunking (WSJ sections 15-18)",
+             "url": "https://www.clips.uantwerpen.be/conll2000/chunking/",
+             "license": "none stated (derived from the Penn Treebank)"}
+JNLPBA = {"name": "JNLPBA 2004 bio-entity recognition (GENIA)", "url": "https://github.com/spyysalo/jnlpba",
+          "license": "GENIA annotation license (CC BY 3.0)"}
+LOOKUPS = {"name": "spacy-lookups-data (English lemma tables; Brown clusters and word probabilities)",
+           "url": "https://github.com/explosion/spacy-lookups-data", "license": "MIT"}
+# held-out data for calibration: a DocBin, or its last share of docs
+EWT_DEV = {"path": "corpus/ewt/dev.spacy"}
+NO_HELD_OUT = "its model trained on all of the training data and the task has no dev set"
 
 # name -> config, model dirs per setting ({metrics} = metrics/ or metrics/quick/),
 # runtime settings, test set, benchmark figures (file in the metrics dir,
-# dotted key, meta key)
+# dotted key, meta key), calibration data per setting and component (a
+# string: why there is none), the data (meta "sources")
 PIPELINES: Dict[str, Dict[str, Any]] = {
     "en_lookahead_ewt": {
         "config": "configs/package_ewt.cfg",
@@ -64,8 +97,14 @@ PIPELINES: Dict[str, Dict[str, Any]] = {
                       ("tagger_speed.json", "models.tagger_d1.tokens_per_second",
                        "tagger_tokens_per_second")],
         },
-        "description": "POS tags (PTB, UD English EWT), labelled dependencies (UD, arc-standard "
-                       "parser with lookahead search) and sentences, from raw English text.",
+        # the full tagger fitted its temperature on EWT dev while training
+        # (alternatives = true); the quick one trained on the first 1,500
+        # sentences of train
+        "calibration": {setting: {"lookahead_tagger": EWT_DEV} for setting in ("full", "quick")},
+        "data": [EWT, LOOKUPS],
+        "description": "POS tags (PTB in token.tag_, with their probabilities; UPOS, morphology "
+                       "and lemmas), labelled dependencies (UD, arc-standard parser with lookahead "
+                       "search), noun chunks and sentences, from raw English text.",
     },
     "en_lookahead_chunks": {
         "config": "configs/pipeline_chunks.cfg",
@@ -75,16 +114,28 @@ PIPELINES: Dict[str, Dict[str, Any]] = {
             "quick": {"tagger": "training/quick/tagger_conll2000/model-last",
                       "chunker": "training/quick/chunker_d1_biluo_lexicon_full/model-last"},
         },
-        "settings": {},
+        # spacy evaluate shows the spans of key "sc" unless given --spans-key:
+        # the chunk scores also under it (scoring.py, chunk_scorer.v2)
+        "settings": {"components.lookahead_chunker.scorer": {
+            "@scorers": "spacy_lookahead.chunk_scorer.v2", "also_as": "sc"}},
         "test": "corpus/conll2000/test.spacy",
         "spans_key": "chunks",
+        # the quick models trained on the first 1,000 sentences of train: its
+        # last tenth is held out
+        "calibration": {"full": {"lookahead_tagger": NO_HELD_OUT, "lookahead_chunker": NO_HELD_OUT},
+                        "quick": {"lookahead_tagger": {"path": "corpus/conll2000/train.spacy",
+                                                       "last": 0.1},
+                                  "lookahead_chunker": {"path": "corpus/conll2000/train.spacy",
+                                                        "last": 0.1}}},
+        "data": [CONLL2000, EWT, LOOKUPS],
         "benchmark": {
             setting: [("chunker_d1_biluo_lexicon_full.json", "f", "spans_chunks_f_gold_pos"),
                       ("chunk_speed.json", "models.chunker_d1_biluo_lexicon_full.tokens_per_second",
                        "chunker_tokens_per_second")]
             for setting in ("full", "quick")},
         "description": "Base phrases (CoNLL-2000 chunks: NP, VP, PP, ...) in "
-                       "doc.spans['chunks'], with the POS tags they are read from.",
+                       "doc.spans['chunks'], with the POS tags they are read from (and UPOS, "
+                       "morphology and lemmas).",
     },
     "en_lookahead_bionlp": {
         "config": "configs/pipeline_bionlp.cfg",
@@ -94,6 +145,13 @@ PIPELINES: Dict[str, Dict[str, Any]] = {
         },
         "settings": {},
         "test": "corpus/jnlpba/test.spacy",
+        # the tagger is EWT's (model-best on EWT dev); the quick NER trained
+        # on the first 1,000 sentences of train: its last tenth is held out
+        "calibration": {"full": {"lookahead_tagger": EWT_DEV, "lookahead_ner": NO_HELD_OUT},
+                        "quick": {"lookahead_tagger": EWT_DEV,
+                                  "lookahead_ner": {"path": "corpus/jnlpba/train.spacy",
+                                                    "last": 0.1}}},
+        "data": [JNLPBA, EWT, LOOKUPS],
         "benchmark": {
             setting: [("ner_rtl_d1_biluo_pos_affixes_full.json", "f", "ents_f"),
                       ("ner_speed.json", "models.ner_rtl_d1_biluo_pos_affixes_full.tokens_per_second",
@@ -101,7 +159,7 @@ PIPELINES: Dict[str, Dict[str, Any]] = {
             for setting in ("full", "quick")},
         "description": "Bio-entities (JNLPBA: protein, DNA, RNA, cell_line, cell_type) in "
                        "doc.ents, right-to-left lookahead NER reading the POS tags of the "
-                       "EWT tagger before it (token.tag_).",
+                       "EWT tagger before it (token.tag_; and UPOS, morphology and lemmas).",
     },
 }
 
@@ -109,6 +167,32 @@ PIPELINES: Dict[str, Dict[str, Any]] = {
 def run(cmd: List[str]) -> None:
     print("+", " ".join(cmd), flush=True)
     subprocess.run(cmd, check=True, cwd=ROOT)
+
+
+def shown(path: Any) -> str:
+    """A path as the meta and the shipped config give it: relative to the
+    repository where it is inside it, else its last two parts (no build
+    machine's absolute paths)."""
+    path = Path(path)
+    try:
+        return (path if not path.is_absolute() else path.resolve().relative_to(ROOT)).as_posix()
+    except ValueError:
+        return Path(*path.parts[-2:]).as_posix()
+
+
+def spacy_range() -> Optional[str]:
+    """The spaCy versions the plugin supports (its installed metadata, from
+    setup.cfg), e.g. ">=3.7,<3.9"; None if it is not installed."""
+    from packaging.requirements import Requirement
+    try:
+        wanted = requires(PLUGIN) or []
+    except PackageNotFoundError:
+        return None
+    for line in wanted:
+        req = Requirement(line)
+        if req.name == "spacy" and not req.marker:
+            return ",".join(sorted((str(s) for s in req.specifier), key=lambda s: s[0] != ">"))
+    return None
 
 
 def dotted(data: Any, key: str) -> Optional[Any]:
@@ -125,11 +209,11 @@ def benchmark_figures(rows, metrics: Path) -> Dict[str, Any]:
         path = metrics / file
         value = dotted(srsly.read_json(path), key) if path.exists() else None
         if value is None:
-            why = f"no {key} in {path}" if path.exists() else f"no {path}"
+            why = f"no {key} in {shown(path)}" if path.exists() else f"no {shown(path)}"
             print(f"package.py: {why}: {name} left out of the meta", file=sys.stderr)
             continue
         out[name] = value
-        out.setdefault("sources", []).append(str(path))
+        out.setdefault("sources", []).append(shown(path))
     if "sources" in out:
         out["sources"] = sorted(set(out["sources"]))
     return out
@@ -142,9 +226,79 @@ def assemble(name: str, spec: Dict[str, Any], sources: Dict[str, str], out: Path
                      f"{spec['config']}): run its training first, or pass --source {name}.{slot}=DIR")
     run([sys.executable, "-m", "spacy", "assemble", spec["config"], str(out)]
         + [arg for slot, path in sources.items() for arg in (f"--paths.{slot}", str(path))])
-    if spec["settings"]:
-        nlp = spacy.load(ROOT / out, config=spacy.util.dot_to_dict(spec["settings"]))
-        nlp.to_disk(ROOT / out)
+
+
+def finish(spec: Dict[str, Any], plan: Dict[str, Any], out: Path) -> Dict[str, Any]:
+    """The runtime settings and the calibration (`plan`: component -> its
+    held-out data, or why none) of the assembled pipeline at `out`, saved
+    there, with the source paths of its config made relative; returns
+    what each component writes as probabilities."""
+    nlp = spacy.load(ROOT / out, config=spacy.util.dot_to_dict(spec["settings"]))
+    probabilities = calibrate(nlp, plan)
+    nlp.to_disk(ROOT / out)
+    config = spacy.util.load_config(ROOT / out / "config.cfg", interpolate=False)
+    for key, value in config["paths"].items():
+        if isinstance(value, str) and value:
+            config["paths"][key] = shown(value)
+    config.to_disk(ROOT / out / "config.cfg")
+    return probabilities
+
+
+def held_out(data: Dict[str, Any], vocab) -> List[Doc]:
+    """The docs of data["path"] (a DocBin), or its last data["last"] share."""
+    path = ROOT / data["path"]
+    if not path.exists():
+        sys.exit(f"package.py: no calibration data at {shown(path)}: run the `convert` step, "
+                 "or pass --calibration NAME.COMPONENT=DATA.spacy")
+    docs = list(DocBin().from_disk(path).get_docs(vocab))
+    return docs[len(docs) - round(len(docs) * data["last"]):] if "last" in data else docs
+
+
+def calibrate(nlp, plan: Dict[str, Any]) -> Dict[str, Any]:
+    """Fit the temperature of each perceptron sequence component (tagger,
+    chunker, NER) that has none on its held-out data in `plan` (its docs'
+    words through the pipeline's earlier components, as at prediction
+    time); returns per component what it writes: where its probabilities
+    go, the temperature and the data it was fitted on, or why none."""
+    from spacy_lookahead.pipes.sequence import SequencePipe
+    from spacy_lookahead.pipes.transition import TransitionPipe
+    out: Dict[str, Any] = {}
+    for i, (name, pipe) in enumerate(nlp.pipeline):
+        if not isinstance(pipe, TransitionPipe):
+            continue
+        if not isinstance(pipe, SequencePipe):  # the parser: the n best of SAPO only
+            out[name] = ({"writes": "token._.head_prob", "temperature": pipe.temperature,
+                          "fitted": "with the model (on its dev data while training)"} if pipe.is_sapo else
+                         "none: a perceptron parser (head probabilities need learner = sapo)")
+            continue
+        if "scores_key" in pipe.cfg:
+            what = f"doc.spans[{pipe.cfg['scores_key']!r}].attrs['scores']"
+        elif "spans_key" in pipe.cfg:
+            what = f"doc.spans[{pipe.cfg['spans_key']!r}].attrs['scores']"
+        else:
+            what = "token._.tag_prob"
+        data = plan.get(name)
+        if pipe.is_sapo or pipe.cfg.get("fitted_temperature") is not None:
+            out[name] = {"writes": what, "temperature": pipe.temperature,
+                         "fitted": "with the model (on its dev data while training)"}
+        elif isinstance(data, dict):
+            gold = held_out(data, nlp.vocab)
+            docs = [Doc(nlp.vocab, words=[t.text for t in g], spaces=[bool(t.whitespace_) for t in g])
+                    for g in gold]
+            with nlp.select_pipes(enable=nlp.pipe_names[:i]):
+                docs = list(nlp.pipe(docs))
+            pipe.fit_temperature([Example(d, g) for d, g in zip(docs, gold)])
+            where = shown(data["path"]) + (f", its last {data['last']:.0%} of docs"
+                                           if "last" in data else "")
+            out[name] = ({"writes": what, "temperature": pipe.temperature, "fitted": where}
+                         if pipe.cfg.get("fitted_temperature") is not None else
+                         f"none: no doc of {where} has a fully known gold")
+        else:
+            out[name] = f"none: {data or 'no held-out data named in benchmarks/package.py'}"
+        print(f"package.py: {name}: " + (f"{what} at temperature {out[name]['temperature']:g}"
+                                         if isinstance(out[name], dict) else out[name]),
+              file=sys.stderr)
+    return out
 
 
 def evaluate(model: Path, data: Path, spans_key: str) -> Dict[str, Any]:
@@ -163,6 +317,9 @@ def main(argv=None) -> int:
     ap.add_argument("--metrics", type=Path, default=None, help="default: metrics[/quick]")
     ap.add_argument("--source", action="append", default=[], help="NAME.SLOT=MODEL_DIR")
     ap.add_argument("--test", action="append", default=[], help="NAME=DATA.spacy")
+    ap.add_argument("--calibration", action="append", default=[],
+                    help="NAME.COMPONENT=DATA.spacy: held-out docs to fit the component's "
+                         "temperature on, instead of the table's")
     args = ap.parse_args(argv)
     metrics = ROOT / (args.metrics or Path("metrics" if args.setting == "full" else "metrics/quick"))
     overrides: Dict[str, Dict[str, str]] = {}
@@ -174,30 +331,44 @@ def main(argv=None) -> int:
                      + ", ".join(f"{n}.{s}" for n, p in PIPELINES.items() for s in p["sources"]["full"]))
         overrides.setdefault(name, {})[slot] = str(Path(path).resolve())
     tests = dict(item.partition("=")[::2] for item in args.test)
+    calibration: Dict[str, Dict[str, Dict[str, Any]]] = {}
+    for item in args.calibration:
+        key, _, path = item.partition("=")
+        name, _, component = key.partition(".")
+        if name not in PIPELINES or not component or not path:
+            ap.error(f"--calibration {item!r}: expected NAME.COMPONENT=DATA.spacy, NAME one of "
+                     + ", ".join(PIPELINES))
+        calibration.setdefault(name, {})[component] = {"path": str(Path(path).resolve())}
     for name in args.only or PIPELINES:
         spec = PIPELINES[name]
         sources = {**spec["sources"][args.setting], **overrides.get(name, {})}
         out = args.output / name
         start = time.perf_counter()
         assemble(name, spec, sources, out / "pipeline")
+        plan = {**spec.get("calibration", {}).get(args.setting, {}), **calibration.get(name, {})}
+        probabilities = finish(spec, plan, out / "pipeline")
         meta = srsly.read_json(ROOT / out / "pipeline" / "meta.json")
         test = Path(tests.get(name, spec["test"]))
         performance = evaluate(ROOT / out / "pipeline", ROOT / test, spec.get("spans_key", "sc"))
         meta.update({
             "name": name[len("en_"):], "version": VERSION, "description": spec["description"],
-            "license": "MIT",
+            "license": "MIT", "author": AUTHOR, "email": "", "url": "",
+            "spacy_version": spacy_range() or meta.get("spacy_version", ""),
+            "sources": spec.get("data", []),
             "requirements": [REQUIREMENT],
             "performance": performance,
+            "probabilities": probabilities,
             "benchmark": {**benchmark_figures(spec["benchmark"][args.setting], metrics),
-                          "setting": args.setting, "test": str(test),
-                          "components": {slot: str(path) for slot, path in sources.items()}},
+                          "setting": args.setting, "test": shown(test),
+                          "components": {slot: shown(path) for slot, path in sources.items()}},
         })
         srsly.write_json(ROOT / out / "meta.json", meta)
         run([sys.executable, "-m", "spacy", "package", str(out / "pipeline"), str(out),
              "--meta-path", str(out / "meta.json"), "--build", "wheel", "--force"])
         wheels = sorted((ROOT / out).glob(f"{name}-{VERSION}/dist/*.whl"))
-        summary = {k: performance.get(k) for k in ("tag_acc", "dep_uas", "dep_las", "sents_f",
-                                                   "spans_chunks_f", "ents_f", "speed") if k in performance}
+        summary = {k: performance.get(k) for k in ("tag_acc", "pos_acc", "lemma_acc", "dep_uas",
+                                                   "dep_las", "sents_f", "spans_chunks_f", "ents_f",
+                                                   "speed") if k in performance}
         print(json.dumps({"package": name, "wheel": [str(w) for w in wheels],
                           "seconds": round(time.perf_counter() - start, 1), **summary}), flush=True)
     return 0

@@ -68,12 +68,28 @@ def test_ner_configs(shared_data, conll_models, tmp_path, config_name):
 
 def test_pipeline_chunks_config_assembles_raw_text_to_chunks(conll_models, tmp_path):
     """configs/pipeline_chunks.cfg (what `spacy assemble` and package.py
-    read): the sourced tagger feeds the sourced chunker on raw text."""
+    read): the sourced tagger feeds the sourced chunker on raw text, and
+    the attribute_ruler (the tag map) and the lemmatizer after them give
+    UPOS and lemmas. Initialised as `spacy assemble` does (the sourced
+    components as they are), the lemmatizer with tiny stand-in tables
+    instead of spacy-lookups-data's."""
+    from spacy.lookups import Lookups
     config = load_config(CONFIGS / "pipeline_chunks.cfg", overrides={
-        "paths.tagger": str(conll_models["tagger"]), "paths.chunker": str(conll_models["chunker"])})
+        "paths.tagger": str(conll_models["tagger"]), "paths.chunker": str(conll_models["chunker"]),
+        "paths.tag_map": str(CONFIGS / "tag_map_en.json")})
     nlp = spacy.util.load_model_from_config(config, auto_fill=True)
+    lookups = Lookups()
+    lookups.add_table("lemma_rules", {"noun": [["s", ""]]})
+    for table in ("lemma_index", "lemma_exc"):
+        lookups.add_table(table, {})
+    with nlp.select_pipes(enable=["attribute_ruler"]):
+        nlp.initialize()  # the patterns of [initialize.components.attribute_ruler]
+    nlp.get_pipe("lemmatizer").initialize(lookups=lookups)
     nlp.to_disk(tmp_path / "assembled")
     doc = spacy.load(tmp_path / "assembled")("The old man saw the boats in the harbour.")
     assert all(t.tag_ for t in doc) and len(doc.spans["chunks"]) > 0
+    assert doc[0].pos_ == "DET" and all(t.pos_ for t in doc) and doc[0].lemma_ == "the"
+    plurals = [t for t in doc if t.tag_ == "NNS"]  # NOUN, Number=Plur: the stand-in rule
+    assert plurals and all(t.lemma_ == t.text[:-1] for t in plurals)
     assert {s.label_ for s in doc.spans["chunks"]} <= {"NP", "VP", "PP", "ADJP", "ADVP", "SBAR", "PRT",
                                                       "CONJP", "INTJ", "LST", "UCP"}

@@ -1,21 +1,27 @@
 """An installable pipeline: benchmarks/package.py assembles tiny trained
-components with configs/package_ewt.cfg, scores it, writes the meta and
-builds a wheel with `spacy package`; the wheel, installed into an empty
-directory, loads by name in a fresh process and analyses raw text."""
+components with configs/package_ewt.cfg, calibrates the tagger, scores it,
+writes the meta and builds a wheel with `spacy package`; the wheel,
+installed into an empty directory, loads by name in a fresh process and
+analyses raw text: tags with their probabilities, UPOS, morphology, lemmas,
+a parse and its noun chunks, sentences."""
+import itertools
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import spacy
 from spacy.tokens import DocBin
+from spacy.training.converters import conllu_to_docs
 
 import spacy_lookahead.pipes.parser  # noqa: F401  (factories, when not pip-installed)
 import spacy_lookahead.pipes.tagger  # noqa: F401
 
+from conftest import SHARED_DATA
 from ewt import ewt_examples
-from parse_data import gold_docs, parse_examples
+from parse_data import parse_examples
 
 REPO = Path(__file__).resolve().parents[1]
 CHECK = """
@@ -23,8 +29,13 @@ import json, spacy
 nlp = spacy.load("en_lookahead_ewt")
 doc = nlp("The parser reads raw text. It finds two sentences here.")
 print(json.dumps({"pipeline": nlp.pipe_names, "module": spacy.util.get_package_path("en_lookahead_ewt").as_posix(),
-                  "tags": [t.tag_ for t in doc], "heads": [t.head.i for t in doc],
-                  "deps": [t.dep_ for t in doc], "sents": [[s.start, s.end] for s in doc.sents]}))
+                  "words": [t.text for t in doc], "tags": [t.tag_ for t in doc],
+                  "heads": [t.head.i for t in doc],
+                  "deps": [t.dep_ for t in doc], "sents": [[s.start, s.end] for s in doc.sents],
+                  "pos": [t.pos_ for t in doc], "lemmas": [t.lemma_ for t in doc],
+                  "morph": [str(t.morph) for t in doc], "tag_probs": [t._.tag_prob for t in doc],
+                  "noun_chunks": [[c.start, c.end] for c in doc.noun_chunks],
+                  "chunker": nlp.vocab.get_noun_chunks.__module__}))
 """
 
 
@@ -41,10 +52,18 @@ def train_tiny(tmp_path: Path) -> None:
     parser.initialize(lambda: examples)
     parser.update(examples)
     parser.to_disk(tmp_path / "parser")
-    DocBin(docs=gold_docs(parser.vocab, "ewt", "dev", 40)).to_disk(tmp_path / "test.spacy")
+    # EWT dev with everything the pipeline is scored on (tags, UPOS, morphology,
+    # lemmas, trees): 40 sentences to test, 40 to calibrate the tagger on
+    text = (SHARED_DATA / "ud_ewt" / "en_ewt-ud-dev.conllu").read_text(encoding="utf8")
+    dev = list(itertools.islice(conllu_to_docs(text, n_sents=1, no_print=True), 80))
+    DocBin(docs=dev[:40]).to_disk(tmp_path / "test.spacy")
+    DocBin(docs=dev[40:]).to_disk(tmp_path / "held_out.spacy")
 
 
 def test_package_builds_a_wheel_that_loads_by_name(tmp_path):
+    # the lemmatizer's tables come from spacy-lookups-data at build time (the
+    # `lookups` extra); the pipeline carries them
+    pytest.importorskip("spacy_lookups_data", reason="building a pipeline needs the lookups extra")
     train_tiny(tmp_path)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     built = subprocess.run(
@@ -52,7 +71,8 @@ def test_package_builds_a_wheel_that_loads_by_name(tmp_path):
          "--output", str(tmp_path / "packages"), "--metrics", str(tmp_path / "no_metrics"),
          "--source", f"en_lookahead_ewt.tagger={tmp_path / 'tagger'}",
          "--source", f"en_lookahead_ewt.parser={tmp_path / 'parser'}",
-         "--test", f"en_lookahead_ewt={tmp_path / 'test.spacy'}"],
+         "--test", f"en_lookahead_ewt={tmp_path / 'test.spacy'}",
+         "--calibration", f"en_lookahead_ewt.lookahead_tagger={tmp_path / 'held_out.spacy'}"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
     wheels = list((tmp_path / "packages").glob("en_lookahead_ewt/*/dist/en_lookahead_ewt-*.whl"))
@@ -61,7 +81,18 @@ def test_package_builds_a_wheel_that_loads_by_name(tmp_path):
     assert meta["requirements"][0].startswith("spacy-lookahead")
     assert {"tag_acc", "dep_uas", "dep_las", "sents_f", "speed"} <= set(meta["performance"])
     assert 0.3 < meta["performance"]["tag_acc"] <= 1 and meta["performance"]["speed"] > 0
+    assert {"pos_acc", "morph_acc", "lemma_acc"} <= set(meta["performance"])
     assert "tag_acc left out of the meta" in built.stderr  # a missing metrics file is said, not invented
+    # no build machine's paths, in the meta or the shipped config; the plugin's spaCy range
+    config = next((tmp_path / "packages").glob("en_lookahead_ewt/*/dist")).parent
+    shipped = [json.dumps(meta), *(p.read_text() for p in config.rglob("*.cfg")),
+               *(p.read_text() for p in config.rglob("meta.json"))]
+    assert not any(str(tmp_path) in text or str(REPO) in text for text in shipped)
+    assert meta["author"] and meta["url"] == "" and meta["sources"]
+    assert meta["spacy_version"] == _plugin_spacy_range()
+    tagger = meta["probabilities"]["lookahead_tagger"]
+    assert tagger["writes"] == "token._.tag_prob" and tagger["temperature"] > 0
+    assert tagger["fitted"].endswith("held_out.spacy")
 
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "-q",
@@ -72,12 +103,31 @@ def test_package_builds_a_wheel_that_loads_by_name(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     doc = json.loads(out.stdout.strip().splitlines()[-1])
     assert doc["module"].startswith(site.as_posix())  # the installed package, by name
-    assert doc["pipeline"] == ["sentencizer", "lookahead_tagger", "arc_standard_parser"]
+    assert doc["pipeline"] == ["sentencizer", "lookahead_tagger", "arc_standard_parser",
+                               "attribute_ruler", "lemmatizer"]
     assert doc["sents"] == [[0, 6], [6, 12]]
     assert all(doc["tags"]) and all(doc["deps"])
+    assert all(doc["pos"]) and all(doc["lemmas"]) and doc["pos"][-1] == "PUNCT"
+    inflected = [(w, lemma) for w, lemma, t in zip(doc["words"], doc["lemmas"], doc["tags"])
+                 if t in ("VBZ", "NNS")]  # reads, finds, sentences as the tiny tagger tags them
+    assert inflected and all(lemma == w[:-1] for w, lemma in inflected)
+    assert any(doc["morph"])
+    assert all(0 < p <= 1 for p in doc["tag_probs"])  # the calibrated tagger's
+    assert doc["chunker"] == "spacy_lookahead.pipes.noun_chunks"  # UD labels
+    assert all(start <= end for start, end in doc["noun_chunks"])
     for start, end in doc["sents"]:  # one tree per sentence
         assert all(start <= h < end for h in doc["heads"][start:end])
         assert [doc["deps"][i] for i in range(start, end) if doc["heads"][i] == i] == ["ROOT"]
+
+
+def _plugin_spacy_range():
+    """setup.cfg's spaCy requirement, as spaCy's meta writes a range."""
+    import configparser
+    cfg = configparser.ConfigParser()
+    cfg.read(REPO / "setup.cfg")
+    line = next(r.strip() for r in cfg["options"]["install_requires"].splitlines()
+                if r.strip().startswith("spacy") and r.strip()[5:6] in "<>=!~")
+    return ",".join(sorted(line[len("spacy"):].split(","), key=lambda s: s[0] != ">"))
 
 
 def test_the_package_says_its_version_and_licence():
