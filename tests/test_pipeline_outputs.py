@@ -92,6 +92,23 @@ def test_a_calibrated_tagger_with_alternatives_reads_both_from_one_lattice():
         assert all(t._.tag_prob == 1.0 for t in doc if t.is_space)
 
 
+def test_joint_tagging_gives_the_written_tags_probability():
+    """Where the parser's joint tagging writes the tagger's alternative tag,
+    token._.tag_prob is the tagger's probability of that tag."""
+    from spacy_lookahead.pipes.parser import ArcStandardParser
+    from spacy_lookahead.pipes.tagger import TAG_ALTERNATIVE, TAG_ALTERNATIVE_PROB, TAG_PROBS
+
+    vocab = spacy.blank("en").vocab
+    doc = Doc(vocab, words=["Time", "flies"], tags=["NN", "VBZ"])
+    doc.user_data[TAG_PROBS] = numpy.array([0.6, 0.9])
+    doc.user_data[TAG_ALTERNATIVE] = numpy.array([vocab.strings.add("VB"), vocab.strings.add("NNS")],
+                                                 dtype="uint64")
+    doc.user_data[TAG_ALTERNATIVE_PROB] = numpy.array([0.3, 0.05])
+    ArcStandardParser._write_alternative_tags(doc, numpy.array([True, False]))
+    assert [t.tag_ for t in doc] == ["VB", "VBZ"]
+    assert [t._.tag_prob for t in doc] == [0.3, 0.9]
+
+
 def chunk_examples(vocab):
     chunks = {"The dog barks .": [(0, 2, "NP"), (2, 3, "VP")],
               "A big dog sleeps .": [(0, 3, "NP"), (3, 4, "VP")],

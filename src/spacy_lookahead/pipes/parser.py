@@ -25,7 +25,7 @@ from .. import scoring  # noqa: F401  (registers the default scorer without the 
 from .settings import (MAX_TEMPERATURE, SEARCH_DEFAULTS, Learner,
                        ParserFeatures, Search, Update, config_error)
 from .spaces import SPACE_DEP, compact_heads, expand_tree
-from .tagger import TAG_ALTERNATIVE, TAG_ALTERNATIVE_PROB
+from .tagger import TAG_ALTERNATIVE, TAG_ALTERNATIVE_PROB, TAG_PROBS
 from . import noun_chunks
 from .transition import Prediction, TransitionPipe, softmax, token_probability
 
@@ -438,10 +438,17 @@ class ArcStandardParser(TransitionPipe):
     @staticmethod
     def _write_alternative_tags(doc: Doc, chosen: numpy.ndarray) -> None:
         """token.tag_ = the tagger's alternative tag where joint tagging chose
-        it (the alternatives stay in doc.user_data)."""
+        it (the alternatives stay in doc.user_data), and token._.tag_prob,
+        where the tagger gave its tags' probabilities, the tagger's
+        probability of that tag (that of the alternative)."""
         tags = doc.to_array("TAG")
         tags[chosen] = numpy.asarray(doc.user_data[TAG_ALTERNATIVE], dtype="uint64")[chosen]
         doc.from_array(["TAG"], tags.reshape(-1, 1))
+        probs, alt_probs = doc.user_data.get(TAG_PROBS), doc.user_data.get(TAG_ALTERNATIVE_PROB)
+        if probs is not None and alt_probs is not None and len(probs) == len(alt_probs) == len(doc):
+            probs = numpy.array(probs, dtype="float64")
+            probs[chosen] = numpy.asarray(alt_probs, dtype="float64")[chosen]
+            doc.user_data[TAG_PROBS] = probs
 
     def set_annotations(self, docs: Iterable[Doc], predictions: List[Prediction]) -> None:
         """Heads, labels and sentence boundaries (joint_tagging: and the tags
