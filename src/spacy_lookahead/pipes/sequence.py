@@ -349,16 +349,11 @@ class SequencePipe(TransitionPipe):
                 truths.append(truth)
         if not kept:
             return None
-        right = numpy.concatenate(truths).astype("float64")
-
-        def log_loss(tau: float) -> float:
-            p = numpy.concatenate(self._part_probabilities(kept, kept_outputs, W, tau))
-            p = numpy.clip(p.astype("float64"), 1e-12, 1.0 - 1e-12)
-            return float(-(right * numpy.log(p) + (1.0 - right) * numpy.log1p(-p)).sum())
-
         # a perceptron's scores have no fixed scale (the margin, the number
         # of updates): its tau can be far above 1
-        return minimise_over_temperature(log_loss, high=PERCEPTRON_MAX_TEMPERATURE)[0]
+        return _least_part_log_loss(
+            truths, lambda tau: self._part_probabilities(kept, kept_outputs, W, tau),
+            high=PERCEPTRON_MAX_TEMPERATURE)
 
     def check_temperature_fit(self) -> None:
         """The error that names the fix where the temperature cannot be fitted."""
@@ -389,14 +384,8 @@ class SequencePipe(TransitionPipe):
                 truths.append(truth)
         if not kept:
             return None
-        right = numpy.concatenate(truths).astype("float64")
-
-        def log_loss(tau: float) -> float:
-            p = numpy.concatenate([probs for _, _, probs in self._exact_parts(kept, W, tau)])
-            p = numpy.clip(p.astype("float64"), 1e-12, 1.0 - 1e-12)
-            return float(-(right * numpy.log(p) + (1.0 - right) * numpy.log1p(-p)).sum())
-
-        return minimise_over_temperature(log_loss)[0]
+        return _least_part_log_loss(
+            truths, lambda tau: [probs for _, _, probs in self._exact_parts(kept, W, tau)])
 
     def part_truth(self, best: numpy.ndarray, gold: numpy.ndarray) -> Optional[numpy.ndarray]:
         """Whether each part of `best` that exact_scores gives a probability
@@ -419,3 +408,17 @@ class SequencePipe(TransitionPipe):
             inputs, indexes = self.inputs_and_indexes(docs, examples)
         golds = None if examples is None else [self.gold(eg, i) for eg, i in zip(examples, indexes)]
         return self.system.batch_instances(inputs, golds)
+
+
+def _least_part_log_loss(truths: List[numpy.ndarray],
+                         probabilities: Callable[[float], List[numpy.ndarray]],
+                         high: float = 10.0) -> float:
+    """The tau in [0.1, high] of the least log-loss of the parts'
+    probabilities(tau) against whether each part is right (truths)."""
+    right = numpy.concatenate(truths).astype("float64")
+
+    def log_loss(tau: float) -> float:
+        p = numpy.clip(numpy.concatenate(probabilities(tau)).astype("float64"), 1e-12, 1.0 - 1e-12)
+        return float(-(right * numpy.log(p) + (1.0 - right) * numpy.log1p(-p)).sum())
+
+    return minimise_over_temperature(log_loss, high=high)[0]

@@ -203,6 +203,18 @@ class LookaheadTagger(SequencePipe):
         return [p._replace(alternatives=a)
                 for p, a in zip(predictions, self.second_best(docs, [p.best for p in predictions]))]
 
+    def _lattice_setup(self, docs: List[Doc]) -> tuple:
+        """What a pass over the docs' lattices needs: their instances and
+        content indexes, the weights, tau, the transition scores shared by
+        the docs (homogeneous systems) and whether the steps run from the
+        last token (rtl)."""
+        self._check_alternatives()
+        inputs, indexes = self.inputs_and_indexes(docs)
+        instances = self.instances(docs, None, indexes, inputs)
+        W, tau, system = self.averaged_weights, self.temperature, self.system
+        transitions = Transitions(system, W, tau) if system.homogeneous else None
+        return instances, indexes, W, tau, transitions, self.cfg["direction"] == "rtl"
+
     def _tag_marginals(self, docs: List[Doc], best: List[numpy.ndarray]
                        ) -> List[Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]]:
         """Per doc, from one lattice (its marginals, core/marginals.pyx):
@@ -210,12 +222,7 @@ class LookaheadTagger(SequencePipe):
         most probable other tag and that tag's probability, as second_best
         gives them (first in tag order on ties; -1 and 0 on whitespace and
         where there is no other tag)."""
-        self._check_alternatives()
-        inputs, indexes = self.inputs_and_indexes(docs)
-        instances = self.instances(docs, None, indexes, inputs)
-        W, tau, system = self.averaged_weights, self.temperature, self.system
-        transitions = Transitions(system, W, tau) if system.homogeneous else None
-        rtl = self.cfg["direction"] == "rtl"  # steps run from the last token
+        instances, indexes, W, tau, transitions, rtl = self._lattice_setup(docs)
         out = []
         for (_, lattice), tags, index, doc in zip(_each_lattice(instances, W, tau, transitions),
                                                   best, indexes, docs):
@@ -250,12 +257,7 @@ class LookaheadTagger(SequencePipe):
         probability under p(y | x) = exp(w . Phi / tau) / Z (the exact
         marginals of the first-order lattice, core/marginals.pyx);
         -1 and 0 on whitespace tokens and where there is no other tag."""
-        self._check_alternatives()
-        inputs, indexes = self.inputs_and_indexes(docs)
-        instances = self.instances(docs, None, indexes, inputs)
-        W, tau, system = self.averaged_weights, self.temperature, self.system
-        transitions = Transitions(system, W, tau) if system.homogeneous else None
-        rtl = self.cfg["direction"] == "rtl"  # steps run from the last token
+        instances, indexes, W, tau, transitions, rtl = self._lattice_setup(docs)
         contents = [tags if index is None else tags[index] for tags, index in zip(best, indexes)]
         steps = second_best_steps(instances, [c[::-1] if rtl else c for c in contents], W, tau,
                                   transitions)
