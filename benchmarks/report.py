@@ -191,6 +191,25 @@ def fmt_time(seconds):
     return f"{seconds:.0f} s" if seconds < 60 else f"{minutes}:{secs:02d} min ({seconds:.0f} s)"
 
 
+def system_row(metrics_dir: Path, setting: str, speed: dict, name: str, label: str,
+               model_dir: str, not_run: list, crf_notes: list):
+    """A table row's metrics (accuracy, timing, speed, settings, dev scores),
+    or None where the run left none (then listed as not run at full scale)."""
+    acc = read_json(metrics_dir / f"{name}.json")
+    timing = read_json(metrics_dir / f"time_{name}.json")
+    record = read_json(metrics_dir / f"train_{name}.json")
+    spd = speed.get("models", {}).get(name, {})
+    detail, dev = model_settings(metrics_dir, name, model_dir)
+    if record:
+        detail = crf_settings(record)
+        crf_notes.append(crf_note(label, setting, record))
+    if not (acc or timing or "tokens_per_second" in spd or detail is not None):
+        if setting == "full":  # quick runs a subset of the systems on purpose
+            not_run.append(f"{label} ({setting})")
+        return None
+    return acc, timing, spd, detail, dev
+
+
 def task_table(task, metrics_dir: Path, setting: str):
     key, score_label = task["score"]
     lines = [f"## {task['title']}", "",
@@ -208,18 +227,10 @@ def task_table(task, metrics_dir: Path, setting: str):
             f"n_process={speed.get('n_process')}, "
             f"OMP/BLAS threads {speed.get('threads', {}).get('OMP_NUM_THREADS')}")
     for name, label in task["systems"]:
-        acc = read_json(metrics_dir / f"{name}.json")
-        timing = read_json(metrics_dir / f"time_{name}.json")
-        record = read_json(metrics_dir / f"train_{name}.json")
-        spd = speed.get("models", {}).get(name, {})
-        detail, dev = model_settings(metrics_dir, name, "model-best")
-        if record:
-            detail = crf_settings(record)
-            crf_notes.append(crf_note(label, setting, record))
-        if not (acc or timing or "tokens_per_second" in spd or detail is not None):
-            if setting == "full":  # quick runs a subset of the systems on purpose
-                not_run.append(f"{label} ({setting})")
+        row = system_row(metrics_dir, setting, speed, name, label, "model-best", not_run, crf_notes)
+        if row is None:
             continue
+        acc, timing, spd, detail, dev = row
         dev_score = (dev or {}).get(key)
         lines.append("| " + " | ".join([
             label,
@@ -268,18 +279,11 @@ def span_table(task, metrics_dir: Path, setting: str):
             f"{speed.get('repeats')} runs after {speed.get('warmup_docs')} warm-up docs, "
             f"n_process=1, OMP/BLAS threads {speed.get('threads', {}).get('OMP_NUM_THREADS')}")
     for name, label, paper in task["systems"]:
-        acc = read_json(metrics_dir / f"{name}.json")
-        timing = read_json(metrics_dir / f"time_{name}.json")
-        record = read_json(metrics_dir / f"train_{name}.json")
-        spd = speed.get("models", {}).get(name, {})
-        detail, _ = model_settings(metrics_dir, name, task["model_dir"])
-        if record:
-            detail = crf_settings(record)
-            crf_notes.append(crf_note(label, setting, record))
-        if not (acc or timing or "tokens_per_second" in spd or detail is not None):
-            if setting == "full":  # quick runs a subset of the systems on purpose
-                not_run.append(f"{label} ({setting})")
+        row = system_row(metrics_dir, setting, speed, name, label, task["model_dir"], not_run,
+                         crf_notes)
+        if row is None:
             continue
+        acc, timing, spd, detail, _ = row
         acc = acc or {}
         crf_timing = acc.get("benchmark_crf_spans_timing")
         if crf_timing:
