@@ -20,6 +20,7 @@ MODULES = [
     "spacy_lookahead.core.learners",
     "spacy_lookahead.core.decode",
     "spacy_lookahead.core.marginals",
+    "spacy_lookahead.core.calibration",
     "spacy_lookahead.core.views",
     "spacy_lookahead.core.fr_perceptron",
     "spacy_lookahead.systems.tagging",

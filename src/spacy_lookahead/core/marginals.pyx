@@ -8,7 +8,7 @@ action at step t after action p). For SAPO (Sun et al., eq. 1 restricted to
 the n best) this is the same distribution over all derivations instead of
 the n best: the probability of a tag or of a span is then a marginal, not
 the mass of the n best that agree on it. tau (the temperature) scales the
-scores; 1 is the model's own distribution.
+scores; 1 is the model's own distribution (calibration.pyx fits it).
 
 Cost per doc, for a homogeneous system (the tagging systems: emissions of
 the step plus transitions of the previous action; the transition factors
@@ -944,60 +944,15 @@ def marginals(instances, Weights W, double temperature=1.0):
     return out
 
 
-def gold_derivations(instances):
-    """(instance, gold actions) of each instance whose gold derivation is
-    fully known (a doc with missing annotation has none)."""
-    out = []
-    for inst in instances:
-        gold = inst.oracle_actions()
-        if gold is not None:
-            out.append((inst, gold[0]))
-    return out
+# The temperature fitting moved to calibration.pyx; pipes/ import it from
+# here, lazily: calibration cimports this module, so importing it here would
+# be circular.
+_CALIBRATION = ("fit_temperature", "gold_derivations", "minimise_over_temperature",
+                "negative_log_likelihood")
 
 
-def negative_log_likelihood(golds, Weights W, double temperature):
-    """-sum log p(gold | x) at this temperature over (instance, actions)."""
-    cdef double total = 0.0
-    cdef Transitions transitions = None
-    cdef Lattice lattice
-    for inst, actions in golds:
-        lattice = Lattice(inst, W, temperature, False, transitions)
-        transitions = lattice.trans  # shared by the docs of one system
-        total -= lattice.log_probability(actions)
-    return total
-
-
-def fit_temperature(golds, Weights W, double low=0.1, double high=10.0, double tolerance=0.005):
-    """Temperature scaling of p(y | x) on held-out data: the tau in [low,
-    high] that minimises the negative log-likelihood of the gold derivations
-    `golds` ((instance, actions), see gold_derivations). The NLL is convex in
-    1 / tau (log Z is convex in the scale of the scores, the gold's score is
-    linear in it), so a golden-section search over log tau finds it, to a
-    relative `tolerance`. Returns (tau, its NLL, the NLL at tau = 1)."""
-    return minimise_over_temperature(lambda tau: negative_log_likelihood(golds, W, tau),
-                                     low, high, tolerance)
-
-
-def minimise_over_temperature(cost, double low=0.1, double high=10.0, double tolerance=0.005):
-    """The tau in [low, high] that minimises cost(tau), by a golden-section
-    search over log tau to a relative `tolerance` (exact for a cost unimodal
-    in log tau, as the gold NLL is). Returns (tau, cost(tau), cost(1))."""
-    if not 0.0 < low < 1.0 < high:
-        raise ValueError(f"need 0 < low < 1 < high, got {low!r}, {high!r}")
-    import math
-    phi = (math.sqrt(5.0) - 1.0) / 2.0
-    at = lambda x: cost(math.exp(x))
-    a, b = math.log(low), math.log(high)
-    c, d = b - phi * (b - a), a + phi * (b - a)
-    fc, fd = at(c), at(d)
-    while b - a > tolerance:
-        if fc <= fd:
-            b, d, fd = d, c, fc
-            c = b - phi * (b - a)
-            fc = at(c)
-        else:
-            a, c, fc = c, d, fd
-            d = a + phi * (b - a)
-            fd = at(d)
-    x, fx = (c, fc) if fc <= fd else (d, fd)
-    return math.exp(x), fx, at(0.0)
+def __getattr__(name):
+    if name in _CALIBRATION:
+        from . import calibration
+        return getattr(calibration, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
