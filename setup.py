@@ -25,6 +25,7 @@ MODULES = [
     "spacy_lookahead.core.fr_perceptron",
     "spacy_lookahead.systems.tagging",
     "spacy_lookahead.systems.span_ids",
+    "spacy_lookahead.systems.parse_features",
     "spacy_lookahead.systems.arc_standard",
     "spacy_lookahead.systems.phrase_features",
     "spacy_lookahead.systems.phrase_decoders",

@@ -7,6 +7,8 @@
   murmurhash into 64-bit keys in `nogil` code.
 * `system`   - the TransitionSystem interface (state = flat C struct copied
   with memcpy; is_final, set_valid, apply, extract, score, oracle).
+* `instance` - one document as a system gives it (the C arrays its states
+  point into, owned while it lives: start state, oracle, output).
 * `search`   - lookahead search of depth D (Tsuruoka et al. 2011, Fig. 2).
 * `learn`    - the margin perceptron on lookahead scores (Fig. 3).
 * `topn`     - exact top-n search for first-order systems: A* with the
@@ -19,6 +21,20 @@
   action, score) per step (Huang et al. 2012, Algorithm 7; also top-n).
 * `violation` - FINDVIOLATION and the violation-fixing updates: standard,
   early, max-violation, hybrid, latest (Huang et al. 2012, Sections 4-5).
+* `learners` - one training function per learner, generic over every
+  system: margin_perceptron, violation_fixing_perceptron, sapo.
+* `fr_perceptron` - the FR-Perceptron (Carreras et al. 2005, Fig. 1) and
+  CO-VP over any filtering-ranking recogniser.
+* `decode`   - prediction over any system: greedy, lookahead or beam; the n
+  best with their scores.
+* `batch` (Python) - decoding the docs of a batch on several threads (the
+  decoders release the GIL).
+* `marginals` - exact probabilities of a first-order system: forward-backward
+  over the label lattice (emissions times transitions where the system is
+  homogeneous), Viterbi over it, step and segment probabilities.
+* `calibration` - temperature scaling of the lattice's p(y | x): the tau of
+  least NLL of the gold derivations, or of any cost (golden-section search).
+* `views`    - the engine seen from Python, for tests and inspection.
 
 How the later learners fit (one engine, many systems): beam search and the
 violation-fixing updates (Huang et al. 2012) keep beams of copied states over

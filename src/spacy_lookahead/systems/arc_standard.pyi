@@ -5,12 +5,9 @@ from spacy_lookahead.core.weights import Weights
 import spacy_lookahead.core.instance
 import spacy_lookahead.core.system
 from _typeshed import Incomplete
-from spacy_lookahead.systems.parser_templates import compile_group as compile_group, parser_groups as parser_groups, reads_positions as reads_positions
 from typing import Any, ClassVar
 
 MAX_LABEL_TEMPLATES: int
-PARSER_SLOTS: tuple
-PARSER_STATE_COLUMNS: dict
 
 class ArcStandardSystem(spacy_lookahead.core.system.TransitionSystem):
     alternatives: Incomplete

@@ -7,40 +7,12 @@ the buffer is empty, SHIFT means "finish" and the words left become roots
 (sentence boundaries follow, as in spaCy's parser). With `sent_ids` given,
 arcs stay inside the given sentences and each sentence gets one root.
 
-The state is one flat block: a header, then the stack as slots, one per
-stack word, each with what the features read of it (leftmost/rightmost
-dependent and their labels, the second leftmost/rightmost, left/right
-valency, the sets of its left and right dependents' labels). Only stack words get
-dependents, so this is all the state; and copy_state copies the header and
-the used slots only: a copy costs the stack's depth, not the doc's length.
-
-The stack holds at most MAX_STACK words: without sentence boundaries the
-root of every finished sentence stays on it, so a long doc would make every
-copy (and every step) cost its number of sentences. A word pushed below
-MAX_STACK leaves the stack as a root (no arc can reach it any more); with
-given sentences, only a word of a finished one (else the parser must reduce
-first, so that each given sentence keeps one root). Within
-a sentence the stack is far shallower than this (the gold derivations of
-EWT's training sentences need 18 words at most), so parses of ordinary docs
-are unchanged.
-Arcs are not stored as heads: the action path is replayed (`output`) to
-write the tree.
-
-The features are templates over stack and buffer positions and the state
-(systems/parser_templates.py, read in C by parse_features.pxd). Two fixed
-sets: "base" (Huang and Sagae 2010 plus distance, valency and dependent
-labels) and "rich" (`rich=True`): base plus, after it, Zhang and Nivre's
-(2011) third-order features (the second leftmost/rightmost dependents of s0
-and s1), a few suffix features that hold up under POS errors, and their
-label sets (the labels of s0's and s1's left and right dependents, each with
-the word's tag); a user's templates come after them. A label set is a
-64-bit mask with bit (label % 64): with 64 labels or more, labels that are
-equal modulo 64 share a bit.
-
-With `alternatives=True`, either set is followed by features of the
-tagger's alternative tags (the atom A_TAG_ALT: a likely other tag of the
-word, or ATOM_SURE), alone and with the tags of s0, s1 and q0: the tagger's
-uncertainty as parser features (k-best tags, k = 2).
+The state, and what each move does to it, is in parse_state.pxd; the
+features (the "base" or, with `rich=True`, the "rich" set of templates, and
+with `alternatives=True` those of the tagger's alternative tags) in
+parse_features.pyx. This module is the system: which actions are valid, the
+static oracle, the scores (cached across label siblings), the bounds that
+branch-and-bound prunes with, and a doc's C arrays (_ParseDoc).
 
 With `joint=True` (needs `alternatives`), tagging and parsing are one
 search (Hatori et al. 2011; Bohnet and Nivre 2012, with the tagger's k = 2
@@ -53,23 +25,20 @@ alternative is the gold tag. Without joint, every bit is 0: the same
 features, states and scores as before."""
 from libc.stdint cimport int64_t, uint64_t
 from libc.math cimport INFINITY
-from libc.string cimport memcpy, memmove, memset
+from libc.string cimport memcpy, memset
 from cymem.cymem cimport Pool
 from murmurhash.mrmr cimport hash64
 
 import numpy
 
-from ..core.features cimport N_ATOMS, A_TAG_ALT, ATOM_SURE, MAX_CONJUNCTION
+from ..core.features cimport N_ATOMS, A_TAG_ALT, ATOM_SURE
 from ..core.instance cimport Instance
 from ..core.system cimport TransitionSystem, partial_bound
 from ..core.weights cimport Weights, feat_t
-from .parse_features cimport (FeatureGroupC, GroupAtomC, GroupTemplateC, ParseViewC, C_CTAG,
-                              C_QEMPTY, N_POSITIONS, extract_group, template_feature, view_of)
-from .parse_state cimport (MAX_STACK, ALT_WORD, ALT_LC, ALT_RC, ALT_LC2, ALT_RC2, ParseDocC,
-                           ParseStateC, SlotC, _slots, state_size_for, slot_at, s_at)
-from .parser_templates import (MAX_LABEL_TEMPLATES, compile_group, parser_groups,
-                               reads_positions)
-from .templates import PARSER_SLOTS, PARSER_STATE_COLUMNS
+from .parse_features cimport ParseFeatures
+from .parse_state cimport (MAX_STACK, ParseDocC, ParseStateC, SlotC, _slots, copy_parse_state,
+                           left_arc, right_arc, s_at, shift, slot_at, state_size_for)
+from .parser_templates import MAX_LABEL_TEMPLATES
 
 DEF MAX_LABEL_FEATS = 32  # parser_templates.MAX_LABEL_TEMPLATES
 # Score cache (see ArcStandardSystem.score): slots in the caller's cache
@@ -82,9 +51,7 @@ DEF KEY_WORDS = 22  # 18, and the second dependents of s0, s1 where templates re
 # validity of an action row
 DEF LABEL_MAX_SLOTS = 4096
 
-# the C enums and the Python tables must agree (parse_features.pxd)
-assert len(PARSER_SLOTS) == N_POSITIONS and PARSER_STATE_COLUMNS["ctag"] == C_CTAG \
-    and PARSER_STATE_COLUMNS["qempty"] == C_QEMPTY and MAX_LABEL_TEMPLATES == MAX_LABEL_FEATS
+assert MAX_LABEL_TEMPLATES == MAX_LABEL_FEATS
 
 
 cdef struct LabelMaxC:
@@ -97,32 +64,9 @@ cdef struct LabelMaxC:
     double value
 
 
-cdef FeatureGroupC make_group(Pool mem, dict arrays) except *:
-    """The C form of parser_templates.compile_group's arrays, in mem."""
-    cdef FeatureGroupC g
-    cdef int k, j
-    g.n_atoms = arrays["n_atoms"]
-    g.n_templates = len(arrays["ids"])
-    g.atoms = <GroupAtomC*>mem.alloc(max(g.n_atoms, 1), sizeof(GroupAtomC))
-    g.templates = <GroupTemplateC*>mem.alloc(max(g.n_templates, 1), sizeof(GroupTemplateC))
-    for k in range(g.n_atoms):
-        g.atoms[k].slot = arrays["atom_slot"][k]
-        g.atoms[k].column = arrays["atom_column"][k]
-        g.atoms[k].bits = arrays["atom_bits"][k]
-        g.atoms[k].flag = arrays["atom_flag"][k]
-    for k in range(g.n_templates):
-        g.templates[k].id = arrays["ids"][k]
-        g.templates[k].n = arrays["n"][k]
-        g.templates[k].keep_zero = arrays["keep_zero"][k]
-        g.templates[k].reads_set = arrays["reads_set"][k]
-        for j in range(MAX_CONJUNCTION):
-            g.templates[k].atom[j] = arrays["atoms"][k, j]
-    return g
-
-
 cdef class ArcStandardSystem(TransitionSystem):
     """The arc-standard system over `n_labels` arc labels (nr_class = 1 + 2L);
-    rich: the rich feature set (see the module docstring), else the base set;
+    rich: the rich feature set (parse_features.pyx), else the base set;
     alternatives: also the features of the tagger's alternative tags; joint:
     also SHIFT-ALT (nr_class = 2 + 2L), tagging in the parser's search."""
     cdef readonly int n_labels
@@ -131,13 +75,7 @@ cdef class ArcStandardSystem(TransitionSystem):
     cdef readonly bint joint
     cdef readonly int shift_alt  # SHIFT-ALT's action id (2L + 1), or -1 without joint
     cdef readonly int n_label_feats  # extract_labels()'s count
-    cdef readonly list templates     # the user's templates, read after the fixed set
-    cdef readonly list structure_templates  # [(text, id, keep zero)]: parser_templates
-    cdef readonly list label_templates
-    cdef FeatureGroupC structure     # the templates that read no arc label
-    cdef FeatureGroupC labels        # ... that do: one feature each
-    cdef bint reads_second           # structure templates read s0l2 .. s1r2
-    cdef Pool group_mem
+    cdef ParseFeatures features      # the templates, compiled for C (parse_features.pyx)
     # score() reuses the structure features' scores between states that
     # differ only in arc labels; False scores every state from scratch (the
     # same numbers, slower: for tests and measurements)
@@ -157,7 +95,10 @@ cdef class ArcStandardSystem(TransitionSystem):
         self.joint = joint
         self.shift_alt = 1 + 2 * n_labels if joint else -1
         self.nr_class = 1 + 2 * n_labels + joint
-        self._set_templates([] if templates is None else list(templates))
+        self.features = ParseFeatures("rich" if rich else "base", alternatives,
+                                      [] if templates is None else list(templates))
+        self.n_label_feats = len(self.features.label_templates)
+        self.max_feats = len(self.features.structure_templates) + self.n_label_feats
         # features, then the score cache's slots and its clock (see score())
         self.cache_size = (self._label_max_offset() + LABEL_MAX_SLOTS * sizeof(LabelMaxC)
                            + state_size_for(MAX_STACK) + self.nr_class * sizeof(int))
@@ -165,20 +106,18 @@ cdef class ArcStandardSystem(TransitionSystem):
         self.n_sibling_groups = 3
         self.state_size = state_size_for(1)
 
-    def _set_templates(self, list templates):
-        """The fixed set (base or rich, and the alternative tags' features)
-        and the user's templates over stack and buffer positions, as the two
-        groups of parser_templates.py; TemplateError names a bad one."""
-        self.templates = templates
-        structure, labels = parser_groups("rich" if self.rich else "base", self.alternatives,
-                                          templates)
-        self.structure_templates, self.label_templates = structure, labels
-        self.group_mem = Pool()
-        self.structure = make_group(self.group_mem, compile_group(structure))
-        self.labels = make_group(self.group_mem, compile_group(labels))
-        self.n_label_feats = len(labels)
-        self.max_feats = len(structure) + len(labels)
-        self.reads_second = reads_positions(structure, ("s0l2", "s0r2", "s1l2", "s1r2"))
+    # the features' templates (no docstrings: stubgen reads a type from them)
+    @property
+    def templates(self):  # the user's, read after the fixed set
+        return self.features.templates
+
+    @property
+    def structure_templates(self):  # [(text, id, keep zero)]: parser_templates
+        return self.features.structure_templates
+
+    @property
+    def label_templates(self):  # ... that read an arc label: one feature each
+        return self.features.label_templates
 
     def __reduce__(self):
         return (ArcStandardSystem, (self.n_labels, self.score_cache, self.rich,
@@ -193,7 +132,7 @@ cdef class ArcStandardSystem(TransitionSystem):
         cdef const ParseStateC* s = <const ParseStateC*>state
         cdef int L = self.n_labels, a
         cdef bint arcs = s.depth >= 2 and not s.done
-        cdef bint shift = not s.done and (s.i < s.n or s.depth >= 2)
+        cdef bint can_shift = not s.done and (s.i < s.n or s.depth >= 2)
         cdef const int* sent = s.doc.sent_ids
         cdef int s0 = s_at(s, 0), s1 = s_at(s, 1)
         if sent != NULL and s.depth >= 2:
@@ -201,83 +140,37 @@ cdef class ArcStandardSystem(TransitionSystem):
             # the next one's first word, or finishing) only with one root left.
             arcs = arcs and sent[s0] == sent[s1]
             if sent[s0] == sent[s1] and (s.i >= s.n or sent[s.i] != sent[s0]):
-                shift = False
+                can_shift = False
         if s.i >= s.n and s.depth < 2:
-            shift = False
+            can_shift = False
         if (sent != NULL and s.depth == MAX_STACK and s.i < s.n
                 and sent[_slots(s)[0].word] == sent[s.i]):
             # a full stack would push out a word of the given sentence as a
             # second root: reduce first (arcs are valid: s0, s1 are in it)
-            shift = False
-        is_valid[0] = shift
+            can_shift = False
+        is_valid[0] = can_shift
         for a in range(1, 1 + 2 * L):
             is_valid[a] = arcs
         if self.joint:  # (a shift, not the finish; where the tagger has an alternative)
-            is_valid[self.shift_alt] = (shift and s.i < s.n
+            is_valid[self.shift_alt] = (can_shift and s.i < s.n
                                         and s.doc.atoms[s.i * N_ATOMS + A_TAG_ALT] != ATOM_SURE)
-            return shift + 2 * L * arcs + is_valid[self.shift_alt]
-        return shift + 2 * L * arcs
+            return can_shift + 2 * L * arcs + is_valid[self.shift_alt]
+        return can_shift + 2 * L * arcs
 
     cdef void apply(self, void* state, int clas) noexcept nogil:
         cdef ParseStateC* s = <ParseStateC*>state
-        cdef int L = self.n_labels
-        cdef SlotC* stack = _slots(s)
-        cdef SlotC* top
-        cdef SlotC* below
         if clas == 0 or clas == self.shift_alt:
             if s.i < s.n:
-                if s.depth == MAX_STACK:  # the bottom word leaves, a root
-                    memmove(&stack[0], &stack[1], (MAX_STACK - 1) * sizeof(SlotC))
-                    s.depth -= 1
-                top = &stack[s.depth]
-                top.word = s.i
-                top.lc = top.rc = top.lc_label = top.rc_label = -1
-                top.lc2 = top.rc2 = -1
-                top.nl = top.nr = 0
-                top.lset = top.rset = 0
-                top.alts = ALT_WORD if clas == self.shift_alt else 0
-                s.depth += 1
-                s.i += 1
+                shift(s, clas == self.shift_alt)
             else:
                 s.done = 1
-            return
-        top = &stack[s.depth - 1]     # s0
-        below = &stack[s.depth - 2]   # s1
-        if clas <= L:  # LEFT-ARC: s1 becomes a (left) dependent of s0
-            # (always the new leftmost: the old one becomes the second)
-            if top.lc < 0 or below.word < top.lc:
-                top.lc2 = top.lc
-                top.lc = below.word
-                top.lc_label = clas - 1
-                top.alts = ((top.alts & ~(ALT_LC | ALT_LC2))
-                            | (ALT_LC2 if top.alts & ALT_LC else 0)
-                            | (ALT_LC if below.alts & ALT_WORD else 0))
-            elif top.lc2 < 0 or below.word < top.lc2:
-                top.lc2 = below.word
-                top.alts = (top.alts & ~ALT_LC2) | (ALT_LC2 if below.alts & ALT_WORD else 0)
-            top.nl += 1
-            top.lset |= (<uint64_t>1) << ((clas - 1) & 63)
-            below[0] = top[0]         # s0 takes s1's place
-        else:          # RIGHT-ARC: s0 becomes a (right) dependent of s1
-            # (always the new rightmost: the old one becomes the second)
-            if below.rc < 0 or top.word > below.rc:
-                below.rc2 = below.rc
-                below.rc = top.word
-                below.rc_label = clas - 1 - L
-                below.alts = ((below.alts & ~(ALT_RC | ALT_RC2))
-                              | (ALT_RC2 if below.alts & ALT_RC else 0)
-                              | (ALT_RC if top.alts & ALT_WORD else 0))
-            elif below.rc2 < 0 or top.word > below.rc2:
-                below.rc2 = top.word
-                below.alts = (below.alts & ~ALT_RC2) | (ALT_RC2 if top.alts & ALT_WORD else 0)
-            below.nr += 1
-            below.rset |= (<uint64_t>1) << ((clas - 1 - L) & 63)
-        s.depth -= 1
+        elif clas <= self.n_labels:
+            left_arc(s, clas - 1)
+        else:
+            right_arc(s, clas - 1 - self.n_labels)
 
     cdef void copy_state(self, void* dst, const void* src, size_t size) noexcept nogil:
-        """The header and the used stack slots."""
-        cdef const ParseStateC* s = <const ParseStateC*>src
-        memcpy(dst, src, sizeof(ParseStateC) + s.depth * sizeof(SlotC))
+        copy_parse_state(dst, <const ParseStateC*>src)
 
     cdef int oracle(self, const void* state) noexcept nogil:
         """The static oracle: LEFT-ARC if s1's head is s0; RIGHT-ARC if s0's
@@ -303,28 +196,8 @@ cdef class ArcStandardSystem(TransitionSystem):
     # --- features ------------------------------------------------------------
     cdef int extract(self, feat_t* f, const void* state) noexcept nogil:
         cdef const ParseStateC* s = <const ParseStateC*>state
-        cdef int n = self.extract_structure(f, s)
-        return n + self.extract_labels(&f[n], s)
-
-    cdef int extract_structure(self, feat_t* f, const ParseStateC* s) noexcept nogil:
-        """The features that do not read arc labels: equal for all states
-        with the same structure_key()."""
-        cdef ParseViewC v
-        view_of(&v, s)
-        return extract_group(f, &self.structure, &v)
-
-    cdef int extract_labels(self, feat_t* f, const ParseStateC* s) noexcept nogil:
-        """The features that read the dependents' arc labels (and the
-        end-of-queue feature), which differ between siblings LEFT-ARC(l) /
-        RIGHT-ARC(l): one per label template."""
-        cdef ParseViewC v
-        view_of(&v, s)
-        return extract_group(f, &self.labels, &v)
-
-    cdef feat_t label_feature(self, const ParseStateC* s, int position) noexcept nogil:
-        """The position-th feature of extract_labels (branch-and-bound computes
-        one feature over every label)."""
-        return template_feature(&self.labels, position, s)
+        cdef int n = self.features.extract_structure(f, s)
+        return n + self.features.extract_labels(&f[n], s)
 
     cdef void score(self, double* scores, const void* state, Weights W, feat_t* buf,
                     void* cache) noexcept nogil:
@@ -343,7 +216,7 @@ cdef class ArcStandardSystem(TransitionSystem):
             TransitionSystem.score(self, scores, state, W, buf, cache)
             return
         memcpy(scores, self.structure_scores(s, W, buf, cache), self.nr_class * sizeof(double))
-        n = self.extract_labels(buf, s)
+        n = self.features.extract_labels(buf, s)
         W.dot(scores, buf, n)
 
     cdef double upper(self, const void* state, Weights W, feat_t* buf, void* cache) noexcept nogil:
@@ -355,7 +228,7 @@ cdef class ArcStandardSystem(TransitionSystem):
         if not self.score_cache:
             return TransitionSystem.upper(self, state, W, buf, cache)
         row = self.structure_scores(s, W, buf, cache)
-        return partial_bound(row, self.nr_class, W, buf, self.extract_labels(buf, s))
+        return partial_bound(row, self.nr_class, W, buf, self.features.extract_labels(buf, s))
 
     cdef size_t _label_max_offset(self) noexcept nogil:
         return (N_SLOTS * (KEY_WORDS + self.nr_class) + 1) * sizeof(uint64_t)
@@ -468,19 +341,19 @@ cdef class ArcStandardSystem(TransitionSystem):
         for a in range(1, self.nr_class):
             if row[a] > bound:
                 bound = row[a]
-        n = self.extract_labels(k00, <const ParseStateC*>child)
+        n = self.features.extract_labels(k00, <const ParseStateC*>child)
         if vary1:
             self._apply_pair(child, s, first, 1, second, 0)
-            self.extract_labels(k10, <const ParseStateC*>child)
+            self.features.extract_labels(k10, <const ParseStateC*>child)
         if vary2:
             self._apply_pair(child, s, first, 0, second, 1)
-            self.extract_labels(k01, <const ParseStateC*>child)
+            self.features.extract_labels(k01, <const ParseStateC*>child)
         for i in range(n):
             # A feature reads an arc's label where labels 0 and 1 give two
             # features. Not so a label set: it does not change where both
             # bits are set already (yet may for the other labels), so it is
             # taken to read every arc's label whose label varies.
-            if self.labels.templates[i].reads_set:
+            if self.features.labels.templates[i].reads_set:
                 dep1 = vary1
                 dep2 = vary2
             else:
@@ -517,7 +390,7 @@ cdef class ArcStandardSystem(TransitionSystem):
         for l in range(self.n_labels if dep1 else 1):
             for k in range(self.n_labels if dep2 else 1):
                 self._apply_pair(child, s, first, l, second, k)
-                m = W.row_max(self.label_feature(<const ParseStateC*>child, position))
+                m = W.row_max(self.features.label_feature(<const ParseStateC*>child, position))
                 if m > top:
                     top = m
         entry.key = key
@@ -549,7 +422,7 @@ cdef class ArcStandardSystem(TransitionSystem):
         clock[0] += 1
         cached = <double*>&slot[KEY_WORDS]
         memset(cached, 0, self.nr_class * sizeof(double))
-        n = self.extract_structure(buf, s)
+        n = self.features.extract_structure(buf, s)
         W.dot(cached, buf, n)
         memcpy(slot, key, KEY_WORDS * sizeof(uint64_t))
         return cached
@@ -583,7 +456,7 @@ cdef class ArcStandardSystem(TransitionSystem):
                    | (<uint64_t>(slot_at(s, 2).alts if s.depth > 2 else 0) << 48))
         key[17] = <uint64_t>s.done
         # the rich set's third order reads the second dependents too
-        cdef bint rich = self.reads_second
+        cdef bint rich = self.features.reads_second
         key[18] = <uint64_t>(t0.lc2 + 1) if rich and s0 >= 0 else 0
         key[19] = <uint64_t>(t0.rc2 + 1) if rich and s0 >= 0 else 0
         key[20] = <uint64_t>(t1.lc2 + 1) if rich and s1 >= 0 else 0
@@ -603,7 +476,7 @@ cdef class ArcStandardSystem(TransitionSystem):
         """label_feature() of every label template at a state (a pointer from
         Instance.state_after), for tests: extract_labels' features, one by
         one."""
-        return [self.label_feature(<const ParseStateC*>state, k)
+        return [self.features.label_feature(<const ParseStateC*>state, k)
                 for k in range(self.n_label_feats)]
 
     def slots_of(self, size_t state):
