@@ -9,7 +9,7 @@ import numpy
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from spacy_lookahead.core import marginals as marginals_module
+from spacy_lookahead.core import calibration, marginals as marginals_module
 from spacy_lookahead.core.marginals import Lattice, marginals
 from spacy_lookahead.core.weights import Weights
 
@@ -140,6 +140,22 @@ def test_lattices_sharing_a_workspace_give_their_own_figures(keep, factored):
         assert [figures(Lattice(inst, W, 0.7, True, None, deep)) for inst in instances] == own
     finally:
         keep_rows(True, True)
+
+
+def test_step_probabilities_read_a_strided_array_as_its_values():
+    """A reversed or strided view of the actions gives what a contiguous copy
+    gives (the C loop read the memory as contiguous: wrong steps, or a crash)."""
+    rng = random.Random(5)
+    system, _, W = random_model(4, 7, "ltr", True, rng)
+    inst = system.instances([atoms_of([rng.choice(WORDS) for _ in range(6)])])[0]
+    lattice = Lattice(inst, W, 0.8)
+    path = numpy.asarray(lattice.best()[0], dtype="int32")
+    wide = numpy.zeros((2 * len(path),), dtype="int32")
+    wide[::2] = path[::-1]
+    reversed_view = wide[::2][::-1]  # stride -8 bytes: the path's values
+    assert not reversed_view.flags["C_CONTIGUOUS"]
+    assert (lattice.step_probabilities(reversed_view).tobytes()
+            == lattice.step_probabilities(numpy.ascontiguousarray(reversed_view)).tobytes())
 
 
 @pytest.mark.parametrize("keep,factored,pruned", [(True, True, True), (True, True, False),
@@ -381,18 +397,18 @@ def test_fitted_temperature_minimises_the_gold_nll():
     # the fit must trade the two off, not sit at an end of the range
     others = [seq for seq in itertools.product(range(3), repeat=4) if list(seq) != list(best)]
     golds = [(inst, list(best)), (inst, list(best)), (inst, list(rng.choice(others)))]
-    tau, nll, nll_1 = marginals_module.fit_temperature(golds, W)
+    tau, nll, nll_1 = calibration.fit_temperature(golds, W)
     by_hand = [(system, atoms, g) for _, g in golds]
     assert math.isclose(nll, nll_by_hand(by_hand, W, tau), rel_tol=1e-9)
     assert math.isclose(nll_1, nll_by_hand(by_hand, W, 1.0), rel_tol=1e-9)
     grid = [0.1 * 1.02 ** k for k in range(233)]  # 0.1 .. 10
     assert nll <= min(nll_by_hand(by_hand, W, t) for t in grid) + 1e-6
     # only its own best as gold: sharper is always better -> the lowest tau
-    tau_sharp, _, _ = marginals_module.fit_temperature([(inst, list(best))], W, low=0.5, high=2.0)
+    tau_sharp, _, _ = calibration.fit_temperature([(inst, list(best))], W, low=0.5, high=2.0)
     assert tau_sharp == pytest.approx(0.5, rel=0.01)
     # a gold the model thinks unlikely: flatter is better -> the highest tau
     worst = min(others, key=lambda seq: sequence_weights(system, atoms, W, 1.0).get(seq, math.inf))
-    tau_flat, _, _ = marginals_module.fit_temperature([(inst, list(worst))], W, low=0.5, high=2.0)
+    tau_flat, _, _ = calibration.fit_temperature([(inst, list(worst))], W, low=0.5, high=2.0)
     assert tau_flat == pytest.approx(2.0, rel=0.01)
 
 
@@ -400,7 +416,7 @@ def test_gold_derivations_skip_docs_without_a_known_gold():
     system = constrained_system(3, "ltr", False)
     known = system.instances([atoms_of(["a", "b"])], [numpy.array([1, 2], dtype="int32")])[0]
     partial = system.instances([atoms_of(["a", "b"])], [numpy.array([1, -1], dtype="int32")])[0]
-    golds = marginals_module.gold_derivations([known, partial])
+    golds = calibration.gold_derivations([known, partial])
     assert len(golds) == 1 and golds[0][0] is known and list(golds[0][1]) == [1, 2]
 
 

@@ -182,7 +182,7 @@ def test_temperature_is_fitted_on_what_is_scored_while_training_and_saved(ner_to
 def test_with_the_n_best_the_temperature_fits_the_gold_outputs(ner_to_calibrate, shared_data):
     """probabilities = "nbest" (no marginals to calibrate part by part):
     tau is the least NLL of the gold outputs under p(y | x)."""
-    from spacy_lookahead.core.marginals import gold_derivations, negative_log_likelihood
+    from spacy_lookahead.core.calibration import gold_derivations, negative_log_likelihood
     ner = ner_to_calibrate.get_pipe("lookahead_ner")
     saved = dict(ner.cfg)
     dev = words_only(jnlpba(shared_data, ner_to_calibrate.vocab, "train", 800)[600:])

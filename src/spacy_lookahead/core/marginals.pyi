@@ -11,8 +11,6 @@ FACTORED_RANGE: float
 MIN_THETA: float
 PRUNED_VITERBI: bool
 ROW_CACHE: int
-def __getattr__(name) -> Any:
-    ...
 def best_with_probabilities(instances, W: Weights, temperature: float=..., transitions: Transitions=..., scorer=...) -> Any:
     ...
 def marginals(instances, W: Weights, temperature: float=...) -> Any:

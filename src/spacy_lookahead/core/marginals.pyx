@@ -721,7 +721,8 @@ cdef class Lattice:
         self._require_backward()
         cdef int t, a
         cdef double v
-        cdef const int[:] acts = numpy.asarray(actions, dtype="int32")
+        # contiguous: _step_probabilities reads it through a pointer
+        cdef const int[::1] acts = numpy.ascontiguousarray(actions, dtype="int32")
         if acts.shape[0] != self.T:
             raise ValueError(f"{acts.shape[0]} actions for a derivation of {self.T} steps")
         probs = numpy.zeros((self.T,), dtype="float64")
@@ -942,17 +943,3 @@ def marginals(instances, Weights W, double temperature=1.0):
         lattice = Lattice(inst, W, temperature)
         out.append((lattice.marginals(), lattice.log_z))
     return out
-
-
-# The temperature fitting moved to calibration.pyx; pipes/ import it from
-# here, lazily: calibration cimports this module, so importing it here would
-# be circular.
-_CALIBRATION = ("fit_temperature", "gold_derivations", "minimise_over_temperature",
-                "negative_log_likelihood")
-
-
-def __getattr__(name):
-    if name in _CALIBRATION:
-        from . import calibration
-        return getattr(calibration, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,7 +16,7 @@ from spacy.training import Example
 from spacy.vocab import Vocab
 
 from ..core.features import A_TAG_ALT_COLUMN as A_TAG_ALT, SURE, LexemeAtoms
-from ..core.marginals import minimise_over_temperature
+from ..core.calibration import minimise_over_temperature
 from ..systems.arc_standard import ArcStandardSystem
 from ..systems.parser_templates import parser_groups
 from ..systems.templates import (PARSER_SLOTS, PARSER_STATE_ATOMS, TemplateError,

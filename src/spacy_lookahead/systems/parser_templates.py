@@ -20,8 +20,8 @@ A state's features fall in two groups (arc_standard.pyx, score()):
 - labels: the templates that read an arc label (`label`, `lset`, `rset`),
   and the preset's end-of-queue feature; each gives one feature at every
   state (an absent atom hashed as 0), so that branch-and-bound can compute
-  the n-th label feature of a state on its own (ArcStandardSystem
-  .label_feature).
+  the n-th label feature of a state on its own (ParseFeatures
+  .label_feature, parse_features.pyx).
 """
 from typing import Dict, List, Sequence, Tuple
 
@@ -95,7 +95,7 @@ _MOVED = _ENUM.pop(_ENUM.index("ctag[s1] ctag[s0] ctag[s0l]"))
 _ENUM.insert(_ENUM.index("ctag[s2] ctag[s1] ctag[s0]") + 1, _MOVED)
 _LEGACY_IDS = {text: 101 + k for k, text in enumerate(_ENUM)}
 MAX_LABEL_TEMPLATES = 32   # arc_standard.pyx MAX_LABEL_FEATS
-MAX_GROUP_ATOMS = 256      # parse_state.pxd MAX_GROUP_ATOMS
+MAX_GROUP_ATOMS = 256      # parse_features.pyx MAX_GROUP_ATOMS
 
 
 def is_label_template(text: str) -> bool:

@@ -93,7 +93,7 @@ PARSER_SLOTS = ("s0", "s1", "s2", "q0", "q1", "q2", "s0l", "s0r", "s1l", "s1r",
                 "s0l2", "s0r2", "s1l2", "s1r2")
 PARSER_PRESETS = ("base", "rich")
 # The parser's atoms of the state, after the constant column, in the order of
-# systems/parse_state.pxd's enum; each with the positions it is read at.
+# systems/parse_features.pyx's enum; each with the positions it is read at.
 # `ctag`: the tag the parse chose for the word (joint tagging: the tagger's
 # or its alternative; the buffer's and without joint tagging: the tagger's);
 # `label`: the arc label of a dependent; `lset` / `rset`: the labels of a
