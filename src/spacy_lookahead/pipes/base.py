@@ -132,7 +132,7 @@ class SearchPipe(TrainablePipe):
         examples = list(examples)
         validate_examples(examples, f"{type(self).__name__}.update")
         self._require_labels()
-        self._explain_ignored(drop, sgd)
+        self._explain_ignored(drop)
         if self.weights.frozen:  # loaded for prediction: train on a thawed copy
             self.weights = self.weights.copy()
         start = time.perf_counter()
@@ -144,21 +144,21 @@ class SearchPipe(TrainablePipe):
         self._update_seconds += time.perf_counter() - start
         return losses
 
-    def _explain_ignored(self, drop: float = 0.0, sgd: Any = None) -> None:
-        """Say once that dropout given to update(), or an optimizer given to
-        finish_update(), does nothing: `spacy init fill-config` adds Adam and
-        dropout 0.1, and `spacy train` prints their learn rate as if used."""
-        learn_rate = getattr(sgd, "learn_rate", 0.0)
-        if getattr(self, "_explained", False) or (not drop and not learn_rate):
+    def _explain_ignored(self, drop: float) -> None:
+        """Say once that dropout, and the optimizer that comes with it, do
+        nothing here: `spacy init fill-config` adds Adam and dropout 0.1, and
+        `spacy train` prints Adam's learn rate as if it were used. Dropout is
+        the sign of such a config: nlp.update(examples) in Python passes
+        none, and spaCy's implicit optimizer is not worth a warning there."""
+        if not drop or getattr(self, "_explained", False):
             return
         self._explained = True
-        given = f"dropout {drop}" if drop else f"an optimizer with learn rate {learn_rate}"
         warnings.warn(
             f"[{self.name}] learns in update() (its perceptron, SAPO or FR update): "
-            f"{given} from training is ignored, and so are the optimizer and dropout "
-            "settings in general. To say so in the config: [training.optimizer] "
-            '@optimizers = "spacy_lookahead.no_optimizer.v1" and [training] dropout = 0.0.',
-            UserWarning, stacklevel=3)
+            f"dropout ({drop}) and the optimizer of [training.optimizer] (the learn rate "
+            "spacy train prints) are ignored. To say so in the config: [training] "
+            'dropout = 0.0 and [training.optimizer] @optimizers = '
+            '"spacy_lookahead.no_optimizer.v1".', UserWarning, stacklevel=3)
 
     def learn(self, examples: List[Example]) -> float:
         """The learner's pass over the examples; returns the loss."""
@@ -182,7 +182,6 @@ class SearchPipe(TrainablePipe):
 
     def finish_update(self, sgd: Any) -> None:
         """Updates are applied in update(); there is no optimizer step."""
-        self._explain_ignored(sgd=sgd)
 
     def use_params(self, params: dict):
         """No thinc parameters: predictions always use the averaged weights."""
