@@ -1,4 +1,4 @@
-"""The learner x system table (README): every learner of core.learners on
+"""The learner x system table (docs/design.md): every learner of core.learners on
 every transition system. Per cell, a tiny training run that (a) moves the
 weights the way its paper says, (b) learns the doc, and (c) leaves a
 perfect model alone."""

@@ -231,10 +231,8 @@ class SequencePipe(TransitionPipe):
             output = numpy.ascontiguousarray(output, dtype="int32")
             if exact is not None:
                 out.append(numpy.asarray(exact(lattice, output), dtype="float64"))
-            else:
-                # (contiguous: step_probabilities reads the actions through a pointer)
-                probs = lattice.step_probabilities(numpy.ascontiguousarray(output[::-1])
-                                                   if rtl else output)
+            else:  # the lattice's steps run from the last token where rtl
+                probs = lattice.step_probabilities(output[::-1] if rtl else output)
                 out.append(numpy.ascontiguousarray(probs[::-1]) if rtl else probs)
         return out
 
