@@ -30,6 +30,7 @@ MODULES = [
     "spacy_lookahead.systems.phrase_features",
     "spacy_lookahead.systems.phrase_decoders",
     "spacy_lookahead.systems.phrases",
+    "spacy_lookahead.spacy_io",
 ]
 
 # MSVC takes its own flags (the release workflow builds Windows wheels)

@@ -22,7 +22,7 @@ from spacy.lookups import Lookups, Table, load_lookups
 from spacy.util import registry
 from spacy.vocab import Vocab
 
-from .core.features import CLUSTER_TABLE, PROB_TABLE
+from .spacy_io import CLUSTER_TABLE, PROB_TABLE
 
 SETTINGS_TABLE = "lexeme_settings"
 TABLES = (CLUSTER_TABLE, PROB_TABLE, SETTINGS_TABLE)

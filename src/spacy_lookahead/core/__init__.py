@@ -3,13 +3,18 @@
 * `weights`  - hashed sparse class weights; lazy averaging (current value,
   running total, tick of last change) and lazy L2 (a global scale), so that
   every update is O(1); (de)serialisation.
-* `features` - word atoms cached per word type; templates hashed with
-  murmurhash into 64-bit keys in `nogil` code.
+* `features` - the atoms of a token (their layout; those of a word's text)
+  and templates over them hashed with murmurhash into 64-bit keys in `nogil`
+  code. The atoms spaCy gives (a vocab entry's) are read outside the engine,
+  by `spacy_lookahead.spacy_io`.
 * `system`   - the TransitionSystem interface (state = flat C struct copied
   with memcpy; is_final, set_valid, apply, extract, score, oracle).
 * `instance` - one document as a system gives it (the C arrays its states
   point into, owned while it lives: start state, oracle, output).
-* `search`   - lookahead search of depth D (Tsuruoka et al. 2011, Fig. 2).
+* `search`   - lookahead search of depth D (Tsuruoka et al. 2011, Fig. 2);
+  its scratch memory (`Workspace`, `workspace_for`), and `Replay`: the state
+  of a path replayed outside the search, one per owner (a Workspace's for
+  the updates, a Chain's own).
 * `learn`    - the margin perceptron on lookahead scores (Fig. 3).
 * `topn`     - exact top-n search for first-order systems: A* with the
   backward-Viterbi heuristic over a `Chain` (rows of scores computed on
@@ -18,7 +23,8 @@
   valued updates (summed per step/previous/action first, so agreeing outputs
   cancel), the L2 step left to `Weights.shrink`.
 * `beam`     - beam search over any system, keeping the lattice of (parent,
-  action, score) per step (Huang et al. 2012, Algorithm 7; also top-n).
+  action, score) per step (Huang et al. 2012, Algorithm 7; also top-n); the
+  size of a state in its buffers (`padded_size`), `beam_for`.
 * `violation` - FINDVIOLATION and the violation-fixing updates: standard,
   early, max-violation, hybrid, latest (Huang et al. 2012, Sections 4-5).
 * `learners` - one training function per learner, generic over every

@@ -70,3 +70,7 @@ cdef class Beam:
 
     cdef inline double score_at(self, int t, int j) noexcept nogil:
         return self.scores[t * self.width + j]
+
+
+cdef size_t padded_size(size_t state_size) noexcept nogil
+cdef Beam beam_for(Beam beam, TransitionSystem system, size_t state_size, int width)

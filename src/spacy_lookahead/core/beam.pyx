@@ -6,6 +6,22 @@ from .system cimport TransitionSystem
 from .weights cimport Weights, feat_t
 
 
+cdef size_t padded_size(size_t state_size) noexcept nogil:
+    """The bytes of a state in the beam's buffers: rounded up so that every
+    state there stays 8-byte aligned (a start state is allocated as large,
+    Instance.start, since the beam copies that many bytes from it)."""
+    return (state_size + 7) // 8 * 8
+
+
+cdef Beam beam_for(Beam beam, TransitionSystem system, size_t state_size, int width):
+    """beam if it fits states of state_size bytes of the system at this
+    width, else a new Beam: one is reused over the docs of a batch."""
+    if beam is None or beam.system is not system or beam.state_size != padded_size(state_size) \
+            or beam.width != width:
+        beam = Beam(system, width, state_size)
+    return beam
+
+
 cdef class Beam:
     def __init__(self, TransitionSystem system, int width, size_t state_size=0):
         if width < 1:
@@ -14,8 +30,7 @@ cdef class Beam:
         self.system = system
         self.width = width
         self.nr_class = system.nr_class
-        # Rounded up so that every state in the buffers stays 8-byte aligned.
-        self.state_size = ((state_size or system.state_size) + 7) // 8 * 8
+        self.state_size = padded_size(state_size or system.state_size)
         self.states = <char*>self.mem.alloc(width, self.state_size)
         self.next_states = <char*>self.mem.alloc(width, self.state_size)
         self.action_scores = <double*>self.mem.alloc(width * self.nr_class, sizeof(double))
@@ -143,14 +158,6 @@ cdef class Beam:
         return n
 
     # --- Python views, for tests and helpers -------------------------------
-    def run(self, Weights W, size_t state_addr, int max_steps):
-        """Beam search from the state at `state_addr`; the final items as
-        [(score, actions)], best first."""
-        self.reset(<const void*>state_addr, max_steps)
-        with nogil:
-            self.search(W)
-        return self.items(self.step)
-
     def items(self, int t):
         """Row t of the lattice as [(score, actions)], best first."""
         if t < 0 or t > self.step:

@@ -8,11 +8,10 @@ import numpy
 from libc.stdint cimport int64_t
 from cymem.cymem cimport Pool
 
-from .beam cimport Beam
+from .beam cimport Beam, beam_for
 from .instance cimport Instance
-from .learners cimport beam_for, workspace_for
-from .search cimport Workspace, decode as lookahead_decode
-from .topn cimport Chain, NBest, astar, beam_nbest
+from .search cimport Workspace, decode as lookahead_decode, workspace_for
+from .topn cimport Chain, NBest, astar, beam_nbest, chain_from
 from .weights cimport Weights
 
 SEARCHES = ("greedy", "lookahead", "beam")
@@ -77,7 +76,7 @@ def decode(instances, Weights W, str search="lookahead", int depth=0, int beam_w
         act = actions
         k = 0
         if inst.length:
-            beam = beam_for(beam, inst, beam_width)
+            beam = beam_for(beam, inst.system, inst.state_size, beam_width)
             beam.reset(inst.start(), inst.max_steps)
             with nogil:
                 beam.search(W)
@@ -140,8 +139,8 @@ def nbest(instances, Weights W, int n, int beam_width=16, bint exact=True):
     results = []
     for inst in instances:
         if exact and inst.system.first_order:
-            ws = workspace_for(ws, inst, 0)
-            chain = Chain(ws, <size_t>inst.start())
+            ws = workspace_for(ws, inst.system, inst.state_size, 0)
+            chain = chain_from(ws, inst.start())
             with nogil:
                 astar(chain, W, n, out)
         elif inst.length == 0:
@@ -150,7 +149,7 @@ def nbest(instances, Weights W, int n, int beam_width=16, bint exact=True):
             out.lengths.push_back(0)
             out.scores.push_back(0.0)
         else:
-            beam = beam_for(beam, inst, max(n, beam_width))
+            beam = beam_for(beam, inst.system, inst.state_size, max(n, beam_width))
             beam_nbest(beam, W, inst.start(), inst.max_steps, n, out)
         sequences, scores = out.sequences()
         if not sequences:

@@ -1,12 +1,11 @@
 from libc.stdint cimport uint64_t
 from cymem.cymem cimport Pool
-from preshed.maps cimport PreshMap
 from murmurhash.mrmr cimport hash64
 
 from .weights cimport feat_t
 
-# Word-level atoms, computed once per word type (LexemeAtoms) and copied per
-# token. 0 means "absent": no feature is emitted for it.
+# Word-level atoms, computed once per word type (spacy_io.LexemeAtoms) and
+# copied per token. 0 means "absent": no feature is emitted for it.
 cdef enum:
     A_ORTH
     A_LOWER
@@ -24,12 +23,12 @@ cdef enum:
     A_HAS_HYPHEN
     A_ALL_CAPS
     A_INIT_CAP
-    # ... from the vocab's lexeme (spaCy's attributes): string ids of NORM,
-    # SHAPE, PREFIX, SUFFIX; the lexeme's flag bits (IS_ALPHA ... as
-    # spaCy's attribute ids); the Brown cluster of the `lexeme_cluster`
-    # table (its path's bits, first bit lowest) and the bin of the log
-    # probability of `lexeme_prob` (PROB_BIN_BASE + floor(-log p); 0 for a
-    # word the table lacks)
+    # ... from the vocab's lexeme (spaCy's attributes, read by spacy_io):
+    # string ids of NORM, SHAPE, PREFIX, SUFFIX; the lexeme's flag bits
+    # (IS_ALPHA ... as spaCy's attribute ids); the Brown cluster of the
+    # `lexeme_cluster` table (its path's bits, first bit lowest) and the bin
+    # of the log probability of `lexeme_prob` (PROB_BIN_BASE + floor(-log p);
+    # 0 for a word the table lacks)
     A_NORM
     A_SP_SHAPE
     A_PREFIX
@@ -229,18 +228,3 @@ cdef inline feat_t feat3(uint64_t template, uint64_t a, uint64_t b, uint64_t c) 
     buf[2] = c
     return hash64(buf, 3 * sizeof(uint64_t), template)
 
-
-cdef struct LexemeC:
-    uint64_t atoms[N_WORD_ATOMS]
-    int n_subs
-    uint64_t* subs
-    bint is_space   # spaCy's IS_SPACE: the text is whitespace
-
-
-cdef class LexemeAtoms:
-    cdef PreshMap cache
-    cdef Pool mem
-    cdef readonly bint substrings
-    cdef readonly object lexicon  # what the cache was made with: the vocab's tables
-    cdef readonly dict classes    # word text -> A_CLASS (the component's tag dictionary)
-    cdef const LexemeC* get(self, uint64_t orth, object vocab, object tables) except NULL

@@ -20,3 +20,4 @@ cdef class Instance:
 
     cdef int init_state(self, void* state) except -1
     cdef void* start(self) except NULL
+    cdef void* after(self, history) except NULL

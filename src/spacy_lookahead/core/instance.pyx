@@ -1,6 +1,7 @@
 """What a transition system gives the engine per document (see instance.pxd)."""
 import numpy
 
+from .beam cimport padded_size
 from .system cimport TransitionSystem
 from .weights cimport Weights, feat_t
 
@@ -30,8 +31,8 @@ cdef class Instance:
     cdef void* start(self) except NULL:
         """A new start state, owned by the instance (freed with it): callers
         may apply actions to it."""
-        # rounded up as the beam rounds its copies (it reads whole words)
-        cdef void* state = self.mem.alloc(1, (self.state_size + 7) // 8 * 8)
+        # as large as the beam's copies of it (it reads whole words)
+        cdef void* state = self.mem.alloc(1, padded_size(self.state_size))
         self.init_state(state)
         return state
 
@@ -40,13 +41,18 @@ cdef class Instance:
         writes it back (labels in document order, a tree, ...)."""
         raise NotImplementedError(f"{type(self).__name__} does not define its output")
 
-    def state_after(self, history):
-        """For tests and views: the address of a new state after the actions
-        in `history` (valid while the instance lives)."""
+    cdef void* after(self, history) except NULL:
+        """For views: a new state after the actions in `history` (owned by
+        the instance, as start())."""
         cdef void* state = self.start()
         for a in history:
             self.system.apply(state, a)
-        return <size_t>state
+        return state
+
+    def state_after(self, history):
+        """For tests of a system's Python views: the address of after(history)
+        (valid while the instance lives)."""
+        return <size_t>self.after(history)
 
     def oracle_actions(self, Weights W=None):
         """The gold action sequence from the start state, by the system's

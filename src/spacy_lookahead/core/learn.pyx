@@ -11,7 +11,7 @@ cdef void add_path(Workspace ws, Weights W, const void* state, const int* path,
     """w += delta * phi(path): replay the actions from `state`, adding the
     features of every (state, action) on the way."""
     cdef TransitionSystem sys = ws.system
-    cdef void* s = ws.replay_state
+    cdef void* s = ws.replay.state
     cdef int k, n_feats
     sys.copy_state(s, state, ws.state_size)
     for k in range(n):

@@ -40,32 +40,19 @@ from cymem.cymem cimport Pool
 
 import numpy
 
-from .beam cimport Beam
+from .beam cimport Beam, beam_for
 from .instance cimport Instance
 from .learn cimport train_sequence
 from .sapo cimport sapo_update
-from .search cimport Workspace
+from .search cimport Workspace, workspace_for
 from .system cimport TransitionSystem
-from .topn cimport Chain, NBest, astar, beam_nbest, beam_row_nbest
+from .topn cimport Chain, NBest, astar, beam_nbest, beam_row_nbest, chain_from
 from .violation cimport STANDARD, StepRecord, Violation, find_violation, fix_violation
 from .weights cimport Weights
 
 from .violation import METHODS
 
 UPDATES = tuple(METHODS)
-
-
-cdef Workspace workspace_for(Workspace ws, Instance inst, int depth):
-    """A workspace for the instance's states (reused while their size fits)."""
-    if ws is None or ws.state_size != inst.state_size or ws.system is not inst.system:
-        ws = Workspace(inst.system, depth, inst.state_size)
-    return ws
-
-
-cdef Beam beam_for(Beam beam, Instance inst, int width):
-    if beam is None or beam.state_size != (inst.state_size + 7) // 8 * 8 or beam.system is not inst.system:
-        beam = Beam(inst.system, width, inst.state_size)
-    return beam
 
 
 def margin_perceptron(instances, Weights W, int depth, double margin):
@@ -80,7 +67,7 @@ def margin_perceptron(instances, Weights W, int depth, double margin):
     for inst in instances:
         if inst.length == 0:
             continue
-        ws = workspace_for(ws, inst, depth)
+        ws = workspace_for(ws, inst.system, inst.state_size, depth)
         actions = numpy.zeros((max(1, inst.max_steps),), dtype="int32")
         act = actions
         mistakes += train_sequence(ws, W, inst.start(), margin, &act[0], inst.max_steps, &n_dec)
@@ -120,8 +107,8 @@ def violation_fixing_perceptron(instances, Weights W, int beam_width, str update
         gv = gold
         zbuf = numpy.zeros((inst.max_steps + 2,), dtype="int32")
         zv = zbuf
-        beam = beam_for(beam, inst, beam_width)
-        ws = workspace_for(ws, inst, 0)
+        beam = beam_for(beam, inst.system, inst.state_size, beam_width)
+        ws = workspace_for(ws, inst.system, inst.state_size, 0)
         mem = Pool()
         rec = <StepRecord*>mem.alloc(inst.max_steps + 2, sizeof(StepRecord))
         gold_state = mem.alloc(1, beam.state_size)
@@ -168,7 +155,7 @@ def sapo(instances, Weights W, int n, double gamma, double shrink, int beam_widt
         if inst.length == 0:
             continue
         sys = inst.system
-        ws = workspace_for(ws, inst, 0)
+        ws = workspace_for(ws, inst.system, inst.state_size, 0)
         path = inst.oracle_actions(W)
         if path is None:
             continue
@@ -178,7 +165,7 @@ def sapo(instances, Weights W, int n, double gamma, double shrink, int beam_widt
         n_gold = steps.shape[0]
         if exact and sys.first_order:
             # Unknown steps: the best output that agrees with the known ones.
-            chain = Chain(ws, <size_t>start, numpy.where(known, steps, -1))
+            chain = chain_from(ws, start, numpy.where(known, steps, -1))
             if not known.all():
                 astar(chain, W, 1, out)
                 if out.k == 0:
@@ -188,10 +175,10 @@ def sapo(instances, Weights W, int n, double gamma, double shrink, int beam_widt
             with nogil:
                 astar(chain, W, n, out)
         elif method == STANDARD:
-            beam = beam_for(beam, inst, max(n, beam_width))
+            beam = beam_for(beam, inst.system, inst.state_size, max(n, beam_width))
             beam_nbest(beam, W, start, inst.max_steps, n, out)
         else:
-            beam = beam_for(beam, inst, max(n, beam_width))
+            beam = beam_for(beam, inst.system, inst.state_size, max(n, beam_width))
             steps = numpy.ascontiguousarray(steps, dtype="int32")
             gv = steps
             mem = Pool()

@@ -21,6 +21,8 @@ from libc.math cimport INFINITY, exp, log, log1p
 
 import numpy
 
+from .search cimport workspace_for
+from .topn cimport chain_from
 # Instance, TransitionSystem, Workspace, Chain, Weights, vector: marginals.pxd
 
 
@@ -153,18 +155,16 @@ cdef class Lattice:
         """__init__'s work, reusing this lattice's memory (its chain's too,
         where the workspace is the same): best_with_probabilities runs a
         batch through one lattice."""
-        if ws is None or ws.system is not inst.system or ws.state_size != inst.state_size \
-                or ws.depth != 0:
-            ws = Workspace(inst.system, 0, inst.state_size)
+        ws = workspace_for(ws, inst.system, inst.state_size, 0)
         cdef double limit
         cdef bint sound
         self.inst = inst
         self.keep = False
         self.log_domain = False
         if self.chain is not None and self.chain.ws is ws:
-            self.chain.restart(<size_t>inst.start())
+            self.chain.restart(inst.start())
         else:
-            self.chain = Chain(ws, <size_t>inst.start())
+            self.chain = chain_from(ws, inst.start())
         self.W = W
         self.T = self.chain.T
         self.C = ws.nr_class
@@ -889,8 +889,7 @@ def _each_lattice(instances, Weights W, double temperature, Transitions transiti
     cdef Workspace ws = None
     cdef Instance inst
     for inst in instances:
-        if ws is None or ws.system is not inst.system or ws.state_size != inst.state_size:
-            ws = Workspace(inst.system, 0, inst.state_size)
+        ws = workspace_for(ws, inst.system, inst.state_size, 0)
         lattice._reset(inst, W, temperature, True, transitions, ws)
         transitions = lattice.trans if lattice.trans is not None else transitions
         yield inst, lattice

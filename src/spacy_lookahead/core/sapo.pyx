@@ -18,13 +18,13 @@ from .weights cimport Weights
 
 cdef double path_score(Workspace ws, Weights W, const void* state, const int* path, int T) noexcept nogil:
     """w . F(x, y) of an action sequence, replayed from `state`."""
-    cdef void* s = ws.replay_state
+    cdef void* s = ws.replay.state
     cdef double total = 0.0
     cdef int t
     ws.system.copy_state(s, state, ws.state_size)
     for t in range(T):
-        ws.system.score(ws.replay_scores, s, W, ws.feats, ws.cache)
-        total += ws.replay_scores[path[t]]
+        ws.system.score(ws.replay.scores, s, W, ws.feats, ws.cache)
+        total += ws.replay.scores[path[t]]
         ws.system.apply(s, path[t])
     return total
 

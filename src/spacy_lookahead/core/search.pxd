@@ -5,16 +5,25 @@ from .system cimport TransitionSystem
 from .weights cimport Weights, feat_t
 
 
+cdef struct Replay:
+    # Scratch of a replay of actions from a given state, outside any search:
+    # the state, and a row of scores and validity of its actions. Each
+    # Replay has one owner and is written by it alone (replay_in allocates
+    # one in the owner's Pool): a Workspace's, by the updates that replay a
+    # path and are done with it when they return (learn.add_path,
+    # sapo.path_score); a topn.Chain's, whose state it hands out
+    # (Chain.state_after) for its caller to read until the next call.
+    char* state
+    double* scores
+    int* valid
+
+
 cdef class Workspace:
     """Scratch memory of one search; never shared between threads. Who owns
     which part:
       levels 0..depth (state_at, scores, valid, scratch_paths): the lookahead
         search (lookahead_first) only;
-      replay_state, replay_scores, replay_valid: a replay of actions from a
-        given state outside the search: learn.add_path, sapo.path_score and
-        topn.Chain (state_after, row). One replay at a time: a caller holding
-        the replay state (Chain.state_after) finishes with it before it
-        starts another replay;
+      replay: the path replays of the updates (see Replay);
       feats, cache: whoever is scoring or extracting right now (never kept
         across calls, except the system's own cache, see TransitionSystem);
       values, paths, path_lens: the results of the last lookahead_first();
@@ -37,9 +46,7 @@ cdef class Workspace:
     cdef double* scores        # [level * nr_class + a]
     cdef int* valid            # [level * nr_class + a]
     cdef int* scratch_paths
-    cdef char* replay_state
-    cdef double* replay_scores
-    cdef int* replay_valid
+    cdef Replay replay
     cdef feat_t* feats         # room for max_feats features
     cdef void* cache           # the system's score cache (cache_size bytes)
     # Results of lookahead_first(), per first action a:
@@ -83,7 +90,8 @@ cdef class Workspace:
                 self.dp_key[k] = -1
 
 
-
+cdef Replay replay_in(Pool mem, size_t state_size, int nr_class) except *
+cdef Workspace workspace_for(Workspace ws, TransitionSystem system, size_t state_size, int depth)
 cdef int lookahead_first(Workspace ws, Weights W, const void* state, int favoured=*,
                          double handicap=*) noexcept nogil
 cdef int decode(Workspace ws, Weights W, void* state, int* actions, int max_actions) noexcept nogil

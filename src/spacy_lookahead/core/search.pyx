@@ -49,9 +49,7 @@ cdef class Workspace:
         self.valid = <int*>self.mem.alloc(levels * self.nr_class, sizeof(int))
         # a path of up to depth + 1 actions per level (rows of depth + 2)
         self.scratch_paths = <int*>self.mem.alloc(levels * (depth + 2), sizeof(int))
-        self.replay_state = <char*>self.mem.alloc(1, self.state_size)
-        self.replay_scores = <double*>self.mem.alloc(self.nr_class, sizeof(double))
-        self.replay_valid = <int*>self.mem.alloc(self.nr_class, sizeof(int))
+        self.replay = replay_in(self.mem, self.state_size, self.nr_class)
         self.feats = <feat_t*>self.mem.alloc(max(1, system.max_feats), sizeof(feat_t))
         self.cache = self.mem.alloc(max(1, system.cache_size), 1)
         self.values = <double*>self.mem.alloc(self.nr_class, sizeof(double))
@@ -81,6 +79,24 @@ cdef class Workspace:
                 self.dp_key[k] = -1
             self.dp_best = <double*>self.mem.alloc((depth + 2) * T, sizeof(double))
             self.dp_arg = <int*>self.mem.alloc((depth + 1) * T, sizeof(int))
+
+
+cdef Replay replay_in(Pool mem, size_t state_size, int nr_class) except *:
+    """A Replay for states of state_size bytes and nr_class actions, in mem
+    (its owner's)."""
+    cdef Replay r
+    r.state = <char*>mem.alloc(1, state_size)
+    r.scores = <double*>mem.alloc(nr_class, sizeof(double))
+    r.valid = <int*>mem.alloc(nr_class, sizeof(int))
+    return r
+
+
+cdef Workspace workspace_for(Workspace ws, TransitionSystem system, size_t state_size, int depth):
+    """ws if it fits states of state_size bytes of the system at this depth,
+    else a new Workspace: one is reused over the docs of a batch."""
+    if ws is None or ws.system is not system or ws.state_size != state_size or ws.depth != depth:
+        ws = Workspace(system, depth, state_size)
+    return ws
 
 
 cdef double _search(Workspace ws, Weights W, int level, int d, int* best_path,

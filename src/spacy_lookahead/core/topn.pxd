@@ -1,7 +1,8 @@
 from libcpp.vector cimport vector
+from cymem.cymem cimport Pool
 
 from .beam cimport Beam
-from .search cimport Workspace
+from .search cimport Replay, Workspace
 from .weights cimport Weights
 
 
@@ -9,8 +10,11 @@ cdef class Chain:
     """A first-order system seen as a lattice over the steps of one sequence:
     row(t, p) gives the scores of every action at step t after action p
     (p = -1: the first step), -inf where invalid. Rows are computed on demand
-    from states on a spine (state after t steps), so memory stays O(T)."""
-    cdef Workspace ws
+    from states on a spine (state after t steps), so memory stays O(T).
+    Made by chain_from (a start state is a C pointer, never a Python int)."""
+    cdef Workspace ws           # the system, the state size, scoring scratch (feats, cache)
+    cdef Pool mem
+    cdef Replay replay          # its own: state_after's state is the caller's to read
     cdef readonly int T
     cdef int C
     cdef char* spine            # (T + 1) states
@@ -20,7 +24,7 @@ cdef class Chain:
     cdef object _spine, _fixed  # the Python buffers behind spine and fixed
     cdef vector[char] walk      # one state: restart() walks it to the end
 
-    cdef int restart(self, size_t state_addr) except -1
+    cdef int restart(self, const void* start) except -1
 
     cdef int row(self, Weights W, int t, int p, double* out) except -1 nogil
     cdef void* state_after(self, int t, int p) noexcept nogil
@@ -47,6 +51,7 @@ cdef class NBest:
     cdef void clear(self, int T) noexcept nogil
 
 
+cdef Chain chain_from(Workspace ws, const void* start, fixed=*)
 cdef int astar(Chain chain, Weights W, int n, NBest out) except -1 nogil
 cdef int beam_nbest(Beam beam, Weights W, const void* state, int T, int n, NBest out) except -1
 cdef int beam_row_nbest(Beam beam, int t, int T, int n, NBest out) except -1

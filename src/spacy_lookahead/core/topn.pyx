@@ -6,43 +6,53 @@ from libc.math cimport INFINITY, isfinite
 from libc.string cimport memcpy
 from libcpp.queue cimport priority_queue
 from libcpp.utility cimport pair
+from cymem.cymem cimport Pool
 
 import numpy
 
 from .beam cimport Beam
-from .search cimport Workspace
+from .search cimport Workspace, replay_in
 from .system cimport TransitionSystem
 from .weights cimport Weights
 
 
-cdef class Chain:
-    def __init__(self, Workspace ws, size_t state_addr, fixed=None):
-        cdef TransitionSystem sys = ws.system
-        if not sys.first_order:
-            raise ValueError("exact top-n search (A*) needs a first-order system; "
-                             "use beam search for richer history features")
-        self.ws = ws
-        self.C = sys.nr_class
-        self.row_buf.resize(self.C)
-        self.restart(state_addr)
-        cdef int[::1] fv
-        if fixed is not None:
-            self._fixed = numpy.ascontiguousarray(fixed, dtype="int32")
-            if self._fixed.shape != (self.T,):
-                raise ValueError(f"fixed actions must have shape ({self.T},), got {self._fixed.shape}")
-            if self.T:
-                fv = self._fixed
-                self.fixed = &fv[0]
+cdef Chain chain_from(Workspace ws, const void* start, fixed=None):
+    """The chain of the sequence from `start`, scored with the workspace's
+    system; fixed: T actions or -1 (labels known in advance), None: none."""
+    cdef TransitionSystem sys = ws.system
+    if not sys.first_order:
+        raise ValueError("exact top-n search (A*) needs a first-order system; "
+                         "use beam search for richer history features")
+    cdef Chain chain = Chain.__new__(Chain)
+    chain.ws = ws
+    chain.C = sys.nr_class
+    chain.mem = Pool()
+    chain.replay = replay_in(chain.mem, ws.state_size, chain.C)
+    chain.row_buf.resize(chain.C)
+    chain.restart(start)
+    cdef int[::1] fv
+    if fixed is not None:
+        chain._fixed = numpy.ascontiguousarray(fixed, dtype="int32")
+        if chain._fixed.shape != (chain.T,):
+            raise ValueError(f"fixed actions must have shape ({chain.T},), got {chain._fixed.shape}")
+        if chain.T:
+            fv = chain._fixed
+            chain.fixed = &fv[0]
+    return chain
 
-    cdef int restart(self, size_t state_addr) except -1:
-        """The chain of the sequence from the state at state_addr (same
-        workspace, no fixed actions), reusing the spine's memory: a lattice
-        per doc of a batch allocates nothing once it has seen the longest."""
+
+cdef class Chain:
+    def __init__(self):
+        raise TypeError("a Chain is made in C, by topn.chain_from(ws, start)")
+
+    cdef int restart(self, const void* start) except -1:
+        """The chain of the sequence from `start` (same workspace, no fixed
+        actions), reusing the spine's memory: a lattice per doc of a batch
+        allocates nothing once it has seen the longest."""
         cdef TransitionSystem sys = self.ws.system
         cdef size_t size = self.ws.state_size
         # Walk a spine with action 0: in a first-order system the state after
         # (t, p) is the spine state after t - 1 steps plus action p.
-        cdef const void* start = <const void*>state_addr
         cdef int T = 0, t
         self.walk.resize(size)
         cdef char* s = self.walk.data()
@@ -65,7 +75,7 @@ cdef class Chain:
     cdef void* state_after(self, int t, int p) noexcept nogil:
         """The state at step t whose previous action was p (t = 0: the start)."""
         cdef size_t size = self.ws.state_size
-        cdef void* s = self.ws.replay_state
+        cdef void* s = self.replay.state
         if t == 0:
             memcpy(s, self.spine, size)
         else:
@@ -76,7 +86,7 @@ cdef class Chain:
     cdef int row(self, Weights W, int t, int p, double* out) except -1 nogil:
         cdef const void* s = self.state_after(t, p)
         cdef int c
-        cdef int* valid = self.ws.replay_valid
+        cdef int* valid = self.replay.valid
         self.ws.system.score(out, s, W, self.ws.feats, self.ws.cache)
         self.ws.system.set_valid(valid, s)
         for c in range(self.C):

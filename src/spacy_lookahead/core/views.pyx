@@ -19,21 +19,21 @@ from .violation import METHODS
 def features(TransitionSystem system, doc_input, history):
     """phi(S) of the state after `history`."""
     cdef Instance inst = system.instance(doc_input)
-    cdef size_t state = inst.state_after(history)
+    cdef const void* state = inst.after(history)
     feats = numpy.zeros((max(1, system.max_feats),), dtype="uint64")
     cdef feat_t[::1] fv = feats
-    n = system.extract(&fv[0], <const void*>state)
+    n = system.extract(&fv[0], state)
     return feats[:n].copy()
 
 
 def valid_actions(TransitionSystem system, doc_input, history):
     """([valid actions], is_final) in the state after `history`."""
     cdef Instance inst = system.instance(doc_input)
-    cdef size_t state = inst.state_after(history)
+    cdef const void* state = inst.after(history)
     valid = numpy.zeros((system.nr_class,), dtype="int32")
     cdef int[::1] vv = valid
-    system.set_valid(&vv[0], <const void*>state)
-    return [a for a in range(system.nr_class) if valid[a]], bool(system.is_final(<const void*>state))
+    system.set_valid(&vv[0], state)
+    return [a for a in range(system.nr_class) if valid[a]], bool(system.is_final(state))
 
 
 def lookahead(TransitionSystem system, doc_input, history, Weights W, int depth,
@@ -44,12 +44,12 @@ def lookahead(TransitionSystem system, doc_input, history, Weights W, int depth,
     exhaustive: enumerate every path, without the DP or branch-and-bound
     (the reference both are tested against)."""
     cdef Instance inst = system.instance(doc_input)
-    cdef size_t state = inst.state_after(history)
+    cdef const void* state = inst.after(history)
     cdef Workspace ws = Workspace(system, depth, inst.state_size)
     if exhaustive:
         ws.dp = False
         ws.bnb = False
-    cdef int best = lookahead_first(ws, W, <const void*>state, favoured, handicap)
+    cdef int best = lookahead_first(ws, W, state, favoured, handicap)
     values = [ws.values[a] for a in range(ws.nr_class)]
     paths = [[ws.paths[a * (ws.depth + 1) + k] for k in range(ws.path_lens[a])]
              for a in range(ws.nr_class)]
@@ -60,12 +60,12 @@ def bounds(TransitionSystem system, doc_input, history, Weights W):
     """(upper, upper_after) of the state after `history`: the system's bounds
     for branch-and-bound (upper_after is +inf where the system has none)."""
     cdef Instance inst = system.instance(doc_input)
-    cdef size_t state = inst.state_after(history)
+    cdef const void* state = inst.after(history)
     cdef Pool mem = Pool()
     cdef feat_t* feats = <feat_t*>mem.alloc(max(1, system.max_feats), sizeof(feat_t))
     cdef void* cache = mem.alloc(max(1, system.cache_size), 1)
-    up = system.upper(<const void*>state, W, feats, cache)
-    after = system.upper_after(<const void*>state, W, feats, cache) if system.bounds_two_steps \
+    up = system.upper(state, W, feats, cache)
+    after = system.upper_after(state, W, feats, cache) if system.bounds_two_steps \
         else float("inf")
     return up, after
 
@@ -74,7 +74,7 @@ def group_bounds(TransitionSystem system, doc_input, history, Weights W, int ste
     """{action: upper_group of its sibling group} for the valid actions in a
     group, at the state after `history`, `steps` (1 or 2) actions below."""
     cdef Instance inst = system.instance(doc_input)
-    cdef size_t state = inst.state_after(history)
+    cdef const void* state = inst.after(history)
     cdef Pool mem = Pool()
     cdef feat_t* feats = <feat_t*>mem.alloc(max(1, system.max_feats), sizeof(feat_t))
     cdef void* cache = mem.alloc(max(1, system.cache_size), 1)
@@ -82,13 +82,13 @@ def group_bounds(TransitionSystem system, doc_input, history, Weights W, int ste
     cdef int a, g
     valid = numpy.zeros((system.nr_class,), dtype="int32")
     cdef int[::1] vv = valid
-    system.set_valid(&vv[0], <const void*>state)
+    system.set_valid(&vv[0], state)
     for a in range(system.nr_class):
         if not vv[a]:
             continue
-        g = system.sibling_group(<const void*>state, a)
+        g = system.sibling_group(state, a)
         if g >= 0:
-            out[a] = system.upper_group(<const void*>state, g, steps, W, feats, cache)
+            out[a] = system.upper_group(state, g, steps, W, feats, cache)
     return out
 
 
@@ -97,12 +97,12 @@ def update_weight(TransitionSystem system, doc_input, history, int gold, Weights
     """UPDATEWEIGHT (Figure 3) at the state after `history`; 1 if it updated.
     exhaustive: with the reference search (see lookahead)."""
     cdef Instance inst = system.instance(doc_input)
-    cdef size_t state = inst.state_after(history)
+    cdef const void* state = inst.after(history)
     cdef Workspace ws = Workspace(system, depth, inst.state_size)
     if exhaustive:
         ws.dp = False
         ws.bnb = False
-    return _update_weight(ws, W, <const void*>state, gold, margin)
+    return _update_weight(ws, W, state, gold, margin)
 
 
 def output(TransitionSystem system, doc_input, actions):
@@ -120,7 +120,11 @@ def oracle_actions(TransitionSystem system, doc_input, gold):
 def beam(TransitionSystem system, doc_input, Weights W, int width):
     """The final beam items [(score, actions)], best first."""
     cdef Instance inst = system.instance(doc_input)
-    return Beam(system, width, inst.state_size).run(W, <size_t>inst.start(), inst.max_steps)
+    cdef Beam b = Beam(system, width, inst.state_size)
+    b.reset(inst.start(), inst.max_steps)
+    with nogil:
+        b.search(W)
+    return b.items(b.step)
 
 
 def find_violation(TransitionSystem system, doc_input, gold, Weights W, int width, str update,

@@ -14,10 +14,10 @@ from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example
 from spacy.vocab import Vocab
 
-from ..core.features import LexemeAtoms
 from ..core.batch import in_threads
 from ..core.fr_perceptron import FEEDBACKS, fr_perceptron, recognise
 from ..core.weights import Weights
+from ..spacy_io import LexemeAtoms
 from ..systems.phrases import PhraseSystem
 from .base import SearchPipe
 from .settings import Feedback, check_threads, config_error

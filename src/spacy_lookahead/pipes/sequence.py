@@ -11,10 +11,11 @@ from spacy.training import Example
 from spacy.vocab import Vocab
 
 from ..core import decode as decoding
-from ..core.features import LexemeAtoms, string_atoms
+from ..core.features import string_atoms
 from ..core.calibration import fit_temperature, gold_derivations, minimise_over_temperature
 from ..core.marginals import Lattice, Transitions, _each_lattice, best_with_probabilities
 from ..core.weights import Weights
+from ..spacy_io import LexemeAtoms
 from ..systems.tagging import TaggingSystem
 from ..systems.templates import TemplateError, expand, uses_lexicon
 from . import settings
