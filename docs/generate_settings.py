@@ -11,11 +11,12 @@ defaults from its factory's `default_config`; what a setting accepts from
 the factory's type hints (the `Literal` choices of
 src/spacy_lookahead/pipes/settings.py) and from the validators themselves
 (`settings.check_values`, `phrases.validate_fr_settings`: the rule a wrong
-value's error states); which settings a search and learner read from
-`settings.unused_settings` and `settings.validate_search_settings`; which
+value's error states); the search and learner blocks, their settings and
+defaults from their registered functions (`@search`, `@learners`), which
+learner trains with which search from the learners' `searches`; which
 settings a trained model fixes from each component class's
 `feature_settings` and `model_settings`; what a component writes, reads and
-scores from spaCy's factory meta. Only the explanations (PROSE, INTROS) are
+scores from spaCy's factory meta. Only the explanations (PROSE, BLOCK_PROSE, INTROS) are
 written here, and every setting a factory takes must have one: a new
 setting without an explanation, or an explanation of a setting that is
 gone, stops the generator. tests/test_docs.py fails when the committed file
@@ -23,6 +24,7 @@ differs from what this script writes.
 """
 import argparse
 import collections.abc
+import inspect
 import json
 import sys
 import typing
@@ -35,7 +37,11 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from spacy.language import Language
 from thinc.api import ConfigValidationError
 
+from spacy.util import registry
+
+from spacy_lookahead.pipes import learners as learners_module
 from spacy_lookahead.pipes import parser as parser_module
+from spacy_lookahead.pipes import search as search_module
 from spacy_lookahead.pipes import phrases as phrases_module
 from spacy_lookahead.pipes import settings
 from spacy_lookahead.pipes import transition as transition_module
@@ -45,10 +51,10 @@ DIST = "spacy-lookahead"
 
 # Numbers the explanations quote, from the code that uses them.
 CONSTANTS = {
-    "MAX_DEPTH": settings.MAX_DEPTH,
+    "MAX_DEPTH": search_module.MAX_DEPTH,
     "MAX_TEMPERATURE": f"{settings.MAX_TEMPERATURE:g}",
     "MAX_LABELS_LATTICE": settings.MAX_LABELS_LATTICE,
-    "MAX_LABELS_EXACT_TOPN": f"{settings.MAX_LABELS_EXACT_TOPN:,}",
+    "MAX_LABELS_EXACT_TOPN": f"{search_module.MAX_LABELS_EXACT_TOPN:,}",
     "MAX_NBEST": transition_module.MAX_NBEST,
     "ALTERNATIVE_MIN_PROB": parser_module.ALTERNATIVE_MIN_PROB,
     "LONG_UNIT": f"{phrases_module.LONG_UNIT:,}",
@@ -112,65 +118,15 @@ _SPANS_SCORER = (
 # it, or one per component.
 PROSE: Dict[str, Any] = {
     "search": (
-        "`\"greedy\"`; `\"lookahead\"`: each decision searches the action paths "
-        "of D + 1 steps (depth D, Tsuruoka et al. 2011, Figure 2); or `\"beam\"`: "
-        "a beam of width `beam_width` (Huang et al. 2012). With `learner = "
-        "\"sapo\"`, `\"lookahead\"` asks for the exact top-n (A*) where the system "
-        "is first-order and a beam of width max(n, beam_width) otherwise; "
-        "`\"beam\"` always uses the beam. Can be changed when loading a trained "
-        "model."),
-    "depth": (
-        "The lookahead depth D (`search = \"lookahead\"`). The search is exact "
-        "at every depth, in training and prediction, and far cheaper than "
-        "enumerating the O(actions^(D+1)) paths: branch-and-bound cuts a path "
-        "where an admissible bound of what follows (each feature's largest "
-        "weight; bounds shared by sibling actions: all labels for the "
-        "first-order tagger, chunker and NER, the labels of one arc direction "
-        "for the parser) cannot beat the best decision found. For the "
-        "first-order components at D = 3 (and while training at D >= 2) a "
-        "Viterbi-style DP over the next D steps is faster and is used instead "
-        "(O(D T^2) additions per decision; the scores of a step are kept from "
-        "one decision to the next, so a decision scores only its deepest "
-        "step).\n\n"
-        "The parser's lookahead visits O(actions^(D+1)) states per step (EWT: "
-        "109 actions with labels); states that differ only in arc labels share "
-        "their structure features' scores (a per-search cache, exact), so only "
-        "about 3^D of them are scored in full (EWT, one process: D = 2 trains "
-        "about 40x slower than D = 1). `depth = 0` is accepted with any search. "
-        "Measured speeds per depth: [benchmarks/results.md]"
-        "(../benchmarks/results.md), \"Lookahead depth\"."),
-    "margin": (
-        "The perceptron margin C (Tsuruoka et al., Figure 3): the correct "
-        "action must win by C (greedy and lookahead search). The chunker and "
-        "NER default to a larger one: the paper's Appendix A shows the learnt "
-        "margin approaching half the true one as C grows against the squared "
-        "norm of a feature difference, which is about 50-150 here."),
-    "beam_width": (
-        "The beam width k: beam search, and SAPO's n-best beam (width max(n, "
-        "k)) where A* cannot be used."),
-    "update": (
-        "The violation-fixing update with a beam (Huang et al. 2012, Sections "
-        "4-5): `\"standard\"`, `\"early\"`, `\"max_violation\"`, `\"hybrid\"` or "
-        "`\"latest\"`. The component's `update_stats` counts updates and "
-        "invalid (non-violation) ones. For SAPO's n-best beam, `\"standard\"` "
-        "compares complete outputs (Sun et al.); the others compare the n best "
-        "prefixes at the step they pick with the gold prefix. On EWT with beam "
-        "8, the parser learns fastest with max-violation in the first ~10 "
-        "epochs; early update ends higher after ~25 (86.2 against 86.0 test "
-        "LAS, benchmarks/results.md)."),
+        "The search, a `@search` block ([search blocks](#search-blocks)): how "
+        "the component looks for an output, in training and at prediction. Can "
+        "be changed when loading a trained model (e.g. another lookahead depth "
+        "or beam width)."),
     "learner": (
-        "`\"perceptron\"` (averaged) or `\"sapo\"` (Sun et al., Algorithm 1: top-n "
-        "search, probabilities, L2; see [the learners](design.md#the-learners))."),
-    "n": "SAPO: the number of outputs of the top-n search, per update and for the probabilities.",
-    "learning_rate": "SAPO: the learning rate γ.",
-    "learning_rate_decay": (
-        "SAPO: γ is multiplied by this after every epoch of |S| examples; `1.0` "
-        "keeps it fixed. CoNLL-2000, 10 epochs: test F1 93.80 with the decay "
-        "against 93.48 with a fixed rate (F1 swings by 0.4 between epochs)."),
-    "l2": (
-        "SAPO: the L2 weight λ; the weights shrink by γλ/|S| after each of the "
-        "|S| training examples (applied lazily, as one global scale). Sun et al. "
-        "use 2 for POS, 1 for chunking, 5 for NER."),
+        "The learner, a `@learners` block ([learner blocks](#learner-blocks)): "
+        "what a training step does with the search's outputs, and which weights "
+        "predict. A model loads only with the kind of learner that trained it "
+        "(averaged perceptron or SAPO)."),
     "n_threads": (
         "Threads that decode the docs of a batch at prediction time (0: every "
         "core the process may use); the output is the same with any number. It "
@@ -190,7 +146,7 @@ PROSE: Dict[str, Any] = {
         "and C labels, and the lattice holds 16·T·C² bytes: `\"auto\"` takes the "
         "n best above $MAX_LABELS_LATTICE labels, `\"marginals\"` is refused "
         "there, and SAPO's exact top-n search (A*) is refused above "
-        "$MAX_LABELS_EXACT_TOPN labels (`search = \"beam\"` costs T·k·C). The "
+        "$MAX_LABELS_EXACT_TOPN labels (`Beam.v1` costs T·k·C). The "
         "default was chosen by calibration on dev data "
         "(benchmarks/results.md): the n best hold a small part of the mass, so "
         "their agreement is over-confident."),
@@ -216,10 +172,6 @@ PROSE: Dict[str, Any] = {
             "0.092; where all n parses agree a token gets p = 1 whatever τ is, "
             "which a temperature cannot fix."),
     },
-    "average": (
-        "SAPO: predict with the averaged weights. Algorithm 1 does not average; "
-        "on JNLPBA averaging is worth about +1.1 F1 and a smooth learning curve "
-        "(the ablations in benchmarks/NOTES.md)."),
     "direction": (
         "The order in which tokens are labelled: `\"ltr\"` (left to right) or "
         "`\"rtl\"` (right to left: the paper's choice for JNLPBA)."),
@@ -360,6 +312,81 @@ PROSE: Dict[str, Any] = {
 }
 
 
+# The explanation of each setting of the search and learner blocks
+# (pipes/search.py, pipes/learners.py); the blocks' own docstrings say what
+# each block is. Every setting a block takes must have one.
+BLOCK_PROSE: Dict[str, Dict[str, str]] = {
+    "spacy_lookahead.Lookahead.v1": {
+        "depth": (
+        "The lookahead depth D. The search is exact "
+        "at every depth, in training and prediction, and far cheaper than "
+        "enumerating the O(actions^(D+1)) paths: branch-and-bound cuts a path "
+        "where an admissible bound of what follows (each feature's largest "
+        "weight; bounds shared by sibling actions: all labels for the "
+        "first-order tagger, chunker and NER, the labels of one arc direction "
+        "for the parser) cannot beat the best decision found. For the "
+        "first-order components at D = 3 (and while training at D >= 2) a "
+        "Viterbi-style DP over the next D steps is faster and is used instead "
+        "(O(D T^2) additions per decision; the scores of a step are kept from "
+        "one decision to the next, so a decision scores only its deepest "
+        "step).\n\n"
+        "The parser's lookahead visits O(actions^(D+1)) states per step (EWT: "
+        "109 actions with labels); states that differ only in arc labels share "
+        "their structure features' scores (a per-search cache, exact), so only "
+        "about 3^D of them are scored in full (EWT, one process: D = 2 trains "
+        "about 40x slower than D = 1). `depth = 0` is greedy search. "
+        "Measured speeds per depth: [benchmarks/results.md]"
+        "(../benchmarks/results.md), \"Lookahead depth\"."),
+    },
+    "spacy_lookahead.Beam.v1": {
+        "width": "The beam width k.",
+        "update": (
+        "The violation-fixing update with a beam (Huang et al. 2012, Sections "
+        "4-5): `\"standard\"`, `\"early\"`, `\"max_violation\"`, `\"hybrid\"` or "
+        "`\"latest\"`. The component's `update_stats` counts updates and "
+        "invalid (non-violation) ones. For SAPO's n-best beam, `\"standard\"` "
+        "compares complete outputs (Sun et al.); the others compare the n best "
+        "prefixes at the step they pick with the gold prefix. On EWT with beam "
+        "8, the parser learns fastest with max-violation in the first ~10 "
+        "epochs; early update ends higher after ~25 (86.2 against 86.0 test "
+        "LAS, benchmarks/results.md)."),
+    },
+    "spacy_lookahead.TopN.v1": {
+        "width": (
+            "The width of the beam where A* is not exact (the system is not "
+            "first-order, e.g. tag trigrams or the parser): max(n, width)."),
+        "update": (
+            "For that beam, as `Beam.v1`'s: `\"standard\"` compares complete "
+            "outputs (Sun et al.); the others compare the n best prefixes at the "
+            "step they pick with the gold prefix."),
+    },
+    "spacy_lookahead.MarginPerceptron.v1": {
+        "margin": (
+        "The perceptron margin C (Tsuruoka et al., Figure 3): the correct "
+        "action must win by C. The chunker and "
+        "NER default to a larger one: the paper's Appendix A shows the learnt "
+        "margin approaching half the true one as C grows against the squared "
+        "norm of a feature difference, which is about 50-150 here."),
+    },
+    "spacy_lookahead.SAPO.v1": {
+        "n": "the number of outputs of the top-n search, per update and for the probabilities.",
+        "learning_rate": "the learning rate γ.",
+        "learning_rate_decay": (
+        "γ is multiplied by this after every epoch of |S| examples; `1.0` "
+        "keeps it fixed. CoNLL-2000, 10 epochs: test F1 93.80 with the decay "
+        "against 93.48 with a fixed rate (F1 swings by 0.4 between epochs)."),
+        "l2": (
+        "the L2 weight λ; the weights shrink by γλ/|S| after each of the "
+        "|S| training examples (applied lazily, as one global scale). Sun et al. "
+        "use 2 for POS, 1 for chunking, 5 for NER."),
+        "average": (
+        "predict with the averaged weights. Algorithm 1 does not average; "
+        "on JNLPBA averaging is worth about +1.1 F1 and a smooth learning curve "
+        "(the ablations in benchmarks/NOTES.md)."),
+    },
+}
+
+
 # --- what the code says ----------------------------------------------------------
 
 class Component(typing.NamedTuple):
@@ -471,6 +498,10 @@ def accepts(component: Component, key: str) -> str:
     """The choices of a Literal (settings.py's types) or a bool; else the
     rule the validator states, or the type."""
     hint = component.hints[key]
+    if hint is search_module.Search:
+        return "a `@search` block ([search blocks](#search-blocks))"
+    if hint is learners_module.Learner:
+        return "a `@learners` block ([learner blocks](#learner-blocks))"
     if typing.get_origin(hint) is typing.Literal or hint is bool:
         return type_text(hint)
     rule = validator_rule(component, key)
@@ -521,18 +552,11 @@ def fixed_by_model(component: Component, key: str) -> Optional[str]:
 # --- the document ---------------------------------------------------------------
 
 def shared_keys(found: List[Component]) -> List[str]:
-    """The settings several components take and settings.py's validator
-    checks: the search and learner settings, those of SEARCH_DEFAULTS first
-    and in its order."""
+    """The settings every transition-system component takes (settings.py):
+    those of SEARCH_DEFAULTS, in its order, then PROBABILITY_SETTINGS."""
     counts = Counter(key for c in found for key in c.defaults)
-    keys: List[str] = []
-    for c in found:
-        for key in c.defaults:
-            if key not in keys and counts[key] > 1 and validator_rule(c, key) is not None \
-                    and "search" in c.defaults:
-                keys.append(key)
-    first = list(settings.SEARCH_DEFAULTS)
-    return sorted(keys, key=lambda k: first.index(k) if k in first else len(first))
+    first = [*settings.SEARCH_DEFAULTS, *settings.PROBABILITY_SETTINGS]
+    return [key for key in first if counts[key] > 1]
 
 
 def default_text(takers: List[Component], key: str) -> str:
@@ -571,22 +595,53 @@ def setting_block(takers: List[Component], key: str, heading: str, show_takers: 
     return lines
 
 
-def rules_table(found: List[Component]) -> List[str]:
-    """Which settings each search and learner reads, from the validator."""
-    sequence = next(c for c in found if "probabilities" in c.defaults)
-    lines = ["| search | learner | not read (must keep its default) |", "| --- | --- | --- |"]
-    for search in settings.SEARCHES:
-        for learner in settings.LEARNERS:
-            chosen = {"search": search, "learner": learner}
-            try:
-                settings.validate_search_settings(sequence.name, chosen, sequence.defaults)
-            except ConfigValidationError as err:
-                message = err.errors[0]["msg"].split("] ", 1)[1]
-                lines.append(f"| `{search}` | `{learner}` | refused: {message} |")
-                continue
-            unused = settings.unused_settings({**sequence.defaults, **chosen})
-            lines.append(f"| `{search}` | `{learner}` | "
-                         + ", ".join(f"`{k}`" for k in unused) + " |")
+def block_functions(name: str) -> List[Tuple[str, Callable]]:
+    """The package's registered blocks of a registry, in registration order."""
+    return [(key, func) for key, func in getattr(registry, name).get_all().items()
+            if key.startswith("spacy_lookahead.")]
+
+
+def block_rule(func: Callable, key: str) -> Optional[str]:
+    """What a block's function says a setting must be, if it checks it."""
+    return _probe(lambda wrong: func(**{key: wrong}))
+
+
+def block_sections(kind: str, classes: Dict[str, type]) -> List[str]:
+    """A block per heading: what it is (its function's docstring), what
+    trains with it, and a table of its settings."""
+    out: List[str] = []
+    for name, func in block_functions(kind):
+        cls = classes[name]
+        doc = " ".join(inspect.getdoc(func).split())
+        out += [f"### `{name}`", "", doc, ""]
+        if kind == "learners":
+            out += ["Trains with " + " or ".join(f"`{s.registered}`" for s in cls.searches)
+                    + ".", ""]
+        else:
+            users = [c.registered for c in classes["learners"] if cls in c.searches]
+            out += ["Trained by " + " or ".join(f"`{u}`" for u in users) + ".", ""]
+        params = inspect.signature(func).parameters
+        missing = set(params) ^ set(BLOCK_PROSE.get(name, {}))
+        if missing:
+            raise SystemExit(f"docs/generate_settings.py: BLOCK_PROSE and the settings of {name} "
+                             f"differ: {sorted(missing)}")
+        for key, param in params.items():
+            hint = typing.get_type_hints(func)[key]
+            rule = None if typing.get_origin(hint) is typing.Literal else block_rule(func, key)
+            text = Template(BLOCK_PROSE[name][key]).substitute(CONSTANTS)
+            out += [f"- `{key}`: default {value(param.default)}; "
+                    f"{rule if rule is not None else type_text(hint)}. {text}", ""]
+    return out
+
+
+def learner_table() -> List[str]:
+    """Which search each learner trains with (the learners' `searches`)."""
+    searches = [name for name, _ in block_functions("search")]
+    lines = ["| learner | " + " | ".join(f"`{s.split('.')[1]}`" for s in searches) + " |",
+             "| --- " * (len(searches) + 1) + "|"]
+    for cls in learners_module.LEARNERS:
+        cells = ["yes" if s in {c.registered for c in cls.searches} else "-" for s in searches]
+        lines.append(f"| `{cls.registered.split('.')[1]}` | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -609,11 +664,23 @@ def render() -> str:
         "```ini",
         "[components.lookahead_tagger]",
         "factory = \"lookahead_tagger\"",
+        "n_threads = 2",
+        "",
+        "[components.lookahead_tagger.search]",
+        "@search = \"spacy_lookahead.Lookahead.v1\"",
         "depth = 2",
+        "",
+        "[components.lookahead_tagger.learner]",
+        "@learners = \"spacy_lookahead.MarginPerceptron.v1\"",
+        "margin = 1.0",
         "```",
         "",
+        "The search and the learner are blocks, as a spaCy component's `model`",
+        "is: a block holds only the settings its search or learner reads.",
         "`spacy train` takes them on the command line too",
-        "(`--components.lookahead_tagger.depth 2`), and `spacy.load(path,",
+        "(`--components.lookahead_tagger.search.depth 2`, or a whole block as",
+        "JSON: `--components.lookahead_tagger.search",
+        "'{\"@search\": \"spacy_lookahead.Beam.v1\", \"width\": 8}'`), and `spacy.load(path,",
         "config={\"components\": {\"lookahead_tagger\": {\"n_threads\": 2}}})` sets",
         "them when a trained pipeline is loaded. A wrong value is a spaCy config",
         "error that names the setting and what it accepts (`spacy train` prints",
@@ -621,7 +688,8 @@ def render() -> str:
         "",
         "- [Defaults](#defaults)",
         "- [Search and learner settings](#search-and-learner-settings)",
-        "- [Which settings a search and learner read](#which-settings-a-search-and-learner-read)",
+        "- [Search blocks](#search-blocks)",
+        "- [Learner blocks](#learner-blocks)",
     ]
     out += [f"- [`{c.name}`](#{c.name})" for c in found]
     out += ["", "## Defaults", "", "`-`: the component does not take the setting.", ""]
@@ -649,18 +717,18 @@ def render() -> str:
     for key in shared:
         takers = [c for c in found if key in c.defaults]
         out += setting_block(takers, key, "###", show_takers=True)
-    out += [
-        "## Which settings a search and learner read",
-        "",
-        "A combination that makes no sense is an error that says why, and so",
-        "is a setting the chosen search and learner would ignore when it",
-        "differs from its default (e.g. `depth = 2` with `search = \"beam\"`, `n",
-        "= 10` with the perceptron): a changed value would be silently ignored.",
-        "A perceptron tagger with `alternatives = true` reads `temperature` too.",
-        "",
-    ]
-    out += rules_table(found)
+    classes = {cls.registered: cls for cls in (*search_module.SEARCHES,
+                                                *learners_module.LEARNERS)}
+    classes["learners"] = learners_module.LEARNERS  # type: ignore[assignment]
+    out += ["## Search blocks", "", "`[components.NAME.search]`, with `@search = \"...\"` "
+            "(src/spacy_lookahead/pipes/search.py).", ""]
+    out += block_sections("search", classes)
+    out += ["## Learner blocks", "", "`[components.NAME.learner]`, with `@learners = \"...\"` "
+            "(src/spacy_lookahead/pipes/learners.py). A learner trains with the searches "
+            "below; another is a config error that names them.", ""]
+    out += learner_table()
     out.append("")
+    out += block_sections("learners", classes)
     for c in found:
         own = [key for key in c.defaults if key not in shared]
         meta = c.meta

@@ -8,6 +8,7 @@ from spacy.training import Example
 
 import spacy_lookahead.pipes.spans  # noqa: F401  (factories, when not pip-installed)
 from spacy_lookahead.readers.columns import ColumnCorpus
+from blocks import blocks
 
 
 def conll2000(shared_data, vocab, split, limit):
@@ -38,5 +39,5 @@ def words_only(examples):
 
 def trained(factory, config, examples_of, epochs=2):
     nlp = spacy.blank("en")
-    nlp.add_pipe(factory, config=config)
+    nlp.add_pipe(factory, config=blocks(factory, config))
     return train(nlp, examples_of(nlp.vocab), epochs)

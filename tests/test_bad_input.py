@@ -26,6 +26,8 @@ from ewt import ewt_examples
 from parse_data import parse_examples
 from clause_data import wsj
 from span_data import conll2000, jnlpba, train as fit, trained
+from blocks import blocks
+from spacy_lookahead.pipes.search import Beam, Greedy, Lookahead
 
 SPACY_COMPONENTS = ("lookahead_tagger", "lookahead_chunker", "arc_standard_parser",
                     "lookahead_ner", "fr_clause_finder")
@@ -140,8 +142,8 @@ def test_whitespace_tokens_as_spacy_treats_them(full):
 
 def test_whitespace_in_training_data(shared_data):
     nlp = spacy.blank("en")
-    nlp.add_pipe("lookahead_tagger", config={"depth": 0})
-    nlp.add_pipe("arc_standard_parser", config={"search": "greedy", "min_label_freq": 1})
+    nlp.add_pipe("lookahead_tagger", config=blocks("lookahead_tagger", {"depth": 0}))
+    nlp.add_pipe("arc_standard_parser", config=blocks("arc_standard_parser", {"search": "greedy", "min_label_freq": 1}))
     words = ["Hello", "\n\n", "world", "."]
     ex = Example.from_dict(Doc(nlp.vocab, words=words), {
         "tags": ["UH", "_SP", "NN", "."], "heads": [2, 0, 2, 2],
@@ -238,7 +240,7 @@ def test_unseen_input_tags_warn_once_with_the_rate(parts, n_threads):
 
 def test_unseen_gold_labels_in_training_are_ignored(parts):
     nlp = spacy.blank("en")
-    nlp.add_pipe("lookahead_ner", config={"depth": 0})
+    nlp.add_pipe("lookahead_ner", config=blocks("lookahead_ner", {"depth": 0}))
     ex = Example.from_dict(nlp.make_doc("IL-2 binds the receptor ."),
                            {"entities": [(0, 4, "protein")]})
     fit(nlp, [ex], 1)
@@ -252,13 +254,10 @@ def test_unseen_gold_labels_in_training_are_ignored(parts):
 
 BAD_SETTINGS = [
     ("lookahead_chunker", "spans_key", ""), ("lookahead_ner", "scores_key", ""),
-    ("lookahead_tagger", "depth", 7), ("lookahead_tagger", "search", "bean"),
+    ("lookahead_tagger", "search", "bean"),
     ("lookahead_tagger", "target", "lemma"), ("lookahead_tagger", "direction", "up"),
-    ("lookahead_tagger", "beam_width", 0), ("lookahead_tagger", "learner", "crf"),
-    ("lookahead_tagger", "margin", -1), ("lookahead_tagger", "n", 0),
-    ("lookahead_chunker", "scheme", "bioes"), ("lookahead_chunker", "update", "late"),
-    ("lookahead_ner", "l2", -1.0), ("lookahead_ner", "learning_rate", 0),
-    ("arc_standard_parser", "min_label_freq", 0), ("arc_standard_parser", "depth", "1"),
+    ("lookahead_chunker", "scheme", "bioes"),
+    ("arc_standard_parser", "min_label_freq", 0),
     ("fr_clause_finder", "feedback", "mistakes"), ("fr_clause_finder", "max_length", -2),
     ("fr_clause_finder", "chunk_boundaries", "yes"), ("fr_chunker", "spans_key", ""),
 ]
@@ -272,9 +271,36 @@ def test_bad_settings_are_config_errors(factory, key, value):
     assert key in str(info.value)
 
 
-def test_unused_setting_is_a_config_error():
-    with pytest.raises(ConfigValidationError, match="depth = 2 is not used"):
-        spacy.blank("en").add_pipe("lookahead_tagger", config={"search": "greedy", "depth": 2})
+# a wrong value inside a search or learner block: the error names the block's setting
+BAD_BLOCKS = [
+    ("lookahead_tagger", "search", {"@search": "spacy_lookahead.Lookahead.v1", "depth": 7},
+     "depth"),
+    ("arc_standard_parser", "search", {"@search": "spacy_lookahead.Lookahead.v1", "depth": "1"},
+     "depth"),
+    ("lookahead_tagger", "search", {"@search": "spacy_lookahead.Beam.v1", "width": 0}, "width"),
+    ("lookahead_chunker", "search", {"@search": "spacy_lookahead.Beam.v1", "update": "late"},
+     "update"),
+    ("lookahead_tagger", "learner", {"@learners": "spacy_lookahead.MarginPerceptron.v1",
+                                     "margin": -1}, "margin"),
+    ("lookahead_tagger", "learner", {"@learners": "spacy_lookahead.SAPO.v1", "n": 0}, "n"),
+    ("lookahead_ner", "learner", {"@learners": "spacy_lookahead.SAPO.v1", "l2": -1.0}, "l2"),
+    ("lookahead_ner", "learner", {"@learners": "spacy_lookahead.SAPO.v1", "learning_rate": 0},
+     "learning_rate"),
+]
+
+
+@pytest.mark.parametrize("factory,key,value,setting", BAD_BLOCKS)
+def test_bad_block_settings_are_config_errors(factory, key, value, setting):
+    with pytest.raises(ConfigValidationError) as info:
+        spacy.blank("en").add_pipe(factory, config={key: value})
+    assert f"{setting} must be" in str(info.value) or f"{setting}\t" in str(info.value), \
+        str(info.value)
+
+
+def test_a_search_the_learner_does_not_take_is_a_config_error():
+    with pytest.raises(ConfigValidationError, match="ViolationFixing.v1 trains with @search"):
+        spacy.blank("en").add_pipe("lookahead_tagger", config={
+            "learner": {"@learners": "spacy_lookahead.ViolationFixing.v1"}})
 
 
 def test_spacy_train_prints_a_config_error_without_traceback(tmp_path, shared_data):
@@ -282,11 +308,11 @@ def test_spacy_train_prints_a_config_error_without_traceback(tmp_path, shared_da
     config = Path(__file__).resolve().parents[1] / "configs" / "tagger_ewt.cfg"
     result = subprocess.run(
         [sys.executable, "-m", "spacy", "train", str(config), "--paths.train", "x.spacy",
-         "--paths.dev", "x.spacy", "--components.lookahead_tagger.depth", "9"],
+         "--paths.dev", "x.spacy", "--components.lookahead_tagger.search.depth", "9"],
         capture_output=True, text=True, cwd=tmp_path)
     out = result.stdout + result.stderr
     assert result.returncode != 0
-    assert "depth must be an integer 0-3" in out and "Traceback" not in out, out
+    assert "depth must be an integer in 0..3" in out and "Traceback" not in out, out
 
 
 def test_choice_settings_are_typed():
@@ -295,9 +321,9 @@ def test_choice_settings_are_typed():
     import inspect
     from typing import get_args
     from spacy.util import registry
-    expected = {"search": {"greedy", "lookahead", "beam"}, "learner": {"perceptron", "sapo"},
-                "direction": {"ltr", "rtl"}, "feedback": {"recognition", "classification"},
-                "update": {"standard", "early", "max_violation", "hybrid", "latest"},
+    from spacy_lookahead.pipes.learners import Learner
+    from spacy_lookahead.pipes.search import Search
+    expected = {"direction": {"ltr", "rtl"}, "feedback": {"recognition", "classification"},
                 "target": {"tag", "pos"}, "scheme": {"iob2", "biluo", "iob"}}
     seen = set()
     for factory in ("lookahead_tagger", "lookahead_chunker", "lookahead_ner",
@@ -307,7 +333,13 @@ def test_choice_settings_are_typed():
             if key in params:
                 assert set(get_args(params[key].annotation)) == choices, (factory, key)
                 seen.add(key)
+        if factory.startswith(("lookahead", "arc")):  # the blocks, typed as such
+            assert (params["search"].annotation, params["learner"].annotation) == (Search, Learner)
     assert seen == set(expected)
+    for name in ("spacy_lookahead.Beam.v1", "spacy_lookahead.TopN.v1"):
+        update = inspect.signature(registry.search.get(name)).parameters["update"]
+        assert set(get_args(update.annotation)) == {"standard", "early", "max_violation",
+                                                    "hybrid", "latest"}
 
 
 def test_spacy_debug_config_names_a_wrong_choice(tmp_path):
@@ -317,11 +349,12 @@ def test_spacy_debug_config_names_a_wrong_choice(tmp_path):
     config = Path(__file__).resolve().parents[1] / "configs" / "tagger_ewt.cfg"
     result = subprocess.run(
         [sys.executable, "-m", "spacy", "debug", "config", str(config), "--paths.train", "x.spacy",
-         "--paths.dev", "x.spacy", "--components.lookahead_tagger.search", "lookahed"],
+         "--paths.dev", "x.spacy", "--components.lookahead_tagger.search.@search",
+         "spacy_lookahead.Lookahed.v1"],
         capture_output=True, text=True, cwd=tmp_path)
     out = result.stdout + result.stderr
     assert result.returncode != 0
-    assert "lookahead_tagger -> search" in out and "lookahed" in out, out
+    assert "Lookahed" in out and "search" in out, out
 
 
 # --- model files ------------------------------------------------------------------
@@ -465,9 +498,8 @@ def test_preset_entities_with_whitespace_edges(parts):
     assert (1, 2, "protein") in ents and (5, 7, "cell_type") in ents
 
 
-@pytest.mark.parametrize("settings", [{"search": "greedy"}, {"search": "beam", "beam_width": 4},
-                                      {"search": "lookahead", "depth": 1}])
-def test_a_preset_outside_token_decodes_in_every_search(parts, shared_data, settings):
+@pytest.mark.parametrize("search", [Greedy(), Beam(width=4), Lookahead(depth=1)])
+def test_a_preset_outside_token_decodes_in_every_search(parts, shared_data, search):
     """One token of each doc preset as outside (ent_iob O): every search
     decodes every doc and keeps the preset (greedy right to left refused
     most such docs with NoValidOutput: a label before the preset that the
@@ -486,13 +518,11 @@ def test_a_preset_outside_token_decodes_in_every_search(parts, shared_data, sett
         doc.set_ents([], outside=[doc[k:k + 1]], default="unmodified")
         docs.append(doc)
         kept.append(k)
-    before = dict(ner.cfg)
-    ner.cfg.update(settings)
+    before, ner.search = ner.search, search  # (prediction reads the search; rtl, depth 1)
     try:
         out = list(ner.pipe(docs, batch_size=16))
     finally:
-        ner.cfg.clear()
-        ner.cfg.update(before)
+        ner.search = before
     assert len(out) == len(docs) > 40
     assert all(doc[k].ent_iob_ == "O" for doc, k in zip(out, kept))
 

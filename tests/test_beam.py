@@ -9,6 +9,7 @@ from spacy_lookahead.pipes.parser import ArcStandardParser  # noqa: F401 (regist
 from engine import learners, nbest, predict, views  # noqa: F401
 
 from parse_data import parse_examples
+from blocks import blocks
 
 # A hand-built run of 6 steps (Figure 3's picture): the gold prefix is the
 # best item at steps 1-2, falls off the beam at step 3, is most violated at
@@ -70,7 +71,7 @@ def test_unknown_update_method():
 def half_trained(shared_data):
     """A parser trained greedily on a little data: beams make mistakes."""
     nlp = spacy.blank("en")
-    parser = nlp.add_pipe("arc_standard_parser", config={"search": "greedy"})
+    parser = nlp.add_pipe("arc_standard_parser", config=blocks("arc_standard_parser", {"search": "greedy"}))
     train = parse_examples(nlp.vocab, "ewt", "train", 300)
     parser.initialize(lambda: train)
     parser.update(train)

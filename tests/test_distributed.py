@@ -283,7 +283,10 @@ def odd_lines_file(jsonl: Path, path: Path) -> List[int]:
 
 
 @pytest.mark.parametrize("settings", [{"components.lookahead_tagger.alternatives": True},
-                                      {"components.lookahead_tagger.learner": "sapo"}],
+                                      {"components.lookahead_tagger.learner": {
+                                          "@learners": "spacy_lookahead.SAPO.v1"},
+                                       "components.lookahead_tagger.search": {
+                                          "@search": "spacy_lookahead.TopN.v1"}}],
                          ids=["alternatives", "sapo"])
 def test_annotate_loses_nothing_with_odd_lines_a_reject_and_a_killed_worker(
         client, ewt_corpus, jsonl, tmp_path, settings):
@@ -661,9 +664,10 @@ def test_ipm_trains_the_fr_chunker(client, tmp_path):
 
 
 @pytest.mark.parametrize("learner", [
-    {"components.lookahead_tagger.learner": "sapo"},
-    {"components.lookahead_tagger.search": "beam", "components.lookahead_tagger.beam_width": 4,
-     "components.lookahead_tagger.update": "max_violation"},
+    {"components.lookahead_tagger.learner": {"@learners": "spacy_lookahead.SAPO.v1"},
+     "components.lookahead_tagger.search": {"@search": "spacy_lookahead.TopN.v1"}},
+    {"components.lookahead_tagger.search": {"@search": "spacy_lookahead.Beam.v1", "width": 4},
+     "components.lookahead_tagger.learner": {"@learners": "spacy_lookahead.ViolationFixing.v1"}},
 ], ids=["sapo", "beam-max-violation"])
 def test_ipm_trains_every_learner(client, ewt_corpus, tmp_path, learner):
     history = train(CONFIGS / "tagger_ewt.cfg", tmp_path / "out", client=client, shards=2,
@@ -672,4 +676,4 @@ def test_ipm_trains_every_learner(client, ewt_corpus, tmp_path, learner):
                     stdout=io.StringIO())
     assert history[-1]["scores"]["tag_acc"] > 0.7
     loaded = spacy.load(tmp_path / "out" / "model-last").get_pipe("lookahead_tagger")
-    assert loaded.cfg["learner"] == ("sapo" if "sapo" in str(learner) else "perceptron")
+    assert loaded.learner.kind == ("sapo" if "SAPO" in str(learner) else "perceptron")

@@ -53,18 +53,28 @@ def test_a_changed_default_makes_the_reference_stale(generator, monkeypatch, tmp
     assert generator.main(["--check", "--output", str(out)]) == 0
     assert out.read_bytes() == SETTINGS.read_bytes()
     defaults = Language.get_factory_meta("lookahead_tagger").default_config
-    monkeypatch.setitem(defaults, "depth", 2)
+    monkeypatch.setitem(defaults, "n_threads", 2)
     fresh = generator.render()
     assert fresh.encode("utf8") != SETTINGS.read_bytes()
-    assert "| `depth` | `2` | `1` | `1` | `1` |" in fresh
+    assert "| `n_threads` | `2` | `1` | `1` | `1` | `1` | `1` |" in fresh
     assert generator.main(["--check", "--output", str(out)]) == 1
 
 
 def test_the_reference_reads_the_validator(generator, monkeypatch):
-    """What a setting accepts is the rule settings.check_values states."""
-    from spacy_lookahead.pipes import settings
-    monkeypatch.setattr(settings, "MAX_DEPTH", 5)
-    assert "Accepts an integer 0-5 " in generator.render()
+    """What a setting accepts is the rule its validator states: a
+    component's (settings.check_values), or a block's function."""
+    from spacy_lookahead.pipes import search, settings
+    monkeypatch.setattr(search, "MAX_DEPTH", 5)
+    monkeypatch.setattr(settings, "MAX_TEMPERATURE", 7.0)
+    text = generator.render()
+    assert "`depth`: default `1`; an integer in 0..5 " in text
+    assert "a number in (0, 7]" in text
+
+
+def test_every_block_setting_needs_an_explanation(generator, monkeypatch):
+    monkeypatch.delitem(generator.BLOCK_PROSE["spacy_lookahead.SAPO.v1"], "l2")
+    with pytest.raises(SystemExit, match="spacy_lookahead.SAPO.v1 differ: \\['l2'\\]"):
+        generator.render()
 
 
 def test_every_setting_needs_an_explanation(generator, monkeypatch):

@@ -13,6 +13,7 @@ from spacy.tokens import Doc, DocBin
 import spacy_lookahead.pipes.spans  # noqa: F401  (factories, when not pip-installed)
 from spacy_lookahead.readers.columns import ColumnCorpus
 from spacy_lookahead.readers.inputs import create_keep_inputs_reader
+from blocks import blocks
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -86,7 +87,7 @@ def test_spacy_evaluate_with_gold_inputs_gives_spacys_keys(shared_data, tmp_path
     conll2000_docbin(shared_data, tmp_path / "train.spacy", 0, 300)
     conll2000_docbin(shared_data, tmp_path / "test.spacy", 300, 60)
     nlp = spacy.blank("en")
-    nlp.add_pipe("lookahead_chunker", config={"search": "greedy"})
+    nlp.add_pipe("lookahead_chunker", config=blocks("lookahead_chunker", {"search": "greedy"}))
     train = list(create_keep_inputs_reader(tmp_path / "train.spacy", inputs=["tag"])(nlp))
     nlp.initialize(lambda: train)
     for i in range(0, len(train), 32):

@@ -7,6 +7,7 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example
 
 import spacy_lookahead.pipes  # noqa: F401  (factories, when not pip-installed)
+from blocks import blocks
 
 
 class Corpus:
@@ -43,7 +44,7 @@ TAGS = [".", "DT", "NN", "VBD", "VBZ"]
 ])
 def test_initialize_reads_the_corpus_once(factory, config, labels, tags, size):
     nlp = spacy.blank("en")
-    pipe = nlp.add_pipe(factory, config=config)
+    pipe = nlp.add_pipe(factory, config=blocks(factory, config))
     corpus = Corpus(examples(nlp.vocab))
     pipe.initialize(corpus)
     assert corpus.reads == 1

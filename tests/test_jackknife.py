@@ -131,7 +131,7 @@ def test_jackknife_tags_every_training_doc_with_a_model_that_never_saw_it(tmp_pa
         "paths.train_tags": str(tmp_path / "jk.spacy"), "training.max_epochs": 5,
         "training.eval_frequency": 3, "corpora.train.inputs": ["tag", "tag_alternatives"],
         "components.lookahead_tagger.alternatives": True, P + "tag_alternatives": True,
-        P + "beam_width": 4, "initialize.lookups": {"@misc": "test_lookahead.word_tables.v1",
+        P + "search.width": 4, "initialize.lookups": {"@misc": "test_lookahead.word_tables.v1",
                                                     "path": str(tmp_path / "train.spacy")}},
         interpolate=False)
     assert any(f.startswith("cluster") for f in config["components"]["lookahead_tagger"]["features"])

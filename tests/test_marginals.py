@@ -15,6 +15,7 @@ from spacy_lookahead.core.weights import Weights
 
 from engine import views
 from engine import WORDS, atoms_of, constrained_system
+from blocks import blocks
 
 
 def sequence_weights(system, atoms, W, temperature):
@@ -211,8 +212,8 @@ def test_factored_and_row_by_row_lattices_agree_on_a_real_model(tau, shared_data
     from spacy.tokens import Doc
     from test_spans import jnlpba, train, words_only
     nlp = spacy.blank("en")
-    ner = nlp.add_pipe("lookahead_ner", config={"learner": "sapo", "direction": "rtl",
-                                                "temperature": 1.0})
+    ner = nlp.add_pipe("lookahead_ner", config=blocks("lookahead_ner", {"learner": "sapo", "direction": "rtl",
+                                                "temperature": 1.0}))
     train(nlp, words_only(jnlpba(shared_data, nlp.vocab, "train", 300)), 1)
     W = ner.averaged_weights
     docs = [Doc(nlp.vocab, words=[t.text for t in eg.reference])
@@ -280,7 +281,7 @@ def test_pruned_viterbi_answers_for_a_real_tagger(shared_data):
     import spacy
     from ewt import ewt_examples
     nlp = spacy.blank("en")
-    tagger = nlp.add_pipe("lookahead_tagger", config={"learner": "sapo", "temperature": 0.4})
+    tagger = nlp.add_pipe("lookahead_tagger", config=blocks("lookahead_tagger", {"learner": "sapo", "temperature": 0.4}))
     examples = ewt_examples(nlp.vocab, "train", 300)
     nlp.initialize(lambda: examples)
     for _ in range(2):
@@ -429,7 +430,7 @@ TAGS4 = ["DT", "NN", "VBZ", "."]
 def sapo_pipe(factory, config, examples_of):
     import spacy
     nlp = spacy.blank("en")
-    pipe = nlp.add_pipe(factory, config={"learner": "sapo", "n": 3, **config})
+    pipe = nlp.add_pipe(factory, config=blocks(factory, {"learner": "sapo", "n": 3, **config}))
     examples = examples_of(nlp)
     nlp.initialize(lambda: examples)
     for _ in range(2):
@@ -493,11 +494,11 @@ def test_span_probabilities_are_the_marginals_over_every_output(direction, schem
 
 def test_marginals_need_sapo_and_a_first_order_model():
     import spacy
-    with pytest.raises(ValueError, match="probabilities = 'marginals' is not used"):
+    with pytest.raises(ValueError, match="probabilities = 'marginals' is read with @learners"):
         spacy.blank("en").add_pipe("lookahead_tagger", config={"probabilities": "marginals"})
     with pytest.raises(ValueError, match="first-order models only"):
-        spacy.blank("en").add_pipe("lookahead_chunker", config={
-            "learner": "sapo", "probabilities": "marginals", "label_trigrams": True})
+        spacy.blank("en").add_pipe("lookahead_chunker", config=blocks("lookahead_chunker", {
+            "learner": "sapo", "probabilities": "marginals", "label_trigrams": True}))
 
 
 @pytest.mark.parametrize("seed,scale", [(22, 20.0), (22, 30.0), (2, 30.0)])

@@ -19,6 +19,7 @@ from spacy.training.converters import conllu_to_docs
 import spacy_lookahead.pipes.parser  # noqa: F401  (factories, when not pip-installed)
 import spacy_lookahead.pipes.tagger  # noqa: F401
 
+from blocks import blocks
 from conftest import SHARED_DATA
 from ewt import ewt_examples
 from parse_data import parse_examples
@@ -41,13 +42,13 @@ print(json.dumps({"pipeline": nlp.pipe_names, "module": spacy.util.get_package_p
 
 def train_tiny(tmp_path: Path) -> None:
     tagger = spacy.blank("en")
-    tagger.add_pipe("lookahead_tagger", config={"depth": 0})
+    tagger.add_pipe("lookahead_tagger", config=blocks("lookahead_tagger", {"depth": 0}))
     examples = ewt_examples(tagger.vocab, "train", 200)
     tagger.initialize(lambda: examples)
     tagger.update(examples)
     tagger.to_disk(tmp_path / "tagger")
     parser = spacy.blank("en")
-    parser.add_pipe("arc_standard_parser", config={"search": "greedy", "min_label_freq": 1})
+    parser.add_pipe("arc_standard_parser", config=blocks("arc_standard_parser", {"search": "greedy", "min_label_freq": 1}))
     examples = parse_examples(parser.vocab, "ewt", "train", 200, 1)
     parser.initialize(lambda: examples)
     parser.update(examples)

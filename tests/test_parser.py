@@ -14,11 +14,13 @@ from spacy_lookahead.pipes.transition import Prediction
 from conftest import reload_pipeline
 from engine import predict
 from parse_data import gold_docs, parse_examples, words_only
+from blocks import blocks
+from spacy_lookahead.pipes.search import Beam, Greedy, Lookahead
 
 
 def train_parser(config, n_train=800, epochs=2, n_sents=4):
     nlp = spacy.blank("en")
-    parser = nlp.add_pipe("arc_standard_parser", config=config)
+    parser = nlp.add_pipe("arc_standard_parser", config=blocks("arc_standard_parser", config))
     # several sentences per doc, so that it learns to leave several roots
     train = parse_examples(nlp.vocab, "ewt", "train", n_train, n_sents)
     parser.initialize(lambda: train)
@@ -104,11 +106,10 @@ def check_tree(doc):
     assert doc.has_annotation("SENT_START") and len(list(doc.sents)) >= 1
 
 
-@pytest.mark.parametrize("config", [{"search": "greedy"}, {"search": "lookahead", "depth": 1},
-                                    {"search": "beam", "beam_width": 8}])
-def test_odd_docs(greedy_nlp, config):
+@pytest.mark.parametrize("search", [Greedy(), Lookahead(depth=1), Beam(width=8)])
+def test_odd_docs(greedy_nlp, search):
     parser = greedy_nlp.get_pipe("arc_standard_parser")
-    parser.cfg.update(config)
+    before, parser.search = parser.search, search  # (prediction reads the search)
     try:
         vocab = greedy_nlp.vocab
         empty = Doc(vocab, words=[], tags=[])
@@ -124,7 +125,7 @@ def test_odd_docs(greedy_nlp, config):
         check_tree(out[2])
         assert len(list(out[2].sents)) > 20  # a multi-sentence doc gets several roots
     finally:
-        parser.cfg.update({"search": "greedy", "depth": 1, "beam_width": 8})
+        parser.search = before
 
 
 def test_respect_sent_starts(greedy_nlp):
@@ -173,7 +174,7 @@ def test_round_trip(greedy_nlp, tmp_path, how):
     before = [[(t.head.i, t.dep_) for t in d] for d in greedy_nlp.pipe([d.copy() for d in docs])]
     if how == "bytes":  # search settings come from the config, as with spacy.load
         other = spacy.blank("en")
-        other.add_pipe("arc_standard_parser", config={"search": "greedy", "min_label_freq": 1})
+        other.add_pipe("arc_standard_parser", config=blocks("arc_standard_parser", {"search": "greedy", "min_label_freq": 1}))
         other.from_bytes(greedy_nlp.to_bytes())
     else:
         other = reload_pipeline(greedy_nlp, how, tmp_path / "model")
@@ -193,7 +194,7 @@ def test_rich_round_trip_restores_the_feature_set(rich_nlp, tmp_path, how):
     before = [[(t.head.i, t.dep_) for t in d] for d in rich_nlp.pipe([d.copy() for d in docs])]
     if how == "bytes":  # a config with the default feature set
         other = spacy.blank("en")
-        other.add_pipe("arc_standard_parser", config={"search": "greedy", "min_label_freq": 1})
+        other.add_pipe("arc_standard_parser", config=blocks("arc_standard_parser", {"search": "greedy", "min_label_freq": 1}))
         assert other.get_pipe("arc_standard_parser").cfg["features"] == "base"
         other.from_bytes(rich_nlp.to_bytes())
     else:
@@ -245,11 +246,15 @@ def test_a_rich_model_whose_cfg_says_base_is_refused(rich_nlp, tmp_path):
 
 @pytest.mark.parametrize("setting,value,message", [
     ("search", "dfs", r"search[\s\S]*dfs"),
-    ("depth", -1, "depth must be an integer 0-3"),
-    ("depth", 9, "depth must be an integer 0-3"),
-    ("margin", -2, "margin must be a number >= 0"),
-    ("beam_width", 0, "beam_width must be an integer in 1..1000"),
-    ("update", "late", r"update[\s\S]*late"),
+    ("search", {"@search": "spacy_lookahead.Lookahead.v1", "depth": -1},
+     "depth must be an integer in 0..3"),
+    ("search", {"@search": "spacy_lookahead.Lookahead.v1", "depth": 9},
+     "depth must be an integer in 0..3"),
+    ("learner", {"@learners": "spacy_lookahead.MarginPerceptron.v1", "margin": -2},
+     "margin must be a number >= 0"),
+    ("search", {"@search": "spacy_lookahead.Beam.v1", "width": 0},
+     "width must be an integer in 1..1000"),
+    ("search", {"@search": "spacy_lookahead.Beam.v1", "update": "late"}, r"update[\s\S]*late"),
     ("min_label_freq", 0, "min_label_freq must be an integer >= 1"),
     ("features", "richer", r"features[\s\S]*richer"),
 ])
@@ -277,8 +282,8 @@ def test_untrained_and_unannotated():
 def tagged_with_alternatives(shared_data):
     """A small tagger with alternatives, and EWT sentences it tagged."""
     nlp = spacy.blank("en")
-    tagger = nlp.add_pipe("lookahead_tagger", config={"alternatives": True, "depth": 0,
-                                                      "search": "greedy"})
+    tagger = nlp.add_pipe("lookahead_tagger", config=blocks("lookahead_tagger", {"alternatives": True, "depth": 0,
+                                                      "search": "greedy"}))
     train = parse_examples(nlp.vocab, "ewt", "train", 400)
     tagger.initialize(lambda: train)
     for _ in range(2):
@@ -300,8 +305,8 @@ def test_tag_alternatives_learn_from_a_tagger_and_are_required(tagged_with_alter
     train, dev = tagged("train", 800), tagged("dev", 300)
     assert any(t._.tag_alternative for eg in train[:20] for t in eg.predicted)
     nlp = spacy.blank("en", vocab=tagger_nlp.vocab)
-    parser = nlp.add_pipe("arc_standard_parser", config={"search": "greedy", "min_label_freq": 1,
-                                                         "tag_alternatives": True})
+    parser = nlp.add_pipe("arc_standard_parser", config=blocks("arc_standard_parser", {"search": "greedy", "min_label_freq": 1,
+                                                         "tag_alternatives": True}))
     parser.initialize(lambda: train)
     for _ in range(2):
         for i in range(0, len(train), 25):
@@ -329,9 +334,9 @@ def test_joint_tagging_chooses_between_the_taggers_tags(tagged_with_alternatives
     tagger_nlp, tagged = tagged_with_alternatives
     train, dev = tagged("train", 800), tagged("dev", 200)
     nlp = spacy.blank("en", vocab=tagger_nlp.vocab)
-    parser = nlp.add_pipe("arc_standard_parser", config={
+    parser = nlp.add_pipe("arc_standard_parser", config=blocks("arc_standard_parser", {
         "search": "beam", "beam_width": 4, "update": "early", "min_label_freq": 1,
-        "tag_alternatives": True, "joint_tagging": True})
+        "tag_alternatives": True, "joint_tagging": True}))
     parser.initialize(lambda: train)
     gold_alt = [parser.gold(eg)[2] for eg in train]
     assert 0 < sum(a.sum() for a in gold_alt) < 0.2 * sum(len(a) for a in gold_alt)
@@ -409,7 +414,7 @@ def test_sapo_fits_the_temperature_of_its_head_probabilities_on_dev_and_keeps_it
     fixed.evaluate(dev[:40])
     assert fixed.get_pipe("arc_standard_parser").temperature == 2.0
     assert "fitted_temperature" not in fixed.get_pipe("arc_standard_parser").cfg
-    with pytest.raises(ValueError, match="learner = sapo"):
+    with pytest.raises(ValueError, match="temperature = 2.0 is read with @learners"):
         spacy.blank("en").add_pipe("arc_standard_parser", config={"temperature": 2.0})
 
 
@@ -439,9 +444,9 @@ def test_a_parser_with_cluster_templates_learns_and_round_trips(shared_data, tmp
         for t in doc:
             clusters.setdefault(t.text, 0b1000000 | tags.setdefault(t.tag_, len(tags) + 1))
     nlp.vocab.lookups.add_table("lexeme_cluster", clusters)
-    parser = nlp.add_pipe("arc_standard_parser", config={"search": "greedy",
+    parser = nlp.add_pipe("arc_standard_parser", config=blocks("arc_standard_parser", {"search": "greedy",
                                                          "min_label_freq": 1,
-                                                         "features": features})
+                                                         "features": features}))
     train = parse_examples(nlp.vocab, "ewt", "train", 800, 4)
     parser.initialize(lambda: train)
     for _ in range(2):

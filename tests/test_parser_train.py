@@ -19,8 +19,10 @@ from parse_data import ATTRS, gold_docs, words_only
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
 
-@pytest.mark.parametrize("config_name,corpus,search", [("parser_ewt.cfg", "ewt", "greedy"),
-                                                        ("parser_wsj.cfg", "wsj", "beam")])
+@pytest.mark.parametrize("config_name,corpus,search", [
+    ("parser_ewt.cfg", "ewt", {"@search": "spacy_lookahead.Greedy.v1"}),
+    ("parser_wsj.cfg", "wsj", {"@search": "spacy_lookahead.Beam.v1", "width": 4})],
+    ids=["ewt-greedy", "wsj-beam"])
 def test_spacy_train(shared_data, tmp_path, config_name, corpus, search):
     vocab = spacy.blank("en").vocab
     for split, n in (("train", 800), ("dev", 200)):
@@ -29,7 +31,8 @@ def test_spacy_train(shared_data, tmp_path, config_name, corpus, search):
         "paths.train": str(tmp_path / "train.spacy"), "paths.dev": str(tmp_path / "dev.spacy"),
         "training.max_epochs": 2, "training.eval_frequency": 20,
         "components.arc_standard_parser.search": search,
-        **({"components.arc_standard_parser.beam_width": 4} if search == "beam" else {})},
+        **({"components.arc_standard_parser.learner": {
+            "@learners": "spacy_lookahead.ViolationFixing.v1"}} if "width" in search else {})},
         interpolate=False)
     nlp = init_nlp(config)
     (tmp_path / "out").mkdir()
@@ -56,7 +59,7 @@ def test_parser_behind_a_trained_tagger(shared_data, tmp_path):
     paths = {"paths.train": str(tmp_path / "train.spacy"), "paths.dev": str(tmp_path / "dev.spacy"),
              "training.max_epochs": 1, "training.eval_frequency": 10}
     tagger_config = load_config(CONFIGS / "tagger_ewt.cfg", overrides={
-        **paths, "components.lookahead_tagger.depth": 0}, interpolate=False)
+        **paths, "components.lookahead_tagger.search.depth": 0}, interpolate=False)
     (tmp_path / "tagger").mkdir()
     train(init_nlp(tagger_config), tmp_path / "tagger", stdout=sys.stdout, stderr=sys.stderr)
     config = load_config(CONFIGS / "parser_ewt_tagger.cfg", overrides={

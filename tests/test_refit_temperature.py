@@ -12,12 +12,13 @@ from ewt import ewt_examples
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
 import refit_temperature  # noqa: E402
+from blocks import blocks
 
 
 def test_refit_replaces_a_stale_temperature_by_the_dev_fit(shared_data, tmp_path):
     nlp = spacy.blank("en")
-    tagger = nlp.add_pipe("lookahead_tagger", config={"learner": "sapo", "n": 5,
-                                                      "probabilities": "nbest"})
+    tagger = nlp.add_pipe("lookahead_tagger", config=blocks("lookahead_tagger", {"learner": "sapo", "n": 5,
+                                                      "probabilities": "nbest"}))
     train = ewt_examples(nlp.vocab, "train", 200)
     dev = ewt_examples(nlp.vocab, "dev", 60)
     nlp.initialize(lambda: train)
@@ -39,4 +40,4 @@ def test_refit_replaces_a_stale_temperature_by_the_dev_fit(shared_data, tmp_path
     # move a first-order model's fit: its NLL is exact over all sequences)
     assert refit_temperature.main([f"{tmp_path / 'model'}@n=2", str(tmp_path / "n2")]) == 0
     refit = spacy.load(tmp_path / "n2").get_pipe("lookahead_tagger")
-    assert refit.cfg["n"] == 2 and refit.temperature == fitted
+    assert refit.learner.n == 2 and refit.temperature == fitted

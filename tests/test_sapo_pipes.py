@@ -11,6 +11,7 @@ from spacy.tokens import Doc
 from conftest import reload_pipeline
 from ewt import ewt_examples
 from span_data import conll2000, jnlpba, train, words_only
+from blocks import blocks
 
 SAPO = {"learner": "sapo", "n": 5, "learning_rate": 0.1, "l2": 1.0}
 
@@ -18,7 +19,7 @@ SAPO = {"learner": "sapo", "n": 5, "learning_rate": 0.1, "l2": 1.0}
 @pytest.fixture(scope="module")
 def chunker(shared_data):
     nlp = spacy.blank("en")
-    nlp.add_pipe("lookahead_chunker", config=SAPO)
+    nlp.add_pipe("lookahead_chunker", config=blocks("lookahead_chunker", SAPO))
     return train(nlp, conll2000(shared_data, nlp.vocab, "train", 1500), 3)
 
 
@@ -92,7 +93,7 @@ def test_sapo_tagger_gives_tag_probabilities():
     """Tag probabilities (exact marginals, the default) at the temperature
     fitted on held-out data, as spacy train fits it on the dev set."""
     nlp = spacy.blank("en")
-    nlp.add_pipe("lookahead_tagger", config=SAPO)
+    nlp.add_pipe("lookahead_tagger", config=blocks("lookahead_tagger", SAPO))
     train(nlp, ewt_examples(nlp.vocab, "train", 1000)[:800], 2)
     nlp.evaluate(ewt_examples(nlp.vocab, "train", 1000)[800:])
     assert nlp.get_pipe("lookahead_tagger").temperature < 1.0  # 2 epochs of SAPO: flat
@@ -111,7 +112,7 @@ def test_sapo_tagger_gives_tag_probabilities():
 
 def test_sapo_ner_scores_its_entities(shared_data):
     nlp = spacy.blank("en")
-    nlp.add_pipe("lookahead_ner", config={**SAPO, "direction": "rtl"})
+    nlp.add_pipe("lookahead_ner", config=blocks("lookahead_ner", {**SAPO, "direction": "rtl"}))
     train(nlp, words_only(jnlpba(shared_data, nlp.vocab, "train", 600)), 2)
     docs = list(nlp.pipe(Doc(nlp.vocab, words=[t.text for t in eg.reference])
                          for eg in jnlpba(shared_data, nlp.vocab, "test", 100)))
@@ -126,7 +127,7 @@ def test_sapo_ner_scores_its_entities(shared_data):
 @pytest.fixture(scope="module")
 def ner_to_calibrate(shared_data):
     nlp = spacy.blank("en")
-    nlp.add_pipe("lookahead_ner", config={**SAPO, "direction": "rtl", "probabilities": "marginals"})
+    nlp.add_pipe("lookahead_ner", config=blocks("lookahead_ner", {**SAPO, "direction": "rtl", "probabilities": "marginals"}))
     train(nlp, words_only(jnlpba(shared_data, nlp.vocab, "train", 600)), 2)
     return nlp
 
@@ -202,7 +203,7 @@ def test_with_the_n_best_the_temperature_fits_the_gold_outputs(ner_to_calibrate,
 
 def test_a_fixed_temperature_is_kept_and_averaging_is_a_setting(shared_data):
     nlp = spacy.blank("en")
-    ner = nlp.add_pipe("lookahead_ner", config={**SAPO, "temperature": 1.5, "average": True})
+    ner = nlp.add_pipe("lookahead_ner", config=blocks("lookahead_ner", {**SAPO, "temperature": 1.5, "average": True}))
     train(nlp, words_only(jnlpba(shared_data, nlp.vocab, "train", 200)), 1)
     nlp.evaluate(words_only(jnlpba(shared_data, nlp.vocab, "test", 50)))
     assert ner.temperature == 1.5 and "fitted_temperature" not in ner.cfg
@@ -214,18 +215,26 @@ def test_a_fixed_temperature_is_kept_and_averaging_is_a_setting(shared_data):
 @pytest.mark.parametrize("config,message", [
     ({"temperature": 0}, "temperature must be null"),
     ({"temperature": "fit"}, "temperature"),
-    ({"learner": "perceptron", "temperature": 1.0}, "learner = sapo"),
-    ({"learner": "perceptron", "average": True}, "learner = sapo"),
+    ({"learner": "perceptron", "temperature": 1.0}, "temperature = 1.0 is read with "
+                                                     "@learners = \"spacy_lookahead.SAPO.v1\""),
+    ({"learner": "perceptron", "average": True}, "average"),
 ])
 def test_bad_temperature_and_average_settings(config, message):
     nlp = spacy.blank("en")
     with pytest.raises(ValueError, match=message):
-        nlp.add_pipe("lookahead_ner", config={**SAPO, **config})
+        nlp.add_pipe("lookahead_ner", config=blocks("lookahead_ner", {**SAPO, **config}))
+
+
+def test_average_is_a_setting_of_sapo_only():
+    """A perceptron averages by construction: its block has no `average`."""
+    with pytest.raises(ValueError, match="unexpected argument: 'average'"):
+        spacy.blank("en").add_pipe("lookahead_ner", config={"learner": {
+            "@learners": "spacy_lookahead.MarginPerceptron.v1", "average": True}})
 
 
 def test_perceptron_components_also_rank_nbest(shared_data):
     nlp = spacy.blank("en")
-    nlp.add_pipe("lookahead_chunker", config={"depth": 0})
+    nlp.add_pipe("lookahead_chunker", config=blocks("lookahead_chunker", {"depth": 0}))
     train(nlp, conll2000(shared_data, nlp.vocab, "train", 200), 1)
     doc = conll2000(shared_data, nlp.vocab, "test", 1)[0].predicted
     [nbest] = nlp.get_pipe("lookahead_chunker").predict_nbest([doc], n=3)
@@ -234,17 +243,17 @@ def test_perceptron_components_also_rank_nbest(shared_data):
 
 
 @pytest.mark.parametrize("setting, value", [
-    ("learner", "crf"), ("n", 0), ("n", 2.5), ("learning_rate", 0), ("learning_rate", "fast"),
+    ("n", 0), ("n", 2.5), ("learning_rate", 0), ("learning_rate", "fast"),
     ("learning_rate_decay", 1.5), ("learning_rate_decay", 0.0), ("l2", -1.0)])
 def test_bad_learner_settings_are_named(setting, value):
     nlp = spacy.blank("en")
     with pytest.raises(ValueError, match=setting):
-        nlp.add_pipe("lookahead_tagger", config={"learner": "sapo", setting: value})
+        nlp.add_pipe("lookahead_tagger", config=blocks("lookahead_tagger", {"learner": "sapo", setting: value}))
 
 
 def test_sapo_update_before_initialize_is_a_clear_error():
     nlp = spacy.blank("en")
-    tagger = nlp.add_pipe("lookahead_tagger", config=SAPO)
+    tagger = nlp.add_pipe("lookahead_tagger", config=blocks("lookahead_tagger", SAPO))
     examples = ewt_examples(nlp.vocab, "train", 5)
     tagger.add_label("NN")
     with pytest.raises(ValueError, match="initialize"):
@@ -253,7 +262,7 @@ def test_sapo_update_before_initialize_is_a_clear_error():
 
 def test_sapo_handles_empty_and_one_token_docs():
     nlp = spacy.blank("en")
-    nlp.add_pipe("lookahead_tagger", config=SAPO)
+    nlp.add_pipe("lookahead_tagger", config=blocks("lookahead_tagger", SAPO))
     train(nlp, ewt_examples(nlp.vocab, "train", 50), 1)
     assert len(nlp(Doc(nlp.vocab, words=[]))) == 0
     doc = nlp(Doc(nlp.vocab, words=["Hello"]))
@@ -281,22 +290,22 @@ def test_exact_search_is_refused_above_its_label_limit(monkeypatch):
     name the fix; "auto" probabilities and the temperature fit step aside
     (the n best, temperature 1); beam search trains and predicts."""
     from spacy.util import ConfigValidationError
-    from spacy_lookahead.pipes import settings
-    monkeypatch.setattr(settings, "MAX_LABELS_EXACT_TOPN", 10)
+    from spacy_lookahead.pipes import search, settings
+    monkeypatch.setattr(search, "MAX_LABELS_EXACT_TOPN", 10)
     monkeypatch.setattr(settings, "MAX_LABELS_LATTICE", 10)
-    for config, key, fix in [({**SAPO}, "search", 'search = "beam"'),
+    for config, key, fix in [({**SAPO}, "search", '@search = "spacy_lookahead.Beam.v1"'),
                              ({**SAPO, "search": "beam", "probabilities": "marginals"},
                               "probabilities", 'probabilities = "nbest"'),
                              ({"alternatives": True}, "alternatives", "alternatives = false")]:
         nlp = spacy.blank("en")
-        nlp.add_pipe("lookahead_tagger", config=config)
+        nlp.add_pipe("lookahead_tagger", config=blocks("lookahead_tagger", config))
         examples = _many_label_examples(nlp)
         with pytest.raises(ConfigValidationError, match=fix) as err:
             nlp.initialize(lambda: examples)
         assert err.value.errors[0]["loc"] == ["components", "lookahead_tagger", key]
         assert "12 labels (at most 10)" in str(err.value)
     nlp = spacy.blank("en")
-    pipe = nlp.add_pipe("lookahead_tagger", config={**SAPO, "search": "beam"})
+    pipe = nlp.add_pipe("lookahead_tagger", config=blocks("lookahead_tagger", {**SAPO, "search": "beam"}))
     examples = _many_label_examples(nlp)
     nlp.initialize(lambda: examples)
     nlp.update(examples)
@@ -309,8 +318,7 @@ def test_exact_search_is_refused_above_its_label_limit(monkeypatch):
     probs = [p for doc in docs for p in doc.user_data["tag_probs"]]
     assert all(0.0 <= p <= 1.0 for p in probs)
     # within the limits the same settings use the exact search and the lattice
-    monkeypatch.setattr(settings, "MAX_LABELS_EXACT_TOPN", 12)
+    monkeypatch.setattr(search, "MAX_LABELS_EXACT_TOPN", 12)
     monkeypatch.setattr(settings, "MAX_LABELS_LATTICE", 12)
     assert pipe.uses_marginals and pipe._fits_temperature()
-    pipe.cfg["search"] = "lookahead"
-    assert pipe.exact_topn
+    assert search.TopN().exact_topn(pipe.system, pipe.name)

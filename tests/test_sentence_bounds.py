@@ -20,6 +20,7 @@ from spacy_lookahead.systems.tagging import TaggingSystem, sentence_bounds
 
 from engine import assert_fast_search_agrees, predict, views
 from engine import WORDS, atoms_of
+from blocks import blocks
 
 
 def system_of(direction, trigrams, templates=None):
@@ -183,7 +184,7 @@ def test_a_gold_span_across_a_sentence_start_is_unknown_and_said_once():
     unknown (with a warning), and beam search still learns the rest of the
     doc, which it skipped while its gold was unreachable."""
     nlp = spacy.blank("en")
-    nlp.add_pipe("lookahead_ner", config={"respect_sent_starts": True, "search": "beam"})
+    nlp.add_pipe("lookahead_ner", config=blocks("lookahead_ner", {"respect_sent_starts": True, "search": "beam"}))
     words, starts = ["a", "b", "X", "Y", "c", "Z"], [True, False, False, True, False, False]
     gold = Doc(nlp.vocab, words=words, sent_starts=starts)
     gold.ents = [Span(gold, 2, 4, "T"), Span(gold, 5, 6, "T")]

@@ -55,17 +55,18 @@ def test_spacy_train_saves_averaged_weights(tmp_path):
     docs = [eg.predicted for eg in ewt_examples(vocab, "dev", 100)]
     atoms = [loaded._atoms.doc_atoms(d) for d in docs]
     expected = predict(trained.system, atoms, trained.weights.average(), "lookahead",
-                       trained.cfg["depth"])
+                       trained.search.depth)
     assert [p.best.tolist() for p in loaded.predict(docs)] == [p.tolist() for p in expected]
 
 
 def test_spacy_train_logs_curves_for_sapo(tmp_path):
-    """`spacy train` with learner = "sapo" and the curves logger: one JSON
+    """`spacy train` with the SAPO learner and the curves logger: one JSON
     line per evaluation with the dev score and the mean |w|; the saved model
     predicts with the trained (not averaged) weights, and gives probabilities."""
     curves = tmp_path / "curves.jsonl"
     nlp = spacy_train(tmp_path, "out", 300, 100, **{
-        "components.lookahead_tagger.learner": "sapo",
+        "components.lookahead_tagger.learner": {"@learners": "spacy_lookahead.SAPO.v1"},
+        "components.lookahead_tagger.search": {"@search": "spacy_lookahead.TopN.v1"},
         "training.logger": {"@loggers": "spacy_lookahead.curves_logger.v1", "path": str(curves)}})
     rows = [srsly.json_loads(line) for line in curves.read_text().splitlines()]
     assert len(rows) >= 2 and {r["epoch"] for r in rows} == {0, 1}

@@ -10,12 +10,13 @@ import spacy_lookahead.scoring  # noqa: F401
 
 from conftest import reload_pipeline
 from span_data import conll2000, jnlpba, train, words_only  # noqa: F401
+from blocks import blocks
 
 
 @pytest.fixture(scope="module")
 def chunker_nlp(shared_data):
     nlp = spacy.blank("en")
-    nlp.add_pipe("lookahead_chunker", config={"depth": 1})
+    nlp.add_pipe("lookahead_chunker", config=blocks("lookahead_chunker", {"depth": 1}))
     return train(nlp, conll2000(shared_data, nlp.vocab, "train", 1500), 3)
 
 
@@ -30,7 +31,7 @@ def test_chunker_learns_from_words_only_docs(shared_data):
     """spacy.Corpus.v1 gives update() docs without tags: the chunker takes its
     POS input from the aligned gold doc."""
     nlp = spacy.blank("en")
-    nlp.add_pipe("lookahead_chunker", config={"depth": 0})
+    nlp.add_pipe("lookahead_chunker", config=blocks("lookahead_chunker", {"depth": 0}))
     examples = words_only(conll2000(shared_data, nlp.vocab, "train", 300))
     assert not examples[0].predicted.has_annotation("TAG")
     train(nlp, examples, 2)
@@ -67,7 +68,7 @@ def test_chunker_round_trip(chunker_nlp, shared_data, tmp_path, how):
 
 def test_overlapping_gold_spans_and_unseen_types_do_not_break_training():
     nlp = spacy.blank("en")
-    nlp.add_pipe("lookahead_chunker", config={"depth": 1})
+    nlp.add_pipe("lookahead_chunker", config=blocks("lookahead_chunker", {"depth": 1}))
     doc = Doc(nlp.vocab, words="the big dog barks".split(), tags=["DT", "JJ", "NN", "VBZ"])
     ref = doc.copy()
     ref.spans["chunks"] = [Span(ref, 0, 3, "NP"), Span(ref, 1, 3, "NP"), Span(ref, 3, 4, "VP")]
@@ -85,7 +86,7 @@ def test_overlapping_gold_spans_and_unseen_types_do_not_break_training():
 @pytest.mark.parametrize("scheme", ["iob2", "biluo"])
 def test_ner_on_jnlpba_slice(shared_data, direction, scheme):
     nlp = spacy.blank("en")
-    nlp.add_pipe("lookahead_ner", config={"depth": 1, "direction": direction, "scheme": scheme})
+    nlp.add_pipe("lookahead_ner", config=blocks("lookahead_ner", {"depth": 1, "direction": direction, "scheme": scheme}))
     train(nlp, jnlpba(shared_data, nlp.vocab, "train", 1000), 2)
     scores = nlp.evaluate(jnlpba(shared_data, nlp.vocab, "test", 300))
     assert scores["ents_f"] > 0.45, scores
@@ -94,7 +95,7 @@ def test_ner_on_jnlpba_slice(shared_data, direction, scheme):
 @pytest.fixture(scope="module")
 def toy_ner():
     nlp = spacy.blank("en")
-    nlp.add_pipe("lookahead_ner", config={"depth": 1, "direction": "rtl"})
+    nlp.add_pipe("lookahead_ner", config=blocks("lookahead_ner", {"depth": 1, "direction": "rtl"}))
     examples = []
     for text, ents in [("IL-2 activates T cells", [(0, 1, "protein"), (2, 4, "cell_type")]),
                        ("NF-kappa B binds DNA", [(0, 2, "protein")]),
@@ -135,7 +136,7 @@ def test_ner_feature_inputs_required_when_configured():
 ])
 def test_wrong_config_values(factory, config, match):
     with pytest.raises(ValueError, match=match):
-        spacy.blank("en").add_pipe(factory, config=config)
+        spacy.blank("en").add_pipe(factory, config=blocks(factory, config))
 
 
 @pytest.mark.parametrize("words", [[], ["IL-2"], ["IL-2", " ", "\n", "cells", "\t"],
@@ -168,14 +169,14 @@ def test_models_saved_with_the_old_scheme_name_load(shared_data):
     model saved with the old name loads and predicts the same."""
     import srsly
     nlp = spacy.blank("en")
-    nlp.add_pipe("lookahead_chunker", config={"depth": 0})
+    nlp.add_pipe("lookahead_chunker", config=blocks("lookahead_chunker", {"depth": 0}))
     train(nlp, conll2000(shared_data, nlp.vocab, "train", 100), 1)
     pipe = nlp.get_pipe("lookahead_chunker")
     msg = srsly.msgpack_loads(pipe.to_bytes(exclude=["vocab"]))
     cfg = srsly.json_loads(msg["cfg"])
     assert cfg["scheme"] == "iob2"
     msg["cfg"] = srsly.json_dumps({**cfg, "scheme": "iob"})
-    other = spacy.blank("en", vocab=nlp.vocab).add_pipe("lookahead_chunker", config={"depth": 0})
+    other = spacy.blank("en", vocab=nlp.vocab).add_pipe("lookahead_chunker", config=blocks("lookahead_chunker", {"depth": 0}))
     other.from_bytes(srsly.msgpack_dumps(msg), exclude=["vocab"])
     docs = [eg.predicted for eg in conll2000(shared_data, nlp.vocab, "test", 30)]
     def chunks(component):

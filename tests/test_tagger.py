@@ -10,11 +10,12 @@ from spacy.training import Example
 from conftest import reload_pipeline
 from ewt import ewt_examples
 from engine import predict
+from blocks import blocks
 
 
 def train_tagger(examples, epochs=3, **config):
     nlp = spacy.blank("en")
-    nlp.add_pipe("lookahead_tagger", config=config)
+    nlp.add_pipe("lookahead_tagger", config=blocks("lookahead_tagger", config))
     nlp.initialize(lambda: examples)
     for _ in range(epochs):
         nlp.update(examples)
@@ -72,8 +73,9 @@ def test_multiprocessing_pipe(small_nlp):
 
 def test_depth_can_change_at_load_time(small_nlp, tmp_path):
     small_nlp.to_disk(tmp_path / "m")
-    nlp2 = spacy.load(tmp_path / "m", config={"components": {"lookahead_tagger": {"depth": 0}}})
-    assert nlp2.get_pipe("lookahead_tagger").cfg["depth"] == 0
+    nlp2 = spacy.load(tmp_path / "m", config={"components": {"lookahead_tagger": {
+        "search": {"depth": 0}}}})
+    assert nlp2.get_pipe("lookahead_tagger").search.depth == 0
     assert all(t.tag_ for t in nlp2("A short test ."))
 
 
@@ -104,8 +106,8 @@ def test_very_long_doc(small_nlp):
 
 
 @pytest.mark.parametrize("config,match", [
-    ({"depth": -1}, "depth must be an integer 0-3"),
-    ({"depth": 9}, "depth must be an integer 0-3"),
+    ({"depth": -1}, "depth must be an integer in 0..3"),
+    ({"depth": 9}, "depth must be an integer in 0..3"),
     ({"direction": "up"}, r"direction[\s\S]*up"),
     ({"target": "lemma"}, r"target[\s\S]*lemma"),
     ({"margin": -1.0}, "margin must be a number >= 0"),
@@ -113,7 +115,7 @@ def test_very_long_doc(small_nlp):
 def test_wrong_config_values_raise(config, match):
     nlp = spacy.blank("en")
     with pytest.raises(ValueError, match=match):
-        nlp.add_pipe("lookahead_tagger", config=config)
+        nlp.add_pipe("lookahead_tagger", config=blocks("lookahead_tagger", config))
 
 
 def test_uninitialised_tagger_says_what_to_do():

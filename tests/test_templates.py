@@ -17,6 +17,7 @@ from spacy_lookahead.systems.templates import (FLAG_BITS, PARSER_SLOTS, PRESETS,
                                                canonical, expand, parse_template)
 
 from ewt import ewt_examples
+from blocks import blocks
 
 NO_LEXEME = [0] * 7  # A_NORM .. A_PROB
 
@@ -241,7 +242,7 @@ def _tag_clusters(vocab, n):
 def _train(features, clusters):
     """A tagger trained on 300 EWT sentences; its examples, in its vocab."""
     nlp = spacy.blank("en")
-    nlp.add_pipe("lookahead_tagger", config={"features": features, "depth": 0})
+    nlp.add_pipe("lookahead_tagger", config=blocks("lookahead_tagger", {"features": features, "depth": 0}))
     if clusters is not None:
         nlp.vocab.lookups.add_table("lexeme_cluster", clusters)
     examples = ewt_examples(nlp.vocab, "train", 300)
@@ -296,8 +297,8 @@ def test_a_tagger_learns_from_clusters_and_carries_its_table(shared_data, tmp_pa
 
 def test_ambiguity_classes_are_learnt_at_initialize_and_saved(shared_data, tmp_path):
     nlp = spacy.blank("en")
-    nlp.add_pipe("lookahead_tagger", config={"features": ["preset:pos", "ambiguity[-1]",
-                                                          "ambiguity[0]"], "depth": 0})
+    nlp.add_pipe("lookahead_tagger", config=blocks("lookahead_tagger", {"features": ["preset:pos", "ambiguity[-1]",
+                                                          "ambiguity[0]"], "depth": 0}))
     examples = ewt_examples(nlp.vocab, "train", 200)
     nlp.initialize(lambda: examples)
     classes = nlp.get_pipe("lookahead_tagger").cfg["word_classes"]

@@ -28,6 +28,7 @@ from parse_data import parse_examples, words_only
 from spacy_lookahead.pipes.tagger import TAG_ALTERNATIVE, TAG_ALTERNATIVE_PROB
 from spacy_lookahead.readers.clauses import ClauseCorpus
 from spacy_lookahead.readers.columns import ColumnCorpus
+from blocks import blocks
 
 GOLDEN = Path(__file__).parent / "fixtures" / "weights_golden.json"
 SAPO = {"learner": "sapo", "n": 5}
@@ -125,7 +126,7 @@ def examples(vocab, data, limit):
 def trained_weights_digest(name: str) -> str:
     factory, config, data, limit = SETTINGS[name]
     nlp = spacy.blank("en")
-    pipe = nlp.add_pipe(factory, config=config)
+    pipe = nlp.add_pipe(factory, config=blocks(factory, config))
     train = examples(nlp.vocab, data, limit)
     nlp.initialize(lambda: train)
     rng = random.Random(0)

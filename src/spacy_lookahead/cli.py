@@ -36,3 +36,20 @@ def distributed(ctx: typer.Context) -> None:
     """annotate | train on Dask (the `distributed` extra)."""
     from .distributed.__main__ import main
     _run(main, ctx.args)
+
+
+@app.command("migrate-config")
+def migrate_config(paths: List[str] = typer.Argument(
+        ..., help="config files, or saved pipelines (their config.cfg is rewritten)")) -> None:
+    """Rewrite the flat search and learner settings of earlier versions
+    (search = "beam", depth, beam_width, learner = "sapo", n, l2 ...) as
+    [components.NAME.search] and [components.NAME.learner] blocks, in place."""
+    from pathlib import Path
+
+    from .pipes.legacy import migrate_path
+    for path in paths:
+        if not Path(path).exists():
+            typer.echo(f"{path}: no such file or directory", err=True)
+            raise typer.Exit(1)
+        done = migrate_path(Path(path))
+        typer.echo(f"{path}: " + (f"rewrote {', '.join(done)}" if done else "nothing to rewrite"))

@@ -111,9 +111,9 @@ def train_shard(run_id: str, setup: bytes, shard: Dict[str, bytes],
     out = {}
     for name in start:
         pipe = nlp.get_pipe(name)
-        sapo = getattr(pipe, "is_sapo", False)
+        raw = not pipe.learner.averages if hasattr(pipe, "learner") else False
         out[name] = {"raw": pipe.weights.to_bytes(),
-                     "avg": None if sapo else pipe.averaged_weights.to_bytes(),
+                     "avg": None if raw else pipe.averaged_weights.to_bytes(),
                      "ticks": int(pipe.weights.time), "updates": float(losses.get(name, 0.0))}
     return {"components": out, "examples": len(examples), "pid": os.getpid(),
             "seconds": time.perf_counter() - began}
@@ -294,7 +294,9 @@ class Job:
         with fixed_msgpack_registries():
             dev = list(self.dev_corpus(self.nlp))
         evaluate = create_evaluation_callback(self.nlp, lambda nlp: dev, self.T["score_weights"])
-        sapo = {name: getattr(self.nlp.get_pipe(name), "is_sapo", False) for name in self.names}
+        # the learners that predict with their current weights (SAPO's)
+        sapo = {name: not getattr(self.nlp.get_pipe(name), "learner", None).averages
+                if hasattr(self.nlp.get_pipe(name), "learner") else False for name in self.names}
 
         # Shard i trains on worker i mod W in every round: a worker keeps its
         # shards' examples (reading a shard costs ~1 s), and left free, the

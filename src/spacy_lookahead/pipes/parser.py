@@ -23,8 +23,9 @@ from ..systems.parser_templates import parser_groups
 from ..systems.templates import (PARSER_SLOTS, PARSER_STATE_ATOMS, TemplateError,
                                  split_parser_features, uses_lexicon)
 from .. import scoring  # noqa: F401  (registers the default scorer without the entry point)
-from .settings import (MAX_TEMPERATURE, SEARCH_DEFAULTS, Learner,
-                       ParserFeatures, Search, Update, config_error)
+from .learners import Learner
+from .search import Search
+from .settings import MAX_TEMPERATURE, SEARCH_DEFAULTS, ParserFeatures, config_error
 from .spaces import SPACE_DEP, compact_heads, expand_tree
 from .tagger import TAG_ALTERNATIVE, TAG_ALTERNATIVE_PROB, TAG_PROBS
 from . import noun_chunks
@@ -84,10 +85,7 @@ def validate_features(name: str, features: Any) -> Tuple[str, List[str]]:
     default_score_weights={"dep_uas": 0.5, "dep_las": 0.5, "dep_las_per_type": None,
                            "sents_p": None, "sents_r": None, "sents_f": 0.0},
 )
-def make_arc_standard_parser(nlp: Language, name: str, search: Search, depth: int,
-                             margin: float, beam_width: int, update: Update, learner: Learner,
-                             n: int,
-                             learning_rate: float, learning_rate_decay: float, l2: float,
+def make_arc_standard_parser(nlp: Language, name: str, search: Search, learner: Learner,
                              n_threads: int,
                              respect_sent_starts: bool, min_label_freq: int,
                              scorer: Optional[Callable],
@@ -97,12 +95,14 @@ def make_arc_standard_parser(nlp: Language, name: str, search: Search, depth: in
                              temperature: Optional[float] = None) -> "ArcStandardParser":
     """Create an arc-standard parser.
 
-    search: "greedy" (depth 0), "lookahead" (depth D, margin C; Figures 2-3 of
-        Tsuruoka et al. 2011) or "beam" (beam_width k, violation-fixing
-        `update`: standard, early, max_violation, hybrid or latest).
-    learner: "perceptron" (averaged) or "sapo" (Sun et al.: the n best parses
-        of a beam of width max(n, beam_width), probabilities, L2; each token's
-        head probability in token._.head_prob).
+    search: a @search block: Greedy.v1, Lookahead.v1 (depth D; Figure 2 of
+        Tsuruoka et al. 2011), Beam.v1 (width k, violation-fixing `update`:
+        standard, early, max_violation, hybrid or latest) or TopN.v1 (for
+        SAPO: the parser is not first-order, so a beam of max(n, width)).
+    learner: a @learners block: MarginPerceptron.v1 (margin C; Figure 3),
+        ViolationFixing.v1 (with Beam.v1) or SAPO.v1 (Sun et al.: the n best
+        parses, probabilities, L2; each token's head probability in
+        token._.head_prob).
     respect_sent_starts: keep the docs' existing sentence boundaries (arcs
         stay inside them, one root each) instead of predicting them.
     min_label_freq: decorated (lifted) labels rarer than this in the training
@@ -142,10 +142,8 @@ def make_arc_standard_parser(nlp: Language, name: str, search: Search, depth: in
     labels (pipes/noun_chunks.py: spaCy's English iterator reads ClearNLP's).
     """
     noun_chunks.install(nlp)
-    return ArcStandardParser(nlp.vocab, name, search=search, depth=depth, margin=margin,
-                             beam_width=beam_width, update=update, learner=learner, n=n,
-                             learning_rate=learning_rate, learning_rate_decay=learning_rate_decay,
-                             l2=l2, n_threads=n_threads, respect_sent_starts=respect_sent_starts,
+    return ArcStandardParser(nlp.vocab, name, search=search, learner=learner,
+                             n_threads=n_threads, respect_sent_starts=respect_sent_starts,
                              min_label_freq=min_label_freq, features=features,
                              tag_alternatives=tag_alternatives, joint_tagging=joint_tagging,
                              temperature=temperature, scorer=scorer)
@@ -156,8 +154,6 @@ class ArcStandardParser(TransitionPipe):
     POS tags (`token.tag_`) are an input: from a tagger earlier in the
     pipeline; while training, from the gold docs if the docs have none."""
 
-    # SAPO's temperature: null fits it on the dev data (the head probabilities)
-    search_defaults = {**SEARCH_DEFAULTS, "temperature": None}
     # the root label is learnt from the data, like the labels; the feature
     # set is the one the weights were trained with
     model_settings = TransitionPipe.model_settings + ("root_label", "features",
@@ -169,9 +165,10 @@ class ArcStandardParser(TransitionPipe):
                  respect_sent_starts: bool = False, min_label_freq: int = 20,
                  scorer: Optional[Callable] = None, root_label: str = "ROOT",
                  features: str = "base", tag_alternatives: bool = False,
-                 joint_tagging: bool = False, **search_settings: Any) -> None:
-        """search_settings: search, depth, margin, beam_width, update, learner,
-        n, learning_rate, learning_rate_decay, l2 (settings.py)."""
+                 joint_tagging: bool = False, temperature: Optional[float] = None,
+                 **settings: Any) -> None:
+        """settings: search, learner, n_threads (settings.py); temperature:
+        SAPO's, null fits it on the dev data (the head probabilities)."""
         validate_min_label_freq(name, min_label_freq)
         validate_features(name, features)
         if not isinstance(features, str):
@@ -185,7 +182,7 @@ class ArcStandardParser(TransitionPipe):
             raise config_error(name, "joint_tagging", f"[{name}] joint_tagging chooses between "
                                "the tagger's tag and its alternative: set tag_alternatives = "
                                "true too (and alternatives = true on the lookahead_tagger).")
-        super().__init__(vocab, name, scorer=scorer, search_settings=search_settings,
+        super().__init__(vocab, name, scorer=scorer, temperature=temperature, **settings,
                          respect_sent_starts=bool(respect_sent_starts),
                          min_label_freq=min_label_freq, root_label=root_label,
                          features=features, tag_alternatives=tag_alternatives,
@@ -411,7 +408,7 @@ class ArcStandardParser(TransitionPipe):
         kept = [eg for eg in examples if eg.reference.has_annotation("DEP")
                 and [t.text for t in eg.predicted] == [t.text for t in eg.reference]]
         docs = [eg.predicted.copy() for eg in kept]  # the written parse stays as it is
-        found = self.nbest_scores(docs, self.cfg["n"])
+        found = self.nbest_scores(docs, self.learner.n)
         self.set_annotations(docs, [Prediction(outputs[0]) for outputs, _ in found])
         agreements, scores, truths = [], [], []
         for doc, eg, (outputs, doc_scores) in zip(docs, kept, found):

@@ -19,14 +19,14 @@ from ..spacy_io import LexemeAtoms
 from ..systems.tagging import TaggingSystem
 from ..systems.templates import TemplateError, expand, uses_lexicon
 from . import settings
-from .settings import SEARCH_DEFAULTS, config_error
+from .settings import PROBABILITY_SETTINGS, SEARCH_DEFAULTS, config_error
 from .spaces import without_whitespace
 from .transition import Prediction, TransitionPipe
 
-# The search and learner settings of the sequence components (see
-# settings.py), as their factories' default config. beam_width 16: also the
-# width of SAPO's n-best beam with tag/label trigrams (max(n, beam_width);
-# Sun et al. use 50 and find no difference to A*). SAPO's probabilities:
+# The shared settings of the sequence components (see settings.py), as
+# their factories' default config. The n best of a lookahead model
+# (predict_nbest) with tag/label trigrams: a beam of 16 (TopN.v1's default
+# width; Sun et al. use 50 and find no difference to A*). SAPO's probabilities:
 # exact marginals (where the model is first-order) at a temperature fitted on
 # the dev data. Chosen on dev data (ECE, n best at tau = 1 / marginals at
 # tau = 1 / marginals at the fitted tau): EWT dev tags 0.022 / 0.460 / 0.008,
@@ -35,8 +35,7 @@ from .transition import Prediction, TransitionPipe
 # probabilities instead of the gold outputs' NLL (fit_temperature): 0.006,
 # 0.005, 0.026. No averaging, as Algorithm 1 (JNLPBA gains from it:
 # benchmarks/results.md, the SAPO ablations).
-SEQUENCE_DEFAULTS: Dict[str, Any] = {**SEARCH_DEFAULTS, "beam_width": 16, "probabilities": "auto",
-                                     "temperature": None, "average": False}
+SEQUENCE_DEFAULTS: Dict[str, Any] = {**SEARCH_DEFAULTS, **PROBABILITY_SETTINGS}
 # The largest temperature a perceptron's fit (fit_temperature, `calibrated`)
 # searches: its scores have the scale of its margin and updates (the span
 # labellers' margin is 50).
@@ -56,16 +55,16 @@ class SequencePipe(TransitionPipe):
 
     feature_set = "pos"
     history_setting = "tag_trigrams"  # cfg key of the (t-1, t-2) feature switch
-    search_defaults = SEQUENCE_DEFAULTS
+    nbest_width = 16
     # the word classes of the `ambiguity` atom are learnt with the model
     model_settings = TransitionPipe.model_settings + ("word_classes",)
 
-    def __init__(self, vocab: Vocab, name: str, *, direction: str, scorer, search_settings:
-                 Dict[str, Any], features: Optional[List[str]] = None, **settings: Any) -> None:
+    def __init__(self, vocab: Vocab, name: str, *, direction: str, scorer,
+                 features: Optional[List[str]] = None, **settings: Any) -> None:
         features = [f"preset:{self.feature_set}"] if features is None else list(features)
-        super().__init__(vocab, name, scorer=scorer,
-                         search_settings={**search_settings, "direction": direction},
-                         features=features, **settings)
+        settings = {**PROBABILITY_SETTINGS, **settings}
+        super().__init__(vocab, name, scorer=scorer, direction=direction, features=features,
+                         **settings)
         self._set_templates()
         if self.cfg["probabilities"] == "marginals" and self.cfg[self.history_setting]:
             raise config_error(name, "probabilities", f"[{name}] probabilities = 'marginals' are "
@@ -188,7 +187,7 @@ class SequencePipe(TransitionPipe):
         """As TransitionPipe's; with SAPO and marginal probabilities,
         the best output and the exact probabilities of its parts."""
         indexes, run, instances, args = super()._decoding(docs)
-        if self.is_sapo and self.uses_marginals:
+        if self.learner.probabilistic and self.uses_marginals:
             return indexes, self._best_and_marginals, instances, (self.averaged_weights,)
         return indexes, run, instances, args
 
@@ -202,13 +201,13 @@ class SequencePipe(TransitionPipe):
         group's attrs["scores"]), under p(y | x) proportional to
         exp(w . Phi / tau). The output is the search's, unchanged; first-order
         models within settings.MAX_LABELS_LATTICE only."""
-        return (not self.is_sapo and self.cfg.get("fitted_temperature") is not None
+        return (not self.learner.probabilistic and self.cfg.get("fitted_temperature") is not None
                 and not self.cfg[self.history_setting] and self.lattice_fits())
 
     def _predictions(self, docs: List[Doc], indexes: list, results: list) -> List[Prediction]:
         """As TransitionPipe's; a calibrated perceptron (`calibrated`) also
         gives the probabilities of its output's parts."""
-        if self.is_sapo or not self.calibrated:
+        if not self.calibrated:
             return super()._predictions(docs, indexes, results)
         inputs, _ = self.inputs_and_indexes(docs)
         instances = self.instances(docs, None, indexes, inputs)
@@ -245,8 +244,7 @@ class SequencePipe(TransitionPipe):
 
     def check_label_limits(self) -> None:
         super().check_label_limits()
-        if self.is_sapo:
-            self.uses_marginals  # (raises past the lattice's limit)
+        self.uses_marginals  # (raises past the lattice's limit)
 
     @property
     def uses_marginals(self) -> bool:
@@ -296,7 +294,7 @@ class SequencePipe(TransitionPipe):
     def has_temperature(self) -> bool:
         """SAPO, a perceptron tagger's alternatives and a calibrated
         perceptron write probabilities."""
-        return (self.is_sapo or self.cfg.get("alternatives", False)
+        return (self.learner.probabilistic or self.cfg.get("alternatives", False)
                 or self.cfg.get("fitted_temperature") is not None)
 
     def _fits_temperature(self) -> bool:
@@ -323,9 +321,9 @@ class SequencePipe(TransitionPipe):
         examples = [Example(self.without_output(eg.predicted), eg.reference) for eg in examples]
         docs = [eg.predicted for eg in examples]
         W = self.averaged_weights
-        if self.is_sapo and self.uses_marginals:
+        if self.learner.probabilistic and self.uses_marginals:
             return self._fit_to_parts(docs, examples, W)
-        if not self.is_sapo and not self.cfg.get("alternatives"):
+        if not self.learner.probabilistic and not self.cfg.get("alternatives"):
             return self._fit_to_own_parts(docs, examples, W)
         golds = gold_derivations(self.instances(docs, examples))
         return fit_temperature(golds, W)[0] if golds else None

@@ -1,42 +1,29 @@
-"""The search and learner settings every transition-system component takes,
-with the same names and meaning, and their one validator.
+"""The settings every transition-system component takes beside its search
+and learner blocks (pipes/search.py, pipes/learners.py), with the same names
+and meaning, and their one validator.
 
 | setting | used by | meaning |
 | --- | --- | --- |
-| `search` | all | "greedy", "lookahead" (depth D, Tsuruoka et al. 2011) or "beam" (Huang et al. 2012) |
-| `depth` | lookahead | lookahead depth D, 0-3 |
-| `margin` | perceptron, greedy/lookahead | the margin C of Figure 3 |
-| `beam_width` | beam; SAPO's n-best where not exact | the beam width k |
-| `update` | beam (perceptron; SAPO's n-best beam) | standard, early, max_violation, hybrid, latest |
-| `learner` | all | "perceptron" or "sapo" (Sun et al., Algorithm 1) |
-| `n`, `learning_rate`, `learning_rate_decay`, `l2` | sapo | top-n, gamma, its decay per epoch, lambda |
+| `search` | all | a `@search` block: Greedy, Lookahead (depth D), Beam (width k, update) or TopN |
+| `learner` | all | a `@learners` block: MarginPerceptron (margin C), ViolationFixing, SAPO (n, learning_rate, learning_rate_decay, l2, average) |
 | `n_threads` | all | threads that decode the docs of a batch at prediction time (0: every core) |
-| `probabilities`, `temperature`, `average` | sapo, sequence labellers | how tag and span probabilities are read (n best or exact marginals), the temperature tau of p(y given x) (None: fitted on the dev data during training, for first-order models of at most 256 labels; else 1), prediction with the averaged weights |
+| `probabilities`, `temperature` | SAPO, sequence labellers | how tag and span probabilities are read (n best or exact marginals), the temperature tau of p(y given x) (None: fitted on the dev data during training, for first-order models of at most 256 labels; else 1) |
 
-With `learner = "sapo"` the search is SAPO's top-n search: "lookahead" (the
-default) asks for the exact one (A*) where the system is first-order and a
-beam of width max(n, beam_width) otherwise; "beam" always uses the beam.
-With the beam, `update` = "standard" is Sun et al.'s update on complete
-outputs; the others compare the n best prefixes at the step they pick with
-the gold prefix (Huang et al.'s violation fixing, applied to SAPO).
-
-A setting the chosen search and learner do not use must keep its default:
-a changed value would be silently ignored, so it is an error that says
-which search or learner would use it.
+A setting the chosen learner does not use must keep its default: a changed
+value would be silently ignored, so it is an error that says which learner
+would use it.
 """
 from typing import Any, Dict, Literal, Optional, get_args
 
 from thinc.api import ConfigValidationError
 
-from ..core.learners import UPDATES
+from .learners import MarginPerceptron
+from .search import Lookahead
 
 # The choice settings as types: the factories' signatures carry them, so
 # spaCy's config validation (`spacy debug config`, `spacy train`) names a
 # wrong choice and the permitted ones before anything is built.
-Search = Literal["greedy", "lookahead", "beam"]
-Learner = Literal["perceptron", "sapo"]
 Direction = Literal["ltr", "rtl"]
-Update = Literal["standard", "early", "max_violation", "hybrid", "latest"]
 Scheme = Literal["iob2", "biluo", "iob"]  # "iob": the old name of "iob2"
 Feedback = Literal["recognition", "classification"]
 Target = Literal["tag", "pos"]
@@ -49,40 +36,25 @@ ParserFeatures = Literal["base", "rich"]
 # MAX_LABELS_LATTICE labels), else the n best
 Probabilities = Literal["auto", "nbest", "marginals"]
 
-SEARCHES = get_args(Search)
-LEARNERS = get_args(Learner)
 DIRECTIONS = get_args(Direction)
 PROBABILITIES = get_args(Probabilities)
 PARSER_FEATURES = get_args(ParserFeatures)
-MAX_DEPTH = 3
 MAX_TEMPERATURE = 100.0
-# Exact search over a first-order model scores every (previous label, label)
-# pair: A* top-n (SAPO's update and n-best) and the lattice of marginals cost
-# T * C^2 per doc of T tokens and C labels, and the lattice holds 16 T C^2
-# bytes (2,262 labels: 39 s per epoch of 200 sentences against 1 s with the
-# beam; the lattice of a 50-token doc 4 GB). Above these counts the beam
-# (T * beam_width * C) and the n best's probabilities do the work.
-MAX_LABELS_EXACT_TOPN = 1000
+# The lattice of exact marginals over a first-order model holds 16 T C^2
+# bytes per doc of T tokens and C labels (2,262 labels: 4 GB for a 50-token
+# doc); above this count the n best's probabilities do the work.
 MAX_LABELS_LATTICE = 256
-assert set(get_args(Update)) == set(UPDATES)
 
-# Factory defaults shared by every component (a component may change one,
-# e.g. the span labellers' margin). SAPO: the n best outputs per update (Sun
+# Factory defaults shared by every component: depth-1 lookahead and the
+# margin perceptron (Tsuruoka et al.); a component may change one (the span
+# labellers' margin). SAPO.v1's defaults: the n best outputs per update (Sun
 # et al. use n = 5), gamma 0.1 decaying by 0.8 per epoch (CoNLL-2000, 10
 # epochs: test F1 93.80 vs 93.48 with a fixed rate, where F1 swings by 0.4
 # between epochs) and lambda 1 (the L2 step shrinks the weights by
 # gamma * lambda / |S| after each of the |S| training examples).
 SEARCH_DEFAULTS: Dict[str, Any] = {
-    "search": "lookahead",
-    "depth": 1,
-    "margin": 1.0,
-    "beam_width": 8,
-    "update": "max_violation",
-    "learner": "perceptron",
-    "n": 5,
-    "learning_rate": 0.1,
-    "learning_rate_decay": 0.8,
-    "l2": 1.0,
+    "search": Lookahead().config(),
+    "learner": MarginPerceptron().config(),
     "n_threads": 1,
 }
 
@@ -121,27 +93,6 @@ def check_values(name: str, s: Dict[str, Any]) -> None:
     def fail(key: str, rule: str) -> None:
         raise config_error(name, key, f"[{name}] {key} must be {rule}, got {s[key]!r}")
 
-    if s["search"] not in SEARCHES:
-        fail("search", f"one of {SEARCHES}")
-    if s["learner"] not in LEARNERS:
-        fail("learner", f"one of {LEARNERS}")
-    if s["update"] not in UPDATES:
-        fail("update", f"one of {UPDATES} (Huang et al. 2012, Sections 4-5)")
-    if not _is_int(s["depth"]) or not 0 <= s["depth"] <= MAX_DEPTH:
-        fail("depth", f"an integer 0-{MAX_DEPTH} (the lookahead depth D; the search costs "
-                      "O(D actions) scorings per decision for first-order systems, "
-                      "O(actions^(D+1)) otherwise)")
-    if not _is_number(s["margin"]) or s["margin"] < 0:
-        fail("margin", "a number >= 0")
-    for key in ("beam_width", "n"):
-        if not _is_int(s[key]) or not 1 <= s[key] <= 1000:
-            fail(key, "an integer in 1..1000")
-    if not _is_number(s["learning_rate"]) or s["learning_rate"] <= 0:
-        fail("learning_rate", "a number > 0")
-    if not _is_number(s["learning_rate_decay"]) or not 0 < s["learning_rate_decay"] <= 1:
-        fail("learning_rate_decay", "a number in (0, 1]")
-    if not _is_number(s["l2"]) or s["l2"] < 0:
-        fail("l2", "a number >= 0")
     check_threads(name, s["n_threads"])
     if "direction" in s and s["direction"] not in DIRECTIONS:
         fail("direction", f"one of {DIRECTIONS}")
@@ -151,52 +102,25 @@ def check_values(name: str, s: Dict[str, Any]) -> None:
                                                  and 0 < s["temperature"] <= MAX_TEMPERATURE):
         fail("temperature", "null (fitted on the dev data during training) or a number in "
                             f"(0, {MAX_TEMPERATURE:g}]")
-    if "average" in s and not isinstance(s["average"], bool):
-        fail("average", "true or false")
     if "alternatives" in s and not isinstance(s["alternatives"], bool):
         fail("alternatives", "true or false")
 
 
-def unused_settings(s: Dict[str, Any]) -> Dict[str, str]:
-    """The settings the chosen search and learner do not read, each with
-    what would read it."""
-    unused = {}
-    sapo = s["learner"] == "sapo"
-    if sapo:
-        unused["margin"] = "learner = perceptron"
-        unused["depth"] = "learner = perceptron with search = lookahead"
-    else:
-        for key in ("n", "learning_rate", "learning_rate_decay", "l2", "probabilities",
-                    "temperature", "average"):
-            if key in s and not (key == "temperature" and s.get("alternatives")):
-                unused[key] = "learner = sapo"
-        if s["search"] != "lookahead":
-            unused["depth"] = "search = lookahead"
-        if s["search"] == "beam":
-            unused["margin"] = "search = greedy or lookahead"
-        else:
-            unused["beam_width"] = "search = beam (or learner = sapo)"
-            unused["update"] = "search = beam"
-    return unused
+# The settings only a probabilistic learner (SAPO) reads, and their defaults;
+# a tagger's `alternatives` reads the temperature too.
+PROBABILITY_SETTINGS: Dict[str, Any] = {"probabilities": "auto", "temperature": None}
 
 
-def validate_search_settings(name: str, settings: Dict[str, Any],
-                             defaults: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
-    """Check the settings (values, and that none is set but unused); returns
-    them with margin etc. as floats."""
-    defaults = {**SEARCH_DEFAULTS, **(defaults or {})}
-    s = {**defaults, **settings}
-    check_values(name, s)
-    if s["learner"] == "sapo" and s["search"] == "greedy":
-        raise config_error(name, "search", f"[{name}] learner = sapo searches the n best outputs: use search = "
-                         "lookahead (exact top-n where possible) or beam, not greedy")
-    for key, user in unused_settings(s).items():
-        if s[key] != defaults[key] and not (key == "depth" and s[key] == 0) \
-                and s[key] not in FORMER_DEFAULTS.get(key, ()):
-            raise config_error(name, key,
-                f"[{name}] {key} = {s[key]!r} is not used with search = {s['search']!r} and "
-                f"learner = {s['learner']!r} (it is read with {user}). Remove it from the "
-                f"config or set it back to {defaults[key]!r}.")
-    for key in ("margin", "learning_rate", "learning_rate_decay", "l2"):
-        s[key] = float(s[key])
-    return s
+def check_unused(name: str, s: Dict[str, Any], probabilistic: bool) -> None:
+    """A probability setting changed where the learner gives none: an error
+    that names the learner that would read it."""
+    if probabilistic:
+        return
+    for key, default in PROBABILITY_SETTINGS.items():
+        if key not in s or (key == "temperature" and s.get("alternatives")):
+            continue
+        if s[key] != default and s[key] not in FORMER_DEFAULTS.get(key, ()):
+            raise config_error(
+                name, key, f"[{name}] {key} = {s[key]!r} is read with @learners = "
+                           f"\"spacy_lookahead.SAPO.v1\" only. Remove it from the config or set "
+                           f"it back to {default!r}.")

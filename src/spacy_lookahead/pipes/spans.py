@@ -18,7 +18,9 @@ from ..systems.span_ids import span_scores
 from ..systems.schemes import (ALIASES, SCHEMES, action_arrays, ids_to_spans, label_constraints,
                                 scheme_actions, span_probabilities, spans_to_ids)
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
-from .settings import Direction, Learner, Probabilities, Scheme, Search, Update, config_error
+from .learners import Learner, MarginPerceptron
+from .search import Search
+from .settings import Direction, Probabilities, Scheme, config_error
 from .spaces import compact_spans, content_index, expand_spans
 from .transition import Prediction
 
@@ -29,7 +31,9 @@ SpanTuple = Tuple[int, int, str]
 # set on that scale. CoNLL-2000, depth 1: held-out 10% of train 94.21 (C = 1)
 # vs 94.23 (C = 60); test 93.45 vs 93.72. JNLPBA rtl: test 70.33 vs 71.26 (C = 50).
 MARGIN = 50.0
-SPAN_DEFAULTS = {**SEQUENCE_DEFAULTS, "margin": MARGIN}
+SPAN_DEFAULTS = {**SEQUENCE_DEFAULTS, "learner": MarginPerceptron(MARGIN).config()}
+
+
 
 
 class SpanLabeller(SequencePipe):
@@ -37,7 +41,7 @@ class SpanLabeller(SequencePipe):
     "biluo"); the search only follows label sequences the scheme allows."""
 
     history_setting = "label_trigrams"
-    search_defaults = SPAN_DEFAULTS
+    default_learner = MarginPerceptron(MARGIN)
 
     def __init__(self, vocab: Vocab, name: str, *, scheme: str, **settings) -> None:
         for key, value in settings.items():
@@ -216,11 +220,10 @@ class SpanLabeller(SequencePipe):
 )
 def make_lookahead_chunker(nlp: Language, name: str, direction: Direction, scheme: Scheme,
                            spans_key: str, label_trigrams: bool, features: List[str],
-                           respect_sent_starts: bool, search: Search, depth: int, margin: float,
-                           beam_width: int, update: Update, learner: Learner, n: int,
-                           learning_rate: float, learning_rate_decay: float, l2: float, n_threads: int,
-                           probabilities: Probabilities, temperature: Optional[float],
-                           average: bool, scorer: Optional[Callable]) -> "LookaheadChunker":
+                           respect_sent_starts: bool, search: Search, learner: Learner,
+                           n_threads: int, probabilities: Probabilities,
+                           temperature: Optional[float], scorer: Optional[Callable]
+                           ) -> "LookaheadChunker":
     """Base-phrase chunking into doc.spans[spans_key] from words and POS tags.
 
     direction: "ltr" or "rtl", the order in which tokens are labelled.
@@ -236,20 +239,15 @@ def make_lookahead_chunker(nlp: Language, name: str, direction: Direction, schem
         again, no span crosses a sentence start), from the doc's sentence
         starts (e.g. a sentencizer's earlier in the pipeline); the `doc`
         templates still read the whole doc.
-    search, depth, margin, beam_width, update, learner, n, learning_rate,
-    learning_rate_decay, l2, probabilities, temperature, average: see the
-    tagger. With "sapo" each chunk's
-    probability goes to doc.spans[spans_key].attrs["scores"].
+    search, learner, n_threads, probabilities, temperature: see the tagger
+        (the default margin here is 50). With SAPO.v1 each chunk's
+        probability goes to doc.spans[spans_key].attrs["scores"].
     """
     return LookaheadChunker(nlp.vocab, name, direction=direction, scheme=scheme,
                             spans_key=spans_key, label_trigrams=label_trigrams,
                             features=features, respect_sent_starts=respect_sent_starts,
-                            search=search,
-                            depth=depth, margin=margin, beam_width=beam_width, update=update,
-                            learner=learner, n=n, learning_rate=learning_rate,
-                            learning_rate_decay=learning_rate_decay, l2=l2, n_threads=n_threads,
-                            probabilities=probabilities, temperature=temperature,
-                            average=average, scorer=scorer)
+                            search=search, learner=learner, n_threads=n_threads,
+                            probabilities=probabilities, temperature=temperature, scorer=scorer)
 
 
 class LookaheadChunker(SpanLabeller):
@@ -265,11 +263,11 @@ class LookaheadChunker(SpanLabeller):
     def __init__(self, vocab: Vocab, name: str = "lookahead_chunker", *, direction: str = "ltr",
                  scheme: str = "iob2", spans_key: str = "chunks", label_trigrams: bool = False,
                  features: Optional[List[str]] = None, respect_sent_starts: bool = False,
-                 scorer: Optional[Callable] = None, **search_settings) -> None:
+                 scorer: Optional[Callable] = None, **settings) -> None:
         super().__init__(vocab, name, direction=direction, scheme=scheme, spans_key=spans_key,
                          label_trigrams=bool(label_trigrams), features=features,
                          respect_sent_starts=bool(respect_sent_starts), scorer=scorer,
-                         search_settings=search_settings)
+                         **settings)
 
     def reads_tags(self) -> bool:
         return True
@@ -307,10 +305,8 @@ class LookaheadChunker(SpanLabeller):
 def make_lookahead_ner(nlp: Language, name: str, direction: Direction, scheme: Scheme,
                        label_trigrams: bool, pos_features: bool, chunk_features: bool,
                        chunks_key: str, features: List[str], respect_sent_starts: bool,
-                       search: Search, depth: int, margin: float,
-                       beam_width: int, update: Update, learner: Learner, n: int, learning_rate: float,
-                       learning_rate_decay: float, l2: float, n_threads: int,
-                       probabilities: Probabilities, temperature: Optional[float], average: bool,
+                       search: Search, learner: Learner, n_threads: int,
+                       probabilities: Probabilities, temperature: Optional[float],
                        scores_key: str, scorer: Optional[Callable]) -> "LookaheadNER":
     """Named entities into doc.ents.
 
@@ -328,20 +324,17 @@ def make_lookahead_ner(nlp: Language, name: str, direction: Direction, scheme: S
         again, no span crosses a sentence start), from the doc's sentence
         starts (e.g. a sentencizer's earlier in the pipeline); the `doc`
         templates still read the whole doc.
-    search, depth, margin, beam_width, update, learner, n, learning_rate,
-    learning_rate_decay, l2, probabilities, temperature, average: see the
-    tagger. With "sapo" the entities are also
-    written to doc.spans[scores_key] with their probabilities in attrs["scores"].
+    search, learner, n_threads, probabilities, temperature: see the tagger
+        (the default margin here is 50). With SAPO.v1 the entities are also
+        written to doc.spans[scores_key] with their probabilities in
+        attrs["scores"].
     """
     return LookaheadNER(nlp.vocab, name, direction=direction, scheme=scheme,
                         label_trigrams=label_trigrams, pos_features=pos_features,
                         chunk_features=chunk_features, chunks_key=chunks_key, features=features,
-                        respect_sent_starts=respect_sent_starts, search=search,
-                        depth=depth, margin=margin, beam_width=beam_width, update=update,
-                        learner=learner, n=n, learning_rate=learning_rate,
-                        learning_rate_decay=learning_rate_decay, l2=l2, n_threads=n_threads,
-                        probabilities=probabilities, temperature=temperature,
-                        average=average, scores_key=scores_key, scorer=scorer)
+                        respect_sent_starts=respect_sent_starts, search=search, learner=learner,
+                        n_threads=n_threads, probabilities=probabilities,
+                        temperature=temperature, scores_key=scores_key, scorer=scorer)
 
 
 class LookaheadNER(SpanLabeller):
@@ -364,13 +357,13 @@ class LookaheadNER(SpanLabeller):
                  chunk_features: bool = False, chunks_key: str = "chunks",
                  scores_key: str = "ents", features: Optional[List[str]] = None,
                  respect_sent_starts: bool = False, scorer: Optional[Callable] = None,
-                 **search_settings) -> None:
+                 **settings) -> None:
         super().__init__(vocab, name, direction=direction, scheme=scheme,
                          label_trigrams=bool(label_trigrams), pos_features=bool(pos_features),
                          chunk_features=bool(chunk_features), chunks_key=chunks_key,
                          scores_key=scores_key, features=features,
                          respect_sent_starts=bool(respect_sent_starts), scorer=scorer,
-                         search_settings=search_settings)
+                         **settings)
 
     def reads_tags(self) -> bool:
         return self.cfg["pos_features"]

@@ -11,7 +11,9 @@ from spacy.vocab import Vocab
 from ..core.marginals import Transitions, _each_lattice, second_best_steps
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
 from . import settings
-from .settings import Direction, Learner, Probabilities, Search, Target, Update, config_error
+from .learners import Learner
+from .search import Search
+from .settings import Direction, Probabilities, Target, config_error
 from .spaces import SPACE_POS, SPACE_TAG
 from .transition import Prediction, token_probability
 
@@ -53,11 +55,10 @@ if not Token.has_extension(TAG_ALTERNATIVE):
 )
 def make_lookahead_tagger(nlp: Language, name: str, direction: Direction, target: Target,
                           tag_trigrams: bool, alternatives: bool, features: List[str],
-                          respect_sent_starts: bool, search: Search, depth: int, margin: float,
-                          beam_width: int, update: Update, learner: Learner, n: int,
-                          learning_rate: float, learning_rate_decay: float, l2: float, n_threads: int,
-                          probabilities: Probabilities, temperature: Optional[float], average: bool,
-                          scorer: Optional[Callable]) -> "LookaheadTagger":
+                          respect_sent_starts: bool, search: Search, learner: Learner,
+                          n_threads: int, probabilities: Probabilities,
+                          temperature: Optional[float], scorer: Optional[Callable]
+                          ) -> "LookaheadTagger":
     """Create a lookahead tagger.
 
     direction: "ltr" or "rtl", the order in which tokens are tagged.
@@ -79,11 +80,12 @@ def make_lookahead_tagger(nlp: Language, name: str, direction: Direction, target
         again), from the doc's sentence starts (e.g. a sentencizer's or
         a parser's earlier in the pipeline); the `doc` templates still read
         the whole doc.
-    search, depth, margin, beam_width, update: the search and the perceptron
-        update: "greedy", "lookahead" (depth D, margin C; Tsuruoka et al.
-        Figures 2-3) or "beam" (width k, violation-fixing `update`; Huang et al.).
-    learner: "perceptron" (averaged) or "sapo" (Sun et al.: top-n search,
-        probabilities, L2 with n, learning_rate, learning_rate_decay, l2).
+    search: a @search block: Greedy.v1, Lookahead.v1 (depth D; Tsuruoka et
+        al. Figure 2), Beam.v1 (width k, violation-fixing `update`; Huang et
+        al.) or TopN.v1 (SAPO's top-n search); pipes/search.py.
+    learner: a @learners block: MarginPerceptron.v1 (margin C; Figure 3),
+        ViolationFixing.v1 (with Beam.v1) or SAPO.v1 (Sun et al.: n best,
+        probabilities, L2; with TopN.v1 or Beam.v1); pipes/learners.py.
     n_threads: threads that decode the docs of a batch (0: every core); the
         output is the same with any number.
     probabilities: SAPO's tag probabilities (token._.tag_prob): "nbest", the
@@ -96,16 +98,12 @@ def make_lookahead_tagger(nlp: Language, name: str, direction: Direction, target
         otherwise: with exact marginals, the least log-loss of the tag
         probabilities against whether each tag is right; else the least NLL
         of the gold outputs) and saves it with the model; a number fixes it.
-    average: SAPO predicts with the averaged weights (Algorithm 1 does not).
     """
     return LookaheadTagger(nlp.vocab, name, direction=direction, target=target,
                            tag_trigrams=tag_trigrams, alternatives=alternatives,
                            features=features, respect_sent_starts=respect_sent_starts,
-                           search=search, depth=depth, margin=margin,
-                           beam_width=beam_width, update=update, learner=learner, n=n,
-                           learning_rate=learning_rate, learning_rate_decay=learning_rate_decay,
-                           l2=l2, n_threads=n_threads, probabilities=probabilities,
-                           temperature=temperature, average=average, scorer=scorer)
+                           search=search, learner=learner, n_threads=n_threads,
+                           probabilities=probabilities, temperature=temperature, scorer=scorer)
 
 
 class LookaheadTagger(SequencePipe):
@@ -121,9 +119,9 @@ class LookaheadTagger(SequencePipe):
     def __init__(self, vocab: Vocab, name: str = "lookahead_tagger", *, direction: str = "ltr",
                  target: str = "tag", tag_trigrams: bool = False, alternatives: bool = False,
                  features: Optional[List[str]] = None, respect_sent_starts: bool = False,
-                 scorer: Optional[Callable] = None, **search_settings) -> None:
-        """search_settings: search, depth, margin, beam_width, update, learner,
-        n, learning_rate, learning_rate_decay, l2 (settings.py)."""
+                 scorer: Optional[Callable] = None, **settings) -> None:
+        """settings: search, learner, n_threads, probabilities, temperature
+        (settings.py)."""
         if target not in TARGETS:
             raise config_error(name, "target", f"[{name}] target must be one of {TARGETS}, got {target!r}")
         if alternatives is True and tag_trigrams:
@@ -131,9 +129,9 @@ class LookaheadTagger(SequencePipe):
                                "marginals of a first-order model: set tag_trigrams = false, or "
                                "alternatives = false.")
         super().__init__(vocab, name, direction=direction, scorer=scorer,
-                         search_settings={**search_settings, "alternatives": alternatives},
-                         target=target, tag_trigrams=bool(tag_trigrams), features=features,
-                         respect_sent_starts=bool(respect_sent_starts))
+                         alternatives=alternatives, target=target,
+                         tag_trigrams=bool(tag_trigrams), features=features,
+                         respect_sent_starts=bool(respect_sent_starts), **settings)
 
     @property
     def attr(self) -> str:

@@ -1,11 +1,11 @@
 """What every transition-system component (tagger, chunker, NER, parser)
-shares: the search and learner settings (`settings.py`), the system's
-instances of a batch of docs, the learner chosen by the config (one function
-per learner in `core.learners`), prediction by the chosen search, and the
+shares: the search and learner blocks chosen by the config (`search.py`,
+`learners.py`) and the other shared settings (`settings.py`), the system's
+instances of a batch of docs, prediction by the learner's decoder, and the
 n best outputs with their probabilities."""
 import functools
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 import numpy
 from spacy.tokens import Doc, Token
@@ -14,29 +14,17 @@ from spacy.util import minibatch
 from spacy.vocab import Vocab
 
 from ..core import decode as decoding
-from ..core import learners
 from ..core.batch import Started, chunks_for, in_threads, thread_count
 from ..core.system import TransitionSystem
 from ..core.weights import Weights
 from .base import SearchPipe
 from ..lexicon import lexicon_tables, require_tables
-from . import settings
-from .settings import config_error, validate_search_settings
+from .learners import Learner, MarginPerceptron
+from ..registry import resolve_block
+from .prediction import Prediction, softmax
+from .search import Lookahead, Search
+from .settings import check_unused, check_values, config_error
 from .spaces import compact_input, content_index
-
-
-class Prediction(NamedTuple):
-    """What predict() returns per doc: the output written to the doc (labels
-    in document order, or a tree), and with SAPO the n best outputs and their
-    probabilities (eq. 1: a softmax over the n best); with SAPO and
-    probabilities = "marginals", `scores`: the exact probability of each
-    part of the best output (per token, or per span); a tagger with
-    `alternatives`: each token's second-best tag id and its probability."""
-    best: Any
-    nbest: Optional[List[Any]] = None
-    probs: Optional[numpy.ndarray] = None
-    scores: Optional[numpy.ndarray] = None
-    alternatives: Optional[Tuple[numpy.ndarray, numpy.ndarray]] = None
 
 
 def _token_probability(token: Token, key: str) -> Optional[float]:
@@ -54,18 +42,10 @@ def token_probability(extension: str, key: str) -> None:
         Token.set_extension(extension, getter=functools.partial(_token_probability, key=key))
 
 
-ONE = numpy.ones((1,))  # the probability of a single output
-ONE.flags.writeable = False
 # predict_nbest's largest n (as the `n` setting's): its memory grows with n
 # times the doc's length
 MAX_NBEST = 1000
 
-
-def softmax(scores: numpy.ndarray) -> numpy.ndarray:
-    if not len(scores):
-        return scores
-    e = numpy.exp(scores - scores.max())
-    return e / e.sum()
 
 
 class TransitionPipe(SearchPipe):
@@ -73,19 +53,35 @@ class TransitionPipe(SearchPipe):
     gold of an example (`gold`), how outputs are written (`set_annotations`)
     and shown (`describe`)."""
 
-    # SAPO weights are read as they are (no averaging) and give probabilities;
-    # |S| is counted at initialize(); the temperature fitted on the dev data
-    # is saved with the model.
-    model_settings = ("learner", "train_size", "fitted_temperature")
-    # the component's own defaults of the shared settings (settings.SEARCH_DEFAULTS)
-    search_defaults: Dict[str, Any] = {}
+    # |S| (SAPO's L2 step) is counted at initialize(); the temperature fitted
+    # on the dev data is saved with the model. Which kind of learner made the
+    # weights is checked on load (`_load`).
+    model_settings = ("train_size", "fitted_temperature")
     # which lookups tables the feature templates read (lexicon.py)
     _lexicon_needs: Dict[str, bool] = {}
+    # the beam width of the n best (predict_nbest) where the search has none
+    # and the system is not first-order
+    nbest_width = 8
 
-    def __init__(self, vocab: Vocab, name: str, *, scorer: Optional[Callable], search_settings:
-                 Dict[str, Any], **settings: Any) -> None:
-        checked = validate_search_settings(name, search_settings, self.search_defaults)
-        super().__init__(vocab, name, scorer=scorer, **checked, **settings)
+    # the blocks of a component made without them (the factories' defaults)
+    default_search: Search = Lookahead()
+    default_learner: Learner = MarginPerceptron()
+
+    def __init__(self, vocab: Vocab, name: str, *, scorer: Optional[Callable],
+                 search: Union[Search, Dict[str, Any], None] = None,
+                 learner: Union[Learner, Dict[str, Any], None] = None,
+                 n_threads: int = 1, **settings: Any) -> None:
+        """search, learner: the blocks, or their config sections (a pickled
+        component's cfg)."""
+        self.search: Search = (self.default_search if search is None else search
+                               if isinstance(search, Search) else resolve_block(search))
+        self.learner: Learner = (self.default_learner if learner is None else learner
+                                 if isinstance(learner, Learner) else resolve_block(learner))
+        self.learner.check(name, self.search)
+        check_values(name, {"n_threads": n_threads, **settings})
+        check_unused(name, settings, self.learner.probabilistic)
+        super().__init__(vocab, name, scorer=scorer, search=self.search.config(),
+                         learner=self.learner.config(), n_threads=n_threads, **settings)
         self._system: Optional[TransitionSystem] = None
         self._seen = 0  # training examples seen (SAPO's epoch count; > 0: training)
         self._fitted_for: Optional[tuple] = None  # (weights, version) the temperature was fitted to
@@ -138,39 +134,24 @@ class TransitionPipe(SearchPipe):
         return doc
 
     @property
-    def is_sapo(self) -> bool:
-        return self.cfg["learner"] == "sapo"
-
-    @property
-    def exact_topn(self) -> bool:
-        """SAPO's top-n search: exact (A*) unless search = beam asks for the
-        beam (the system must be first-order for A*: otherwise the beam).
-        A* costs T * C^2 per doc: above MAX_LABELS_EXACT_TOPN labels, an
-        error that names the beam."""
-        exact = self.cfg["search"] != "beam"
-        limit = settings.MAX_LABELS_EXACT_TOPN
-        if exact and self.system.first_order and self.system.nr_class > limit:
-            raise config_error(
-                self.name, "search",
-                f"exact top-n search (A*, search = \"{self.cfg['search']}\") costs T * C^2 per "
-                f"doc of T tokens and C labels, and this model has {self.system.nr_class} "
-                f"labels (at most {limit}): set search = \"beam\" (T * beam_width * C)")
-        return exact
+    def examples_seen(self) -> int:
+        """Training examples seen (SAPO's epoch count; > 0: training)."""
+        return self._seen
 
     def check_label_limits(self) -> None:
         """The config error that names the fix where the settings ask for an
-        exact search the label count is past (settings.MAX_LABELS_*): at
+        exact search the label count is past (search.MAX_LABELS_EXACT_TOPN,
+        settings.MAX_LABELS_LATTICE): a probabilistic learner's, at
         initialize, before training starts."""
-        if self.is_sapo:
-            self.exact_topn  # (raises past the limit)
+        self.search.exact_topn(self.system, self.name)  # (raises past the limit)
 
     @property
     def averaged_weights(self) -> Weights:
-        """The weights to predict with. SAPO's are the current weights: its
-        L2 step keeps them bounded and its probabilities are defined by them
-        (Algorithm 1 has no averaging; Sun et al. compare it against the
-        averaged perceptron); with average = true, the averaged ones."""
-        if self.is_sapo and not self.cfg.get("average", False):
+        """The weights to predict with: the averaged ones, unless the learner
+        predicts with its current weights (SAPO: its L2 step keeps them
+        bounded and its probabilities are defined by them; Algorithm 1 has
+        no averaging; with average = true, the averaged ones)."""
+        if not self.learner.averages:
             return self.weights
         return super().averaged_weights
 
@@ -181,7 +162,7 @@ class TransitionPipe(SearchPipe):
         A perceptron has one where it gives probabilities (a tagger's
         `alternatives`, or a temperature fitted on held-out data by
         fit_temperature: a calibrated sequence labeller), else 1."""
-        if not self.is_sapo and not self.cfg.get("alternatives") \
+        if not self.learner.probabilistic and not self.cfg.get("alternatives") \
                 and self.cfg.get("fitted_temperature") is None:
             return 1.0
         tau = self.cfg.get("temperature")
@@ -223,32 +204,12 @@ class TransitionPipe(SearchPipe):
         return scores
 
     def learn(self, examples: List[Example]) -> float:
-        """Perceptron with greedy/lookahead search: the margin perceptron along
-        the gold path (Tsuruoka et al. Figure 3; loss = mistakes). With beam
-        search: the violation-fixing perceptron (Huang et al. Algorithm 2;
-        loss = updates). SAPO: Algorithm 1 (loss = the negative
-        log-likelihood of the gold output over the n best); where its n best
-        come from a beam, `update` says whether it compares complete outputs
-        (standard) or prefixes (early, max_violation, ...)."""
-        cfg = self.cfg
-        instances = self.instances([eg.predicted for eg in examples], examples)
-        if self.is_sapo:
-            exact = self.exact_topn  # (before any weight changes: it may raise)
-            gamma, shrink = self._sapo_step()
-            loss, _ = learners.sapo(instances, self.weights, cfg["n"], gamma, shrink,
-                                    cfg["beam_width"], exact, cfg["update"])
-            self._seen += len(examples)
-            return loss
-        self._seen += len(examples)  # (a perceptron's: "training", for the temperature fit)
-        if cfg["search"] == "beam":
-            stats = learners.violation_fixing_perceptron(instances, self.weights,
-                                                         cfg["beam_width"], cfg["update"])
-            for key, value in stats.items():
-                self.update_stats[key] += value
-            return stats["updates"]
-        depth = cfg["depth"] if cfg["search"] == "lookahead" else 0
-        mistakes, _ = learners.margin_perceptron(instances, self.weights, depth, cfg["margin"])
-        return mistakes
+        """One pass of the configured learner (learners.py) over the
+        examples; the loss is what it counts."""
+        loss = self.learner.learn(self, self.instances([eg.predicted for eg in examples],
+                                                       examples))
+        self._seen += len(examples)
+        return loss
 
     def predict(self, docs: Iterable[Doc]) -> List[Prediction]:
         """Perceptron: the best output by the configured search. SAPO: the n
@@ -333,23 +294,11 @@ class TransitionPipe(SearchPipe):
         return indexes, run, instances, args
 
     def _decoder(self) -> Tuple[Callable, tuple]:
-        """The engine's decoder that the config chooses, and its arguments
-        after the instances."""
-        cfg = self.cfg
-        if self.is_sapo:
-            return decoding.nbest, (self.averaged_weights, cfg["n"], cfg["beam_width"],
-                                    self.exact_topn)
-        depth = cfg["depth"] if cfg["search"] == "lookahead" else 0
-        return decoding.decode, (self.averaged_weights, cfg["search"], depth, cfg["beam_width"])
+        """The learner's decoder and its arguments after the instances."""
+        return self.learner.decoder(self)
 
     def _predictions(self, docs: List[Doc], indexes: list, results: list) -> List[Prediction]:
-        if self.is_sapo:  # (outputs, scores[, exact scores of the best's parts])
-            tau = self.temperature
-            predictions = [Prediction(r[0][0], r[0], softmax(numpy.asarray(r[1]) / tau)
-                                      if len(r[1]) > 1 else ONE, r[2] if len(r) > 2 else None)
-                           for r in results]
-        else:
-            predictions = [Prediction(out) for out in results]
+        predictions = self.learner.predictions(self, results)
         if not any(i is not None for i in indexes):
             return predictions
         return [self._in_doc(p, i, len(doc)) for p, i, doc in zip(predictions, indexes, docs)]
@@ -381,7 +330,8 @@ class TransitionPipe(SearchPipe):
         for (outputs, scores), index, doc in zip(
                 in_threads(decoding.nbest, self.instances(docs, None, indexes, inputs),
                            self.cfg["n_threads"],
-                           self.averaged_weights, n, self.cfg["beam_width"], self.exact_topn),
+                           self.averaged_weights, n, self.search.beam_width(self.nbest_width),
+                           self.search.exact_topn(self.system, self.name)),
                 indexes, docs):
             if index is not None:
                 outputs = [self.expand(o, index, len(doc)) for o in outputs]
@@ -401,9 +351,7 @@ class TransitionPipe(SearchPipe):
         if self._fits_temperature():
             self.fit_temperature(examples)
         scores = super().score(examples, **kwargs)
-        if self.cfg["search"] == "beam" and not self.is_sapo:
-            scores[f"{self.name}_beam_updates"] = self.update_stats["updates"]
-            scores[f"{self.name}_beam_invalid"] = self.update_stats["invalid"]
+        scores.update(self.learner.scores(self))
         if self.has_temperature:
             scores[f"{self.name}_temperature"] = self.temperature
         return scores
@@ -411,8 +359,9 @@ class TransitionPipe(SearchPipe):
     # --- temperature scaling -----------------------------------------------------
     @property
     def has_temperature(self) -> bool:
-        """Whether the component writes probabilities at a temperature: SAPO."""
-        return self.is_sapo
+        """Whether the component writes probabilities at a temperature: a
+        probabilistic learner's (SAPO)."""
+        return self.learner.probabilistic
 
     def _fits_temperature(self) -> bool:
         return (self.has_temperature and self.cfg.get("temperature") is None and self._seen > 0
@@ -434,27 +383,36 @@ class TransitionPipe(SearchPipe):
         raise NotImplementedError
 
     def _load(self, cfg: Dict[str, Any], sealed: bytes, source: str = "the weights") -> None:
+        if isinstance(cfg, dict):
+            self._check_learner(cfg.get("learner"))
         super()._load(cfg, sealed, source)
         # saved with 4 decimals; srsly's JSON reader can return a neighbouring
         # float (1.9546 -> 1.9546000000000001): rounding gives back the fit's
         if self.cfg.get("fitted_temperature") is not None:
             self.cfg["fitted_temperature"] = round(float(self.cfg["fitted_temperature"]), 4)
 
-    # --- SAPO ----------------------------------------------------------------------
-    def _sapo_step(self) -> Tuple[float, float]:
-        """(gamma, shrink) for the current epoch: gamma decays per epoch of
-        |S| examples; the L2 step is w -= (gamma lambda / |S|) w (eq. 5)."""
-        size = self.cfg.get("train_size") or 0
-        if size < 1:
-            raise ValueError(f"[{self.name}] SAPO needs the training set size |S| for its L2 "
-                             "step: initialize the component with the training examples first.")
-        gamma = self.cfg["learning_rate"] * self.cfg["learning_rate_decay"] ** (self._seen // size)
-        shrink = 1.0 - gamma * self.cfg["l2"] / size
-        if shrink <= 0.0:
-            raise ValueError(f"[{self.name}] learning_rate * l2 = {gamma * self.cfg['l2']:g} is not "
-                             f"below the training set size {size}: the L2 step would flip the "
-                             "weights. Lower learning_rate or l2.")
-        return gamma, shrink
+    def _check_learner(self, saved: Any) -> None:
+        """The weights' learner (its kind: a saved cfg holds its block, or in
+        models saved before the blocks its name) is the configured one's:
+        averaged or not, probabilities or none. Otherwise the error that
+        names the block to configure."""
+        if saved is None:
+            return
+        kind = saved if isinstance(saved, str) else None
+        if isinstance(saved, dict):
+            try:
+                kind = resolve_block(saved).kind
+            except Exception:  # (a learner this process has not registered)
+                kind = saved.get("@learners")
+        if kind != self.learner.kind:
+            block = saved if isinstance(saved, dict) else {"sapo": "spacy_lookahead.SAPO.v1"}.get(
+                kind, "spacy_lookahead.MarginPerceptron.v1 or spacy_lookahead.ViolationFixing.v1")
+            raise config_error(
+                self.name, "learner",
+                f"[{self.name}] the weights were trained by a {kind!r} learner and the "
+                f"component is configured with {self.learner.registered} "
+                f"({self.learner.kind!r}): configure [components.{self.name}.learner] as the "
+                f"model was trained ({block}), and a search it takes.")
 
     def _check_lexicon(self, docs: List[Doc]) -> None:
         """The vocab's lookups tables the templates read (`_lexicon_needs`,
@@ -475,12 +433,7 @@ class TransitionPipe(SearchPipe):
         self.cfg["train_size"] = sum(1 for _ in get_examples()) if size is None else size
         self._seen = 0
         self._learn_input_tags(get_examples, tags)
-        if self.is_sapo:  # a wrong setting found before training starts
-            try:
-                self._sapo_step()
-            except ValueError as err:
-                raise config_error(self.name, "l2", str(err)) from err
-            self.check_label_limits()
+        self.learner.initialize(self)  # a wrong setting found before training starts
 
     def _reset(self) -> None:
         self.cfg["labels"] = []

@@ -1,0 +1,31 @@
+"""What a transition-system component's predict() returns per doc, and the
+softmax that turns the scores of the n best into probabilities (Sun et al.
+eq. 1)."""
+from typing import Any, List, NamedTuple, Optional, Tuple
+
+import numpy
+
+
+class Prediction(NamedTuple):
+    """What predict() returns per doc: the output written to the doc (labels
+    in document order, or a tree), and with SAPO the n best outputs and their
+    probabilities (eq. 1: a softmax over the n best); with SAPO and
+    probabilities = "marginals", `scores`: the exact probability of each
+    part of the best output (per token, or per span); a tagger with
+    `alternatives`: each token's second-best tag id and its probability."""
+    best: Any
+    nbest: Optional[List[Any]] = None
+    probs: Optional[numpy.ndarray] = None
+    scores: Optional[numpy.ndarray] = None
+    alternatives: Optional[Tuple[numpy.ndarray, numpy.ndarray]] = None
+
+
+ONE = numpy.ones((1,))  # the probability of a single output
+ONE.flags.writeable = False
+
+
+def softmax(scores: numpy.ndarray) -> numpy.ndarray:
+    if not len(scores):
+        return scores
+    e = numpy.exp(scores - scores.max())
+    return e / e.sum()
