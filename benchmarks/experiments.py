@@ -81,7 +81,7 @@ class Experiment:
         out = {**paths, **(HELD_OUT if self.dev_is_train else {}), **self.settings}
         if scale == "quick":
             out.update({**d.quick, **(self.quick or {})})
-        return out
+        return as_blocks(self.config, out)
 
 
 EXPERIMENTS: Dict[str, Experiment] = {}
@@ -95,6 +95,36 @@ def add(*experiments: Experiment) -> None:
 
 def component(name: str, **settings) -> Dict[str, object]:
     return {f"components.{name}.{k}": v for k, v in settings.items()}
+
+
+def as_blocks(config: str, overrides: Dict[str, object]) -> Dict[str, object]:
+    """The table writes search and learner settings in the papers' flat terms
+    (depth, beam_width, learner = "sapo" ...): each component's, over its
+    blocks in the config, as whole @search and @learners blocks (an override
+    replaces a block: spacy train --components.NAME.search '{...}')."""
+    from spacy_lookahead.pipes import legacy
+    flat: Dict[str, Dict[str, object]] = {}
+    for key, value in overrides.items():
+        parts = key.split(".")
+        if len(parts) == 3 and parts[0] == "components" and parts[2] in legacy.FLAT_DEFAULTS:
+            flat.setdefault(parts[1], {})[parts[2]] = value
+    if not flat:
+        return overrides
+    from spacy.util import load_config
+    from spacy_lookahead.registry import resolve_block
+    from pathlib import Path
+    path = Path(config) if Path(config).exists() else Path(__file__).resolve().parents[1] / config
+    sections = load_config(path, interpolate=False)["components"]
+    out = {k: v for k, v in overrides.items()
+           if not (k.count(".") == 2 and k.split(".")[1] in flat
+                   and k.split(".")[2] in legacy.FLAT_DEFAULTS)}
+    for name, given in flat.items():
+        section = sections[name]
+        base = legacy.flat_of(resolve_block(section["search"]), resolve_block(section["learner"]))
+        defaults = {**legacy.FLAT_DEFAULTS, **legacy.COMPONENT_FLAT_DEFAULTS[section["factory"]]}
+        search, learner = legacy.blocks({**base, **given}, defaults)
+        out[f"components.{name}.search"], out[f"components.{name}.learner"] = search, learner
+    return out
 
 
 TAGGER, CHUNKER, NER, PARSER = "lookahead_tagger", "lookahead_chunker", "lookahead_ner", "arc_standard_parser"
