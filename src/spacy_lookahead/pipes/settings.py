@@ -13,7 +13,7 @@ A setting the chosen learner does not use must keep its default: a changed
 value would be silently ignored, so it is an error that says which learner
 would use it.
 """
-from typing import Any, Dict, Literal, Optional, get_args
+from typing import Any, Dict, Literal, get_args
 
 from thinc.api import ConfigValidationError
 
