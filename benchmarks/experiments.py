@@ -730,7 +730,7 @@ SPEEDS: Dict[str, Speed] = {s.name: s for s in (
           ("spacy_ner_jnlpba", "ner_rtl_d0=ner_rtl_d1@depth=0", "ner_rtl_d1",
            "ner_rtl_d2=ner_rtl_d1@depth=2", "ner_rtl_d3=ner_rtl_d1@depth=3"), quick=False),
     Speed("depth_speed_parse", "depth", "parse", "ewt",
-          ("spacy_parser", "parser_d0=parser_depth_d1@depth=0,search=greedy",
+          ("spacy_parser", "parser_d0=parser_depth_d1@depth=0",
            "parser_d1=parser_depth_d1", "parser_d2=parser_depth_d1@depth=2"), repeats=1, quick=False),
     Speed("depth_speed_parse_d3", "depth", "parse", "ewt",
           ("spacy_parser", "parser_d1=parser_depth_d1", "parser_d2=parser_depth_d1@depth=2",
