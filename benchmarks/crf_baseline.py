@@ -1,35 +1,20 @@
 """Train the first-order linear-chain CRF baseline (python-crfsuite).
 
-    python benchmarks/crf_baseline.py {pos,chunk,ner} TRAIN.spacy OUTPUT_DIR
+    python -m benchmarks.crf_baseline {pos,chunk,ner} TRAIN.spacy OUTPUT_DIR
         [--c1 1.0] [--c2 0.0] [--max-iterations 200] [--limit N]
         [--check 300] [--metrics metrics/crf_conll2000_train.json]
 
-TRAIN.spacy comes from `spacy convert` of UD EWT for pos (gold XPOS in
-token.tag_; the `convert` command of project.yml) and from
-benchmarks/columns_to_docbin.py for chunk and ner (gold docs: POS tags and
-doc.spans["chunks"] for chunk, doc.ents for ner). The attributes are the
-feature templates of lookahead_tagger / lookahead_chunker / lookahead_ner (see
-benchmarks/crf_spans.py), checked against the compiled feature extraction on
-the first `--check` sentences before training. Labels: the XPOS tags for pos,
-IOB2 for chunk and ner.
-
-Training: crfsuite's `lbfgs` with `c1` > 0 is OWL-QN, i.e. L1-regularised
-maximum likelihood as the paper's CRF (Tsuruoka et al. 2011 train theirs with
-L1 and SGD); `c2` adds an L2 term (0 by default). At most `--max-iterations`
-iterations (crfsuite stops earlier only if its convergence test, 1e-5
-relative improvement over 10 iterations, is met; the number run is recorded).
-Label-bigram (transition) features for all label pairs
-(`feature.possible_transitions`), state features for the attribute/label
-pairs seen in training (crfsuite's default), no frequency cut-off.
-
-Output: OUTPUT_DIR/model-last, a spaCy pipeline with the `benchmark_crf_tagger`
-(pos) or `benchmark_crf_spans` (chunk, ner) component (import
-benchmarks/crf_spans.py to load it, e.g. `--code benchmarks/crf_spans.py` for
-`spacy benchmark accuracy`, evaluate.py and speed.py), and a JSON with the
-feature-extraction and training times, iterations, final loss and active
-features. benchmarks/timed.py around this script records the wall time and
-peak memory as for the other systems.
-"""
+TRAIN.spacy: gold docs (`spacy convert` of UD EWT for pos; columns_to_docbin
+for chunk and ner). The attributes are the components' feature templates
+(benchmarks/crf_spans.py), checked against the compiled extraction on the
+first `--check` sentences. Training: crfsuite's `lbfgs`, OWL-QN (L1) with
+`c1` > 0 as the paper's CRF, `c2` an L2 term; at most `--max-iterations`
+(crfsuite stops earlier on its convergence test; the number run is
+recorded); transitions for all label pairs, state features for the pairs
+seen in training, no cut-off. Output: OUTPUT_DIR/model-last, a pipeline with
+`benchmark_crf_tagger` (pos) or `benchmark_crf_spans` (load it with `--code
+benchmarks/crf_spans.py`), and with --metrics a JSON of the times,
+iterations, final loss and active features."""
 import argparse
 import json
 import sys
@@ -40,10 +25,9 @@ from pathlib import Path
 
 import pycrfsuite
 import spacy
-from spacy.tokens import DocBin
 
-sys.path.insert(0, str(Path(__file__).parent))
-import crf_spans  # noqa: E402  (registers the benchmark_crf_* factories)
+from benchmarks import crf_spans  # registers the benchmark_crf_* factories
+from benchmarks.gold import read_gold
 
 
 class Trainer(pycrfsuite.Trainer):
@@ -74,9 +58,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     nlp = spacy.blank("en")
-    docs = [d for d in DocBin().from_disk(args.train).get_docs(nlp.vocab) if len(d)]
-    if args.limit:
-        docs = docs[:args.limit]
+    docs = read_gold(args.train, limit=args.limit, vocab=nlp.vocab)
     use_tags = args.task == "chunk"
     n_checked = crf_spans.check_against_system(docs[:args.check], args.task, use_tags=use_tags)
     print(f"crf_baseline.py: attributes match the component's static features on "
@@ -88,16 +70,11 @@ def main(argv=None) -> int:
     n_tokens = n_attrs = 0
     for doc in docs:
         xseq = fx.doc(doc, use_tags=use_tags)
-        yseq = crf_spans.gold_labels(doc, args.task, args.spans_key)
-        trainer.append(xseq, yseq)
-        n_tokens += len(doc)
-        n_attrs += sum(len(x) for x in xseq)
+        trainer.append(xseq, crf_spans.gold_labels(doc, args.task, args.spans_key))
+        n_tokens, n_attrs = n_tokens + len(doc), n_attrs + sum(len(x) for x in xseq)
     featurize_seconds = time.perf_counter() - t0
-    params = {
-        "c1": args.c1, "c2": args.c2, "max_iterations": args.max_iterations,
-        "feature.possible_transitions": True, "feature.possible_states": False,
-        "feature.minfreq": 0.0,
-    }
+    params = {"c1": args.c1, "c2": args.c2, "max_iterations": args.max_iterations,
+              "feature.possible_transitions": True, "feature.possible_states": False, "feature.minfreq": 0.0}
     trainer.select("lbfgs", "crf1d")
     trainer.set_params(params)
     print(f"crf_baseline.py: {len(docs):,} sentences, {n_tokens:,} tokens, "
@@ -110,32 +87,20 @@ def main(argv=None) -> int:
         trainer.train(str(model_file))
         train_seconds = time.perf_counter() - t0
         model_bytes = model_file.read_bytes()
-    last = trainer.logparser.last_iteration or {}
-    iterations = len(trainer.logparser.iterations)
-
-    if args.task == "pos":
-        crf = nlp.add_pipe("benchmark_crf_tagger")
-    else:
-        crf = nlp.add_pipe("benchmark_crf_spans", config={"feature_set": args.task,
-                                                          "spans_key": args.spans_key,
-                                                          "use_tags": use_tags})
+    last, iterations = trainer.logparser.last_iteration or {}, len(trainer.logparser.iterations)
+    crf = nlp.add_pipe("benchmark_crf_tagger") if args.task == "pos" else nlp.add_pipe(
+        "benchmark_crf_spans", config={"feature_set": args.task, "spans_key": args.spans_key, "use_tags": use_tags})
     crf.set_model(model_bytes)
     model_dir = args.output / "model-last"
     model_dir.parent.mkdir(parents=True, exist_ok=True)
     nlp.to_disk(model_dir)
-    record = {
-        "task": args.task, "train": str(args.train), "limit": args.limit,
-        "sentences": len(docs), "tokens": n_tokens,
-        "attributes_per_token": round(n_attrs / max(1, n_tokens), 2),
-        "checked_tokens": n_checked,
-        "algorithm": "lbfgs (OWL-QN when c1 > 0)", "params": params,
-        "iterations": iterations, "final_loss": last.get("loss"),
-        "active_features": last.get("active_features"),
-        "featurize_seconds": round(featurize_seconds, 2),
-        "train_seconds": round(train_seconds, 2),
-        "model_bytes": len(model_bytes), "model": str(model_dir),
-        "python-crfsuite": metadata.version("python-crfsuite"),
-    }
+    record = {"task": args.task, "train": str(args.train), "limit": args.limit, "sentences": len(docs),
+              "tokens": n_tokens, "attributes_per_token": round(n_attrs / max(1, n_tokens), 2),
+              "checked_tokens": n_checked, "algorithm": "lbfgs (OWL-QN when c1 > 0)", "params": params,
+              "iterations": iterations, "final_loss": last.get("loss"),
+              "active_features": last.get("active_features"), "featurize_seconds": round(featurize_seconds, 2),
+              "train_seconds": round(train_seconds, 2), "model_bytes": len(model_bytes), "model": str(model_dir),
+              "python-crfsuite": metadata.version("python-crfsuite")}
     print(f"crf_baseline.py: {iterations} iterations in {train_seconds:.1f} s, "
           f"loss {record['final_loss']}, {record['active_features']} active features -> {model_dir}",
           file=sys.stderr)

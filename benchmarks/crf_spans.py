@@ -1,43 +1,23 @@
-"""The first-order CRF baseline (python-crfsuite) as spaCy components.
+"""The first-order CRF baseline (python-crfsuite) as spaCy components; a
+`--code` file (`--code benchmarks/crf_spans.py`: it imports nothing of the
+benchmarks) for loading the CRF pipelines that benchmarks/crf_baseline.py saves.
 
-Feature templates: exactly those of `lookahead_tagger` / `lookahead_chunker` /
-`lookahead_ner` (`TaggingSystem.pos_static`, `chunk_static` and `ner_static`
-in src/spacy_lookahead/systems/tagging.pyx), written as crfsuite attributes. The
-word-level atoms come from the package's own helpers
-(`spacy_lookahead.core.features.word_atoms` and `word_substrings`), so the
-lower-casing, affixes, shape, flags and substrings are the same functions;
-an attribute is a template name plus the atom (the 64-bit hash, in hex).
-
-pos ("pos_static", POS tagging; the input is the words only):
-    bias; the word form; the lower-cased words at i-2..i+2 (`<s>` / `</s>`
-    outside the sentence); the word bigrams (i-1,i) (i,i+1); prefixes and
-    suffixes of 1-4 characters (when the word is that long), the shape, and
-    the flags has-digit, has-upper, has-hyphen, all-caps, initial-capital
-    when set ("affix_shape", shared with ner).
-chunk ("chunk_static"), at token i:
-    bias; lower-cased words at i-2..i+2 (`<s>` / `</s>` outside the
-    sentence); the word bigrams (i-2,i-1) (i-1,i) (i,i+1) (i+1,i+2); and, if
-    the token has a POS tag, the POS tags at i-2..i+2, their four bigrams and
-    three trigrams (i-2..i) (i-1..i+1) (i..i+2).
-ner ("chunk_static" + "ner_static"; JNLPBA has no POS or chunk column, so
-    the POS and chunk-label templates never fire, as in ner_jnlpba.cfg):
-    the above, plus the word's substrings shorter than 10 characters (at most
-    64, shortest first, each once: `word_substrings`), the word form, and
-    the affixes, shape and flags as for pos.
-history: the perceptron's only dynamic template (`prev1`, the previous
-    label) is the CRF's label-transition weight; its "no previous label"
-    value at the first token becomes the attribute `y-1=<s>` there.
-
-`check_against_system()` verifies, with the compiled TaggingSystem, that a
-sentence gets as many attributes per token, and as many distinct ones per
-sentence, as the component's static feature hashes.
-
-Labels: for pos the XPOS tags (`token.tag_`), written to `token.tag_` by
-the `benchmark_crf_tagger` component. For chunk and ner IOB2 (`B-X`, `I-X`,
-`O`); the `benchmark_crf_spans` component decodes its predictions to spans
-with the package's `iob_to_spans` (conlleval's rules) and writes them where
-our components write them: `doc.spans[spans_key]` (chunk) or `doc.ents` (ner).
-"""
+Features: exactly the static templates of lookahead_tagger / lookahead_chunker /
+lookahead_ner (`pos_static`, `chunk_static`, `ner_static` of
+systems/tagging.pyx) as crfsuite attributes, the word atoms from the
+package's own `word_atoms` and `word_substrings` (same lower-casing,
+affixes, shape, flags, substrings); an attribute is a template name plus the
+atom's hash. pos: bias, the word, lower-cased words at i-2..i+2, word
+bigrams (i-1,i) (i,i+1), affixes of 1-4 characters, shape and flags; chunk:
+bias, lower-cased words at i-2..i+2, their four bigrams, and where there are
+POS tags the tags at i-2..i+2, their four bigrams and three trigrams; ner:
+chunk's (JNLPBA has no POS column) plus the word's substrings, the word,
+affixes, shape and flags. The perceptron's one history template (the
+previous label) is the CRF's transition weight; its "no previous label" at
+the first token is the attribute `y-1=<s>`. `check_against_system()` checks
+the counts against the compiled extraction. Labels: XPOS tags (token.tag_)
+for pos; IOB2 for chunk and ner, decoded with the package's `iob_to_spans`
+into doc.spans[spans_key] (chunk) or doc.ents (ner)."""
 import time
 from typing import Dict, Iterable, List, Optional, Sequence
 
@@ -148,7 +128,8 @@ def check_against_system(docs: Iterable[Doc], feature_set: str, use_tags: bool =
     component (TaggingSystem.features at each token). Returns the number of
     tokens checked; raises AssertionError on the first difference."""
     from spacy_lookahead.core import views
-    from spacy_lookahead.core.features import A_TAG_COLUMN as A_TAG, LexemeAtoms
+    from spacy_lookahead.core.features import A_TAG_COLUMN as A_TAG
+    from spacy_lookahead.spacy_io import LexemeAtoms
     from spacy_lookahead.systems.tagging import TaggingSystem
     system = TaggingSystem(3, feature_set=feature_set)
     lex = LexemeAtoms(substrings=feature_set == "ner")

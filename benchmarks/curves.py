@@ -1,27 +1,12 @@
-"""Per-epoch learning curves from the JSONL files of the curves logger
-(`spacy_lookahead.curves_logger.v1`, metrics/curves/NAME.jsonl): shared by
-report_sapo.py (tables) and plots.py (figures)."""
+"""Learning curves from the JSONL files of the curves logger
+(`spacy_lookahead.curves_logger.v1`, metrics/curves/NAME.jsonl), per epoch:
+what the report's tables and the plots read."""
 import json
 from pathlib import Path
 from typing import Dict, List, Optional
 
-# (perceptron run, SAPO run, task title, score key, component name)
-SAPO_PAIRS = [
-    ("tagger_d1", "tagger_sapo", "POS tagging, EWT (dev tag accuracy)", "tag_acc", "lookahead_tagger"),
-    ("chunker_d1", "chunker_sapo", "Chunking, CoNLL-2000 (test F1, logged curve)", "spans_chunks_f",
-     "lookahead_chunker"),
-    ("ner_rtl_d1", "ner_rtl_sapo", "Bio-NER, JNLPBA right-to-left (test F1, logged curve)", "ents_f",
-     "lookahead_ner"),
-]
-
-
 # score keys before spaCy's span-group keys: logs written earlier still read
 LEGACY_KEYS = {"spans_chunks_f": "chunks_f", "spans_clauses_f": "clauses_f"}
-
-
-def score_of(scores: dict, key: str) -> Optional[float]:
-    """scores[key], or its pre-spaCy-keys name in an older log."""
-    return scores[key] if key in scores else scores.get(LEGACY_KEYS.get(key, key))
 
 
 def read_curve(path: Path) -> List[dict]:
@@ -30,32 +15,30 @@ def read_curve(path: Path) -> List[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def score_of(scores: dict, key: str) -> Optional[float]:
+    """scores[key], or its pre-spaCy-keys name in an older log."""
+    return scores[key] if key in scores else scores.get(LEGACY_KEYS.get(key, key))
+
+
+def epoch_points(rows: List[dict]) -> List[dict]:
+    """The last evaluation logged in each epoch (step > 0: spaCy also scores
+    the untrained model), as logged, with `epoch` counted from 1."""
+    last: Dict[int, dict] = {row["epoch"]: row for row in rows if row["step"] > 0}
+    return [{**last[epoch], "epoch": epoch + 1} for epoch in sorted(last)]
+
+
 def per_epoch(rows: List[dict], score_key: str, component: str) -> List[Dict[str, Optional[float]]]:
-    """One point per epoch: the last evaluation logged in that epoch; the
-    epoch's training time is the growth of the time spent in update()."""
-    last: Dict[int, dict] = {}
-    for row in rows:
-        if row["step"] > 0:
-            last[row["epoch"]] = row
+    """One point per epoch: its score, the mean |w| of the training weights,
+    and the time spent in update() in that epoch (the growth of the total)."""
     out, before = [], 0.0
-    for epoch in sorted(last):
-        scores = last[epoch]["scores"]
+    for point in epoch_points(rows):
+        scores = point["scores"]
         spent = scores.get(f"{component}_update_seconds")
-        out.append({"epoch": epoch + 1, "score": score_of(scores, score_key),
+        out.append({"epoch": point["epoch"], "score": score_of(scores, score_key),
                     "w_mean_abs": scores.get(f"{component}_w_mean_abs"),
                     "update_seconds": None if spent is None else spent - before})
         before = spent if spent is not None else before
     return out
-
-
-def epoch_points(rows: List[dict]) -> List[dict]:
-    """The last evaluation logged in each epoch (step > 0), as logged, with
-    `epoch` counted from 1: a run's per-epoch curve of any logged key."""
-    last: Dict[int, dict] = {}
-    for row in rows:
-        if row["step"] > 0:
-            last[row["epoch"]] = row
-    return [{**last[epoch], "epoch": epoch + 1} for epoch in sorted(last)]
 
 
 def best_evaluation(rows: List[dict]) -> Optional[dict]:

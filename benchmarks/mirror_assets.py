@@ -1,6 +1,6 @@
 """Fill the project's assets from a local mirror, then let weasel fetch the rest.
 
-    python benchmarks/mirror_assets.py MIRROR_DIR [PROJECT_DIR]
+    python -m benchmarks.mirror_assets MIRROR_DIR [PROJECT_DIR]
 
 For every asset of project.yml whose dest is `assets/<rel>`, the file
 `MIRROR_DIR/<rel>` is copied to dest when it exists and its checksum is the

@@ -1,37 +1,23 @@
-"""Installable pipelines: assemble, score, describe and build one wheel each.
+"""Installable pipelines: assemble, calibrate, score, describe and build one wheel each.
 
-    python benchmarks/package.py {full,quick} [--only NAME ...] [--output packages]
+    python -m benchmarks.package {full,quick} [--only NAME ...] [--output packages]
         [--source NAME.SLOT=MODEL_DIR ...] [--test NAME=DATA.spacy] [--metrics DIR]
         [--calibration NAME.COMPONENT=DATA.spacy ...]
 
-For each pipeline of PIPELINES (the one table; the `package` step of
-benchmarks/experiments.py runs this script at the workflow's scale):
-
-1. `spacy assemble` its pipeline config (configs/pipeline_*.cfg: trained
-   components brought in with `source = ...`, unchanged; spaCy's
-   attribute_ruler with the PTB tag map configs/tag_map_en.json, written by
-   benchmarks/tag_map.py, for token.pos_ and token.morph, and spaCy's rule
-   lemmatizer with spacy-lookups-data's English tables for token.lemma_,
-   both saved with the pipeline), then the runtime `settings` (spaCy config
-   overrides of settings that are not part of the trained model, e.g. the
-   parser keeping the sentencizer's sentences);
-2. calibration: each perceptron tagger, chunker or NER without a
-   temperature gets one fitted on held-out data its model never trained on
-   (`calibration`: the annotated docs, the pipeline's earlier components
-   run on their words), and then writes the exact probabilities of its
-   tags or spans (token._.tag_prob, doc.spans[key].attrs["scores"]);
-   where there is no such data it writes none, and says so;
-3. spaCy's evaluate of the assembled pipeline on the test set, from raw words
-   (its own tags feed the chunker and parser): `performance` in meta.json,
-   spaCy's keys plus `speed` (words/s, whole pipeline);
-4. the benchmark's figures of its components (gold inputs, the project's
-   speed harness) from the metrics files, under `benchmark` in meta.json;
-5. `spacy package --build wheel` with that meta (requirements name
-   spacy-lookahead, whose entry points register the components; the spaCy
-   range is the plugin's own; no path in the meta or the config is
-   absolute).
-
-Wheels land in OUTPUT/<name>-<version>/dist/."""
+For each pipeline of PIPELINES (the `package` step of benchmarks/experiments.py
+runs this at the workflow's scale): `spacy assemble` of its config
+(configs/pipeline_*.cfg: the trained components sourced unchanged, spaCy's
+attribute_ruler with configs/tag_map_en.json from benchmarks/tag_map.py for
+pos_ and morph, the rule lemmatizer with spacy-lookups-data's tables), then
+its runtime `settings`; each perceptron tagger, chunker or NER without a
+temperature gets one fitted on held-out data its model never trained on (its
+docs' words through the earlier components), and writes the probabilities of
+its tags or spans, or none where there is no such data (and says so);
+spaCy's evaluate on the test set from raw words (`performance` in meta.json,
+with `speed`), the benchmark's figures of its components (`benchmark`), and
+`spacy package --build wheel` (requirements: spacy-lookahead; the spaCy range
+the plugin's own; no absolute path in the meta or the config). Wheels land
+in OUTPUT/<name>-<version>/dist/."""
 import argparse
 import json
 import subprocess

@@ -5,7 +5,7 @@ the model: for a model whose prediction settings change after training
 (e.g. a SAPO parser's n and beam width, `MODEL@n=16,beam_width=16`), or
 trained before a change of the fit.
 
-    python benchmarks/refit_temperature.py MODEL_DIR[@KEY=VALUE,...] OUTPUT_DIR
+    python -m benchmarks.refit_temperature MODEL_DIR[@KEY=VALUE,...] OUTPUT_DIR
         [--component NAME] [--set PATH=VALUE ...]
 
 The dev corpus is `[training] dev_corpus` of MODEL_DIR/config.cfg (paths
@@ -22,8 +22,7 @@ from pathlib import Path
 from spacy.training import Example
 from spacy.util import load_config, resolve_dot_names
 
-sys.path.insert(0, str(Path(__file__).parent))
-from model_spec import load, parse_spec  # noqa: E402
+from benchmarks.harness import load, parse_spec
 
 
 def main(argv=None) -> int:

@@ -1,6 +1,6 @@
 """Add a POS column, tagged by a trained tagger, to a JNLPBA-style column file.
 
-    python benchmarks/tag_columns.py TAGGER_MODEL IN.iob2 OUT.iob2
+    python -m benchmarks.tag_columns TAGGER_MODEL IN.iob2 OUT.iob2
 
 IN has `word<TAB>entity` lines (IOB2); OUT gets `word POS entity` lines,
 the POS tags from TAGGER_MODEL (e.g. the EWT tagger: a tagger that never

@@ -2,18 +2,15 @@
 runner: every row is a config spaCy accepts, at both scales; every speed run
 and project command names rows and groups that exist; the quick scale trains
 what the quick packages are built from."""
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 import srsly
 from spacy.util import load_config, load_model_from_config, registry
 
+from benchmarks import experiments as X, run
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import experiments as X  # noqa: E402
-import run  # noqa: E402
 
 ROWS = [(e, scale) for e in X.EXPERIMENTS.values() if e.trainer == "spacy"
         for scale in X.SCALES if X.in_scale(e, scale)]
@@ -21,8 +18,7 @@ ROWS = [(e, scale) for e in X.EXPERIMENTS.values() if e.trainer == "spacy"
 
 @pytest.fixture(scope="module", autouse=True)
 def fr_factories():
-    spec = importlib.util.spec_from_file_location("fr_components", ROOT / "benchmarks/fr_components.py")
-    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    import benchmarks.fr_components  # noqa: F401  (the FR factories, reader and scorer)
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +86,7 @@ def test_project_commands_are_the_groups():
     names = [c["name"] for c in project["commands"]]
     assert len(names) <= 25 and len(names) == len(set(names))
     staged = {c["name"] for c in project["commands"]
-              if any("benchmarks/run.py stage" in line for line in c["script"])}
+              if any("python -m benchmarks.run stage" in line for line in c["script"])}
     assert staged == set(X.GROUPS)
     assert set(X.GROUPS) <= set(project["workflows"]["all"])
     quick = next(c for c in project["commands"] if c["name"] == "quick")
@@ -103,14 +99,12 @@ def test_every_stage_runs_dry(scale, capsys, monkeypatch, tmp_path):
     for group in X.GROUPS:
         run.main(["stage", group, "--scale", scale, "--dry-run"])
     out = capsys.readouterr().out
-    trained = [line for line in out.splitlines() if line.startswith("$ ") and "timed.py" in line]
+    trained = [line for line in out.splitlines() if line.startswith("$ ") and "benchmarks.timed" in line]
     assert len(trained) == sum(1 for e in X.EXPERIMENTS.values() if X.in_scale(e, scale))
 
 
 def test_the_quick_packages_are_made_of_quick_rows():
-    spec = importlib.util.spec_from_file_location("package", ROOT / "benchmarks/package.py")
-    package = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(package)
+    from benchmarks import package
     quick_dirs = {X.training_dir(e.name, "quick") for e in X.EXPERIMENTS.values()
                   if X.in_scale(e, "quick")}
     for name, p in package.PIPELINES.items():
@@ -121,7 +115,7 @@ def test_the_quick_packages_are_made_of_quick_rows():
 def test_parser_report_reads_the_logged_curve(tmp_path):
     """Best dev evaluation, epochs run, time per epoch and the beam's invalid
     updates come from the curves logger's rows (counters are cumulative)."""
-    import report_parser
+    from benchmarks import report
     row = X.EXPERIMENTS["parser_ewt_beam8_standard"]
     (tmp_path / "curves").mkdir()
     logged = [(0, 0, 0.1, 0.0, 0, 0), (0, 100, 0.80, 10.0, 50, 20), (1, 200, 0.85, 20.0, 100, 45),
@@ -132,20 +126,20 @@ def test_parser_report_reads_the_logged_curve(tmp_path):
                                      "arc_standard_parser_beam_updates": u,
                                      "arc_standard_parser_beam_invalid": i}}) + "\n"
         for e, s, sc, t, u, i in logged))
-    summary = report_parser.curve_summary(tmp_path, row)
+    summary = report.curve_summary(tmp_path, row)
     assert summary == {"best_dev": 0.85, "best_epoch": 2, "epochs_run": 3,
                        "update_seconds_per_epoch": 10.0, "updates": 150, "invalid": 70}
-    per_epoch = report_parser.write_curves(tmp_path, tmp_path / "parser_curves.json")[row.name]
+    per_epoch = report.parser_curves(tmp_path)[row.name]
     assert [(p["epoch"], p["score"]) for p in per_epoch] == [(1, 0.80), (2, 0.85), (3, 0.84)]
 
 
 def test_parser_eval_scores_punctuation_apart():
-    import spanbench
+    from benchmarks.gold import attachment_scores
     from spacy.tokens import Doc
     from spacy.vocab import Vocab
     vocab = Vocab()
     gold = Doc(vocab, words=["We", "left", "."], heads=[1, 1, 1], deps=["nsubj", "ROOT", "punct"],
                tags=["PRP", "VBD", "."])
     pred = Doc(vocab, words=["We", "left", "."], heads=[1, 1, 0], deps=["obj", "ROOT", "punct"])
-    s = spanbench.attachment_scores([pred], [gold])
+    s = attachment_scores([pred], [gold])
     assert (s["uas"], s["las"], s["uas_nopunct"], s["las_nopunct"]) == (2 / 3, 1 / 3, 1.0, 0.5)

@@ -141,11 +141,11 @@ def test_parser_scorer_adds_conll_nopunct_figures_to_spacys():
     assert "dep_uas_nopunct" not in score_parse([Example(other, gold)])
 
 
-def test_curves_read_logs_written_before_spacys_keys(monkeypatch):
+def test_curves_read_logs_written_before_spacys_keys():
     """benchmarks/curves.py (report and plots) reads the chunk F1 of a curve
     log under spaCy's key, and under the old key in logs written before it."""
-    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
-    from curves import SAPO_PAIRS, per_epoch
+    from benchmarks.curves import per_epoch
+    from benchmarks.report import SAPO_PAIRS
 
     key = dict((p[0], p[3]) for p in SAPO_PAIRS)["chunker_d1"]
     assert key == "spans_chunks_f"

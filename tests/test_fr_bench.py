@@ -4,7 +4,6 @@ layer as score keys (what `spacy train`'s curves logger records), a tiny
 (benchmarks/fr_eval.py), its speed (benchmarks/speed.py --task clauses),
 the checks of the speed harness's other tasks and the report section."""
 import json
-import sys
 from pathlib import Path
 
 import numpy
@@ -17,15 +16,12 @@ import spacy_lookahead.pipes.phrases  # noqa: F401  (factories, when not pip-ins
 from spacy_lookahead.core.fr_perceptron import recognise
 from spacy_lookahead.readers.clauses import ClauseCorpus
 
+from benchmarks import experiments as X, fr_eval, report, speed
+from benchmarks import gold as G
+from benchmarks.curves import best_evaluation, epoch_points, read_curve
+from clause_data import NESTED  # two sentences of nested clauses
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import experiments as X  # noqa: E402
-import fr_eval  # noqa: E402
-import report_phrases  # noqa: E402
-import spanbench  # noqa: E402
-import speed  # noqa: E402
-from curves import best_evaluation, epoch_points, read_curve  # noqa: E402
-from clause_data import NESTED  # noqa: E402  (two sentences of nested clauses)
 
 FILTER_KEYS = ["candidates", "candidates_recall", "f_bound", "start_p", "start_r", "end_p", "end_r"]
 
@@ -198,7 +194,7 @@ def test_report_reads_the_table_outputs(trained, nested_file, tmp_path):
     speed.main([str(nested_file), f"clauses_fr={trained / 'model' / 'model-best'}", "--task", "clauses",
                 "--repeats", "1", "--min-seconds", "0.01", "--warmup", "1",
                 "--output", str(quick / "clauses_speed.json")])
-    text = report_phrases.phrases_section(metrics)
+    text = "\n".join(report.phrases_section(quick, "quick"))
     best = best_evaluation(rows)
     test = json.loads((quick / "clauses_fr.json").read_text())
     clause_row = next(line for line in text.splitlines()
@@ -216,16 +212,16 @@ def test_speed_inputs_and_checks_of_the_parser_tasks():
     vocab = spacy.blank("en").vocab
     gold = Doc(vocab, words=["She", "left", "."], tags=["PRP", "VBD", "."], heads=[1, 1, 1],
                deps=["nsubj", "ROOT", "punct"])
-    parse, pipeline = spanbench.inputs_of(gold, "parse"), spanbench.inputs_of(gold, "pipeline")
+    parse, pipeline = G.inputs_of(gold, "parse"), G.inputs_of(gold, "pipeline")
     assert parse.tags == ["PRP", "VBD", "."] and pipeline.tags is None
-    doc = spanbench.make_doc(vocab, parse)
+    doc = G.make_doc(vocab, parse)
     assert not doc.has_annotation("DEP") and [t.tag_ for t in doc] == ["PRP", "VBD", "."]
-    assert spanbench.check([gold], [gold], "parse") == {"uas_check": 1.0}
+    assert G.check([gold], [gold], "parse") == {"uas_check": 1.0}
     wrong = Doc(vocab, words=["She", "left", "."], heads=[1, 1, 0], deps=["nsubj", "ROOT", "punct"])
-    assert spanbench.check([wrong], [gold], "pipeline") == {"uas_check": round(2 / 3, 4)}
-    assert spanbench.CHECK_KEYS["parse"] == spanbench.CHECK_KEYS["pipeline"] == "uas_check"
+    assert G.check([wrong], [gold], "pipeline") == {"uas_check": round(2 / 3, 4)}
+    assert G.CHECK_KEYS["parse"] == G.CHECK_KEYS["pipeline"] == "uas_check"
 
 
 def test_every_speed_row_names_a_task_of_the_harness():
     for s in X.SPEEDS.values():
-        assert s.task in spanbench.SPEED_TASKS, s.name
+        assert s.task in G.SPEED_TASKS, s.name

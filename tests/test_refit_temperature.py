@@ -1,17 +1,13 @@
 """benchmarks/refit_temperature.py: the temperature of a saved SAPO model
 fitted again on its config's dev corpus, with prediction settings changed
 at load (`MODEL@n=...`)."""
-import sys
-from pathlib import Path
-
 import spacy
 from spacy.tokens import DocBin
 
 import spacy_lookahead.pipes.tagger  # noqa: F401  (factories, when not pip-installed)
 from ewt import ewt_examples
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
-import refit_temperature  # noqa: E402
+from benchmarks import refit_temperature
 from blocks import blocks
 
 

@@ -1,0 +1,125 @@
+"""How a measurement runs: models named with settings changed at load, one
+BLAS thread, each measurement in a fresh process of its own (so that its
+peak memory is its own), and the record of the machine.
+
+A model argument is `NAME=MODEL_DIR`, optionally `NAME=MODEL_DIR@depth=2,n_threads=2`:
+each key is set on every component whose config has it, as its own setting
+or as one of a block's (`depth` of its search block; a dotted key names the
+path: `learner.n`), so one trained model can be timed at every depth;
+`n_process` is an argument of nlp.pipe, taken by the harnesses."""
+import json
+import multiprocessing
+import os
+import platform
+import resource
+import sys
+from pathlib import Path
+from typing import Any, Callable, Dict, Optional, Tuple
+
+import srsly
+
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+               "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+
+
+def one_thread() -> Dict[str, str]:
+    """One thread for numpy/BLAS in the processes started from here, unless
+    the environment says otherwise; returns those settings."""
+    for var in THREAD_VARS:
+        os.environ.setdefault(var, "1")
+    return {var: os.environ[var] for var in THREAD_VARS}
+
+
+def peak_rss_mb(who: int = resource.RUSAGE_SELF) -> float:
+    rss = resource.getrusage(who).ru_maxrss  # KiB (Linux), bytes (macOS)
+    return round(rss / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
+
+
+def machine_info() -> Dict[str, Any]:
+    cpu = platform.processor() or platform.machine()
+    try:
+        cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                   if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return {"cpu": cpu, "cores": os.cpu_count(), "usable_cores": usable,
+            "platform": platform.platform(), "python": platform.python_version()}
+
+
+def _call(conn, fn: Callable, args: tuple) -> None:
+    try:
+        conn.send((True, json.dumps(fn(*args))))  # what a record can hold (spaCy's lists are not picklable)
+    except BaseException as err:  # the parent says why; the traceback goes to stderr
+        conn.send((False, f"{type(err).__name__}: {err}"[:300]))
+        raise
+
+
+def isolated(fn: Callable, *args, timeout: Optional[float] = None):
+    """fn(*args) in a fresh interpreter (spawned: nothing of this process's
+    memory or threads); its result (through JSON), RuntimeError with its
+    error, or TimeoutError after `timeout` seconds (the process killed)."""
+    ctx = multiprocessing.get_context("spawn")
+    here, there = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_call, args=(there, fn, args))
+    proc.start()
+    there.close()
+    try:
+        if not here.poll(timeout):
+            proc.kill()
+            raise TimeoutError(f"killed after {timeout} s")
+        ok, value = here.recv()
+    except EOFError:  # died without a word (a signal, the OOM killer)
+        ok, value = False, None
+    finally:
+        proc.join()
+    if not ok:
+        raise RuntimeError(value or f"exit code {proc.exitcode}")
+    return json.loads(value)
+
+
+def parse_spec(spec: str) -> Tuple[str, str, Dict[str, Any]]:
+    """(name, model directory, {key: value}) of a model argument."""
+    name, sep, rest = spec.partition("=")
+    if not sep:
+        name, rest = Path(spec.split("@")[0]).name, spec
+    model, _, settings = rest.partition("@")
+    overrides = {}
+    for item in filter(None, settings.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise ValueError(f"setting {item!r} of {spec!r} is not KEY=VALUE")
+        try:
+            overrides[key] = srsly.json_loads(value)
+        except ValueError:
+            overrides[key] = value
+    return name, model, overrides
+
+
+def load(model: str, overrides: Dict[str, Any]):
+    """spacy.load(model) with each override set on every component that has
+    the setting; an override no component takes is an error."""
+    import spacy
+    from spacy.util import dot_to_dict, load_config
+
+    components = load_config(Path(model) / "config.cfg", interpolate=False)["components"]
+    changes: Dict[str, Any] = {}
+    for key, value in overrides.items():
+        hit = {c: path for c, block in components.items() if (path := _where(block, key))}
+        if not hit:
+            raise ValueError(f"no component of {model} has a setting {key!r}")
+        changes.update({f"components.{c}.{path}": value for c, path in hit.items()})
+    return spacy.load(model, config=dot_to_dict(changes))
+
+
+def _where(block: Dict[str, Any], key: str) -> Optional[str]:
+    """Where a component's config holds `key`: the key itself (dotted: a path
+    into its blocks), or a block's setting of that name (depth in search)."""
+    node = block
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            break
+        node = node[part]
+    else:
+        return key
+    return next((f"{name}.{key}" for name, sub in block.items() if isinstance(sub, dict) and key in sub), None)
