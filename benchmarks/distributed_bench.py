@@ -1,34 +1,22 @@
-"""Scale-out on Dask (spacy_lookahead.distributed): annotation speed and
-training by parameter mixing, through the package's `annotate` and `train`.
+"""Scale-out on Dask: annotation speed and training by parameter mixing,
+through spacy_lookahead.distributed's `annotate` and `train`.
 
     python -m benchmarks.distributed_bench annotate NAME=MODEL=DATA.spacy [...]
-        [--workers 1 2] [--threads 2] [--repeat 1] [--shard-size 500]
-        [--output metrics/distributed_annotate.json]
-    python -m benchmarks.distributed_bench train NAME=CONFIG=TASK:TEST [...]
-        [--shards 2 4 8] [--oneshot 2 8] [--rounds R] [--timing-repeats N]
-        [--output metrics/distributed_train.json] [NAME:--section.key=value ...]
+        [--workers 1 2] [--threads 2] [--repeat 1] [--shard-size 500] [--output FILE]
+    python -m benchmarks.distributed_bench train NAME=CONFIG=TASK:TEST [...] [NAME:--section.key=value ...]
+        [--shards 2 4 8] [--oneshot 2 8] [--rounds R] [--timing-repeats N] [--output FILE]
 
-annotate: the texts of DATA (doc.text: the pipeline's tokenizer included;
-`--repeat` copies) as JSONL, annotated by MODEL with 1 and 2 worker
-processes of one thread and, with `--threads T`, one worker of T threads.
-A warm-up call on a few texts loads the pipeline on the workers first;
-tokens/s is output tokens over the wall time of the timed call (reading,
-shipping, writing the shards included). Docs in = docs out is checked.
-
-train: the serial reference, `spacy train` (its loop, one process), then
-iterative parameter mixing with each `--shards` count on 2 workers (1
-shard: 1 worker, the same training as spacy train) and one-shot mixing
-with each `--oneshot` count (8 shards on 2 cores simulate 8 machines: the
-accuracy is theirs, the time is not). Every setting trains R rounds
-(default: the config's max_epochs), evaluates on the config's dev set after
-each and scores its model-best once on TEST (tag: accuracy over all tokens;
-chunk: span F1, benchmarks/gold.py). Times: `rounds` (the rounds with their
-dev evaluations, the part parallelism divides; for IPM from shipping the
-data on), `setup` (the rest of the call: reading the config and corpus,
-initialising, cutting the shards, saving the models), `whole` (the command: for IPM from starting
-the LocalCluster) and `shards` (the slowest shard's epoch in each round,
-summed: the critical path in the workers). Each setting runs in a fresh
-process: its peak memory is the client's ru_maxrss and the largest worker's."""
+annotate: DATA's texts (`--repeat` copies) on 1 and 2 workers of one thread
+(and one worker of `--threads`), timed after a warm-up call has loaded the
+pipeline on the workers. train: `spacy train`, then iterative parameter
+mixing on each `--shards` count (2 workers; 1 shard on 1 worker) and
+one-shot mixing on each `--oneshot` count, R rounds (default: the config's
+max_epochs) evaluated on dev, model-best scored once on TEST (tag accuracy
+or chunk F1, benchmarks/gold.py). Times: `rounds` (the part parallelism
+divides), `setup` (the rest of the call: reading, initialising, cutting the
+shards, saving the models), `whole` (IPM: from starting the LocalCluster)
+and `shards` (the slowest shard of each round: the critical path). Each
+setting in a process of its own: the client's and the largest worker's peak memory."""
 import argparse
 import json
 import os

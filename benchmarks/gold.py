@@ -1,20 +1,15 @@
-"""The gold data every scoring and timing script shares: the gold docs of a
-test set, the inputs each task gives a system (rebuilt from them), and the
-one check every system of a task is scored with.
+"""The gold data the scoring and timing scripts share: a test set's gold
+docs, the inputs each task gives a system, and the one check every system
+of a task is scored with (the span scorers: spaCy's score_spans, exact
+span and label, micro-averaged: conlleval's overall FB1).
 
-Tasks (input; predictions; check):
-* tag: words; `token.tag_`; token accuracy (`tag_acc_check`);
-* chunk: words + POS tags; `doc.spans["chunks"]`, or `doc.ents` where a
-  pipeline writes no chunks (spaCy's `ner` trained on them); span F1 with
-  `spacy_lookahead.scoring.score_chunks` (`f1_check`);
-* ner: words (+ POS tags where the data has them); `doc.ents`; span F1 with
-  `score_entities` (`f1_check`);
-* clauses: words + POS tags + the chunks; `doc.spans["clauses"]`, nested;
-  `score_clauses` (`f1_check`);
-* parse (a stand-alone parser): words + POS tags; `token.head`; attachment
-  over all tokens (`uas_check`); pipeline (words in, e.g. tagger + parser): as parse.
-The span scorers are spaCy's `Scorer.score_spans`: exact span and label,
-micro-averaged over the test set (conlleval's overall FB1 on IOB2 data)."""
+    task      input                            predictions                       check
+    tag       words                            token.tag_                        tag_acc_check
+    chunk     words + POS tags                 doc.spans["chunks"] or doc.ents   f1_check (score_chunks)
+    ner       words (+ POS where the data has) doc.ents                          f1_check (score_entities)
+    clauses   words + POS tags + chunks        doc.spans["clauses"], nested      f1_check (score_clauses)
+    parse     words + POS tags                 token.head                        uas_check (all tokens)
+    pipeline  words (e.g. tagger + parser)     token.head                        uas_check"""
 from itertools import islice
 from pathlib import Path
 from typing import Dict, Iterable, List, NamedTuple, Optional, Tuple

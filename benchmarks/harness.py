@@ -48,6 +48,9 @@ def machine_info() -> Dict[str, Any]:
 
 
 def _call(conn, fn: Callable, args: tuple) -> None:
+    # the processes fn starts (nlp.pipe's n_process) start as in a plain run,
+    # not as this spawned one
+    multiprocessing.set_start_method(multiprocessing.get_all_start_methods()[0], force=True)
     try:
         conn.send((True, json.dumps(fn(*args))))  # what a record can hold (spaCy's lists are not picklable)
     except BaseException as err:  # the parent says why; the traceback goes to stderr

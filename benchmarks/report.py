@@ -1,21 +1,13 @@
-"""results.md from what the workflow left in one metrics directory.
-
-    python -m benchmarks.report [--metrics metrics] [--scale full|quick] [--output benchmarks/results.md]
-
-The output is a function of the metrics files (and of the experiment table
-and the configs): no trained model, no clock, nothing of the host, so the
+"""results.md from what the workflow left in one metrics directory (and the
+experiment table): no trained model, no clock, nothing of the host, so the
 committed metrics/ give the committed results.md byte for byte
-(tests/test_results_generated.py); `quick` reads metrics/quick/ into
-benchmarks/quick/results.md (ignored by git). The sections follow the
-table's groups; each reads the files its rows' scripts write there:
-NAME.json (the test score: evaluate, parser_eval, fr_eval, `spacy benchmark
-accuracy`), time_NAME.json (timed), train_NAME.json (crf_baseline),
-model_NAME.json (run.py: stopping settings and dev scores), curves/NAME.jsonl
-(the curves logger), *_speed.json and the depth and thread runs (speed),
-calibration_NAME.json, scaling.json, scale.json, distributed_*.json,
-sapo_ablations.md. Anything missing is "-"; a row with nothing at all is
-listed as not run. The figures the metrics hold data for are linked
-(benchmarks/plots.py draws them from the same functions)."""
+(tests/test_results_generated.py); `quick`: metrics/quick/ into
+benchmarks/quick/results.md. A section per group of the table, from the
+files its rows' scripts write; anything missing is "-", a row with nothing
+is listed as not run; a figure is linked where the metrics hold its data
+(plots.py draws it from the same functions).
+
+    python -m benchmarks.report [--metrics metrics] [--scale full|quick] [--output benchmarks/results.md]"""
 import argparse
 import json
 import shlex
@@ -84,14 +76,14 @@ TASKS = [{
     "reference": "spacy_tagger",
     "systems": systems("tagging", "sapo", task="tag"),
     "note": (
-        "Test set: 2,077 sentences, 25,094 words (syntactic words; multiword tokens split as in UD). "
-        "Accuracy from `spacy benchmark accuracy --gold-preproc`. **Not comparable to Table 1 of "
-        "Tsuruoka et al. (2011)**, which tags WSJ (Penn Treebank, train sections 0-18, test 22-24): "
-        "EWT is web text (blogs, newsgroups, e-mail, reviews, answers) with a smaller training set "
-        "(12,544 sentences, 204,577 words) and a slightly different tag set, so only the differences "
-        "between rows of this table carry over. The CRF has the lookahead_tagger's static feature "
-        "templates (its previous-tag feature is the CRF's tag transition) and does not use the dev "
-        "set: it is the model after a fixed iteration cap (model-last), so it has no best dev score."),
+        "Test set: 2,077 sentences, 25,094 words (syntactic words; multiword tokens split as in UD). Accuracy "
+        "from `spacy benchmark accuracy --gold-preproc`. **Not comparable to Table 1 of Tsuruoka et al. "
+        "(2011)**, which tags WSJ (Penn Treebank, train sections 0-18, test 22-24): EWT is web text (blogs, "
+        "newsgroups, e-mail, reviews, answers) with a smaller training set (12,544 sentences, 204,577 words) "
+        "and a slightly different tag set, so only the differences between rows of this table carry over. The "
+        "CRF has the lookahead_tagger's static feature templates (its previous-tag feature is the CRF's tag "
+        "transition) and does not use the dev set: it is the model after a fixed iteration cap (model-last), "
+        "so it has no best dev score."),
 }, {
     "title": "Chunking: CoNLL-2000 test set (WSJ section 20), chunk F1, gold tokens and POS",
     "kind": "span",
@@ -101,16 +93,15 @@ TASKS = [{
     "paper_label": "paper F1 (Table 2)",
     "systems": systems("spans", "sapo", task="chunk", paper=True),
     "note": (
-        "Test set: 2,012 sentences, 47,377 tokens, 23,852 chunks; training set 8,936 sentences "
-        "(WSJ 15-18), the data of the paper, so **the paper's figures (Table 2 of Tsuruoka et al. "
-        "2011) are directly comparable**. P/R/F1: benchmarks/evaluate.py, exact chunk match, "
-        "micro-averaged over all chunks (conlleval's overall FB1), one scorer for every row "
-        "(`spacy_lookahead.scoring.score_chunks`). Every system gets the gold words and the POS "
-        "column of the data (Brill-tagger tags); spaCy's `ner` ignores the POS tags (its efficiency "
-        "tok2vec embeds NORM, PREFIX, SUFFIX, SHAPE). No development set: every row is the last "
-        "model of a fixed training budget (model-last; lookahead_chunker 10 epochs, spaCy ner a "
-        "fixed number of epochs without early stopping, the CRF a fixed iteration cap); the test "
-        "set given to `spacy train` as dev only logs a curve."),
+        "Test set: 2,012 sentences, 47,377 tokens, 23,852 chunks; training set 8,936 sentences (WSJ 15-18), "
+        "the data of the paper, so **the paper's figures (Table 2 of Tsuruoka et al. 2011) are directly "
+        "comparable**. P/R/F1: benchmarks/evaluate.py, exact chunk match, micro-averaged over all chunks "
+        "(conlleval's overall FB1), one scorer for every row (`spacy_lookahead.scoring.score_chunks`). Every "
+        "system gets the gold words and the POS column of the data (Brill-tagger tags); spaCy's `ner` ignores "
+        "the POS tags (its efficiency tok2vec embeds NORM, PREFIX, SUFFIX, SHAPE). No development set: every "
+        "row is the last model of a fixed training budget (model-last; lookahead_chunker 10 epochs, spaCy ner "
+        "a fixed number of epochs without early stopping, the CRF a fixed iteration cap); the test set given "
+        "to `spacy train` as dev only logs a curve."),
 }, {
     "title": "Bio-NER: JNLPBA 2004 test set, entity F1 (5 types), gold tokens",
     "kind": "span",
@@ -120,15 +111,14 @@ TASKS = [{
     "paper_label": "paper F1 (Table 3, ~)",
     "systems": systems("spans", "sapo", task="ner", paper=True),
     "note": (
-        "Test set: the original `Genia4EReval1.iob2`, 3,856 sentences, 101,039 tokens, 8,662 "
-        "entities. **The training set is an approximate reconstruction** of the JNLPBA training "
-        "data from the standoff annotation (18,720 sentences, 492,942 tokens, all 51,301 entities; "
-        "about 98% of the sentences tokenised as the original, see shared/data/README.md), so the "
-        "paper's figures (Table 3 of Tsuruoka et al. 2011; their history-based models tag right to "
-        "left) are **approximately comparable** only. P/R/F1: benchmarks/evaluate.py, exact entity "
-        "match, micro-averaged (conlleval's overall FB1), `spacy_lookahead.scoring.score_entities` "
-        "for every row. Input: the words only. No development set: model-last of a fixed training "
-        "budget for every row, as for chunking."),
+        "Test set: the original `Genia4EReval1.iob2`, 3,856 sentences, 101,039 tokens, 8,662 entities. **The "
+        "training set is an approximate reconstruction** of the JNLPBA training data from the standoff "
+        "annotation (18,720 sentences, 492,942 tokens, all 51,301 entities; about 98% of the sentences "
+        "tokenised as the original, see shared/data/README.md), so the paper's figures (Table 3 of Tsuruoka et "
+        "al. 2011; their history-based models tag right to left) are **approximately comparable** only. "
+        "P/R/F1: benchmarks/evaluate.py, exact entity match, micro-averaged (conlleval's overall FB1), "
+        "`spacy_lookahead.scoring.score_entities` for every row. Input: the words only. No development set: "
+        "model-last of a fixed training budget for every row, as for chunking."),
 }]
 
 
@@ -154,9 +144,8 @@ def crf_settings(record) -> str:
 
 
 def crf_note(label, setting, record) -> str:
-    return (f"{label} ({setting}): {record.get('sentences'):,} sentences, "
-            f"{record.get('attributes_per_token')} attributes per token, "
-            f"{record.get('active_features'):,} active features; feature extraction "
+    return (f"{label} ({setting}): {record.get('sentences'):,} sentences, {record.get('attributes_per_token')} "
+            f"attributes per token, {record.get('active_features'):,} active features; feature extraction "
             f"{fmt_time(record.get('featurize_seconds'))}, L-BFGS {fmt_time(record.get('train_seconds'))}")
 
 
@@ -217,8 +206,8 @@ def score_table(task, metrics: Path, setting: str) -> List[str]:
     if speed and span:
         limit = speed.get("limit_docs")
         speed_notes.append(f"{setting}: {speed.get('task')} inputs "
-                           f"({'first ' + str(limit) + ' test docs' if limit else 'whole test set'}), "
-                           f"batch size {speed.get('batch_size')}, {runs}, n_process=1, {threads}")
+                           f"({'first ' + str(limit) + ' test docs' if limit else 'whole test set'}), batch "
+                           f"size {speed.get('batch_size')}, {runs}, n_process=1, {threads}")
     elif speed:
         speed_notes.append(f"{setting}: batch size {speed.get('batch_size')}, {runs}, "
                            f"n_process={speed.get('n_process')}, {threads}")
@@ -248,8 +237,8 @@ def score_table(task, metrics: Path, setting: str) -> List[str]:
         if crf_timing:
             crf_notes.append(
                 f"{label} ({setting}), prediction in benchmarks/evaluate.py: "
-                f"{crf_timing['featurize_share'] * 100:.0f}% of the time in the Python feature "
-                f"extraction; crfsuite's tagging alone (attribute lookup + Viterbi): "
+                f"{crf_timing['featurize_share'] * 100:.0f}% of the time in the Python feature extraction; "
+                f"crfsuite's tagging alone (attribute lookup + Viterbi): "
                 f"{crf_timing['viterbi_tokens_per_second']:,} tokens/s")
         lines.append(row(label, shown_setting, pct(acc.get("f")), pct(acc.get("p")), pct(acc.get("r")),
                          "-" if paper[0] is None or setting != "full" else f"{paper[0]:.2f}", wall,
@@ -269,14 +258,13 @@ def score_table(task, metrics: Path, setting: str) -> List[str]:
             "training times (one core of a 3.33 GHz Xeon W5590) are in its tables.", ""]
     else:
         lines += [
-            "Training time: wall time of `spacy train` (benchmarks/timed.py, including initialisation "
-            "and the dev evaluations spaCy runs during training), for the CRF of "
-            "benchmarks/crf_baseline.py (reading, feature extraction, L-BFGS, saving). 1 epoch: one "
-            "pass of `nlp.update` over the training set, nothing else (benchmarks/train_speed.py). "
-            "Tokens/s: benchmarks/speed.py, `nlp.pipe` over the test docs rebuilt without annotation "
-            "from the gold tokens, one subprocess per model; peak RSS tagging is that subprocess's "
-            "ru_maxrss (Python + spaCy + data + model). x reference: tokens/s divided by those of the "
-            "built-in tagger measured in the same run. The CRF's tokens/s include its feature "
+            "Training time: wall time of `spacy train` (benchmarks/timed.py, including initialisation and the "
+            "dev evaluations spaCy runs during training), for the CRF of benchmarks/crf_baseline.py (reading, "
+            "feature extraction, L-BFGS, saving). 1 epoch: one pass of `nlp.update` over the training set, "
+            "nothing else (benchmarks/train_speed.py). Tokens/s: benchmarks/speed.py, `nlp.pipe` over the test "
+            "docs rebuilt without annotation from the gold tokens, one subprocess per model; peak RSS tagging "
+            "is that subprocess's ru_maxrss (Python + spaCy + data + model). x reference: tokens/s divided by "
+            "those of the built-in tagger measured in the same run. The CRF's tokens/s include its feature "
             "extraction, written in Python (benchmarks/crf_spans.py).", ""]
     lines += [f"* CRF, {n}" for n in crf_notes] + [f"* speed run, {n}" for n in speed_notes]
     if not_run:
@@ -310,11 +298,11 @@ def scaling_section(metrics: Path, setting: str) -> List[str]:
                   "about as fast as spaCy (de)serialises docs, a second process on a 2-core machine "
                   "cannot pay: the parent's Doc.from_bytes alone is no faster than the whole "
                   "single-process pipeline."]
-    return lines + ["", "Raw texts in (the pipeline's tokenizer runs too), one subprocess per setting; "
-                    "with n_process = 2 spaCy pickles the pipeline to two worker processes, so the time "
-                    "includes their start-up. n_threads: each component decodes the docs of a batch "
-                    "on that many threads in one process (the tokenizer and spaCy's own steps stay "
-                    "on one). benchmarks/scaling.py.", ""]
+    return lines + ["", "Raw texts in (the pipeline's tokenizer runs too), one subprocess per setting; with "
+                        "n_process = 2 spaCy pickles the pipeline to two worker processes, so the time "
+                        "includes their start-up. n_threads: each component decodes the docs of a batch on "
+                        "that many threads in one process (the tokenizer and spaCy's own steps stay on one). "
+                        "benchmarks/scaling.py.", ""]
 
 
 def scale_section(metrics: Path) -> List[str]:
@@ -335,13 +323,13 @@ def scale_section(metrics: Path) -> List[str]:
         lines.append(row(r["factory"], f"{r['tokens']:,}", f"{r['tokens_per_second']:,.0f}",
                          f"{1000 * r['seconds_per_1k']:.1f}", f"{r['peak_mb_per_1k']:.2f}",
                          f"{r['time_ratio']:.2f}", f"{r['memory_ratio']:.2f}", score))
-    return lines + ["", "One doc of test sentences joined without sentence boundaries, small models "
-                    "(default settings) trained by the script; x = per-1k figure / that of the 1k-token "
-                    "doc (flat = bounded cost per token; timings on a shared machine move by about "
-                    "±25%). Score: of the long doc against the gold, and (in brackets) of the same "
-                    "sentences as separate docs. The clause finder needs sentence boundaries (it "
-                    "warns when a long doc has none): a third of the gold clauses span a whole "
-                    "sentence. benchmarks/scale_bench.py.", ""]
+    return lines + ["", "One doc of test sentences joined without sentence boundaries, small models (default "
+                        "settings) trained by the script; x = per-1k figure / that of the 1k-token doc (flat = "
+                        "bounded cost per token; timings on a shared machine move by about ±25%). Score: of "
+                        "the long doc against the gold, and (in brackets) of the same sentences as separate "
+                        "docs. The clause finder needs sentence boundaries (it warns when a long doc has "
+                        "none): a third of the gold clauses span a whole sentence. "
+                        "benchmarks/scale_bench.py.", ""]
 
 
 # --- figures: what plots.py draws, where the metrics hold its data ------------------
@@ -392,13 +380,14 @@ def feedback_runs(metrics: Path) -> list:
     return [(n, points) for n, points in runs if points]
 
 
-FIGURES = [("depth.png", "Accuracy against lookahead depth, with microseconds per token "
-            "(Tsuruoka et al. Tables 1-4)", depth_scores),
+FIGURES = [("depth.png", "Accuracy against lookahead depth, with microseconds per token (Tsuruoka et al. "
+                         "Tables 1-4)", depth_scores),
            ("sapo_vs_perceptron.png", "", sapo_curves),
-           ("violation_fixing.png", "Parser dev LAS per epoch for each violation-fixing update "
-            "(Huang et al. Fig. 6)", lambda m: bool(violation_runs(m))),
+           ("violation_fixing.png", "Parser dev LAS per epoch for each violation-fixing update (Huang et al. "
+                                    "Fig. 6)", lambda m: bool(violation_runs(m))),
            ("fr_feedback.png", "Clause F1 on dev per epoch and the filters' F1 bound, recognition vs "
-            "classification feedback (Carreras et al. Figs. 3, 5)", lambda m: bool(feedback_runs(m))),
+                               "classification feedback (Carreras et al. Figs. 3, "
+                               "5)", lambda m: bool(feedback_runs(m))),
            ("beam_pos.png", "", lambda m: any(r["curve"] for r in tagger_beam_rows(m)))]
 
 
@@ -411,8 +400,9 @@ def figures_section(metrics: Path) -> List[str]:
     present = [(f, t) for f, t, has_data in FIGURES if t and has_data(metrics)]
     if not present:
         return []
-    return (["## Figures", "", "Drawn by benchmarks/plots.py from the metrics above (the SAPO curves "
-             "are in the SAPO section).", ""] + [f"* {t}: ![{f}](plots/{f})" for f, t in present] + [""])
+    return (["## Figures", "", "Drawn by benchmarks/plots.py from the metrics above (the SAPO curves are in "
+                               "the SAPO "
+                               "section).", ""] + [f"* {t}: ![{f}](plots/{f})" for f, t in present] + [""])
 
 
 # --- SAPO ----------------------------------------------------------------------------
@@ -423,15 +413,14 @@ CALIBRATION = [("tagger_sapo", "POS tags (token._.tag_prob), EWT test"),
 
 def sapo_section(metrics: Path) -> List[str]:
     lines = ["## SAPO against the averaged perceptron (Sun et al.)", "",
-             "Same features, same data; SAPO with n = 5 (exact top-n by A*), learning rate 0.1 decaying "
-             "by 0.8 per epoch, L2 lambda 2 (POS) and 1 (chunking) as in Sun et al. Section 4.2, and 1 "
-             "for NER (their 5 stalled at 65 F1 after 5 epochs here; 1 beat 0.1 on a held-out tenth of "
-             "the training set, 74.9 vs 74.4); the perceptron is the depth-1 lookahead perceptron with "
-             "averaging. Per epoch: the score spaCy logs (dev set for EWT; the test set as a curve for "
-             "CoNLL-2000 and JNLPBA, which have no dev set), the mean |w| of the training weights (Sun "
-             "et al. Fig. 3: the raw perceptron weights, which the averaged model is the mean of), and "
-             "the time spent in update() in that epoch. From metrics/curves/*.jsonl "
-             "(spacy_lookahead.curves_logger.v1).", ""]
+             "Same features, same data; SAPO with n = 5 (exact top-n by A*), learning rate 0.1 decaying by 0.8 "
+             "per epoch, L2 lambda 2 (POS) and 1 (chunking) as in Sun et al. Section 4.2, and 1 for NER (their "
+             "5 stalled at 65 F1 after 5 epochs here; 1 beat 0.1 on a held-out tenth of the training set, 74.9 "
+             "vs 74.4); the perceptron is the depth-1 lookahead perceptron with averaging. Per epoch: the "
+             "score spaCy logs (dev set for EWT; the test set as a curve for CoNLL-2000 and JNLPBA, which have "
+             "no dev set), the mean |w| of the training weights (Sun et al. Fig. 3: the raw perceptron "
+             "weights, which the averaged model is the mean of), and the time spent in update() in that epoch. "
+             "From metrics/curves/*.jsonl (spacy_lookahead.curves_logger.v1).", ""]
     if sapo_curves(metrics):
         lines += ["![SAPO vs perceptron](plots/sapo_vs_perceptron.png)", ""]
     for perc, sapo, title, key, component in SAPO_PAIRS:
@@ -448,10 +437,10 @@ def sapo_section(metrics: Path) -> List[str]:
                 pct(p.get("score")), fmt(p.get("w_mean_abs"), ".4f"), fmt(p.get("update_seconds"), ".1f")))))
         lines.append("")
     lines += ["### Prediction speed: SAPO against the depth-1 perceptron (same run)", "",
-              "benchmarks/speed.py, one process, the test sets as in the tables above; SAPO with its "
-              "default probabilities (exact marginals for first-order models). Interleaved: the median "
-              "over rounds of one pass of each, side by side (speed.py --pairs), the steadier figure on "
-              "a shared machine.", ""] + table(
+              "benchmarks/speed.py, one process, the test sets as in the tables above; SAPO with its default "
+              "probabilities (exact marginals for first-order models). Interleaved: the median over rounds of "
+              "one pass of each, side by side (speed.py --pairs), the steadier figure on a shared "
+              "machine.", ""] + table(
         "task", "perceptron depth 1 tokens/s", "SAPO tokens/s", "SAPO / perceptron", "interleaved",
         "SAPO peak RSS")
     for task, perc, sapo in (("tag", "tagger_d1", "tagger_sapo"), ("chunk", "chunker_d1", "chunker_sapo"),
@@ -464,9 +453,9 @@ def sapo_section(metrics: Path) -> List[str]:
                          fmt(b.get("ratio_vs_reference"), ".2f"), fmt(b.get("ratio_interleaved"), ".2f"),
                          f"{fmt(b.get('peak_rss_mb'), '.0f')} MB"))
     lines += ["", "### Calibration of SAPO's probabilities (test sets)", "",
-              "Each prediction in a probability bin; accuracy = fraction of the bin's predictions that "
-              "are right (exact span and label, or the gold tag). ECE: count-weighted mean |mean "
-              "probability - accuracy|. benchmarks/calibration.py.", ""] + table(
+              "Each prediction in a probability bin; accuracy = fraction of the bin's predictions that are "
+              "right (exact span and label, or the gold tag). ECE: count-weighted mean |mean probability - "
+              "accuracy|. benchmarks/calibration.py.", ""] + table(
         "predictions", "bin", "count", "mean probability", "accuracy")
     for name, label in CALIBRATION:
         cal = read_json(metrics / f"calibration_{name}.json")
@@ -484,14 +473,14 @@ def sapo_section(metrics: Path) -> List[str]:
     ablations = metrics / "sapo_ablations.md"
     if ablations.exists():
         lines += ["", "### SAPO on JNLPBA: ablations on a held-out tenth of the training set", "",
-                  "The `sapo-ablations` rows of benchmarks/experiments.py: one `spacy train` per setting "
-                  "on the first 90% of train, scored each epoch on its last tenth (never on test); one "
-                  "setting changed from Sun et al.'s (n = 5, gamma 0.1 decaying by 0.8, A*, no "
-                  "averaging, first-order; lambda 1); the commands are listed at the end of the "
+                  "The `sapo-ablations` rows of benchmarks/experiments.py: one `spacy train` per setting on "
+                  "the first 90% of train, scored each epoch on its last tenth (never on test); one setting "
+                  "changed from Sun et al.'s (n = 5, gamma 0.1 decaying by 0.8, A*, no averaging, first-order; "
+                  "lambda 1); the commands are listed at the end of the "
                   "section.", "", ablations.read_text().strip(), "",
                   "![SAPO ablations](plots/sapo_ablations.png)"]
     return lines + ["", "Commands of the SAPO rows and ablations (`python benchmarks/run.py commands sapo "
-                    "sapo-ablations`):", ""] + commands(X.group("sapo") + X.group("sapo-ablations")) + [""]
+                        "sapo-ablations`):", ""] + commands(X.group("sapo") + X.group("sapo-ablations")) + [""]
 
 
 # --- dependency parsing -------------------------------------------------------------
@@ -520,8 +509,8 @@ def early_vs_max_violation(curves: dict, mv: str, early: str, note: str) -> List
     m, e = curves[mv], curves[early]
     best_e, best_m = max(e, key=lambda p: p["score"]), max(m, key=lambda p: p["score"])
     k = epochs_to_reach(m, best_e["score"])
-    return [f"Max-violation vs early update{note}: early's best dev score {pct(best_e['score'])} at "
-            f"epoch {best_e['epoch']} of {len(e)}; max-violation's best {pct(best_m['score'])} at epoch "
+    return [f"Max-violation vs early update{note}: early's best dev score {pct(best_e['score'])} at epoch "
+            f"{best_e['epoch']} of {len(e)}; max-violation's best {pct(best_m['score'])} at epoch "
             f"{best_m['epoch']} of {len(m)}; "
             + (f"max-violation reaches early's best at epoch {k}." if k else
                f"max-violation never reaches early's best within {len(m)} epochs."),
@@ -532,8 +521,8 @@ def early_vs_max_violation(curves: dict, mv: str, early: str, note: str) -> List
 def parser_section(metrics: Path, scale: str) -> List[str]:
     lines = ["## Dependency parsing: arc_standard_parser (UD English EWT, WSJ sample)", ""]
     if scale == "quick":
-        lines += ["Quick run (`--scale quick`: a training slice, 2 epochs; a smoke test, its figures "
-                  "say nothing about the methods).", ""]
+        lines += ["Quick run (`--scale quick`: a training slice, 2 epochs; a smoke test, its figures say "
+                  "nothing about the methods).", ""]
     lines += table("system", "setting", "UAS", "LAS", "UAS no punct", "LAS no punct", "best dev epoch",
                    "epochs run", "s in update() / epoch", "invalid updates")
     runs = []
@@ -555,24 +544,24 @@ def parser_section(metrics: Path, scale: str) -> List[str]:
                          pct(base["las"]), pct(base["uas_nopunct"]), pct(base["las_nopunct"]), "-", "-",
                          f"{timing['wall_seconds']:.0f} s wall in total" if timing else "-", "-"))
     lines += ["", "EWT test: 2,077 sentences, 25,094 words, gold tokenisation. Punctuation = gold label "
-              "`punct`. Each row is `spacy train configs/parser_ewt.cfg` with its settings (commands "
-              "below): about two dev evaluations per epoch, model-best by dev LAS without punctuation, "
-              "scored once on test (benchmarks/parser_eval.py). s in update() / epoch: wall time inside "
-              "the component's update(). Invalid updates: standard updates where the gold sequence "
-              "scores above the predicted one (Huang et al. 2012, Fig. 5); the other methods make none "
-              "by construction: the standard update alone depends on the order of the training docs "
-              "(with most of its updates invalid, a run can stay near its first evaluation; Huang et "
-              "al. give it no convergence guarantee under inexact search), so its row is one order, not "
-              "the method's figure. The parser from words only (predicted tags) is the next section.", ""]
+                  "`punct`. Each row is `spacy train configs/parser_ewt.cfg` with its settings (commands "
+                  "below): about two dev evaluations per epoch, model-best by dev LAS without punctuation, "
+                  "scored once on test (benchmarks/parser_eval.py). s in update() / epoch: wall time inside "
+                  "the component's update(). Invalid updates: standard updates where the gold sequence scores "
+                  "above the predicted one (Huang et al. 2012, Fig. 5); the other methods make none by "
+                  "construction: the standard update alone depends on the order of the training docs (with "
+                  "most of its updates invalid, a run can stay near its first evaluation; Huang et al. give it "
+                  "no convergence guarantee under inexact search), so its row is one order, not the method's "
+                  "figure. The parser from words only (predicted tags) is the next section.", ""]
     curves = parser_curves(metrics)
     for suffix, note in (("", ""), ("_sents", " (gold sentence starts)")):
         lines += early_vs_max_violation(curves, f"parser_ewt_beam8_max_violation{suffix}",
                                         f"parser_ewt_beam8_early{suffix}", note)
     lines += early_vs_max_violation(curves, "parser_wsj_beam8_max_violation_long", "parser_wsj_beam8_early",
                                     " on the unlabelled WSJ sample (UAS no punct)")
-    lines += ["WSJ sample (NLTK, PTB sections 00-01; 3,396 train / 245 test sentences; unlabelled, gold "
-              "POS; punctuation = gold tags `` '' , . :; configs/parser_wsj.cfg, model-best by dev UAS "
-              "without punctuation):", ""] + table(
+    lines += ["WSJ sample (NLTK, PTB sections 00-01; 3,396 train / 245 test sentences; unlabelled, gold POS; "
+              "punctuation = gold tags `` '' , . :; configs/parser_wsj.cfg, model-best by dev UAS without "
+              "punctuation):", ""] + table(
         "setting", "UAS no punct (test)", "UAS (test)", "best dev epoch", "s in update() / epoch")
     for e in parser_rows("wsj"):
         t, c = read_json(metrics / f"{e.name}.json"), curve_summary(metrics, e)
@@ -583,8 +572,8 @@ def parser_section(metrics: Path, scale: str) -> List[str]:
     speed = read_json(metrics / "parser_speed.json")
     if speed:
         ref = speed.get("reference", "spacy_parser")
-        lines += ["", "Speed (EWT test, gold words + gold tags, one process, benchmarks/speed.py --task "
-                  "parse, same run):", ""] + table("model", "tokens/s", f"x {ref}", "peak RSS", "UAS check")
+        lines += ["", "Speed (EWT test, gold words + gold tags, one process, benchmarks/speed.py --task parse, "
+                      "same run):", ""] + table("model", "tokens/s", f"x {ref}", "peak RSS", "UAS check")
         for name, r in speed["models"].items():
             lines.append(f"| {name} | skipped: {r.get('skipped', '?')} | - | - | - |"
                          if "tokens_per_second" not in r else
@@ -592,7 +581,7 @@ def parser_section(metrics: Path, scale: str) -> List[str]:
                              f"{r['peak_rss_mb']} MB", pct(r.get("uas_check"))))
     if runs:
         lines += ["", "Runs (`python benchmarks/run.py train NAME` runs the command; the curves are in "
-                  "metrics/curves/NAME.jsonl):", ""] + commands(runs, scale)
+                      "metrics/curves/NAME.jsonl):", ""] + commands(runs, scale)
         if base:
             lines += commands([X.EXPERIMENTS["spacy_parser"]], scale)
     return lines
@@ -673,10 +662,10 @@ def phrases_section(metrics: Path, setting: str) -> List[str]:
         head = ["epoch"] + [f"{s}: {c}" for s, _ in runs
                             for c in ("candidates", "gold among them", "F1 bound", "dev F1")]
         by_epoch = [{p["epoch"]: p["scores"] for p in points} for _, points in runs]
-        out += ["The filtering layer on dev after each epoch (the paper's Figure 5; the last evaluation "
-                "of each epoch in the runs' curves, keys spans_clauses_candidates, _candidates_recall, "
-                "_f_bound): candidates (s, e) generated by the start/end filters, the share of gold "
-                "clauses among them, and the F1 a perfect ranker could reach on them"
+        out += ["The filtering layer on dev after each epoch (the paper's Figure 5; the last evaluation of "
+                "each epoch in the runs' curves, keys spans_clauses_candidates, _candidates_recall, _f_bound): "
+                "candidates (s, e) generated by the start/end filters, the share of gold clauses among them, "
+                "and the F1 a perfect ranker could reach on them"
                 + (" (quick run: a smoke test)." if setting == "quick" else "."), ""] + table(*head)
         for epoch in sorted(set().union(*by_epoch)):
             cells = [epoch]
@@ -694,9 +683,9 @@ def phrases_section(metrics: Path, setting: str) -> List[str]:
         out += ["Chunking on CoNLL-2000 test (the paper's Table 6: FR-Perceptron 93.71).", ""] + table(
             "model", "setting", "epochs", "P", "R", "F1") + chunks + [""]
     if speed:
-        out += ["Prediction speed (`benchmarks/speed.py`, one process per model: nlp.pipe on the test "
-                "docs with the inputs only, words + POS tags (+ chunks for clauses), median of the "
-                "repeats), peak memory of the process, and the F1 of the timed output.", ""] + table(
+        out += ["Prediction speed (`benchmarks/speed.py`, one process per model: nlp.pipe on the test docs "
+                "with the inputs only, words + POS tags (+ chunks for clauses), median of the repeats), peak "
+                "memory of the process, and the F1 of the timed output.", ""] + table(
             "model", "setting", "tokens timed", "tokens/s", "x reference", "peak memory", "F1 check") \
             + speed + [""]
     return out + ["Runs (`python -m benchmarks.run train NAME` runs the command; the curve is "
@@ -743,15 +732,15 @@ def engine_section(metrics: Path) -> List[str]:
     rows = tagger_beam_rows(metrics)
     spacy_tagger = read_json(metrics / "spacy_tagger.json")
     out = ["## One engine: every learner with every system", "",
-           "The learners live once in `core/learners.pyx` and run on every transition system, so the "
-           "sequence labellers can use beam search with the violation-fixing updates and the parser "
-           "SAPO. Project command `engine`; the `spacy train` command of each row is listed at the end "
-           "of the section.", "", "### Huang et al. (2012)'s POS experiment on UD English EWT", "",
-           "lookahead_tagger with beam search (same features: the previous tag is the only history "
-           "feature), configs/tagger_ewt.cfg (12 epochs, the best dev model is scored on test). Test "
-           "accuracy of the lookahead tagger at depth 1 and of spaCy's tagger from the same run. Invalid "
-           "updates: standard updates where the gold sequence scores above the predicted one (Huang et "
-           "al. Fig. 5).", ""] + table("setting", "tag acc (test)", "best dev", "best dev epoch", "epochs",
+           "The learners live once in `core/learners.pyx` and run on every transition system, so the sequence "
+           "labellers can use beam search with the violation-fixing updates and the parser SAPO. Project "
+           "command `engine`; the `spacy train` command of each row is listed at the end of the "
+           "section.", "", "### Huang et al. (2012)'s POS experiment on UD English EWT", "",
+           "lookahead_tagger with beam search (same features: the previous tag is the only history feature), "
+           "configs/tagger_ewt.cfg (12 epochs, the best dev model is scored on test). Test accuracy of the "
+           "lookahead tagger at depth 1 and of spaCy's tagger from the same run. Invalid updates: standard "
+           "updates where the gold sequence scores above the predicted one (Huang et al. Fig. "
+           "5).", ""] + table("setting", "tag acc (test)", "best dev", "best dev epoch", "epochs",
                                       "update s / epoch", "invalid updates")
     out += [row(r["label"], pct(r["test"]), pct(r["best_dev"]), r["best_epoch"] or "-", r["epochs"] or "-",
                 fmt(r["seconds"], ".1f"), r["invalid"]) for r in rows]
@@ -778,8 +767,8 @@ def engine_section(metrics: Path) -> List[str]:
         m, t = read_json(metrics / f"{name}.json"), read_json(metrics / f"time_{name}.json")
         out.append(row(task, label, pct(m and m.get("f")), f"{fmt(t and t.get('wall_seconds'), '.0f')} s"))
     out += ["", "### SAPO for the parser (EWT, gold POS)", "",
-            "Head probability: the summed probability of the n best parses that give the token the same "
-            "head and label (`token._.head_prob`); ECE over all test tokens, in the bins of "
+            "Head probability: the summed probability of the n best parses that give the token the same head "
+            "and label (`token._.head_prob`); ECE over all test tokens, in the bins of "
             "benchmarks/calibration.py.", ""] + table(
         "setting", "LAS no punct", "UAS no punct", "best dev epoch", "CPU s / epoch (training)", "head-prob ECE")
     for name, label in (("parser_ewt_greedy", "perceptron, greedy, margin C = 1"),
@@ -798,7 +787,7 @@ def engine_section(metrics: Path) -> List[str]:
                        fmt(t["user_seconds"] / epochs if t and epochs else None, ".1f"),
                        fmt((m.get("head_calibration") or {}).get("ece"), ".3f")))
     out += ["", "A row with \"-\" was not run into this metrics directory (the parser rows are rows of the "
-            "`parser` command).", "", "Commands:", ""]
+                "`parser` command).", "", "Commands:", ""]
     return out + commands(X.group("engine") + [X.EXPERIMENTS[n] for n in ("parser_ewt_sapo", "parser_ewt_sapo_early")
                                                 if n in X.EXPERIMENTS]) + [""]
 
@@ -844,10 +833,10 @@ def depth_section(metrics: Path) -> List[str]:
         lines += ["### Lookahead depth: prediction speed", "",
                   "Each task's depth-1 model timed at depth 0-3 (the depth set at load: `MODEL@depth=D`, "
                   "benchmarks/harness.py), one process, one thread, in the same run as spaCy's component "
-                  "(ratios carry over between machines, absolute figures do not). The search is exact at "
-                  "every depth (core/search.pyx): branch-and-bound, with a Viterbi-style DP over the next "
-                  "D labels for the first-order sequence models at depth 3. The accuracy check is that of "
-                  "the depth-1 weights searched at depth D (not a model trained at D).", ""] + tables
+                  "(ratios carry over between machines, absolute figures do not). The search is exact at every "
+                  "depth (core/search.pyx): branch-and-bound, with a Viterbi-style DP over the next D labels "
+                  "for the first-order sequence models at depth 3. The accuracy check is that of the depth-1 "
+                  "weights searched at depth D (not a model trained at D).", ""] + tables
     thread_rows = []
     for task, prefix in (("tag", "tagger"), ("chunk", "chunker"), ("ner", "ner"), ("parse", "parser")):
         rec = read_json(metrics / f"threads_{task}.json")
@@ -858,16 +847,16 @@ def depth_section(metrics: Path) -> List[str]:
                                if one else row(prefix, "-", "-", "-"))
     if thread_rows:
         lines += ["### Threads against processes", "",
-                  "Each depth-1 model on its gold-token test set, `nlp.pipe(batch_size=1000)`, `n_threads "
-                  "= 2` (`MODEL@n_threads=2`) and spaCy's `n_process = 2` (`MODEL@n_process=2`) against "
-                  "one thread, same run per task (the `speed` stage of benchmarks/run.py). With threads, "
-                  "`pipe()` pipelines the batches: while the threads search one batch without the GIL, the "
-                  "calling thread reads the next batch's docs and writes the previous batch's "
+                  "Each depth-1 model on its gold-token test set, `nlp.pipe(batch_size=1000)`, `n_threads = 2` "
+                  "(`MODEL@n_threads=2`) and spaCy's `n_process = 2` (`MODEL@n_process=2`) against one thread, "
+                  "same run per task (the `speed` stage of benchmarks/run.py). With threads, `pipe()` "
+                  "pipelines the batches: while the threads search one batch without the GIL, the calling "
+                  "thread reads the next batch's docs and writes the previous batch's "
                   "annotations.", ""] + table("component", "tokens/s, 1 thread", "x n_threads = 2",
                                                "x n_process = 2") + thread_rows + [
-                  "", "Threads shorten the search only; spaCy's Python per doc (reading the doc, writing "
-                  "tags, spans or entities) holds the GIL. The parser's search dominates its time; the "
-                  "sequence components' does not.", ""]
+                  "", "Threads shorten the search only; spaCy's Python per doc (reading the doc, writing tags, "
+                      "spans or entities) holds the GIL. The parser's search dominates its time; the sequence "
+                      "components' does not.", ""]
     rows = []
     for depth in range(4):
         rec = read_json(metrics / f"parser_depth_d{depth}.json")
@@ -951,35 +940,36 @@ def distributed_section(metrics: Path) -> List[str]:
         lines += ["### annotate: raw text to DocBin shards", "",
                   "Test texts (`doc.text`, the pipeline's tokenizer included, copies as `--repeat` says) as "
                   "JSONL, annotated on a LocalCluster of worker processes of one thread each, or one worker "
-                  "whose components run `n_threads` threads. tokens/s: output tokens over the wall time of "
-                  "the `annotate` call (reading, shipping, writing the shards included; the workers load "
-                  "the model before the clock starts). On 2 cores the client (and the scheduler in it) "
-                  "shares the cores with the 2 workers.", ""] + annotate_rows(annotate) + [""]
+                  "whose components run `n_threads` threads. tokens/s: output tokens over the wall time of the "
+                  "`annotate` call (reading, shipping, writing the shards included; the workers load the model "
+                  "before the clock starts). On 2 cores the client (and the scheduler in it) shares the cores "
+                  "with the 2 workers.", ""] + annotate_rows(annotate) + [""]
     first = True
     for title, rows in trained:
         if not rows:
             continue
         rounds = next((r.get("rounds") for r in rows if r.get("rounds")), None)
         lines += [f"### train: {title}", "", "Every setting trains " + (
-            f"{rounds} rounds" if rounds else "the config's max_epochs rounds (epochs)") + ", evaluates on "
-            "dev after each, and its model-best (by dev) is scored once on test."]
+            f"{rounds} rounds" if rounds else "the config's max_epochs rounds (epochs)") + ", evaluates on dev "
+                                                                                           "after each, and "
+                                                                                           "its model-best (by "
+                                                                                           "dev) is scored "
+                                                                                           "once on test."]
         if first:
             lines[-1] += (
-                " `spacy train` runs as many epochs and evaluates about once an epoch (eval_frequency = "
-                "the batches of one epoch). IPM: each round trains every shard one epoch from the mixed "
-                "weights (uniform mixing); one-shot: every shard trains alone, mixed only to evaluate. "
-                "setup: reading the config and corpus, initialising, cutting the shards (IPM: and saving "
-                "the models); rounds: the "
-                "rounds with their dev evaluations (the part workers divide; for IPM from shipping the "
-                "data to the cluster on); whole command: IPM's wall time from starting the LocalCluster "
-                "(about 1 s) to the last round, against spacy train's setup and rounds; slowest shards' "
-                "epochs: the critical path in the workers. 4 and 8 shards on 2 workers simulate 4 and 8 "
-                "machines: their accuracy is what those would give, their time is not. (`--shards 1` "
-                "adds IPM with 1 shard on 1 worker: the same training as spacy train, "
-                "tests/test_distributed.py.) Where spacy train and IPM on 2 shards / 2 workers ran "
-                "several times, alternately (`--timing-repeats`: the machine is shared), their rounds s "
-                "and whole command s are medians and each ratio is the median of the pairs' ratios. Rows "
-                "without a whole command s come from runs before it was timed.")
+                " `spacy train` runs as many epochs and evaluates about once an epoch (eval_frequency = the "
+                "batches of one epoch). IPM: each round trains every shard one epoch from the mixed weights "
+                "(uniform mixing); one-shot: every shard trains alone, mixed only to evaluate. setup: reading "
+                "the config and corpus, initialising, cutting the shards (IPM: and saving the models); rounds: "
+                "the rounds with their dev evaluations (the part workers divide; for IPM from shipping the "
+                "data to the cluster on); whole command: IPM's wall time from starting the LocalCluster (about "
+                "1 s) to the last round, against spacy train's setup and rounds; slowest shards' epochs: the "
+                "critical path in the workers. 4 and 8 shards on 2 workers simulate 4 and 8 machines: their "
+                "accuracy is what those would give, their time is not. (`--shards 1` adds IPM with 1 shard on "
+                "1 worker: the same training as spacy train, tests/test_distributed.py.) Where spacy train and "
+                "IPM on 2 shards / 2 workers ran several times, alternately (`--timing-repeats`: the machine "
+                "is shared), their rounds s and whole command s are medians and each ratio is the median of "
+                "the pairs' ratios. Rows without a whole command s come from runs before it was timed.")
             first = False
         lines += [""] + train_rows(rows) + [""]
     steps = [s for s in X.STEPS if s.group == "distributed"]
@@ -1032,8 +1022,8 @@ def header(metrics: Path, scale: str) -> List[str]:
                 "methods); ignored by git. The full run's tables are benchmarks/results.md.")
     dates, machines = recorded(metrics)
     head = ["# spacy-lookahead benchmark results", "", what, "",
-            f"* Dates the metrics files record (benchmarks/timed.py's start, the speed runs' date): "
-            f"{dates[0]} to {dates[-1]}." if dates else "* Dates: no metrics file here records one."]
+            f"* Dates the metrics files record (benchmarks/timed.py's start, the speed runs' date): {dates[0]} "
+            f"to {dates[-1]}." if dates else "* Dates: no metrics file here records one."]
     head += [f"* Machine ({'; '.join(runs)}): {desc}." for desc, runs in machines.items()] or [
         "* Machine: no metrics file here records one (the speed runs record theirs)."]
     return head + [f"* Setting column: `{scale}` = `spacy project run {'all' if scale == 'full' else 'quick'}` "

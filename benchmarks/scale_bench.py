@@ -5,21 +5,16 @@
         [--components lookahead_tagger ...] [--train-sentences 1000] [--epochs 3] [--workdir DIR]
         [--timeout 600] [--memory-limit-mb MB] [--min-seconds 1.0] [--output metrics/scale.json]
 
-Per component a small model trained here (default settings, the first
---train-sentences sentences of the training set under --data, laid out like
-shared/data; kept in --workdir and reused when there). Per size ONE doc of
-the test sentences joined (cycling) and cut at `size` tokens, with no
-sentence boundaries (the worst case), carrying the inputs of the
-component's task (benchmarks/gold.py). Each (component, size) runs in a
-fresh process that calls the component on fresh copies of the doc until
---min-seconds are timed. Peak memory: the peak RSS of the first call
-(VmHWM, reset just before through /proc/self/clear_refs; else ru_maxrss,
-which cannot be reset) minus the RSS before it. Ratios to the smallest size
-("flat" = near 1), and gold.py's check of the long doc beside that of the
-same sentences as separate docs (a component worse on long docs shows). A
-process over --timeout is killed, one that fails (e.g. over
---memory-limit-mb of address space) is an error; the component's larger
-sizes are then not run."""
+A small model per component (default settings, trained here on the first
+--train-sentences of --data's training set); per size one doc of the test
+sentences joined and cut at `size` tokens, without sentence boundaries
+(the worst case), with the task's inputs (benchmarks/gold.py). Each
+(component, size) in a fresh process calls the component on copies of the
+doc until --min-seconds are timed; peak memory is the first call's peak RSS
+(VmHWM, reset before it; else ru_maxrss) minus the RSS before. Ratios to
+the smallest size, and gold.py's check of the long doc beside that of its
+sentences as separate docs. Over --timeout, or an error (e.g. over
+--memory-limit-mb of address space): the component's larger sizes are not run."""
 import argparse
 import json
 import os
@@ -34,7 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from benchmarks import gold as G
-from benchmarks.harness import isolated, machine_info, one_thread
+from benchmarks.harness import isolated, machine_info, one_thread, peak_rss_mb
 
 ROOT = Path(__file__).resolve().parents[1]
 # component factory -> (data set, gold.py's task: the doc's inputs and the check)
@@ -127,10 +122,6 @@ def hwm_mb() -> float:
         return next(int(line.split()[1]) / 1024 for line in f if line.startswith("VmHWM:"))
 
 
-def ru_maxrss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-
-
 def measure(factory: str, model: str, data: Path, size: int, min_seconds: float, memory_limit_mb: int) -> dict:
     import gc
 
@@ -162,8 +153,8 @@ def measure(factory: str, model: str, data: Path, size: int, min_seconds: float,
     t0 = time.perf_counter()
     pipe(first)
     seconds = [time.perf_counter() - t0]
-    peak_after = hwm_mb() if reset else ru_maxrss_mb()
-    ru_delta = ru_maxrss_mb() - rss_before
+    peak_after = hwm_mb() if reset else peak_rss_mb()
+    ru_delta = peak_rss_mb() - rss_before
     check = G.check([first], [gold], task)
     del first
     while sum(seconds) < min_seconds:

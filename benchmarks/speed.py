@@ -1,30 +1,20 @@
 """Prediction speed and peak memory of trained pipelines on gold tokens: the
-one speed harness of the benchmarks (taggers, chunkers, NER, parsers, FR).
+one speed harness (taggers, chunkers, NER, parsers, FR).
 
     python -m benchmarks.speed DATA NAME=MODEL_DIR[@KEY=VALUE,...] [...]
         [--task tag|chunk|ner|clauses|parse|pipeline] [--code FILE] [--limit N]
         [--reference NAME] [--batch-size 1000] [--repeats 3] [--warmup 200]
         [--min-seconds 1.0] [--pairs N] [--output metrics/tagger_speed.json]
 
-DATA: a .spacy file of gold docs, or a column file (CoNLL-2001 for clauses,
-CoNLL-2000 for chunk). Each model is timed in a fresh process of its own
-(its peak memory, ru_maxrss, is its own), one BLAS thread unless the
-environment says otherwise, n_process=1 (or `@n_process=N`), on docs
-rebuilt from the gold tokens with the task's inputs only (benchmarks/gold.py).
-It annotates `--warmup` docs and the whole set once, then times
-`list(nlp.pipe(docs))` `--repeats` times (fresh docs each time, built
-outside the clock) and reports the median tokens/second; a run covers the
-set as many times (`passes_per_run`) as it takes to last `--min-seconds`.
-The output is checked against the gold (gold.py's check of the task), so a
-model that does not really annotate shows. `@KEY=VALUE` changes settings at
-load (benchmarks/harness.py); `--code FILE` is imported first in each
-process (custom factories, e.g. benchmarks/crf_spans.py); `--limit N` times
-the first N docs. `--pairs N` also times the models side by side in one
-more process, N rounds of one pass each (order rotated): `ratio_interleaved`
-is the median over the rounds of the reference's pass time over the
-model's, steadier on a shared machine whose speed drifts (models with
-`@n_process` are left out). A model that is missing or fails is reported
-and skipped."""
+Each model in a process of its own (its peak memory is its own), one BLAS
+thread, on docs rebuilt from DATA's gold tokens with the task's inputs only
+(benchmarks/gold.py): `--warmup` docs and one pass, then the median of
+`--repeats` timed runs of `list(nlp.pipe(docs))` (docs built outside the
+clock; a run repeats the set until it lasts `--min-seconds`), and gold.py's
+check of the output. `--pairs N` also times the models side by side in one
+process, N rounds of one pass each: `ratio_interleaved` (the median of the
+reference's pass time over the model's) is steadier on a shared machine.
+A model that is missing or fails is reported and skipped."""
 import argparse
 import json
 import math

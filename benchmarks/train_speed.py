@@ -26,7 +26,7 @@ def epoch(train: str, depth: int, limit: int) -> dict:
     from benchmarks.gold import read_gold
 
     nlp = spacy.blank("en")
-    nlp.add_pipe("lookahead_tagger", config={"depth": depth})
+    nlp.add_pipe("lookahead_tagger", config={"search": {"@search": "spacy_lookahead.Lookahead.v1", "depth": depth}})
     docs = read_gold(train, limit=limit, vocab=nlp.vocab)
     examples = [Example(Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d]), d)
                 for d in docs]
