@@ -254,7 +254,7 @@ def calibrate(nlp, plan: Dict[str, Any]) -> Dict[str, Any]:
             continue
         if not isinstance(pipe, SequencePipe):  # the parser: the n best of SAPO only
             out[name] = ({"writes": "token._.head_prob", "temperature": pipe.temperature,
-                          "fitted": "with the model (on its dev data while training)"} if pipe.is_sapo else
+                          "fitted": "with the model (on its dev data while training)"} if pipe.learner.probabilistic else
                          "none: a perceptron parser (head probabilities need learner = sapo)")
             continue
         if "scores_key" in pipe.cfg:
@@ -264,7 +264,7 @@ def calibrate(nlp, plan: Dict[str, Any]) -> Dict[str, Any]:
         else:
             what = "token._.tag_prob"
         data = plan.get(name)
-        if pipe.is_sapo or pipe.cfg.get("fitted_temperature") is not None:
+        if pipe.learner.probabilistic or pipe.cfg.get("fitted_temperature") is not None:
             out[name] = {"writes": what, "temperature": pipe.temperature,
                          "fitted": "with the model (on its dev data while training)"}
         elif isinstance(data, dict):
