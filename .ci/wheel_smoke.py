@@ -37,8 +37,10 @@ def installed_copy() -> Path:
 
 def toy_pipeline() -> None:
     nlp = spacy.blank("en")
-    nlp.add_pipe("lookahead_tagger", config={"depth": 1})
-    nlp.add_pipe("lookahead_ner", config={"learner": "sapo"})
+    nlp.add_pipe("lookahead_tagger", config={
+        "search": {"@search": "spacy_lookahead.Lookahead.v1", "depth": 1}})
+    nlp.add_pipe("lookahead_ner", config={"search": {"@search": "spacy_lookahead.TopN.v1"},
+                                          "learner": {"@learners": "spacy_lookahead.SAPO.v1"}})
     nlp.add_pipe("arc_standard_parser")
     words, tags = ["Ada", "Lovelace", "wrote", "programs", "."], ["NNP", "NNP", "VBD", "NNS", "."]
     gold = {"tags": tags, "heads": [1, 2, 2, 2, 2], "deps": ["compound", "nsubj", "ROOT", "obj", "punct"],
@@ -54,7 +56,8 @@ def toy_pipeline() -> None:
         sys.exit(f"wheel smoke: the toy pipeline learned {got}, expected {want}")
     again = spacy.blank("en")
     for name in nlp.pipe_names:
-        again.add_pipe(nlp.get_pipe_meta(name).factory, name=name)
+        config = {k: v for k, v in nlp.get_pipe_config(name).items() if k != "factory"}
+        again.add_pipe(nlp.get_pipe_meta(name).factory, name=name, config=config)
     again.from_bytes(nlp.to_bytes())
     redo = again(Doc(again.vocab, words=words))
     if [t.tag_ for t in redo] != tags or [t.head.i for t in redo] != gold["heads"]:
