@@ -618,7 +618,7 @@ def block_sections(kind: str, classes: Dict[str, type]) -> List[str]:
             out += ["Trains with " + " or ".join(f"`{s.registered}`" for s in cls.searches)
                     + ".", ""]
         else:
-            users = [c.registered for c in classes["learners"] if cls in c.searches]
+            users = [c.registered for c in learners_module.LEARNERS if cls in c.searches]
             out += ["Trained by " + " or ".join(f"`{u}`" for u in users) + ".", ""]
         params = inspect.signature(func).parameters
         missing = set(params) ^ set(BLOCK_PROSE.get(name, {}))
@@ -719,7 +719,6 @@ def render() -> str:
         out += setting_block(takers, key, "###", show_takers=True)
     classes = {cls.registered: cls for cls in (*search_module.SEARCHES,
                                                 *learners_module.LEARNERS)}
-    classes["learners"] = learners_module.LEARNERS  # type: ignore[assignment]
     out += ["## Search blocks", "", "`[components.NAME.search]`, with `@search = \"...\"` "
             "(src/spacy_lookahead/pipes/search.py).", ""]
     out += block_sections("search", classes)

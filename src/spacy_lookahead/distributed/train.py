@@ -111,12 +111,19 @@ def train_shard(run_id: str, setup: bytes, shard: Dict[str, bytes],
     out = {}
     for name in start:
         pipe = nlp.get_pipe(name)
-        raw = not pipe.learner.averages if hasattr(pipe, "learner") else False
+        raw = predicts_with_raw_weights(pipe)
         out[name] = {"raw": pipe.weights.to_bytes(),
                      "avg": None if raw else pipe.averaged_weights.to_bytes(),
                      "ticks": int(pipe.weights.time), "updates": float(losses.get(name, 0.0))}
     return {"components": out, "examples": len(examples), "pid": os.getpid(),
             "seconds": time.perf_counter() - began}
+
+
+def predicts_with_raw_weights(pipe: Any) -> bool:
+    """Whether the component predicts with its current weights, not their
+    average (a transition component's learner says; SAPO's by default)."""
+    learner = getattr(pipe, "learner", None)
+    return learner is not None and not learner.averages
 
 
 def _for_mixing(result: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
@@ -295,8 +302,7 @@ class Job:
             dev = list(self.dev_corpus(self.nlp))
         evaluate = create_evaluation_callback(self.nlp, lambda nlp: dev, self.T["score_weights"])
         # the learners that predict with their current weights (SAPO's)
-        sapo = {name: not getattr(self.nlp.get_pipe(name), "learner", None).averages
-                if hasattr(self.nlp.get_pipe(name), "learner") else False for name in self.names}
+        sapo = {name: predicts_with_raw_weights(self.nlp.get_pipe(name)) for name in self.names}
 
         # Shard i trains on worker i mod W in every round: a worker keeps its
         # shards' examples (reading a shard costs ~1 s), and left free, the

@@ -314,16 +314,8 @@ def make_lookahead_ner(nlp: Language, name: str, direction: Direction, scheme: S
     pos_features / chunk_features: use token.tag_ / doc.spans[chunks_key] as
     input features (then required on every doc, e.g. from a tagger and a
     chunker earlier in the pipeline).
-    features: the feature templates (a list: presets such as "preset:ner"
-        and templates such as "cluster6[0]" or "lower[-1] lower[0]";
-        spacy_lookahead/systems/templates.py lists the atoms). Templates
-        reading `cluster*` or `prob` need the vocab's tables
-        ([initialize.lookups], spacy_lookahead/lexicon.py).
-    respect_sent_starts: label each sentence of a doc on its own (its
-        tokens' features stop at its edges, the label history starts
-        again, no span crosses a sentence start), from the doc's sentence
-        starts (e.g. a sentencizer's earlier in the pipeline); the `doc`
-        templates still read the whole doc.
+    features, respect_sent_starts: as the chunker's (the preset here is
+        "preset:ner").
     search, learner, n_threads, probabilities, temperature: see the tagger
         (the default margin here is 50). With SAPO.v1 the entities are also
         written to doc.spans[scores_key] with their probabilities in
