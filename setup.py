@@ -2,11 +2,13 @@
 import sys
 from pathlib import Path
 
+import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 ROOT = Path(__file__).parent
 MODULES = [
+    "spacy_lookahead.core.clock",
     "spacy_lookahead.core.weights",
     "spacy_lookahead.core.features",
     "spacy_lookahead.core.system",
@@ -39,12 +41,16 @@ COMPILE_ARGS = (["/O2"] if sys.platform == "win32"
                 else ["-O3", "-g0", "-Wno-unused-function", "-Wno-unreachable-code"])
 LINK_ARGS = ["-s"] if sys.platform.startswith("linux") else []
 
+# spacy_io cimports spaCy's Doc and TokenC (spaCy's .pxd files cimport numpy's)
+SPACY_ABI = {"spacy_lookahead.spacy_io"}
+
 extensions = [
     Extension(
         name,
         [str(Path("src", *name.split(".")).with_suffix(".pyx"))],
         extra_compile_args=COMPILE_ARGS,
         extra_link_args=LINK_ARGS,
+        include_dirs=[numpy.get_include()] if name in SPACY_ABI else [],
         language="c++",
     )
     for name in MODULES

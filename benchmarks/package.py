@@ -168,7 +168,7 @@ def shown(path: Any) -> str:
 
 def spacy_range() -> Optional[str]:
     """The spaCy versions the plugin supports (its installed metadata, from
-    setup.cfg), e.g. ">=3.7,<3.9"; None if it is not installed."""
+    setup.cfg), e.g. ">=3.8,<3.9"; None if it is not installed."""
     from packaging.requirements import Requirement
     try:
         wanted = requires(PLUGIN) or []

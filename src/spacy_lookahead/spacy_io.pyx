@@ -1,23 +1,33 @@
-"""What the engine reads from spaCy: the atoms of a vocab entry (its lexeme
-attributes, Brown cluster and probability bin: A_NORM .. A_PROB of
-core/features.pxd) and, per doc, every token's word atoms (LexemeAtoms:
+"""What the engine reads from spaCy and writes back, in C on spaCy's own
+structs (`Doc.c`, an array of `TokenC`): the atoms of a vocab entry (its
+lexeme attributes, Brown cluster and probability bin: A_NORM .. A_PROB of
+core/features.pxd) and, per batch, every token's word atoms (LexemeAtoms:
 computed in Python once per word type, cached in C, copied per token into
-the atoms array the systems read). The engine (core/) never sees a spaCy
-object, only those arrays."""
+the atoms array the systems read, with the GIL released); and the outputs
+(tags, arcs, entities, span groups) written per batch into the tokens, with
+no Python per token or per span. The engine (core/) never sees a spaCy
+object, only those arrays.
+
+The C structs are spaCy's ABI: this module is compiled against one spaCy
+minor version (setup.cfg pins spacy to it), as spaCy's own extensions are."""
 from libc.string cimport memcpy
 from libcpp.vector cimport vector
 from libc.stdint cimport int64_t, uint64_t
 from cymem.cymem cimport Pool
-from preshed.maps cimport PreshMap
+from preshed.maps cimport PreshMap, map_get
+from spacy.structs cimport SpanC, TokenC
+from spacy.tokens.doc cimport Doc, set_children_from_heads
+from spacy.tokens.span_group cimport SpanGroup
 
 import numpy
-from spacy.attrs import ORTH
+
+from .systems.span_ids cimport id_spans
 
 from .core.features cimport N_ATOMS, N_WORD_ATOMS
 from .core.features import word_atoms, word_substrings
 
 
-cdef struct LexemeC:
+cdef struct WordC:
     uint64_t atoms[N_WORD_ATOMS]
     int n_subs
     uint64_t* subs
@@ -84,14 +94,14 @@ cdef class LexemeAtoms:
         self.mem = Pool()
         self.cache = PreshMap()
 
-    cdef const LexemeC* get(self, uint64_t orth, object vocab, object tables) except NULL:
-        cdef LexemeC* lex = <LexemeC*>self.cache.get(orth)
+    cdef const WordC* get(self, uint64_t orth, object vocab, object tables) except NULL:
+        cdef WordC* lex = <WordC*>self.cache.get(orth)
         cdef int i
         if lex == NULL:
             text = vocab.strings[orth]
             values = (word_atoms(text) + lexeme_atoms(vocab[orth], tables)
                       + [self.classes.get(text, 0)])
-            lex = <LexemeC*>self.mem.alloc(1, sizeof(LexemeC))
+            lex = <WordC*>self.mem.alloc(1, sizeof(WordC))
             for i in range(N_WORD_ATOMS):
                 lex.atoms[i] = values[i]
             lex.is_space = text.isspace()
@@ -123,47 +133,79 @@ cdef class LexemeAtoms:
             raise ValueError("this LexemeAtoms does not compute substrings")
         return self.docs_inputs([doc])["substrings"]
 
-    def docs_inputs(self, docs):
+    def docs_inputs(self, docs, bint tags=False, bint ent_iob=False, bint sent_starts=False):
         """The word inputs of a batch of docs as one set of arrays over their
         tokens one after the other: "atoms" (N, N_ATOMS) (the input columns
         A_TAG, A_CHUNK left 0 for the caller), "starts" (n_docs + 1,) int64
         where each doc's tokens begin, "space" (N,) uint8, 1 on whitespace
-        tokens (None if there is none), and with substrings "substrings":
-        CSR (offsets (N + 1,) int32, hashes). One to_array per doc; the
-        rest is C."""
+        tokens (None if there is none), with substrings "substrings": CSR
+        (offsets (N + 1,) int32, hashes); with `tags`, "tags" (N,) uint64
+        (token.tag), with `ent_iob`, "ent_iob" (N,) uint8 (token.ent_iob),
+        with `sent_starts`, "sent_starts" (N,) bool (token.is_sent_start).
+        Read from the docs' TokenC arrays: the GIL is held only to look up
+        word types first seen in this batch."""
         cdef int n_docs = len(docs), d, i, j
         cdef int64_t k = 0, N = 0, n_space = 0, n_subs = 0
-        orth_arrays = []
+        cdef Doc doc
+        cdef vector[const TokenC*] tokens
+        tokens.resize(n_docs)
         starts = numpy.zeros((n_docs + 1,), dtype="int64")
         cdef int64_t[::1] st = starts
         for d in range(n_docs):
-            orth_arrays.append(numpy.ascontiguousarray(docs[d].to_array(ORTH), dtype="uint64"))
-            st[d + 1] = st[d] + orth_arrays[d].shape[0]
+            doc = docs[d]
+            tokens[d] = doc.c
+            st[d + 1] = st[d] + doc.length
         N = st[n_docs]
         atoms = numpy.zeros((N, N_ATOMS), dtype="uint64")
         space = numpy.zeros((N,), dtype="uint8")
+        tag_column = numpy.zeros((N if tags else 0,), dtype="uint64")
+        iob_column = numpy.zeros((N if ent_iob else 0,), dtype="uint8")
+        start_column = numpy.zeros((N if sent_starts else 0,), dtype="uint8")
         cdef uint64_t[:, ::1] view = atoms
         cdef unsigned char[::1] sp = space
-        cdef uint64_t[::1] orths
-        cdef const LexemeC* lex
-        cdef vector[const LexemeC*] lexes  # the tokens' lexemes, for both passes
+        cdef uint64_t[::1] tag_view = tag_column
+        cdef unsigned char[::1] iob_view = iob_column
+        cdef unsigned char[::1] start_view = start_column
+        cdef const WordC* lex
+        cdef vector[const WordC*] lexes  # the tokens' word types, for both passes
         lexes.resize(N)
-        for d in range(n_docs):
+        vocab = None
+        pools = []  # the caches' memory, where another vocab's tables empty the cache
+        for d in range(n_docs):  # C, but a word type not cached yet needs Python
             if st[d + 1] == st[d]:
                 continue
-            orths = orth_arrays[d]
-            vocab = docs[d].vocab
-            tables = self._tables(vocab)
+            doc = docs[d]
+            if doc.vocab is not vocab:
+                pools.append(self.mem)
+                vocab = doc.vocab
+                tables = self._tables(vocab)
             for i in range(st[d + 1] - st[d]):
-                lexes[k] = self.get(orths[i], vocab, tables)
+                lex = <const WordC*>map_get(self.cache.c_map, tokens[d][i].lex.orth)
+                lexes[k] = lex if lex != NULL else self.get(tokens[d][i].lex.orth, vocab, tables)
                 k += 1
-        for k in range(N):
-            lex = lexes[k]
-            memcpy(&view[k, 0], lex.atoms, N_WORD_ATOMS * sizeof(uint64_t))
-            sp[k] = lex.is_space
-            n_space += lex.is_space
-            n_subs += lex.n_subs
+        with nogil:
+            k = 0
+            for d in range(n_docs):
+                for i in range(st[d + 1] - st[d]):
+                    lex = lexes[k]
+                    memcpy(&view[k, 0], lex.atoms, N_WORD_ATOMS * sizeof(uint64_t))
+                    sp[k] = lex.is_space
+                    n_space += lex.is_space
+                    n_subs += lex.n_subs
+                    if tags:
+                        tag_view[k] = tokens[d][i].tag
+                    if ent_iob:
+                        iob_view[k] = tokens[d][i].ent_iob
+                    if sent_starts:
+                        start_view[k] = tokens[d][i].sent_start == 1
+                    k += 1
         out = {"atoms": atoms, "starts": starts, "space": space if n_space else None}
+        if tags:
+            out["tags"] = tag_column
+        if ent_iob:
+            out["ent_iob"] = iob_column
+        if sent_starts:
+            out["sent_starts"] = start_column.view(bool)
         if not self.substrings:
             return out
         offsets = numpy.zeros((N + 1,), dtype="int32")
@@ -171,18 +213,19 @@ cdef class LexemeAtoms:
         cdef int[::1] ov = offsets
         cdef uint64_t[::1] hv = hashes
         n_subs = 0
-        for k in range(N):
-            lex = lexes[k]
-            for j in range(lex.n_subs):
-                hv[n_subs] = lex.subs[j]
-                n_subs += 1
-            ov[k + 1] = <int>n_subs
+        with nogil:
+            for k in range(N):
+                lex = lexes[k]
+                for j in range(lex.n_subs):
+                    hv[n_subs] = lex.subs[j]
+                    n_subs += 1
+                ov[k + 1] = <int>n_subs
         out["substrings"] = (offsets, hashes)
         return out
 
     def _tables(self, vocab):
         """The vocab's tables; the cache is emptied where they are not the
-        ones it was made with (once per doc: a look-up, no copy)."""
+        ones it was made with (once per batch and vocab: a look-up, no copy)."""
         tables = vocab_tables(vocab)
         if self.lexicon is None or self.lexicon[0] is not tables[0] \
                 or self.lexicon[1] is not tables[1]:
@@ -193,6 +236,139 @@ cdef class LexemeAtoms:
 
     def __reduce__(self):
         return (_lexeme_atoms, (self.substrings, self.classes))
+
+
+# --- writing outputs into the docs ------------------------------------------
+cdef const int[::1] _ids(output, Doc doc, str what):
+    """An output's label ids as int32, one per token of the doc."""
+    cdef const int[::1] ids = numpy.ascontiguousarray(output, dtype="int32")
+    if ids.shape[0] != doc.length:
+        raise ValueError(f"{what}: {ids.shape[0]} labels for a doc of {doc.length} tokens")
+    return ids
+
+
+cdef inline uint64_t _hash_of(const uint64_t[::1] hashes, int a, str what) except? 0:
+    """hashes[a]; a < 0 counts from the end, as a Python index does."""
+    cdef int n = hashes.shape[0]
+    if a >= n or a < -n:
+        raise ValueError(f"{what}: label id {a} out of range for {n} labels")
+    return hashes[a if a >= 0 else n + a]
+
+
+def has_entities(docs):
+    """Per doc (uint8): whether some token has token.ent_iob set (entities,
+    or tokens marked outside)."""
+    out = numpy.zeros((len(docs),), dtype="uint8")
+    cdef unsigned char[::1] view = out
+    cdef Doc doc
+    cdef int d = 0, i
+    for doc in docs:
+        for i in range(doc.length):
+            if doc.c[i].ent_iob != 0:
+                view[d] = 1
+                break
+        d += 1
+    return out
+
+
+def write_tags(docs, outputs, hashes):
+    """token.tag of each doc's tokens from its output (label ids, one per
+    token): hashes[id], where id -1 (a whitespace token) takes the last hash
+    (the space tag). As Doc.from_array([TAG]) sets it, without the array."""
+    cdef const uint64_t[::1] h = numpy.ascontiguousarray(hashes, dtype="uint64")
+    cdef const int[::1] ids
+    cdef Doc doc
+    cdef int i
+    for doc, output in zip(docs, outputs):
+        ids = _ids(output, doc, "write_tags")
+        for i in range(doc.length):
+            doc.c[i].tag = _hash_of(h, ids[i], "write_tags")
+
+
+def write_arcs(docs, heads, labels, hashes, decorated=None):
+    """token.head and token.dep of each doc's tokens (heads: absolute
+    positions; labels: ids into hashes, -1 the last), then the children,
+    edges and sentence starts by spaCy's set_children_from_heads: what
+    Doc.from_array([HEAD, DEP]) does, without the array. decorated: per
+    label id, 1 where the label is a projectivised one ("x||y"); returns
+    per doc (uint8) whether it has such a label (and needs
+    deprojectivizing)."""
+    cdef const uint64_t[::1] h = numpy.ascontiguousarray(hashes, dtype="uint64")
+    cdef const unsigned char[::1] deco = numpy.ascontiguousarray(
+        numpy.zeros((len(h),), dtype="uint8") if decorated is None else decorated, dtype="uint8")
+    if deco.shape[0] != h.shape[0]:
+        raise ValueError(f"write_arcs: {deco.shape[0]} decorated flags for {h.shape[0]} labels")
+    out = numpy.zeros((len(docs),), dtype="uint8")
+    cdef unsigned char[::1] flags = out
+    cdef const int[::1] head_ids, label_ids
+    cdef Doc doc
+    cdef int i, d = -1, n = h.shape[0]
+    for doc, doc_heads, doc_labels in zip(docs, heads, labels):
+        d += 1
+        if not doc.length:
+            continue
+        head_ids = _ids(doc_heads, doc, "write_arcs")
+        label_ids = _ids(doc_labels, doc, "write_arcs")
+        for i in range(doc.length):
+            if head_ids[i] < 0 or head_ids[i] >= doc.length:
+                raise ValueError(f"write_arcs: head {head_ids[i]} of token {i} is outside "
+                                 f"its doc of {doc.length} tokens")
+        for i in range(doc.length):
+            doc.c[i].head = head_ids[i] - i
+            doc.c[i].dep = _hash_of(h, label_ids[i], "write_arcs")
+            if deco[label_ids[i] if label_ids[i] >= 0 else n + label_ids[i]]:
+                flags[d] = 1
+        set_children_from_heads(doc.c, 0, doc.length)
+    return out
+
+
+def write_spans(docs, outputs, kinds, types, hashes, str key=None):
+    """The spans each doc's output encodes (label ids, one per token, read
+    as systems/span_ids.ids_to_spans reads them; types index `hashes`):
+    with key None as doc.ents (token.ent_iob, ent_type; every other token
+    outside, as Doc.set_ents(spans, default="outside") writes them), else as
+    a new span group doc.spans[key]. No Python per span."""
+    cdef const signed char[::1] kind = numpy.ascontiguousarray(kinds, dtype="int8")
+    cdef const int[::1] typ = numpy.ascontiguousarray(types, dtype="int32")
+    cdef const uint64_t[::1] h = numpy.ascontiguousarray(hashes, dtype="uint64")
+    cdef const int[::1] ids
+    cdef vector[int] found
+    cdef Doc doc
+    cdef SpanGroup group
+    cdef SpanC span
+    cdef TokenC* t
+    cdef int i, j, n_actions = kind.shape[0]
+    cdef size_t k
+    for doc, output in zip(docs, outputs):
+        ids = _ids(output, doc, "write_spans")
+        found.clear()
+        for i in range(doc.length):
+            if ids[i] >= n_actions or ids[i] < -n_actions:
+                raise ValueError(f"write_spans: label id {ids[i]} out of range for "
+                                 f"{n_actions} labels")
+        if doc.length:
+            id_spans(&ids[0], doc.length, &kind[0], &typ[0], n_actions, &found)
+        for k in range(0, found.size(), 3):
+            if found[k + 2] < 0 or found[k + 2] >= h.shape[0]:
+                raise ValueError(f"write_spans: span type {found[k + 2]} out of range")
+        if key is None:
+            for i in range(doc.length):
+                t = &doc.c[i]
+                t.ent_iob, t.ent_type, t.ent_kb_id, t.ent_id = 2, 0, 0, 0
+            for k in range(0, found.size(), 3):
+                for j in range(found[k], found[k + 1]):
+                    doc.c[j].ent_iob = 3 if j == found[k] else 1
+                    doc.c[j].ent_type = h[found[k + 2]]
+            continue
+        group = SpanGroup(doc, name=key)
+        for k in range(0, found.size(), 3):
+            span.id, span.kb_id = 0, 0
+            span.start, span.end = found[k], found[k + 1]
+            span.start_char = doc.c[span.start].idx
+            span.end_char = doc.c[span.end - 1].idx + doc.c[span.end - 1].lex.length
+            span.label = h[found[k + 2]]
+            group.push_back(span)
+        doc.spans[key] = group
 
 
 def _lexeme_atoms(substrings, classes):

@@ -9,6 +9,7 @@ from libc.stdint cimport int64_t
 from cymem.cymem cimport Pool
 
 from .beam cimport Beam, beam_for
+from .clock cimport add_since, now_ns
 from .instance cimport Instance
 from .search cimport Workspace, decode as lookahead_decode, workspace_for
 from .topn cimport Chain, NBest, astar, beam_nbest, chain_from
@@ -54,6 +55,7 @@ def decode(instances, Weights W, str search="lookahead", int depth=0, int beam_w
     cdef Beam beam = None
     cdef int[::1] act
     cdef int k
+    cdef int64_t t0
     if search == "greedy":
         depth = 0
     outputs = []
@@ -78,8 +80,10 @@ def decode(instances, Weights W, str search="lookahead", int depth=0, int beam_w
         if inst.length:
             beam = beam_for(beam, inst.system, inst.state_size, beam_width)
             beam.reset(inst.start(), inst.max_steps)
+            t0 = now_ns()
             with nogil:
                 beam.search(W)
+            add_since(t0)
             k = beam.path(beam.step, 0, &act[0])
             if not _complete(inst, &act[0], k):
                 raise _no_valid_output(inst, k)
@@ -110,10 +114,12 @@ def _lookahead_run(list instances, Weights W, int depth):
         limits[i] = inst.max_steps
     cdef Workspace ws = Workspace((<Instance>instances[0]).system, depth,
                                   (<Instance>instances[0]).state_size) if n else None
+    cdef int64_t t0 = now_ns()
     with nogil:
         for i in range(n):
             taken[i] = lookahead_decode(ws, W, starts[i], acts[i], limits[i]) \
                 if starts[i] != NULL else 0
+    add_since(t0)
     outputs = []
     for i in range(n):
         inst = instances[i]
@@ -136,13 +142,16 @@ def nbest(instances, Weights W, int n, int beam_width=16, bint exact=True):
     cdef Beam beam = None
     cdef NBest out = NBest()
     cdef Chain chain
+    cdef int64_t t0
     results = []
     for inst in instances:
         if exact and inst.system.first_order:
             ws = workspace_for(ws, inst.system, inst.state_size, 0)
             chain = chain_from(ws, inst.start())
+            t0 = now_ns()
             with nogil:
                 astar(chain, W, n, out)
+            add_since(t0)
         elif inst.length == 0:
             out.clear(0)
             out.k = 1

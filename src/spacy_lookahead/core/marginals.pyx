@@ -18,9 +18,11 @@ span too wide a range for the factors: T C scorings and T C^2 exponentials
 (each row and its factors kept for the backward pass while they fit in
 ROW_CACHE doubles; longer docs make them again, so memory stays bounded)."""
 from libc.math cimport INFINITY, exp, log, log1p
+from libc.stdint cimport int64_t
 
 import numpy
 
+from .clock cimport add_since, now_ns
 from .search cimport workspace_for
 from .topn cimport chain_from
 # Instance, TransitionSystem, Workspace, Chain, Weights, vector: marginals.pxd
@@ -157,7 +159,8 @@ cdef class Lattice:
         batch through one lattice."""
         ws = workspace_for(ws, inst.system, inst.state_size, 0)
         cdef double limit
-        cdef bint sound
+        cdef bint sound = False
+        cdef int64_t t0
         self.inst = inst
         self.keep = False
         self.log_domain = False
@@ -180,12 +183,14 @@ cdef class Lattice:
                 transitions = Transitions(inst.system, W, temperature)
             self.trans = transitions
             limit = FACTORED_RANGE
+            t0 = now_ns()
             with nogil:
                 self.factored = transitions.in_range and self._split_scores(ws, limit)
-            if self.factored:
-                with nogil:
+                if self.factored:
                     self._factored_forward_backward()
                     sound = self._sound()
+            add_since(t0)
+            if self.factored:
                 if sound:
                     return 0
                 self.factored = False  # (not expected: the ranges were checked) row by row
@@ -195,10 +200,12 @@ cdef class Lattice:
             self.factors.resize(<size_t>self.T * self.C * self.C)
             self.known.assign(<size_t>self.T * self.C, 0)
         if self.T:
+            t0 = now_ns()
             with nogil:
                 self._forward_backward()
                 if not self._sound():
                     self._log_forward_backward()
+            add_since(t0)
         return 0
 
     cdef bint _sound(self) noexcept nogil:
@@ -843,6 +850,7 @@ def best_with_probabilities(instances, Weights W, double temperature=1.0,
     cdef double top
     cdef bint pruned = PRUNED_VITERBI
     cdef double min_theta = MIN_THETA
+    cdef int64_t t0
     found = []
     scored = []
     starts.push_back(0)
@@ -854,10 +862,12 @@ def best_with_probabilities(instances, Weights W, double temperature=1.0,
         if lattice.T and lattice.log_z == -INFINITY:
             top = -INFINITY
         elif lattice.T:
+            t0 = now_ns()
             with nogil:
                 top = lattice._best(&paths[k], pruned, min_theta)
                 if scorer is None:
                     lattice._step_probabilities(&paths[k], &probs[k])
+            add_since(t0)
         starts.push_back(paths.size())
         found.append(top)
         if scorer is not None and top != -INFINITY:

@@ -3,6 +3,7 @@ exact A* with the backward-Viterbi heuristic over a first-order system (the n
 best label sequences one by one, in order of score), and beam search for
 richer histories (the paper finds both give the same results)."""
 from libc.math cimport INFINITY, isfinite
+from libc.stdint cimport int64_t
 from libc.string cimport memcpy
 from libcpp.queue cimport priority_queue
 from libcpp.utility cimport pair
@@ -10,6 +11,7 @@ from cymem.cymem cimport Pool
 
 import numpy
 
+from .clock cimport add_since, now_ns
 from .beam cimport Beam
 from .search cimport Workspace, replay_in
 from .system cimport TransitionSystem
@@ -205,8 +207,10 @@ cdef int beam_nbest(Beam beam, Weights W, const void* state, int T, int n, NBest
     different lengths where the system's derivations differ in length."""
     cdef int step
     beam.reset(state, T)
+    cdef int64_t t0 = now_ns()
     with nogil:
         step = beam.search(W)
+    add_since(t0)
     return beam_row_nbest(beam, step, T, n, out)
 
 

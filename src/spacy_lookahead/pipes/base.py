@@ -265,12 +265,20 @@ class SearchPipe(TrainablePipe):
         words: the tokens that are not whitespace, if the caller knows them."""
         if words is None:
             words = doc.to_array(IS_SPACE) == 0
+        self._check_batch_tags([doc], numpy.asarray([0, len(doc)]), tags, words)
+
+    def _check_batch_tags(self, docs: List[Doc], starts: numpy.ndarray, tags: numpy.ndarray,
+                          words: numpy.ndarray) -> None:
+        """_check_tags over a batch's tokens at once (starts: where each
+        doc's tokens begin in `tags` and `words`)."""
         empty = numpy.flatnonzero((tags == 0) & words)
         if len(empty):
-            i = int(empty[0])
+            k = int(numpy.searchsorted(starts, empty[0], side="right")) - 1
+            doc, i = docs[k], int(empty[0] - starts[k])
+            in_doc = int(((tags == 0) & words)[starts[k]:starts[k + 1]].sum())
             raise ValueError(
                 f"[{self.name}] token {i} ({doc[i].text!r}) of a doc has no POS tag (token.tag_ is "
-                f"empty; {len(empty)} of {len(doc)} tokens are untagged), and the component reads "
+                f"empty; {in_doc} of {len(doc)} tokens are untagged), and the component reads "
                 "the tags. Tag every token (a tagger earlier in the pipeline tags all of them), "
                 "or set the missing tags.")
         known = self._known_tags()
@@ -280,7 +288,7 @@ class SearchPipe(TrainablePipe):
             # tags of an annotating component while training count as seen
             new = numpy.setdiff1d(tags[words], known)
             if len(new):
-                strings = doc.vocab.strings
+                strings = docs[0].vocab.strings
                 self.cfg["input_tags"] = sorted({*self.cfg["input_tags"],
                                                  *(strings[int(h)] for h in new)})
             return
@@ -294,7 +302,8 @@ class SearchPipe(TrainablePipe):
         if unseen.any():
             tally["unseen"] += int(unseen.sum())
             if len(tally["tags"]) < 5:
-                tally["tags"].update(doc.vocab.strings[int(h)] for h in numpy.unique(tags[unseen])[:5])
+                strings = docs[0].vocab.strings
+                tally["tags"].update(strings[int(h)] for h in numpy.unique(tags[unseen])[:5])
 
     def _start_tally(self) -> None:
         """A prediction call starts: count its unseen tags afresh (inside
@@ -354,6 +363,23 @@ class SearchPipe(TrainablePipe):
                 "in the pipeline, or give it docs with tags (to score it on gold tags: "
                 "`python -m spacy_lookahead evaluate MODEL DATA.spacy --inputs tag`)."
                 + ("" if example is None else " The gold doc has no tags either."))
+
+    def _tag_columns(self, docs: List[Doc], batch: Dict[str, Any],
+                     examples: Optional[List[Example]], what: str) -> None:
+        """_tag_column over a batch (LexemeAtoms.docs_inputs with tags: the
+        tags read from the tokens in C): where every doc has tags, one
+        vectorised check and copy; else doc by doc."""
+        atoms, starts, tags, space = batch["atoms"], batch["starts"], batch["tags"], batch["space"]
+        words = numpy.ones((len(tags),), dtype=bool) if space is None else space == 0
+        tagged = numpy.concatenate([[0], numpy.cumsum(tags != 0)])
+        worded = numpy.concatenate([[0], numpy.cumsum(words)])
+        if ((tagged[starts[1:]] > tagged[starts[:-1]]) | (worded[starts[1:]] == worded[starts[:-1]])).all():
+            self._check_batch_tags(docs, starts, tags, words)
+            atoms[:, A_TAG] = tags
+            return
+        for k, doc in enumerate(docs):
+            self._tag_column(doc, atoms[starts[k]:starts[k + 1]],
+                             examples[k] if examples else None, what)
 
     def _chunk_column(self, doc: Doc, atoms: numpy.ndarray, example: Optional[Example],
                       key: str, fix: str) -> List[Span]:

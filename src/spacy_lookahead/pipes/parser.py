@@ -17,7 +17,7 @@ from spacy.vocab import Vocab
 
 from ..core.features import A_TAG_ALT_COLUMN as A_TAG_ALT, SURE
 from ..core.calibration import minimise_over_temperature
-from ..spacy_io import LexemeAtoms
+from ..spacy_io import LexemeAtoms, write_arcs
 from ..systems.arc_standard import ArcStandardSystem
 from ..systems.parser_templates import parser_groups
 from ..systems.templates import (PARSER_SLOTS, PARSER_STATE_ATOMS, TemplateError,
@@ -322,17 +322,20 @@ class ArcStandardParser(TransitionPipe):
 
     # --- inputs --------------------------------------------------------------
     def _inputs(self, docs: List[Doc], examples: Optional[List[Example]] = None) -> list:
-        # the word atoms of the batch at once, each doc's its rows of them
+        return self.inputs_and_indexes(docs, examples)[0]
+
+    def inputs_and_indexes(self, docs: List[Doc], examples: Optional[List[Example]] = None
+                           ) -> Tuple[list, List[Optional[numpy.ndarray]]]:
+        """Each doc's input and its content positions, from one read of the
+        batch's tokens in C (words, tags, whitespace: LexemeAtoms.docs_inputs)."""
         self._check_lexicon(docs)
-        batch = self._atoms.docs_inputs(docs)
+        batch = self._atoms.docs_inputs(docs, tags=True)
+        self._tag_columns(docs, batch, examples, "parsing")
         every, space = batch["atoms"], batch["space"]
-        bounds = numpy.asarray(batch["starts"]).tolist()
-        inputs = []
+        bounds = batch["starts"].tolist()
+        inputs, indexes = [], []
         for k, doc in enumerate(docs):
             atoms = every[bounds[k]:bounds[k + 1]]
-            words = (numpy.ones((len(doc),), dtype="bool") if space is None
-                     else space[bounds[k]:bounds[k + 1]] == 0)
-            self._tag_column(doc, atoms, examples[k] if examples else None, "parsing", words)
             if self.tag_alternatives:
                 self._alternative_column(doc, atoms, examples[k] if examples else None)
             item: Dict[str, Any] = {"atoms": atoms}
@@ -341,7 +344,10 @@ class ArcStandardParser(TransitionPipe):
                 starts[0] = True
                 item["sent_ids"] = numpy.cumsum(starts).astype("int32")
             inputs.append(item)
-        return inputs
+            words = None if space is None else space[bounds[k]:bounds[k + 1]]
+            indexes.append(None if words is None or not words.any()
+                           else numpy.flatnonzero(words == 0).astype("int32"))
+        return inputs, indexes
 
     def _alternative_column(self, doc: Doc, atoms: numpy.ndarray,
                             example: Optional[Example]) -> None:
@@ -454,6 +460,16 @@ class ArcStandardParser(TransitionPipe):
         give it the same head and label), read through `token._.head_prob`
         (doc.user_data["head_probs"])."""
         vocab, label_hashes = None, None
+        docs = list(docs)
+        if all(doc.vocab is self.vocab for doc in docs):  # the arcs in C, the whole batch
+            label_hashes, decorated = self._label_hashes()
+            needs = write_arcs(docs, [out.best[0] for out in predictions],
+                               [out.best[1] for out in predictions], label_hashes, decorated)
+            for doc, out, deprojectivize in zip(docs, predictions, needs):
+                if deprojectivize:
+                    nonproj.deprojectivize(doc)
+                self._write_extras(doc, out)
+            return
         for doc, out in zip(docs, predictions):
             n = len(doc)
             if not n:
@@ -470,10 +486,30 @@ class ArcStandardParser(TransitionPipe):
             arr[:, 1] = label_hashes[labels]  # -1: the root label, last
             doc.from_array(["HEAD", "DEP"], arr)
             nonproj.deprojectivize(doc)
-            if len(out.best) > 2 and out.best[2].any():  # joint: the tags it chose
-                self._write_alternative_tags(doc, out.best[2].astype(bool))
-            if out.probs is not None:
-                agree = numpy.zeros((n,), dtype="float64")
-                for tree, p in zip(out.nbest, out.probs):
-                    agree += p * same_arcs(tree, out.best)
-                doc.user_data[HEAD_PROBS] = numpy.minimum(agree, 1.0)  # (rounding can pass 1)
+            self._write_extras(doc, out)
+
+    def _label_hashes(self) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """The hashes of label_names() in the component's vocab (its output
+        strings added), and per label whether it is projectivised ("x||y"):
+        made once per label set."""
+        names = self.label_names()
+        if getattr(self, "_hashes", (None,))[0] != names:
+            for string in self.output_strings():
+                self.vocab.strings.add(string)
+            self._hashes = (names, (
+                numpy.asarray([self.vocab.strings[s] for s in names], dtype="uint64"),
+                numpy.asarray([nonproj.is_decorated(s) for s in names], dtype="uint8")))
+        return self._hashes[1]
+
+    def _write_extras(self, doc: Doc, out: Prediction) -> None:
+        """What set_annotations writes besides the arcs: the tags a joint
+        model chose, and with SAPO each token's head probability."""
+        if not len(doc):
+            return
+        if len(out.best) > 2 and out.best[2].any():  # joint: the tags it chose
+            self._write_alternative_tags(doc, out.best[2].astype(bool))
+        if out.probs is not None:
+            agree = numpy.zeros((len(doc),), dtype="float64")
+            for tree, p in zip(out.nbest, out.probs):
+                agree += p * same_arcs(tree, out.best)
+            doc.user_data[HEAD_PROBS] = numpy.minimum(agree, 1.0)  # (rounding can pass 1)

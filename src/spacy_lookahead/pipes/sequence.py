@@ -5,7 +5,6 @@ from collections import Counter, defaultdict
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy
-from spacy.attrs import SENT_START
 from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.vocab import Vocab
@@ -135,6 +134,25 @@ class SequencePipe(TransitionPipe):
     def forced_ids(self, doc: Doc) -> Optional[numpy.ndarray]:
         return None
 
+    def token_columns(self) -> Dict[str, bool]:
+        """Which token columns the inputs read besides the words (tags, ent_iob:
+        see LexemeAtoms.docs_inputs), read for the whole batch in C."""
+        return {}
+
+    def batch_columns(self, docs: List[Doc], batch: Dict[str, Any],
+                      examples: Optional[List[Example]]) -> None:
+        """input_columns over a batch (its atoms, starts and token_columns);
+        by default doc by doc."""
+        if type(self).input_columns is SequencePipe.input_columns:
+            return
+        atoms, starts = batch["atoms"], batch["starts"]
+        for i, doc in enumerate(docs):
+            self.input_columns(doc, atoms[starts[i]:starts[i + 1]], examples[i] if examples else None)
+
+    def preset_docs(self, docs: List[Doc], batch: Dict[str, Any]) -> Iterable[int]:
+        """The docs of the batch forced_ids may find presets in."""
+        return range(len(docs))
+
     # --- shared ------------------------------------------------------------------
     def make_system(self) -> TaggingSystem:
         return TaggingSystem(len(self.actions), direction=self.cfg["direction"],
@@ -162,22 +180,21 @@ class SequencePipe(TransitionPipe):
         it); and the positions of each doc's content tokens (None: no
         whitespace token)."""
         self._check_lexicon(docs)
-        batch = self._atoms.docs_inputs(docs)
+        batch = self._atoms.docs_inputs(docs, sent_starts=bool(self.cfg.get("respect_sent_starts")),
+                                        **self.token_columns())
         atoms, starts = batch["atoms"], batch["starts"]
-        if self.cfg.get("respect_sent_starts") and len(atoms):
-            batch["sent_starts"] = numpy.concatenate(
-                [doc.to_array(SENT_START) == 1 for doc in docs]).astype(bool)
-        if type(self).input_columns is not SequencePipe.input_columns:
-            for i, doc in enumerate(docs):
-                self.input_columns(doc, atoms[starts[i]:starts[i + 1]],
-                                   examples[i] if examples else None)
+        if not self.cfg.get("respect_sent_starts") or not len(atoms):
+            batch.pop("sent_starts", None)
+        self.batch_columns(docs, batch, examples)
         if type(self).forced_ids is not SequencePipe.forced_ids:
-            for i, doc in enumerate(docs):
-                ids = self.forced_ids(doc)
+            for i in self.preset_docs(docs, batch):
+                ids = self.forced_ids(docs[i])
                 if ids is not None:
                     if batch.get("forced") is None:
                         batch["forced"] = numpy.full((len(atoms),), -1, dtype="int32")
                     batch["forced"][starts[i]:starts[i + 1]] = ids
+        for column in self.token_columns():
+            batch.pop(column, None)
         space = batch.pop("space")
         if space is None:
             return batch, [None] * len(docs)

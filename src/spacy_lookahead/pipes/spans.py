@@ -2,7 +2,7 @@
 the shared tagging system (Tsuruoka et al. 2011, Section 4.1: chunking on
 CoNLL-2000, bio-NER on JNLPBA tagged right to left)."""
 import warnings
-from typing import Callable, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy
 from spacy.attrs import SENT_START
@@ -13,6 +13,7 @@ from spacy.util import filter_spans
 from spacy.vocab import Vocab
 
 from .. import scoring  # noqa: F401  (registers the scorers a saved config names)
+from ..spacy_io import has_entities, write_spans
 from ..core.marginals import Lattice
 from ..systems.span_ids import span_scores
 from ..systems.schemes import (ALIASES, SCHEMES, action_arrays, ids_to_spans, label_constraints,
@@ -71,6 +72,20 @@ class SpanLabeller(SequencePipe):
         if self._arrays is None or self._arrays[0] != self.labels:
             self._arrays = (self.labels, *action_arrays(self.actions))
         return self._arrays[1], self._arrays[2]
+
+    # --- writing in C (spacy_io.write_spans): no Python per span ---------------
+    c_spans_key: Optional[str] = None  # None: doc.ents
+
+    def writes_in_c(self, docs: List[Doc]) -> bool:
+        """Whether the batch's spans can be written by spacy_io.write_spans:
+        one vocab, nothing a subclass must keep (e.g. preset entities)."""
+        return all(doc.vocab is self.vocab for doc in docs)
+
+    def _label_hashes(self, vocab: Vocab) -> numpy.ndarray:
+        if getattr(self, "_hashes", (None,))[0] != self.labels:
+            self._hashes = (list(self.labels), numpy.asarray(
+                [vocab.strings.add(label) for label in self.labels], dtype="uint64"))
+        return self._hashes[1]
 
     # --- subclasses: where the gold and the output spans live -----------------
     def reference_spans(self, doc: Doc) -> Optional[Iterable[Span]]:
@@ -190,6 +205,13 @@ class SpanLabeller(SequencePipe):
         contain it) goes to the span group's attrs["scores"], as spancat does."""
         kinds, types = self._kinds_types()
         labels = self.labels
+        docs = list(docs)
+        plain = [k for k, out in enumerate(predictions)
+                 if out.scores is None and out.probs is None]
+        if len(plain) == len(docs) and self.writes_in_c(docs):
+            write_spans(docs, [out.best for out in predictions], kinds, types,
+                        self._label_hashes(docs[0].vocab) if docs else [], self.c_spans_key)
+            return
         for doc, out in zip(docs, predictions):
             best = ids_to_spans(out.best, kinds, types)
             spans = [Span(doc, start, end, label=labels[t]) for start, end, t in best]
@@ -275,6 +297,17 @@ class LookaheadChunker(SpanLabeller):
     def input_columns(self, doc: Doc, atoms: numpy.ndarray, example: Optional[Example]) -> None:
         self._tag_column(doc, atoms, example, "chunking")
 
+    def token_columns(self) -> Dict[str, bool]:
+        return {"tags": True}
+
+    @property
+    def c_spans_key(self) -> Optional[str]:  # type: ignore[override]
+        return self.cfg["spans_key"]
+
+    def batch_columns(self, docs: List[Doc], batch: Dict[str, Any],
+                      examples: Optional[List[Example]]) -> None:
+        self._tag_columns(docs, batch, examples, "chunking")
+
     def reference_spans(self, doc: Doc):
         return doc.spans[self.cfg["spans_key"]] if self.cfg["spans_key"] in doc.spans else None
 
@@ -282,6 +315,10 @@ class LookaheadChunker(SpanLabeller):
         key = self.cfg["spans_key"]
         doc.spans[key] = SpanGroup(doc, name=key, spans=spans,
                                    attrs={} if scores is None else {"scores": scores})
+
+
+CHUNK_FIX = ("chunk_features = true reads them: put a chunker (e.g. lookahead_chunker) before "
+             "it in the pipeline, or set chunk_features = false.")
 
 
 @Language.factory(
@@ -364,10 +401,31 @@ class LookaheadNER(SpanLabeller):
         if self.cfg["pos_features"]:
             self._tag_column(doc, atoms, example, "pos_features = true")
         if self.cfg["chunk_features"]:
-            self._chunk_column(doc, atoms, example, self.cfg["chunks_key"],
-                               "chunk_features = true reads them: put a chunker (e.g. "
-                               "lookahead_chunker) before it in the pipeline, or set "
-                               "chunk_features = false.")
+            self._chunk_column(doc, atoms, example, self.cfg["chunks_key"], CHUNK_FIX)
+
+    def token_columns(self) -> Dict[str, bool]:
+        return {"tags": bool(self.cfg["pos_features"]), "ent_iob": True}
+
+    def batch_columns(self, docs: List[Doc], batch: Dict[str, Any],
+                      examples: Optional[List[Example]]) -> None:
+        if self.cfg["pos_features"]:
+            self._tag_columns(docs, batch, examples, "pos_features = true")
+        if self.cfg["chunk_features"]:
+            atoms, starts = batch["atoms"], batch["starts"]
+            for i, doc in enumerate(docs):
+                self._chunk_column(doc, atoms[starts[i]:starts[i + 1]],
+                                   examples[i] if examples else None, self.cfg["chunks_key"],
+                                   CHUNK_FIX)
+
+    def writes_in_c(self, docs: List[Doc]) -> bool:
+        """As SpanLabeller's, and no doc has preset entities (they are kept)."""
+        return super().writes_in_c(docs) and not has_entities(docs).any()
+
+    def preset_docs(self, docs: List[Doc], batch: Dict[str, Any]) -> Iterable[int]:
+        """The docs with preset entities (token.ent_iob set on some token)."""
+        set_ = numpy.concatenate([[0], numpy.cumsum(batch["ent_iob"] != 0)])
+        starts = batch["starts"]
+        return numpy.flatnonzero(set_[starts[1:]] > set_[starts[:-1]]).tolist()
 
     def reference_spans(self, doc: Doc):
         return doc.ents if doc.has_annotation("ENT_IOB") else None

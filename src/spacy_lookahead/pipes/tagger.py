@@ -9,6 +9,7 @@ from spacy.training import Example
 from spacy.vocab import Vocab
 
 from ..core.marginals import Transitions, _each_lattice, second_best_steps
+from ..spacy_io import write_tags
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
 from . import settings
 from .learners import Learner
@@ -292,6 +293,15 @@ class LookaheadTagger(SequencePipe):
         out[index] = scores
         return out
 
+    def _output_hashes(self) -> numpy.ndarray:
+        """(labels + 1, 1) uint64: the hashes of output_strings() in the
+        component's vocab, made once per label set."""
+        strings = self.output_strings()
+        if getattr(self, "_hashes", (None,))[0] != strings:
+            self._hashes = (strings, numpy.asarray([self.vocab.strings.add(s) for s in strings],
+                                                   dtype="uint64")[:, None])
+        return self._hashes[1]
+
     def set_annotations(self, docs: Iterable[Doc], predictions: List[Prediction]) -> None:
         """Write the tags; with SAPO also each tag's probability (the summed
         probability of the n best outputs that agree on it), read through
@@ -299,12 +309,20 @@ class LookaheadTagger(SequencePipe):
         (label -1) get the space tag, with probability 1."""
         vocab, label_hashes = None, None
         attrs = [self.attr]
+        docs = list(docs)
+        in_c = self.attr == "TAG" and all(doc.vocab is self.vocab for doc in docs)
+        if in_c:  # token.tag in C, the whole batch (spacy_io.write_tags)
+            label_hashes = self._output_hashes()
+            write_tags(docs, [out.best for out in predictions], label_hashes[:, 0])
+            if all(out.alternatives is None and out.scores is None and out.probs is None
+                   for out in predictions):
+                return
         for doc, out in zip(docs, predictions):
-            if doc.vocab is not vocab:  # the strings go to the doc's own vocab
+            if doc.vocab is not vocab and not in_c:  # the strings go to the doc's own vocab
                 vocab = doc.vocab
                 label_hashes = numpy.asarray([vocab.strings.add(s) for s in self.output_strings()],
                                              dtype="uint64")[:, None]
-            if len(out.best):
+            if len(out.best) and not in_c:
                 doc.from_array(attrs, label_hashes[out.best])
             if out.alternatives is not None:
                 ids, probs = out.alternatives

@@ -17,7 +17,7 @@ candidates with the highest sum of scores:
 All vectors live in one `Weights` table: for type k, class 3k is w_S^k,
 3k+1 is w_E^k and 3k+2 is the score vector w^k.
 """
-from libc.stdint cimport uint64_t
+from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memset
 from cymem.cymem cimport Pool
 
@@ -26,6 +26,7 @@ import numpy
 from ..core.instance import make_instances
 from ..core.features cimport N_ATOMS
 from ..core.fr_perceptron cimport PhraseInstance
+from ..core.clock cimport add_since, now_ns
 from ..core.weights cimport Weights, feat_t
 from .phrase_decoders cimport (any_candidate, decode_embedded, decode_flat, flat_context_dp,
                                inner_tops_dp, solution_embedded, solution_flat)
@@ -133,12 +134,14 @@ cdef class _PhraseDoc(PhraseInstance):
 
     # --- the recogniser ------------------------------------------------------
     cdef int recognise(self, Weights W) except -1:
+        cdef int64_t t0 = now_ns()
         with nogil:
             self.system.run_filters(&self.c, W)
             if self.system.embedded:
                 decode_embedded(self.system, &self.c, W, self.starts)
             else:
                 decode_flat(self.system, &self.c, W)
+        add_since(t0)
         self.n_candidates = self.c.n_candidates
         return 0
 

@@ -21,27 +21,39 @@ def ids_to_spans(ids, kinds, types):
     starts one (B or I continues, I or L of the same type continues it);
     U is a span of one token. kinds: O/B/I/L/U per action (int8); types: the
     span type per action (int32)."""
-    cdef const int[:] seq = numpy.asarray(ids, dtype="int32")
-    cdef const signed char[:] kind = kinds
-    cdef const int[:] typ = types
-    cdef int n = seq.shape[0], i, k, t, start = -1, open_type = -1, prev_kind = O
-    out = []
+    cdef const int[::1] seq = numpy.ascontiguousarray(ids, dtype="int32")
+    cdef const signed char[::1] kind = numpy.ascontiguousarray(kinds, dtype="int8")
+    cdef const int[::1] typ = numpy.ascontiguousarray(types, dtype="int32")
+    cdef vector[int] found
+    cdef size_t j
+    if seq.shape[0]:
+        id_spans(&seq[0], seq.shape[0], &kind[0], &typ[0], kind.shape[0], &found)
+    return [(found[j], found[j + 1], found[j + 2]) for j in range(0, found.size(), 3)]
+
+
+cdef void id_spans(const int* seq, int n, const signed char* kind, const int* typ, int n_actions,
+                   vector[int]* out) noexcept nogil:
+    cdef int i, a, k, t, start = -1, open_type = -1, prev_kind = O
     for i in range(n):
-        k = kind[seq[i]]
-        t = typ[seq[i]]
+        a = seq[i] if seq[i] >= 0 else n_actions + seq[i]
+        k = kind[a]
+        t = typ[a]
         if start >= 0 and (prev_kind == B or prev_kind == I) and (k == I or k == L) \
                 and t == open_type:
             prev_kind = k
             continue  # continues the open span
         if start >= 0:
-            out.append((start, i, open_type))
+            out.push_back(start)
+            out.push_back(i)
+            out.push_back(open_type)
             start = -1
         if k != O:
             start, open_type = i, t
         prev_kind = k
     if start >= 0:
-        out.append((start, n, open_type))
-    return out
+        out.push_back(start)
+        out.push_back(n)
+        out.push_back(open_type)
 
 
 def span_scores(Lattice lattice, best, kinds, types, parts, closed, bint biluo, bint rtl):

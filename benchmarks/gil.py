@@ -1,0 +1,142 @@
+"""The GIL-held share of each component's pipe() and its thread scaling.
+
+    python -m benchmarks.gil MODEL_DIR [MODEL_DIR ...] [--data ../shared/data] [--split dev]
+        [--copies 4] [--threads 1 2] [--repeats 3] [--batch-size 256] [--output metrics/gil.json]
+
+For each of this project's components in each pipeline: its task's input
+docs (benchmarks/gold.py: gold words, and the gold tags or chunk inputs the
+task reads) from --split, --copies times; `pipe.pipe(docs)` alone is timed
+(the tokenizer and other components are not), on one thread with the
+engine's nogil clock on (core/clock.pyx: every nogil section adds its wall
+time), then at each --threads count. The GIL-held share is
+1 - nogil seconds / wall seconds on one thread; the serial fraction from the
+speed-up S at t threads (Amdahl: S = 1 / (s + (1 - s) / t)) is
+s = (t / S - 1) / (t - 1), and 1 / s the ceiling it implies. Interleaved
+repeats, medians; the outputs at every thread count must equal one thread's
+(a digest of the written annotations)."""
+import argparse
+import hashlib
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List
+
+
+from benchmarks import gold as G
+from benchmarks.harness import machine_info
+from benchmarks.scale_bench import COMPONENTS, FILES
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def task_docs(nlp, factory: str, data: Path, split: str, copies: int):
+    """The component's input docs for `split` (`copies` times) and their task."""
+    dataset, task = COMPONENTS[factory]
+    path = data / FILES[dataset].format(split=split)
+    if not path.is_file():
+        path = data / FILES[dataset].format(split="test")
+    golds = G.read_gold(path, vocab=nlp.vocab, task=task)
+    inputs = [G.inputs_of(g, task) for g in golds]
+    return (lambda: [G.make_doc(nlp.vocab, x) for _ in range(copies) for x in inputs]), task
+
+
+def digest(docs) -> str:
+    """What the components wrote: tags, heads, labels, entities and span groups."""
+    from spacy.attrs import DEP, ENT_IOB, ENT_TYPE, HEAD, TAG
+
+    h = hashlib.sha1()
+    for doc in docs:
+        h.update(doc.to_array([TAG, HEAD, DEP, ENT_IOB, ENT_TYPE]).tobytes())
+        for key in sorted(doc.spans):
+            h.update(repr([(s.start, s.end, s.label_) for s in doc.spans[key]]).encode())
+    return h.hexdigest()
+
+
+def timed(pipe, make_docs, n_threads: int, batch_size: int, clock) -> Dict[str, float]:
+    docs = make_docs()
+    pipe.cfg["n_threads"] = n_threads
+    clock.start()
+    t0 = time.perf_counter()
+    out = list(pipe.pipe(docs, batch_size=batch_size))
+    wall = time.perf_counter() - t0
+    nogil = clock.stop()
+    return {"wall": wall, "nogil": nogil, "tokens": sum(len(d) for d in out), "digest": digest(out)}
+
+
+def measure(model: str, data: Path, split: str, copies: int, threads: List[int], repeats: int,
+            batch_size: int) -> List[dict]:
+    import spacy
+    from spacy_lookahead.core import clock
+
+    nlp = spacy.load(model)
+    rows = []
+    for name, pipe in nlp.pipeline:
+        factory = nlp.get_pipe_meta(name).factory
+        if factory not in COMPONENTS:
+            continue
+        make_docs, task = task_docs(nlp, factory, data, split, copies)
+        list(pipe.pipe(make_docs()[:200], batch_size=batch_size))  # first-call costs
+        runs: Dict[int, List[dict]] = {t: [] for t in threads}
+        for _ in range(repeats):  # interleaved: a noisy moment hits every count alike
+            for t in threads:
+                runs[t].append(timed(pipe, make_docs, t, batch_size, clock))
+        one = runs[threads[0]]
+        row = {"model": model, "component": name, "factory": factory, "task": task,
+               "tokens": one[0]["tokens"], "batch_size": batch_size,
+               "gil_share": round(1 - statistics.median(r["nogil"] / r["wall"] for r in one), 4),
+               "identical": all(r["digest"] == one[0]["digest"] for t in threads for r in runs[t])}
+        base = statistics.median(r["tokens"] / r["wall"] for r in one)
+        for t in threads:
+            tps = statistics.median(r["tokens"] / r["wall"] for r in runs[t])
+            row[f"tokens_per_second_{t}"] = round(tps)
+            if t > threads[0]:
+                speedup = tps / base
+                row[f"speedup_{t}"] = round(speedup, 3)
+                s = (t / speedup - 1) / (t - 1)
+                row[f"serial_fraction_{t}"] = round(s, 3)
+                row[f"ceiling_{t}"] = round(1 / s, 1) if s > 0 else None
+        rows.append(row)
+    return rows
+
+
+def print_table(rows: List[dict], threads: List[int]) -> None:
+    more = [t for t in threads[1:]]
+    head = ["component", "model", f"GIL share ({threads[0]} thread)"] + \
+        [f"tok/s x{t}" for t in threads] + [f"S{t} / s / 1/s" for t in more] + ["identical"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + " --- |" * len(head))
+    for r in rows:
+        cells = [r["component"], Path(r["model"]).parent.name, f"{100 * r['gil_share']:.1f}%"]
+        cells += [f"{r[f'tokens_per_second_{t}']:,}" for t in threads]
+        cells += [f"{r[f'speedup_{t}']:.2f} / {r[f'serial_fraction_{t}']:.2f} / {r[f'ceiling_{t}']}x"
+                  for t in more]
+        cells.append("yes" if r["identical"] else "NO")
+        print("| " + " | ".join(cells) + " |")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("models", nargs="+")
+    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    ap.add_argument("--split", default="dev")
+    ap.add_argument("--copies", type=int, default=4)
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--batch-size", type=int, default=256)
+    ap.add_argument("--output", type=Path)
+    args = ap.parse_args(argv)
+    rows = []
+    for model in args.models:
+        rows.extend(measure(model, args.data, args.split, args.copies, args.threads, args.repeats,
+                            args.batch_size))
+    print_table(rows, args.threads)
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps({"machine": machine_info(), "rows": rows}, indent=2))
+    return 0 if all(r["identical"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
