@@ -419,6 +419,7 @@ def test_a_worker_loads_the_shipped_model_without_its_path(tagger_model, tmp_pat
     import tempfile
 
     from spacy_lookahead.distributed import annotate as module
+    from spacy_lookahead.distributed.inputs import Inputs, partition_payload
     from spacy_lookahead.distributed.manifest import model_checksum
 
     copy = tmp_path / "client-model"
@@ -428,8 +429,9 @@ def test_a_worker_loads_the_shipped_model_without_its_path(tagger_model, tmp_pat
     (tmp_path / "worker-tmp").mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "worker-tmp"))
     monkeypatch.setattr(module, "_PIPELINES", {})
-    out = module.annotate_partition(files, checksum, ("texts", [("The dog barks .", {"id": 3})]),
-                                    8, 1, 0)
+    payload = partition_payload(Inputs("jsonl", items=[("The dog barks .", {"id": 3})],
+                                       sources=[1]), 0, 1)
+    out = module.annotate_partition(files, checksum, payload, 8, 1, 0)
     doc, = DocBin(store_user_data=True).from_bytes(out["bytes"]).get_docs(spacy.blank("en").vocab)
     assert doc.has_annotation("TAG") and doc.user_data["id"] == 3
     cache = tmp_path / "worker-tmp" / f"spacy-lookahead-models-{os.getuid()}"
@@ -446,6 +448,7 @@ def test_shipping_trusts_no_name_link_or_cache_entry(tagger_model, tmp_path, mon
     import tempfile
 
     from spacy_lookahead.distributed import annotate as module
+    from spacy_lookahead.distributed.inputs import Inputs, partition_payload
     from spacy_lookahead.distributed.manifest import model_checksum
 
     copy = tmp_path / "client-model"

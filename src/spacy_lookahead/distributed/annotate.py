@@ -28,7 +28,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import srsly
 
 from .cluster import _data, dask_client, require_distributed
-from .inputs import Inputs, n_inputs, partition_payload, read_inputs
+from .inputs import Inputs, n_inputs, partition_payload, payload_items, read_inputs
 from .manifest import (check_resumable, model_checksum, read_manifest, write_atomic,
                        write_manifest)
 
@@ -168,18 +168,12 @@ def annotate_partition(model: Dict[str, bytes], checksum: str, payload: Tuple[st
     itself and returns its counts; otherwise (`bytes`) its DocBin bytes for
     the client to write. `before(index)` runs first in the worker (a hook
     for logging, and for the tests that kill a worker mid-partition)."""
-    from spacy.tokens import DocBin
-
     if before is not None:
         before(index)
     nlp = worker_pipeline(model, checksum, n_threads)
-    kind, data = payload
 
     def items():  # (text or doc, user data) of the partition, afresh
-        if kind == "texts":
-            return list(data)
-        return [(doc, {}) for doc in DocBin(store_user_data=True).from_bytes(data)
-                .get_docs(nlp.vocab)]
+        return payload_items(payload, nlp.vocab)
 
     start = time.perf_counter()
     rejected: List[Dict[str, Any]] = []
@@ -363,7 +357,8 @@ def _run(client, model: Path, checksum: str, inputs: Inputs, todo: List[Tuple[in
                                "model_load_max": max((x["seconds"] for x in loads), default=0.0), "tokens": 0}
     token = f".annotate-run-{os.urandom(8).hex()}"  # what a worker that sees output_dir sees
     (output_dir / token).write_bytes(b"")
-    began = time.perf_counter()
+    _write_rejects(output_dir, manifest)  # the resumed run's shards' rejects
+    began, cpu = time.perf_counter(), time.process_time()
     try:
         futures = {}
         for index, first, end in todo:
@@ -382,7 +377,8 @@ def _run(client, model: Path, checksum: str, inputs: Inputs, todo: List[Tuple[in
                 write_atomic(output_dir / name, result["bytes"])
             manifest["shards"][name] = _shard_entry(inputs, first, end, result)
             timings["tokens"] += result["tokens"]
-            _write_rejects(output_dir, manifest)
+            if result["rejected"]:  # (written once before the loop; rewritten when it grows)
+                _write_rejects(output_dir, manifest)
             write_manifest(output_dir, manifest)  # after the shard: a listed shard is complete
             docs += result["docs"]
             tokens += result["tokens"]
@@ -392,6 +388,8 @@ def _run(client, model: Path, checksum: str, inputs: Inputs, todo: List[Tuple[in
     finally:
         (output_dir / token).unlink()
     timings["annotate"] = time.perf_counter() - began
+    # the client's (and a LocalCluster's scheduler's) CPU time meanwhile: its serial share
+    timings["client_cpu"] = time.process_time() - cpu
     return timings
 
 
