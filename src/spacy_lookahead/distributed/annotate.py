@@ -39,6 +39,10 @@ RETRIES = 2
 # inputs each (what a task holds in memory).
 SHARDS_PER_WORKER = 4
 MAX_SHARD_SIZE = 1000
+# Seconds between two writes of the manifest while shards come in: a write
+# (a rename) cost the client 2.5 ms a shard; a run stopped meanwhile redoes
+# at most the shards of that last second.
+MANIFEST_EVERY = 1.0
 
 # One pipeline per worker process and model: loaded by the first task that
 # needs it, reused by the next ones.
@@ -354,11 +358,12 @@ def _run(client, model: Path, checksum: str, inputs: Inputs, todo: List[Tuple[in
     shipped = ship_model(client, model, checksum)
     loads = preload(client, shipped, checksum, n_threads)
     timings: Dict[str, Any] = {"model": time.perf_counter() - start, "workers": len(loads),
-                               "model_load_max": max((x["seconds"] for x in loads), default=0.0), "tokens": 0}
+                               "model_load_max": max((x["seconds"] for x in loads), default=0.0)}
     token = f".annotate-run-{os.urandom(8).hex()}"  # what a worker that sees output_dir sees
     (output_dir / token).write_bytes(b"")
     _write_rejects(output_dir, manifest)  # the resumed run's shards' rejects
     began, cpu = time.perf_counter(), time.process_time()
+    docs = tokens = 0
     try:
         futures = {}
         for index, first, end in todo:
@@ -368,7 +373,7 @@ def _run(client, model: Path, checksum: str, inputs: Inputs, todo: List[Tuple[in
                                    retries=RETRIES,
                                    key=f"annotate-{checksum[:8]}-{index}-{os.urandom(4).hex()}")
             futures[future] = (index, first, end)
-        docs = tokens = 0
+        listed = time.perf_counter()
         for done, future in enumerate(distributed.as_completed(futures), start=1):
             result = future.result()
             index, first, end = futures[future]
@@ -376,18 +381,21 @@ def _run(client, model: Path, checksum: str, inputs: Inputs, todo: List[Tuple[in
             if result["bytes"] is not None:  # a worker that does not see output_dir
                 write_atomic(output_dir / name, result["bytes"])
             manifest["shards"][name] = _shard_entry(inputs, first, end, result)
-            timings["tokens"] += result["tokens"]
             if result["rejected"]:  # (written once before the loop; rewritten when it grows)
                 _write_rejects(output_dir, manifest)
-            write_manifest(output_dir, manifest)  # after the shard: a listed shard is complete
+            if time.perf_counter() - listed >= MANIFEST_EVERY:
+                # after the shards: a listed shard is complete (an unlisted one is redone)
+                write_manifest(output_dir, manifest)
+                listed = time.perf_counter()
             docs += result["docs"]
             tokens += result["tokens"]
             elapsed = time.perf_counter() - began
             print(f"  [{done}/{len(todo)}] {name}: {result['docs']} docs; total {docs} docs, "
                   f"{tokens / elapsed:,.0f} tokens/s", file=stdout, flush=True)
-    finally:
+    finally:  # (also when a task failed: the shards written so far are listed)
+        write_manifest(output_dir, manifest)
         (output_dir / token).unlink()
-    timings["annotate"] = time.perf_counter() - began
+    timings["annotate"], timings["tokens"] = time.perf_counter() - began, tokens
     # the client's (and a LocalCluster's scheduler's) CPU time meanwhile: its serial share
     timings["client_cpu"] = time.process_time() - cpu
     return timings
