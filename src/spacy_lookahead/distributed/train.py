@@ -203,13 +203,24 @@ def _own_start(result: Dict[str, Any]) -> Dict[str, bytes]:
     return {name: c["raw"] for name, c in result["components"].items()}
 
 
-def _running_model(model: Optional[Dict[str, Table]], round_avg: Dict[str, Table],
-                   shares: Dict[str, Optional[List[float]]]) -> Dict[str, Table]:
-    """The model after a round: per component the mix of the model so far
-    and the round's average with `shares` (None: the round's table alone,
-    as for SAPO and the first round)."""
-    return {name: round_avg[name] if shares[name] is None
-            else mix([model[name], round_avg[name]], shares[name]) for name in round_avg}
+def _running_model(previous: Optional[tuple], round_avg: Dict[str, Table],
+                   stats: List[Dict[str, Any]], mus: Dict[str, List[float]],
+                   sapo: Dict[str, bool]) -> tuple:
+    """The model after a round, and the ticks it has seen: per component
+    the mix of the model so far (`previous`: the last round's result) and
+    the round's average, weighted by their ticks (SAPO and the first round:
+    the round's table alone). The round's ticks are each shard's ticks
+    weighted by its coefficient (the last component's count the round)."""
+    model, seen = previous if previous is not None else (None, 0.0)
+    out, ticks = {}, 0.0
+    for name, table in round_avg.items():
+        ticks = sum(m * st["components"][name]["ticks"] for m, st in zip(mus[name], stats))
+        if seen and not sapo[name]:
+            total = seen + ticks
+            out[name] = mix([model[name], table], [seen / total, ticks / total])
+        else:
+            out[name] = table
+    return out, seen + ticks
 
 
 def train(config_path: Path, output: Optional[Path], *, overrides: Optional[Dict[str, Any]] = None,
@@ -311,11 +322,11 @@ class Job:
             stdout) -> List[Dict[str, Any]]:
         """The rounds. The workers chain them without the driver: round r+1's
         shards start from round r's mix (iterative; one-shot: each shard
-        from its own raw tables), reduced in pairs on the workers (mix_tree)
-        and submitted before round r is gathered. The model (the running
-        average of the rounds' mixed averages) is reduced and updated on the
-        workers too; the driver receives the shards' counts and the one
-        mixed model, and evaluates and saves it while the next round trains."""
+        from its own raw tables), reduced in pairs on the workers (mix_tree).
+        The model (the running average of the rounds' mixed averages) is
+        reduced and updated on the workers too; the driver receives the
+        shards' counts and the one mixed model of each round, and evaluates
+        and saves it while the next rounds train."""
         from spacy.training.loop import create_evaluation_callback
 
         from .lookups import fixed_msgpack_registries
@@ -383,32 +394,45 @@ class Job:
             start = client.submit(_as_start, mixed, key=f"ipm-start-{run_id}-{r + 1}", priority=2)
             return submit(r + 1, [start] * len(results))
 
-        model = None  # the future of the model's tables so far
-        seen_ticks = 0.0
-        best = None
-        history = []
+        # Every round is submitted at once: training, mixing and the model's
+        # running average chain on the workers, and the driver follows,
+        # receiving each round's counts and model in turn: it never holds the
+        # workers up (it did when its evaluation took longer than a round).
+        # A round's shard tables leave the cluster once its mixes have run.
+        pending = []  # per round: the shards' counts and the model (futures)
+        model = None
         futures = submit(0, [empty] * len(self.shards))
         for r in range(self.rounds):
             stats, mus = coefficients_of(r, futures)
-            if r + 1 < self.rounds:
-                upcoming = submit_next(r, futures, mus)
             round_avg = mix_tree(client, futures, model_sides, mus, f"ipm-avg-{run_id}-{r}",
                                  priority=1)
-            counts, mu = client.gather([stats, mus])  # in shard order: mixing is deterministic
-            train_seconds = time.perf_counter() - began  # waiting for the round's shards
-            shares, ticks = self._shares(counts, mu, seen_ticks, sapo)
-            model = client.submit(_running_model, model, round_avg, shares,
+            model = client.submit(_running_model, model, round_avg, stats, mus, sapo,
                                   key=f"ipm-model-{run_id}-{r}", priority=1)
-            del futures, round_avg  # the round's tables leave the cluster once consumed
-            mixed_model = model.result()
+            pending.append((stats, model))
+            if r + 1 < self.rounds:
+                futures = submit_next(r, futures, mus)
+        del futures, round_avg, model
+        best = None
+        history = []
+        for r in range(self.rounds):
+            stats, model = pending[r]
+            pending[r] = None  # (the model so far is freed once the next one is made)
+            counts = client.gather(stats)  # in shard order
+            train_seconds = time.perf_counter() - began  # waiting for the round's shards
+            waited = time.perf_counter()
+            mixed_model, _ = model.result()
+            del stats, model
             for name in self.names:
                 self.nlp.get_pipe(name).set_weights(prediction_weights(mixed_model[name]))
-            seen_ticks += ticks
+            evaluating = time.perf_counter()
             score, scores = evaluate()
+            evaluated = time.perf_counter()
             record = {"round": r + 1, "score": score, "scores": scores,
                       "losses": {n: sum(c["components"][n]["updates"] for c in counts)
                                  for n in self.names},
                       "train_seconds": train_seconds,
+                      # the driver: receiving the model (and waiting for its mix), evaluating
+                      "model_seconds": evaluating - waited, "evaluate_seconds": evaluated - evaluating,
                       # each shard's epoch in its worker: the round's critical path is the max
                       "shard_seconds": [c["seconds"] for c in counts]}
             history.append(record)
@@ -426,27 +450,8 @@ class Job:
                   + ", ".join(f"{n} {v:.0f}" for n, v in record["losses"].items())
                   + f"; {train_seconds:.1f}s waiting for the shards, {record['seconds']:.1f}s in all",
                   file=stdout, flush=True)
-            if r + 1 < self.rounds:
-                futures = upcoming
             began, cpu = time.perf_counter(), time.process_time()
         return history
-
-    @staticmethod
-    def _shares(counts: List[Dict[str, Any]], mu: Dict[str, List[float]], seen_ticks: float,
-                sapo: Dict[str, bool]):
-        """Per component the weights of the model so far and of the round's
-        average in the running model (None: the round's alone), and the
-        round's ticks: each shard's ticks weighted by its coefficient."""
-        shares: Dict[str, Optional[List[float]]] = {}
-        ticks = 0.0
-        for name in mu:
-            ticks = sum(m * c["components"][name]["ticks"] for m, c in zip(mu[name], counts))
-            if seen_ticks and not sapo[name]:
-                total = seen_ticks + ticks
-                shares[name] = [seen_ticks / total, ticks / total]
-            else:
-                shares[name] = None
-        return shares, ticks  # (the last component's ticks count the round, as before)
 
     def _save(self, output: Path, is_best: bool, is_last: bool) -> None:
         """model-best when the round scores best, model-last after the last
