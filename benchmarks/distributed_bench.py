@@ -2,13 +2,16 @@
 through spacy_lookahead.distributed's `annotate` and `train`.
 
     python -m benchmarks.distributed_bench annotate NAME=MODEL=DATA.spacy [...]
-        [--workers 1 2] [--threads 2] [--repeat 1] [--shard-size 500] [--output FILE]
+        [--workers 1 2] [--threads 2] [--repeat 1] [--pairs 1] [--shard-size 0] [--output FILE]
     python -m benchmarks.distributed_bench train NAME=CONFIG=TASK:TEST [...] [NAME:--section.key=value ...]
         [--shards 2 4 8] [--oneshot 2 8] [--rounds R] [--timing-repeats N] [--output FILE]
 
-annotate: DATA's texts (`--repeat` copies) on 1 and 2 workers of one thread
-(and one worker of `--threads`), timed after a warm-up call has loaded the
-pipeline on the workers. train: `spacy train`, then iterative parameter
+annotate: DATA's texts (`--repeat` copies) as JSONL, through the whole
+command (`python -m spacy_lookahead.distributed annotate`, in a process of
+its own) on 1 and 2 workers of one thread (and one worker of `--threads`),
+`--pairs` times alternately: the command's wall time, and the phases it
+reports (reading; fixed costs: the cluster's start and stop, shipping and
+loading the model on every worker; the annotate phase). train: `spacy train`, then iterative parameter
 mixing on each `--shards` count (2 workers; 1 shard on 1 worker) and
 one-shot mixing on each `--oneshot` count, R rounds (default: the config's
 max_epochs) evaluated on dev, model-best scored once on TEST (tag accuracy
@@ -32,29 +35,79 @@ from benchmarks import gold as G
 from benchmarks.harness import isolated, peak_rss_mb
 
 
-def one_annotate(spec: Dict[str, Any]) -> Dict[str, Any]:
+def annotate_input(data: str, repeat: int, folder: Path) -> Path:
+    """DATA's texts, `repeat` copies, as the JSONL annotate reads."""
     import spacy
     import srsly
     from spacy.tokens import DocBin
 
-    from spacy_lookahead.distributed.annotate import annotate
-    from spacy_lookahead.distributed.cluster import dask_client
+    path = folder / f"input-{Path(data).stem}-x{repeat}.jsonl"
+    if not path.exists():
+        texts = [d.text for d in DocBin().from_disk(data).get_docs(spacy.blank("en").vocab)] * repeat
+        srsly.write_jsonl(path, ({"text": t, "i": i} for i, t in enumerate(texts)))
+    return path
 
-    tmp = Path(tempfile.mkdtemp(prefix="dask-bench-"))
-    texts = [d.text for d in DocBin().from_disk(spec["data"]).get_docs(spacy.blank("en").vocab)] * spec["repeat"]
-    srsly.write_jsonl(tmp / "input.jsonl", ({"text": t, "i": i} for i, t in enumerate(texts)))
-    srsly.write_jsonl(tmp / "warm.jsonl", ({"text": t} for t in texts[:4 * spec["workers"]]))
-    settings = {"n_threads": spec["threads"], "batch_size": spec["batch_size"], "stdout": open(os.devnull, "w")}
-    with dask_client(None, spec["workers"]) as client:
-        annotate(Path(spec["model"]), tmp / "warm.jsonl", tmp / "warm", client=client, shard_size=1, **settings)
-        start = time.perf_counter()
-        manifest = annotate(Path(spec["model"]), tmp / "input.jsonl", tmp / "out", client=client,
-                            shard_size=spec["shard_size"] or None, **settings)
-        seconds = time.perf_counter() - start
+
+def one_annotate(spec: Dict[str, Any]) -> Dict[str, Any]:
+    """The whole command, `python -m spacy_lookahead.distributed annotate`,
+    in a process of its own (imports, reading, the LocalCluster's start and
+    stop, shipping and loading the model all counted), and the phases it
+    reports in manifest.json's `timings`."""
+    import shutil
+    import subprocess
+
+    out = Path(tempfile.mkdtemp(prefix="dist-annotate-"))
+    cmd = [sys.executable, "-m", "spacy_lookahead.distributed", "annotate", spec["model"],
+           spec["input"], str(out), "--workers", str(spec["workers"]), "--n-threads",
+           str(spec["threads"]), "--batch-size", str(spec["batch_size"])]
+    if spec["shard_size"]:
+        cmd += ["--shard-size", str(spec["shard_size"])]
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    manifest = json.loads((out / "manifest.json").read_text())
+    shutil.rmtree(out)
+    t = manifest["timings"]
     tokens = sum(s["tokens"] for s in manifest["shards"].values())
-    return {**spec, "docs_in": len(texts), "docs_out": sum(s["docs"] for s in manifest["shards"].values()),
-            "tokens": tokens, "seconds": seconds, "tokens_per_s": tokens / seconds,
-            "peak_rss_mb_client": peak_rss_mb(), "peak_rss_mb_worker": peak_rss_mb(resource.RUSAGE_CHILDREN)}
+    return {**spec, "docs_out": sum(s["docs"] for s in manifest["shards"].values()),
+            "shards": len(manifest["shards"]), "shard_size_used": manifest["shard_size"],
+            "tokens": tokens, "command_seconds": wall, "timings": t,
+            # fixed: what does not grow with the input (the rest of the command
+            # is Python's start and imports)
+            "fixed_seconds": t["cluster"] + t["model"] + t["close"],
+            "tokens_per_s": tokens / wall, "annotate_tokens_per_s": tokens / t["annotate"],
+            "peak_rss_mb_children": peak_rss_mb(resource.RUSAGE_CHILDREN)}
+
+
+def annotate_table(rows: List[Dict[str, Any]]) -> None:
+    """Medians per (name, workers, threads) and the speed-ups over one
+    worker: whole command, annotate phase; S = the whole command's speed-up
+    at 2 workers, s = 2/S - 1 its serial fraction, 1/s Amdahl's ceiling."""
+    groups: Dict[tuple, List[Dict[str, Any]]] = {}
+    for row in rows:
+        if "error" not in row:
+            groups.setdefault((row["name"], row["workers"], row["threads"]), []).append(row)
+
+    def med(key, group):
+        return statistics.median(key(r) for r in group)
+
+    for (name, workers, threads), group in groups.items():
+        base = groups.get((name, 1, 1))
+        whole, phase = med(lambda r: r["command_seconds"], group), med(lambda r: r["timings"]["annotate"], group)
+        line = (f"{name:10s} workers {workers} threads {threads} ({len(group)} runs, {group[0]['tokens']:,} tokens, "
+                f"{group[0]['shards']} shards): command {whole:.1f} s, annotate phase {phase:.1f} s, fixed "
+                f"{med(lambda r: r['fixed_seconds'], group):.1f} s (cluster "
+                f"{med(lambda r: r['timings']['cluster'], group):.1f}, model {med(lambda r: r['timings']['model'], group):.1f}, "
+                f"close {med(lambda r: r['timings']['close'], group):.1f}), read {med(lambda r: r['timings']['read'], group):.1f} s")
+        if base and base is not group:
+            S = med(lambda r: r["command_seconds"], base) / whole
+            P = med(lambda r: r["timings"]["annotate"], base) / phase
+            line += f"; x1 worker: command {S:.2f}, annotate phase {P:.2f}"
+            if workers == 2 and threads == 1:
+                for what, x in (("command", S), ("phase", P)):
+                    s = max(2 / x - 1, 1e-9)
+                    line += f"; {what}: s = {s:.3f}, ceiling {1 / s:.0f}x"
+        print(line, flush=True)
 
 
 def test_score(model: Path, test: str) -> float:
@@ -182,8 +235,10 @@ def main(argv=None) -> None:
     an.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     an.add_argument("--threads", type=int, default=0, help="also one worker of T threads (0: no)")
     an.add_argument("--repeat", type=int, default=1)
-    an.add_argument("--shard-size", type=int, default=500,
+    an.add_argument("--shard-size", type=int, default=0,
                     help="0: annotate's default (from the input and the workers)")
+    an.add_argument("--pairs", type=int, default=1,
+                    help="run the settings this many times, alternately (medians reported)")
     an.add_argument("--batch-size", type=int, default=256)
     an.add_argument("--output", type=Path, default=Path("metrics/distributed_annotate.json"))
     tr = sub.add_parser("train")
@@ -201,17 +256,22 @@ def main(argv=None) -> None:
     os.environ["OMP_NUM_THREADS"] = "1"
     rows = []
     if args.command == "annotate":
+        folder = Path(tempfile.mkdtemp(prefix="dist-annotate-input-"))
         for run in args.runs:
             name, model, data = run.split("=")
-            for workers, threads in [(w, 1) for w in args.workers] + ([(1, args.threads)] if args.threads else []):
-                row = run_setting(one_annotate, {
-                    "name": name, "model": model, "data": data, "workers": workers, "threads": threads,
-                    "repeat": args.repeat, "shard_size": args.shard_size, "batch_size": args.batch_size})
-                rows.append(row)
-                print(f"{name:10s} workers {workers} threads {threads}: " + (row.get("error") or (
-                    f"{row['tokens_per_s']:,.0f} tokens/s, docs in {row['docs_in']} out {row['docs_out']}, "
-                    f"peak RSS client {row['peak_rss_mb_client']:.0f} MB worker "
-                    f"{row['peak_rss_mb_worker']:.0f} MB")), flush=True)
+            spec = {"name": name, "model": model, "data": data, "repeat": args.repeat,
+                    "input": str(annotate_input(data, args.repeat, folder)),
+                    "shard_size": args.shard_size, "batch_size": args.batch_size}
+            settings = [(w, 1) for w in args.workers] + ([(1, args.threads)] if args.threads else [])
+            for _ in range(args.pairs):  # alternately: the machine is shared
+                for workers, threads in settings:
+                    row = run_setting(one_annotate, {**spec, "workers": workers, "threads": threads})
+                    rows.append(row)
+                    print(f"{name:10s} workers {workers} threads {threads}: " + (row.get("error") or (
+                        f"command {row['command_seconds']:.1f} s, annotate phase {row['timings']['annotate']:.1f} s "
+                        f"({row['annotate_tokens_per_s']:,.0f} tokens/s), fixed {row['fixed_seconds']:.1f} s, "
+                        f"{row['shards']} shards, docs out {row['docs_out']}")), flush=True)
+        annotate_table(rows)
     else:
         configs, overrides = {}, {}
         for run in args.runs:

@@ -202,6 +202,58 @@ def test_the_default_shard_size_gives_every_worker_several_shards(client, tagger
     assert other["shard_size"] == 8
 
 
+def test_the_workers_load_the_model_first_and_write_the_shards(client, tagger_model, jsonl,
+                                                               tmp_path, monkeypatch):
+    """Every worker has loaded the pipeline before the first partition
+    (even a worker that gets no partition: one shard here); the shard files
+    are written by the workers, not the client; the fixed costs are timed
+    apart from annotating (manifest "timings", and the closing line)."""
+    from spacy_lookahead.distributed import annotate as module
+
+    write_atomic = module.write_atomic
+
+    def client_writes(path, data):
+        assert not Path(path).name.startswith("shard-"), f"the client wrote {path}"
+        write_atomic(path, data)
+    monkeypatch.setattr(module, "write_atomic", client_writes)
+    client.run(lambda: module._PIPELINES.clear())
+    log = io.StringIO()
+    manifest = annotate(tagger_model, jsonl, tmp_path / "out", shard_size=100, client=client,
+                        stdout=log)
+    loaded = client.run(lambda: len(module._PIPELINES))
+    assert len(loaded) == 2 and set(loaded.values()) == {1}
+    assert sorted(d.user_data["id"] for d in read_output(tmp_path / "out")) == list(range(60))
+    assert not list((tmp_path / "out").glob(".annotate-run-*"))  # the token is gone
+    t = manifest["timings"]
+    assert t["workers"] == 2 and t["tokens"] == sum(d["tokens"] for d in manifest["shards"].values())
+    assert t["model"] > 0 and t["annotate"] > 0 and t["cluster"] == 0.0  # (a given client)
+    assert t["whole"] >= t["read"] + t["model"] + t["annotate"]
+    assert srsly.read_json(tmp_path / "out" / "manifest.json")["timings"] == pytest.approx(t)
+    assert "model shipped and loaded on 2 workers" in log.getvalue()
+
+
+def test_a_worker_that_cannot_see_the_output_sends_the_shard_back(tagger_model, tmp_path):
+    """A worker without the client's OUTPUT_DIR (no token file there: a
+    cluster without a shared disk) returns the shard's bytes for the
+    client to write; one that sees it writes the file and returns none."""
+    from spacy_lookahead.distributed import annotate as module
+    from spacy_lookahead.distributed.inputs import Inputs, partition_payload
+    from spacy_lookahead.distributed.manifest import model_checksum
+
+    files, checksum = module.model_files(tagger_model), model_checksum(tagger_model)
+    payload = partition_payload(Inputs("jsonl", items=[("The dog barks .", {"id": 3})],
+                                       sources=[1]), 0, 1)
+    (tmp_path / ".token").write_bytes(b"")
+    away = module.annotate_partition(files, checksum, payload, 8, 1, 4,
+                                     output=(str(tmp_path), ".other-token"))
+    assert away["bytes"] and not (tmp_path / "shard-00004.spacy").exists()
+    here = module.annotate_partition(files, checksum, payload, 8, 1, 4,
+                                     output=(str(tmp_path), ".token"))
+    assert here["bytes"] is None and here["docs"] == 1
+    assert (tmp_path / "shard-00004.spacy").read_bytes() == away["bytes"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".token", "shard-00004.spacy"]
+
+
 def test_annotate_keeps_numpy_user_data(client, ewt_corpus, jsonl, tmp_path):
     """A tagger with alternatives (as configs/pipeline_ewt.cfg's) keeps
     numpy arrays in doc.user_data: annotate packs them as spaCy does
@@ -419,6 +471,7 @@ def test_a_worker_loads_the_shipped_model_without_its_path(tagger_model, tmp_pat
     import tempfile
 
     from spacy_lookahead.distributed import annotate as module
+    from spacy_lookahead.distributed.inputs import Inputs, partition_payload
     from spacy_lookahead.distributed.manifest import model_checksum
 
     copy = tmp_path / "client-model"
@@ -428,8 +481,9 @@ def test_a_worker_loads_the_shipped_model_without_its_path(tagger_model, tmp_pat
     (tmp_path / "worker-tmp").mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "worker-tmp"))
     monkeypatch.setattr(module, "_PIPELINES", {})
-    out = module.annotate_partition(files, checksum, ("texts", [("The dog barks .", {"id": 3})]),
-                                    8, 1, 0)
+    payload = partition_payload(Inputs("jsonl", items=[("The dog barks .", {"id": 3})],
+                                       sources=[1]), 0, 1)
+    out = module.annotate_partition(files, checksum, payload, 8, 1, 0)
     doc, = DocBin(store_user_data=True).from_bytes(out["bytes"]).get_docs(spacy.blank("en").vocab)
     assert doc.has_annotation("TAG") and doc.user_data["id"] == 3
     cache = tmp_path / "worker-tmp" / f"spacy-lookahead-models-{os.getuid()}"
@@ -446,6 +500,7 @@ def test_shipping_trusts_no_name_link_or_cache_entry(tagger_model, tmp_path, mon
     import tempfile
 
     from spacy_lookahead.distributed import annotate as module
+    from spacy_lookahead.distributed.inputs import Inputs, partition_payload
     from spacy_lookahead.distributed.manifest import model_checksum
 
     copy = tmp_path / "client-model"
@@ -477,6 +532,28 @@ def test_shipping_trusts_no_name_link_or_cache_entry(tagger_model, tmp_path, mon
 
 
 # --- train -------------------------------------------------------------------
+def test_the_workers_mix_in_pairs_as_tree_mix_does(client):
+    """mix_tree on the cluster: the leaves and pairs run on the workers and
+    give tree_mix's tables bitwise (the flat mix within 1e-12:
+    tests/test_distributed_tree.py)."""
+    from spacy_lookahead.distributed.cluster import _data
+    from spacy_lookahead.distributed.train import _coefficients, mix_tree, tree_mix
+    from test_distributed_tree import tables_of
+
+    tables = tables_of(5, 5)
+    results = [client.submit(_data, {"components": {n: {"raw": table_to_bytes(t)}
+                                                    for n, t in shard.items()}})
+               for shard in tables]
+    stats = [{"components": {n: {"updates": float(i + 1), "ticks": 1} for n in shard}}
+             for i, shard in enumerate(tables)]
+    mus = _coefficients("updates", stats)
+    root = mix_tree(client, results, {n: "raw" for n in tables[0]}, client.submit(_data, mus),
+                    "test-tree").result()
+    want = tree_mix(tables, mus)
+    for name in want:
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(root[name], want[name]))
+
+
 def test_one_shard_reproduces_spacy_train(client, ewt_corpus, tmp_path):
     """One shard, one round = one epoch of spacy train, bitwise; two rounds
     = two epochs up to rounding (the average is summed per round)."""

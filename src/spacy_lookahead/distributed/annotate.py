@@ -1,14 +1,21 @@
 """`annotate`: run a pipeline over a corpus in partitions on a Dask cluster.
 
 Each partition (`--shard-size` consecutive inputs; by default sized so that
-every worker gets several) is one task; its docs come
-back as DocBin bytes and the client writes them as one shard file, so a task
-that runs twice (a worker lost after it finished) still gives one shard:
-nothing lost, nothing doubled. A lost worker's running tasks are rescheduled
-by Dask's scheduler (up to `distributed.scheduler.allowed-failures` times);
-`retries` re-runs a task that raised. The client ships the model's files
-with the tasks (ship_model), so the workers of a cluster need not see the
-client's disk."""
+every worker gets several) is one task, which writes its docs as one shard
+file into OUTPUT_DIR itself (under a temporary name, then renamed), so the
+client only collects the manifest and is no bottleneck. A task that runs
+twice (a worker lost after it finished) writes the same shard again: nothing
+lost, nothing doubled. Where a worker cannot see OUTPUT_DIR (a cluster
+without a shared disk), its task sends the shard's bytes back and the client
+writes it. A lost worker's running tasks are rescheduled by Dask's scheduler
+(up to `distributed.scheduler.allowed-failures` times); `retries` re-runs a
+task that raised.
+
+The client ships the model's files with the tasks (ship_model), so the
+workers of a cluster need not see the client's disk; every worker loads the
+pipeline once, all at once, before the first partition (preload). The run's
+fixed costs (cluster start, shipping and loading the model) are timed apart
+from annotating: manifest["timings"]."""
 import hashlib
 import os
 from contextlib import ExitStack
@@ -21,7 +28,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import srsly
 
 from .cluster import _data, dask_client, require_distributed
-from .inputs import Inputs, n_inputs, partition_payload, read_inputs
+from .inputs import Inputs, n_inputs, partition_payload, payload_items, read_inputs
 from .manifest import (check_resumable, model_checksum, read_manifest, write_atomic,
                        write_manifest)
 
@@ -32,6 +39,10 @@ RETRIES = 2
 # inputs each (what a task holds in memory).
 SHARDS_PER_WORKER = 4
 MAX_SHARD_SIZE = 1000
+# Seconds between two writes of the manifest while shards come in: a write
+# (a rename) cost the client 2.5 ms a shard; a run stopped meanwhile redoes
+# at most the shards of that last second.
+MANIFEST_EVERY = 1.0
 
 # One pipeline per worker process and model: loaded by the first task that
 # needs it, reused by the next ones.
@@ -143,25 +154,30 @@ def ship_model(client, model: Path, checksum: str):
                              f"{os.urandom(4).hex()}")
 
 
+def load_pipeline(model: Dict[str, bytes], checksum: str, n_threads: int) -> Dict[str, Any]:
+    """The preload task: this worker's pipeline (worker_pipeline), loaded
+    before the first partition; returns what it cost here."""
+    start = time.perf_counter()
+    worker_pipeline(model, checksum, n_threads)
+    return {"pid": os.getpid(), "seconds": time.perf_counter() - start}
+
+
 def annotate_partition(model: Dict[str, bytes], checksum: str, payload: Tuple[str, Any],
                        batch_size: int, n_threads: int, index: int,
-                       before: Optional[Callable[[int], None]] = None) -> Dict[str, Any]:
+                       before: Optional[Callable[[int], None]] = None,
+                       output: Optional[Tuple[str, str]] = None) -> Dict[str, Any]:
     """The task: annotate one partition with the pipeline whose files are
-    `model` (ship_model), return its docs as DocBin bytes.
-    `before(index)` runs first in the worker (a hook for logging, and for
-    the tests that kill a worker mid-partition)."""
-    from spacy.tokens import DocBin
-
+    `model` (ship_model). With `output` (OUTPUT_DIR, the run's token file)
+    and the token visible from this worker, the task writes the shard file
+    itself and returns its counts; otherwise (`bytes`) its DocBin bytes for
+    the client to write. `before(index)` runs first in the worker (a hook
+    for logging, and for the tests that kill a worker mid-partition)."""
     if before is not None:
         before(index)
     nlp = worker_pipeline(model, checksum, n_threads)
-    kind, data = payload
 
     def items():  # (text or doc, user data) of the partition, afresh
-        if kind == "texts":
-            return list(data)
-        return [(doc, {}) for doc in DocBin(store_user_data=True).from_bytes(data)
-                .get_docs(nlp.vocab)]
+        return payload_items(payload, nlp.vocab)
 
     start = time.perf_counter()
     rejected: List[Dict[str, Any]] = []
@@ -174,10 +190,34 @@ def annotate_partition(model: Dict[str, bytes], checksum: str, payload: Tuple[st
                 docs.extend(_annotated(nlp, [item], 1))
             except Exception as err:
                 rejected.append({"position": k, "error": f"{type(err).__name__}: {err}"[:500]})
-    seconds = time.perf_counter() - start
-    return {"index": index, "bytes": _docbin_bytes(docs), "docs": len(docs),
-            "tokens": sum(len(d) for d in docs), "seconds": seconds, "pid": os.getpid(),
-            "rejected": rejected}
+    data = _docbin_bytes(docs)
+    target = _visible_output(output)
+    if target is not None:
+        _write_shard(target / _shard_name(index), data)
+    return {"index": index, "bytes": None if target is not None else data, "docs": len(docs),
+            "tokens": sum(len(d) for d in docs), "seconds": time.perf_counter() - start,
+            "pid": os.getpid(), "rejected": rejected}
+
+
+def _visible_output(output: Optional[Tuple[str, str]]) -> Optional[Path]:
+    """OUTPUT_DIR if this worker sees the client's copy of it (the run's
+    token file is there), else None."""
+    if output is None:
+        return None
+    folder, token = output
+    return Path(folder) if (Path(folder) / token).is_file() else None
+
+
+def _write_shard(path: Path, data: bytes) -> None:
+    """write_atomic under a name of this task's own: two attempts of one
+    task (on two workers of one machine) never write the same temporary file."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{os.urandom(4).hex()}")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
 
 
 def _annotated(nlp, items: list, batch_size: int) -> list:
@@ -211,9 +251,15 @@ def annotate(model: Path, input_path: Path, output_dir: Path, *, scheduler: Opti
              shard_size: Optional[int] = None, client: Any = None,
              before: Optional[Callable[[int], None]] = None, stdout=sys.stdout) -> Dict[str, Any]:
     """Annotate INPUT into DocBin shards in OUTPUT_DIR (see the module doc);
-    returns the manifest. With `client`, runs on it (scheduler and workers
-    are then ignored). shard_size None: the resumed run's, else
-    auto_shard_size of the input and the cluster's workers."""
+    returns the manifest, with the run's `timings` (seconds): `read`
+    (the input and the model's checksum), `cluster` (starting a
+    LocalCluster; 0 on a given client or scheduler), `model` (shipping and
+    loading the model on every worker), `annotate` (the partitions, from the
+    first submitted to the last listed), `close` (stopping the LocalCluster)
+    and `whole`. With `client`, runs on it (scheduler and workers are then
+    ignored). shard_size None: the resumed run's, else auto_shard_size of
+    the input and the cluster's workers."""
+    began = time.perf_counter()
     if (shard_size is not None and shard_size < 1) or batch_size < 1 or n_threads < 0:
         raise ValueError("--shard-size and --batch-size must be at least 1, --n-threads at least 0 "
                          f"(got {shard_size}, {batch_size}, {n_threads}).")
@@ -222,6 +268,8 @@ def annotate(model: Path, input_path: Path, output_dir: Path, *, scheduler: Opti
     model = Path(model).resolve()
     checksum = model_checksum(model)
     inputs = read_inputs(Path(input_path))
+    timings = {"read": time.perf_counter() - began, "cluster": 0.0, "model": 0.0,
+               "annotate": 0.0, "close": 0.0}
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     old = read_manifest(output_dir)
@@ -229,7 +277,9 @@ def annotate(model: Path, input_path: Path, output_dir: Path, *, scheduler: Opti
         def connect():  # the cluster, started once and only when needed
             nonlocal client
             if client is None:
+                start = time.perf_counter()
                 client = stack.enter_context(dask_client(scheduler, workers))
+                timings["cluster"] = time.perf_counter() - start
             return client
 
         if shard_size is None:
@@ -245,13 +295,30 @@ def annotate(model: Path, input_path: Path, output_dir: Path, *, scheduler: Opti
               f"{total - len(todo)} already done, {len(todo)} to do", file=stdout)
         write_manifest(output_dir, manifest)
         if todo:
-            _run(connect(), model, checksum, inputs, todo, manifest, output_dir, batch_size,
-                 n_threads, before, stdout)
+            timings.update(_run(connect(), model, checksum, inputs, todo, manifest, output_dir,
+                                batch_size, n_threads, before, stdout))
+        closing = time.perf_counter()
+    if timings["cluster"]:  # the LocalCluster this call started has stopped
+        timings["close"] = time.perf_counter() - closing
+    timings["whole"] = time.perf_counter() - began
+    manifest["timings"] = timings
+    write_manifest(output_dir, manifest)
+    _report_timings(manifest, stdout)
     if rejected_count(manifest):
         print(f"annotate: {rejected_count(manifest)} inputs rejected by the pipeline (an "
               f"error while annotating them), listed with their errors in "
               f"{output_dir / REJECTS}", file=stdout)
     return manifest
+
+
+def _report_timings(manifest: Dict[str, Any], stdout) -> None:
+    t = manifest["timings"]
+    tokens = t.get("tokens", 0)
+    rate = f" ({tokens / t['annotate']:,.0f} tokens/s)" if t["annotate"] else ""
+    print(f"annotate: {t['whole']:.1f} s in all: reading {t['read']:.1f} s, cluster start "
+          f"{t['cluster']:.1f} s, model shipped and loaded on {t.get('workers', 0)} workers "
+          f"{t['model']:.1f} s, annotating {tokens:,} tokens {t['annotate']:.1f} s{rate}, "
+          f"cluster stop {t['close']:.1f} s", file=stdout)
 
 
 def _worker_count(client: Any, scheduler: Optional[str], workers: Optional[int], connect) -> int:
@@ -282,36 +349,79 @@ def _plan(model: Path, checksum: str, input_path: Path, inputs: Inputs, shard_si
 
 def _run(client, model: Path, checksum: str, inputs: Inputs, todo: List[Tuple[int, int, int]],
          manifest: Dict[str, Any], output_dir: Path, batch_size: int, n_threads: int,
-         before, stdout) -> None:
+         before, stdout) -> Dict[str, Any]:
+    """Ship and load the model everywhere, then annotate the partitions of
+    `todo`, listing each shard in the manifest as its task reports; returns
+    the timings of the two phases."""
     distributed = require_distributed()
+    start = time.perf_counter()
     shipped = ship_model(client, model, checksum)
-    futures = {}
-    for index, start, end in todo:
-        future = client.submit(annotate_partition, shipped, checksum,
-                               partition_payload(inputs, start, end), batch_size, n_threads,
-                               index, before, pure=False, retries=RETRIES,
-                               key=f"annotate-{checksum[:8]}-{index}-{os.urandom(4).hex()}")
-        futures[future] = (index, start, end)
-    began = time.perf_counter()
+    loads = preload(client, shipped, checksum, n_threads)
+    timings: Dict[str, Any] = {"model": time.perf_counter() - start, "workers": len(loads),
+                               "model_load_max": max((x["seconds"] for x in loads), default=0.0)}
+    token = f".annotate-run-{os.urandom(8).hex()}"  # what a worker that sees output_dir sees
+    (output_dir / token).write_bytes(b"")
+    _write_rejects(output_dir, manifest)  # the resumed run's shards' rejects
+    began, cpu = time.perf_counter(), time.process_time()
     docs = tokens = 0
-    for done, future in enumerate(distributed.as_completed(futures), start=1):
-        result = future.result()
-        index, start, end = futures[future]
-        name = _shard_name(index)
-        write_atomic(output_dir / name, result["bytes"])
-        manifest["shards"][name] = {
-            "inputs": [start, end], "sources": [inputs.sources[start], inputs.sources[end - 1]],
-            "docs": result["docs"], "tokens": result["tokens"],
-            "rejected": [{_SOURCE[inputs.kind]: inputs.sources[start + r["position"]],
-                          "error": r["error"]} for r in result["rejected"]],
-        }
-        _write_rejects(output_dir, manifest)
-        write_manifest(output_dir, manifest)  # after the shard: a listed shard is complete
-        docs += result["docs"]
-        tokens += result["tokens"]
-        elapsed = time.perf_counter() - began
-        print(f"  [{done}/{len(todo)}] {name}: {result['docs']} docs; total {docs} docs, "
-              f"{tokens / elapsed:,.0f} tokens/s", file=stdout, flush=True)
+    try:
+        futures = {}
+        for index, first, end in todo:
+            future = client.submit(annotate_partition, shipped, checksum,
+                                   partition_payload(inputs, first, end), batch_size, n_threads,
+                                   index, before, (str(output_dir.resolve()), token), pure=False,
+                                   retries=RETRIES,
+                                   key=f"annotate-{checksum[:8]}-{index}-{os.urandom(4).hex()}")
+            futures[future] = (index, first, end)
+        listed = time.perf_counter()
+        for done, future in enumerate(distributed.as_completed(futures), start=1):
+            result = future.result()
+            index, first, end = futures[future]
+            name = _shard_name(index)
+            if result["bytes"] is not None:  # a worker that does not see output_dir
+                write_atomic(output_dir / name, result["bytes"])
+            manifest["shards"][name] = _shard_entry(inputs, first, end, result)
+            if result["rejected"]:  # (written once before the loop; rewritten when it grows)
+                _write_rejects(output_dir, manifest)
+            if time.perf_counter() - listed >= MANIFEST_EVERY:
+                # after the shards: a listed shard is complete (an unlisted one is redone)
+                write_manifest(output_dir, manifest)
+                listed = time.perf_counter()
+            docs += result["docs"]
+            tokens += result["tokens"]
+            elapsed = time.perf_counter() - began
+            print(f"  [{done}/{len(todo)}] {name}: {result['docs']} docs; total {docs} docs, "
+                  f"{tokens / elapsed:,.0f} tokens/s", file=stdout, flush=True)
+    finally:  # (also when a task failed: the shards written so far are listed)
+        write_manifest(output_dir, manifest)
+        (output_dir / token).unlink()
+    timings["annotate"], timings["tokens"] = time.perf_counter() - began, tokens
+    # the client's (and a LocalCluster's scheduler's) CPU time meanwhile: its serial share
+    timings["client_cpu"] = time.process_time() - cpu
+    return timings
+
+
+def preload(client, shipped, checksum: str, n_threads: int) -> List[Dict[str, Any]]:
+    """The pipeline loaded on every worker at once (one task pinned to each,
+    loosely: a worker that dies hands its task on), before the first
+    partition: loading is a fixed cost, not part of annotating, and a
+    worker's first partition no longer waits for it."""
+    workers = sorted(client.scheduler_info()["workers"])
+    futures = [client.submit(load_pipeline, shipped, checksum, n_threads, pure=False,
+                             key=f"annotate-load-{checksum[:8]}-{i}-{os.urandom(4).hex()}",
+                             workers=[address], allow_other_workers=True)
+               for i, address in enumerate(workers)]
+    return client.gather(futures)
+
+
+def _shard_entry(inputs: Inputs, first: int, end: int, result: Dict[str, Any]) -> Dict[str, Any]:
+    """The manifest's entry of a written shard."""
+    return {
+        "inputs": [first, end], "sources": [inputs.sources[first], inputs.sources[end - 1]],
+        "docs": result["docs"], "tokens": result["tokens"],
+        "rejected": [{_SOURCE[inputs.kind]: inputs.sources[first + r["position"]],
+                      "error": r["error"]} for r in result["rejected"]],
+    }
 
 
 # what names an input in the reports, by the input's kind

@@ -53,16 +53,13 @@ def _worker_setup(run_id: str, setup: bytes):
     return _RUNS[run_id]
 
 
-def train_shard(run_id: str, setup: bytes, shard: Dict[str, bytes],
-                start: Optional[Dict[str, bytes]], round_index: int, shard_index: int,
-                before: Optional[Callable[[int, int], None]] = None,
-                parts: Optional[List[Dict[str, Dict[str, Any]]]] = None,
-                weighting: str = "uniform") -> Dict[str, Any]:
+def train_shard(run_id: str, setup: bytes, shard: Dict[str, bytes], start: Dict[str, bytes],
+                round_index: int, shard_index: int,
+                before: Optional[Callable[[int, int], None]] = None) -> Dict[str, Any]:
     """The task: one epoch of `spacy train` on one shard from the weights
-    `start` (component name -> Weights bytes), or from the mix of the last
-    round's `parts` (_for_mixing of each shard, in shard order: mix_start),
-    made here, once per worker and round; returns each trained component's
-    raw and averaged weights, ticks and updates."""
+    `start` (component name -> Weights bytes: the last round's mix, see
+    mix_tree); returns each trained component's raw and averaged weights,
+    ticks and updates."""
     from spacy.tokens import DocBin
     from spacy.training import Example
     from spacy.training.loop import subdivide_batch
@@ -81,8 +78,6 @@ def train_shard(run_id: str, setup: bytes, shard: Dict[str, bytes],
             reference = DocBin(store_user_data=True).from_bytes(shard["reference"]).get_docs(nlp.vocab)
             cache[shard_index] = [Example(p, r) for p, r in zip(predicted, reference)]
     examples = cache[shard_index]
-    if parts is not None:
-        start = _mixed_start(cache, round_index, parts, weighting)
     for name, data in start.items():
         pipe = nlp.get_pipe(name)
         pipe.set_weights(Weights().from_bytes(data))
@@ -126,37 +121,81 @@ def predicts_with_raw_weights(pipe: Any) -> bool:
     return learner is not None and not learner.averages
 
 
-def _for_mixing(result: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
-    """The task picking a shard's raw tables and update counts out of its
-    result, on the worker holding it: the next round's shards fetch only
-    these to mix (not the averaged tables)."""
-    return {name: {"raw": c["raw"], "updates": c["updates"]}
-            for name, c in result["components"].items()}
+def _stats(result: Dict[str, Any]) -> Dict[str, Any]:
+    """The task picking a shard's counts out of its result, on the worker
+    holding it: what the coefficients and the driver's record need, without
+    the tables."""
+    return {"components": {name: {"ticks": c["ticks"], "updates": c["updates"]}
+                           for name, c in result["components"].items()},
+            "examples": result["examples"], "pid": result["pid"], "seconds": result["seconds"]}
 
 
-def mix_start(parts: List[Dict[str, Dict[str, Any]]], weighting: str) -> Dict[str, bytes]:
-    """A round's raw tables (_for_mixing of each shard, in shard order)
-    mixed into the next round's start: McDonald et al.'s
-    w = sum_i mu_i w_i, as a fresh training table (mixing.table_to_bytes)."""
+def _coefficients(weighting: str, stats: List[Dict[str, Any]]) -> Dict[str, List[float]]:
+    """The round's mixing coefficients per component (mixing.coefficients
+    of the shards' updates, in shard order)."""
+    return {name: coefficients(weighting, [st["components"][name]["updates"] for st in stats])
+            for name in stats[0]["components"]}
+
+
+def _scaled(result: Dict[str, Any], sides: Dict[str, str], mus: Dict[str, List[float]],
+            index: int) -> Dict[str, Table]:
+    """A leaf of the mixing tree: shard `index`'s table of each component
+    (sides[name]: "raw" or "avg") times its coefficient, the product
+    mixing.mix takes (1: the table as it is)."""
     out = {}
-    for name in parts[0]:
-        mu = coefficients(weighting, [p[name]["updates"] for p in parts])
-        out[name] = table_to_bytes(mix([table_from_bytes(p[name]["raw"]) for p in parts], mu))
+    for name, side in sides.items():
+        keys, lengths, classes, ws = table_from_bytes(result["components"][name][side])
+        mu = mus[name][index]
+        out[name] = (keys, lengths, classes, ws if mu == 1.0 else ws * mu)
     return out
 
 
-def _mixed_start(cache: Dict[Any, Any], round_index: int, parts: list,
-                 weighting: str) -> Dict[str, bytes]:
-    """The round's start, mixed on this worker by its first shard of the
-    round and kept for its others (the mix is the same wherever it is made).
-    Each worker mixing for itself saves the round a hop: a mixing task, then
-    shipping its result to the other workers."""
-    key = ("start", round_index)
-    if key not in cache:
-        for old in [k for k in cache if isinstance(k, tuple) and k[0] == "start"]:
-            del cache[old]
-        cache[key] = mix_start(parts, weighting)
-    return cache[key]
+def _mix_pair(a: Dict[str, Table], b: Dict[str, Table]) -> Dict[str, Table]:
+    """A node of the mixing tree: the sum of two (scaled) tables per component."""
+    return {name: mix([a[name], b[name]], [1.0, 1.0]) for name in a}
+
+
+def pairwise(items: List[Any], combine: Callable[[Any, Any, int, int], Any]) -> Any:
+    """A tree reduction in shard order: items 2k and 2k+1 combined level
+    by level (an odd one out goes up as it is); combine(a, b, level, k).
+    Floating point: the flat mix sums every entry left to right, the tree
+    in pairs; the same sum for 1 or 2 shards (bitwise), within rounding
+    (1e-12 relative, tests/test_distributed_tree.py) for more."""
+    if not items:
+        raise ValueError("pairwise() needs at least one item")
+    level = 0
+    while len(items) > 1:
+        paired = [combine(items[i], items[i + 1], level, i // 2)
+                  for i in range(0, len(items) - 1, 2)]
+        items = paired + items[len(paired) * 2:]
+        level += 1
+    return items[0]
+
+
+def tree_mix(tables: List[Dict[str, Table]], mus: Dict[str, List[float]]) -> Dict[str, Table]:
+    """mixing.mix of each component's tables with coefficients `mus`, as
+    the workers compute it (the leaves and nodes of mix_tree), in one
+    process: the reference for the tests."""
+    leaves = [{name: (t[0], t[1], t[2], t[3] if mus[name][i] == 1.0 else t[3] * mus[name][i])
+               for name, t in shard.items()} for i, shard in enumerate(tables)]
+    return pairwise(leaves, lambda a, b, level, k: _mix_pair(a, b))
+
+
+def mix_tree(client, results: list, sides: Dict[str, str], mus, key: str, priority: int = 0):
+    """The future of the round's mix of the shards' tables (`results`, in
+    shard order; coefficients `mus`, a future), reduced in pairs on the
+    workers: the driver neither receives nor mixes the shards' tables, and
+    no worker mixes more than two at a time (each worker used to mix every
+    shard's tables for itself)."""
+    leaves = [client.submit(_scaled, res, sides, mus, i, key=f"{key}-leaf-{i}", priority=priority)
+              for i, res in enumerate(results)]
+    return pairwise(leaves, lambda a, b, level, k: client.submit(
+        _mix_pair, a, b, key=f"{key}-{level}-{k}", priority=priority))
+
+
+def _as_start(mixed: Dict[str, Table]) -> Dict[str, bytes]:
+    """The next round's start: the mix as fresh training tables."""
+    return {name: table_to_bytes(table) for name, table in mixed.items()}
 
 
 def _own_start(result: Dict[str, Any]) -> Dict[str, bytes]:
@@ -164,12 +203,24 @@ def _own_start(result: Dict[str, Any]) -> Dict[str, bytes]:
     return {name: c["raw"] for name, c in result["components"].items()}
 
 
-def _for_model(result: Dict[str, Any]) -> Dict[str, Any]:
-    """The task dropping what the driver does not need from a shard's
-    result: the raw tables of the components that have averages."""
-    comps = {name: dict(c, raw=None) if c["avg"] is not None else c
-             for name, c in result["components"].items()}
-    return dict(result, components=comps)
+def _running_model(previous: Optional[tuple], round_avg: Dict[str, Table],
+                   stats: List[Dict[str, Any]], mus: Dict[str, List[float]],
+                   sapo: Dict[str, bool]) -> tuple:
+    """The model after a round, and the ticks it has seen: per component
+    the mix of the model so far (`previous`: the last round's result) and
+    the round's average, weighted by their ticks (SAPO and the first round:
+    the round's table alone). The round's ticks are each shard's ticks
+    weighted by its coefficient (the last component's count the round)."""
+    model, seen = previous if previous is not None else (None, 0.0)
+    out, ticks = {}, 0.0
+    for name, table in round_avg.items():
+        ticks = sum(m * st["components"][name]["ticks"] for m, st in zip(mus[name], stats))
+        if seen and not sapo[name]:
+            total = seen + ticks
+            out[name] = mix([model[name], table], [seen / total, ticks / total])
+        else:
+            out[name] = table
+    return out, seen + ticks
 
 
 def train(config_path: Path, output: Optional[Path], *, overrides: Optional[Dict[str, Any]] = None,
@@ -270,23 +321,24 @@ class Job:
     def run(self, client, output: Optional[Path], mixing: str, weighting: str, before,
             stdout) -> List[Dict[str, Any]]:
         """The rounds. The workers chain them without the driver: round r+1's
-        shards depend on round r's raw tables, which each worker mixes itself
-        (iterative; one-shot: each shard goes on from its own), submitted
-        before round r is gathered; the driver gathers only what the model
-        needs (the averaged tables), mixes, evaluates and saves while the
-        next round trains. Shipping the mix through the driver took ~1 s a
-        round on 2 workers."""
+        shards start from round r's mix (iterative; one-shot: each shard
+        from its own raw tables), reduced in pairs on the workers (mix_tree).
+        The model (the running average of the rounds' mixed averages) is
+        reduced and updated on the workers too; the driver receives the
+        shards' counts and the one mixed model of each round, and evaluates
+        and saves it while the next rounds train."""
         from spacy.training.loop import create_evaluation_callback
 
         from .lookups import fixed_msgpack_registries
 
         run_id = os.urandom(8).hex()
         began = time.perf_counter()  # round 1 counts from here: shipping the data, reading dev
+        cpu = time.process_time()
         # The pipeline, the shards and the first start live on the workers as
         # results of tasks, not scattered data: if the worker holding them
         # dies, the scheduler recomputes them (scattered data would be lost).
-        # Later starts are mixed in the shards' tasks from task results
-        # (_for_mixing); a lost worker's are recomputed from their lineage.
+        # Later starts and models are task results too; a lost worker's are
+        # recomputed from their lineage.
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*(Large object|Sending large graph).*")
             setup = client.submit(_data, pickle.dumps(self.nlp), key=f"ipm-setup-{run_id}")
@@ -301,8 +353,10 @@ class Job:
         with fixed_msgpack_registries():
             dev = list(self.dev_corpus(self.nlp))
         evaluate = create_evaluation_callback(self.nlp, lambda nlp: dev, self.T["score_weights"])
-        # the learners that predict with their current weights (SAPO's)
+        # the learners that predict with their current weights (SAPO's): their
+        # model is the mix of the raw tables; the others', of the averages
         sapo = {name: predicts_with_raw_weights(self.nlp.get_pipe(name)) for name in self.names}
+        model_sides = {name: "raw" if sapo[name] else "avg" for name in self.names}
 
         # Shard i trains on worker i mod W in every round: a worker keeps its
         # shards' examples (reading a shard costs ~1 s), and left free, the
@@ -310,76 +364,93 @@ class Job:
         # The restriction is loose: if that worker dies, another one takes over.
         workers = sorted(client.scheduler_info()["workers"])
 
-        def submit(r: int, starts: list, parts: Optional[list] = None) -> list:
+        def submit(r: int, starts: list) -> list:
             return [client.submit(train_shard, run_id, setup, shard_data[i], starts[i], r, i,
-                                  before, parts, weighting, pure=False, retries=RETRIES,
+                                  before, pure=False, retries=RETRIES,
                                   key=f"ipm-{run_id}-{r}-{i}",
                                   workers=[workers[i % len(workers)]] if workers else None,
                                   allow_other_workers=True)
                     for i in range(len(self.shards))]
 
-        def submit_next(r: int, results: list) -> list:
+        # Priorities: the next start first (the next round waits for it), then
+        # the model (the driver waits for it, and submits the round after next
+        # only once it has evaluated this one), then training.
+        def coefficients_of(r: int, results: list):
+            stats = [client.submit(_stats, res, key=f"ipm-stats-{run_id}-{r}-{i}", priority=2)
+                     for i, res in enumerate(results)]
+            return stats, client.submit(_coefficients, weighting, stats,
+                                        key=f"ipm-mu-{run_id}-{r}", priority=2)
+
+        def submit_next(r: int, results: list, mus) -> list:
             """Round r + 1, from round r's results: one-shot, each shard's own
-            raw tables; iterative, their mix, which each worker makes itself
-            from the shards' raw tables (train_shard's `parts`)."""
+            raw tables; iterative, their mix, reduced in pairs on the workers
+            (first: the next round waits for it)."""
             if mixing == "oneshot":  # every shard goes on from its own weights
                 return submit(r + 1, [client.submit(_own_start, res,
                                                     key=f"ipm-start-{run_id}-{r + 1}-{i}")
                                       for i, res in enumerate(results)])
-            raws = [client.submit(_for_mixing, res, key=f"ipm-raw-{run_id}-{r}-{i}")
-                    for i, res in enumerate(results)]
-            return submit(r + 1, [None] * len(results), raws)
+            mixed = mix_tree(client, results, {name: "raw" for name in self.names}, mus,
+                             f"ipm-mix-{run_id}-{r}", priority=2)
+            start = client.submit(_as_start, mixed, key=f"ipm-start-{run_id}-{r + 1}", priority=2)
+            return submit(r + 1, [start] * len(results))
 
-        model: Dict[str, Table] = {}
-        seen_ticks = 0.0
-        best = None
-        history = []
+        # Every round is submitted at once: training, mixing and the model's
+        # running average chain on the workers, and the driver follows,
+        # receiving each round's counts and model in turn: it never holds the
+        # workers up (it did when its evaluation took longer than a round).
+        # A round's shard tables leave the cluster once its mixes have run.
+        pending = []  # per round: the shards' counts and the model (futures)
+        model = None
         futures = submit(0, [empty] * len(self.shards))
         for r in range(self.rounds):
+            stats, mus = coefficients_of(r, futures)
+            round_avg = mix_tree(client, futures, model_sides, mus, f"ipm-avg-{run_id}-{r}",
+                                 priority=1)
+            model = client.submit(_running_model, model, round_avg, stats, mus, sapo,
+                                  key=f"ipm-model-{run_id}-{r}", priority=1)
+            pending.append((stats, model))
             if r + 1 < self.rounds:
-                upcoming = submit_next(r, futures)
-            parts = [client.submit(_for_model, res, key=f"ipm-model-{run_id}-{r}-{i}")
-                     for i, res in enumerate(futures)]
-            results = client.gather(parts)  # in shard order: mixing is deterministic
+                futures = submit_next(r, futures, mus)
+        del futures, round_avg, model
+        best = None
+        history = []
+        for r in range(self.rounds):
+            stats, model = pending[r]
+            pending[r] = None  # (the model so far is freed once the next one is made)
+            counts = client.gather(stats)  # in shard order
             train_seconds = time.perf_counter() - began  # waiting for the round's shards
-            del parts, futures  # the round's tables leave the cluster once consumed
-            ticks = 0.0
+            waited = time.perf_counter()
+            mixed_model, _ = model.result()
+            del stats, model
             for name in self.names:
-                comps = [res["components"][name] for res in results]
-                mu = coefficients(weighting, [c["updates"] for c in comps])
-                # SAPO predicts with its own weights, the mix of the raw tables
-                # (the next start, when mixing is iterative); the perceptrons
-                # with the mix of the shards' averages over the round
-                side = "raw" if sapo[name] else "avg"
-                round_avg = mix([table_from_bytes(c[side]) for c in comps], mu)
-                ticks = sum(m * c["ticks"] for m, c in zip(mu, comps))
-                if seen_ticks and not sapo[name]:
-                    total = seen_ticks + ticks
-                    model[name] = mix([model[name], round_avg], [seen_ticks / total, ticks / total])
-                else:
-                    model[name] = round_avg
-                self.nlp.get_pipe(name).set_weights(prediction_weights(model[name]))
-            seen_ticks += ticks
+                self.nlp.get_pipe(name).set_weights(prediction_weights(mixed_model[name]))
+            evaluating = time.perf_counter()
             score, scores = evaluate()
+            evaluated = time.perf_counter()
             record = {"round": r + 1, "score": score, "scores": scores,
-                      "losses": {n: sum(res["components"][n]["updates"] for res in results)
+                      "losses": {n: sum(c["components"][n]["updates"] for c in counts)
                                  for n in self.names},
-                      "train_seconds": train_seconds, "seconds": time.perf_counter() - began,
+                      "train_seconds": train_seconds,
+                      # the driver: receiving the model (and waiting for its mix), evaluating
+                      "model_seconds": evaluating - waited, "evaluate_seconds": evaluated - evaluating,
                       # each shard's epoch in its worker: the round's critical path is the max
-                      "shard_seconds": [res["seconds"] for res in results]}
+                      "shard_seconds": [c["seconds"] for c in counts]}
             history.append(record)
             is_best = best is None or score > best
             best = score if is_best else best
+            if output is not None and (is_best or r + 1 == self.rounds):
+                self._save(Path(output), is_best, r + 1 == self.rounds)
+            # the driver's share of the round: receiving the model, evaluating, saving
+            record["driver_seconds"] = time.perf_counter() - began - train_seconds
+            record["seconds"] = time.perf_counter() - began
+            # the driver's CPU (with a LocalCluster: its scheduler's too) in the round
+            record["driver_cpu_seconds"] = time.process_time() - cpu
             print(f"  round {r + 1}/{self.rounds}: score {score:.4f}"
                   f"{' (best)' if is_best else ''}; losses "
                   + ", ".join(f"{n} {v:.0f}" for n, v in record["losses"].items())
                   + f"; {train_seconds:.1f}s waiting for the shards, {record['seconds']:.1f}s in all",
                   file=stdout, flush=True)
-            if output is not None and (is_best or r + 1 == self.rounds):
-                self._save(Path(output), is_best, r + 1 == self.rounds)
-            if r + 1 < self.rounds:
-                futures = upcoming
-            began = time.perf_counter()
+            began, cpu = time.perf_counter(), time.process_time()
         return history
 
     def _save(self, output: Path, is_best: bool, is_last: bool) -> None:
