@@ -19,8 +19,11 @@ from spacy.structs cimport SpanC, TokenC
 from spacy.tokens.doc cimport Doc, set_children_from_heads
 from spacy.tokens.span_group cimport SpanGroup
 
+import weakref
+
 import numpy
 
+from .core.clock cimport add_since, now_ns
 from .systems.span_ids cimport id_spans
 
 from .core.features cimport N_ATOMS, N_WORD_ATOMS
@@ -183,6 +186,7 @@ cdef class LexemeAtoms:
                 lex = <const WordC*>map_get(self.cache.c_map, tokens[d][i].lex.orth)
                 lexes[k] = lex if lex != NULL else self.get(tokens[d][i].lex.orth, vocab, tables)
                 k += 1
+        cdef int64_t t0 = now_ns()
         with nogil:
             k = 0
             for d in range(n_docs):
@@ -199,6 +203,7 @@ cdef class LexemeAtoms:
                     if sent_starts:
                         start_view[k] = tokens[d][i].sent_start == 1
                     k += 1
+        add_since(t0)
         out = {"atoms": atoms, "starts": starts, "space": space if n_space else None}
         if tags:
             out["tags"] = tag_column
@@ -213,6 +218,7 @@ cdef class LexemeAtoms:
         cdef int[::1] ov = offsets
         cdef uint64_t[::1] hv = hashes
         n_subs = 0
+        t0 = now_ns()
         with nogil:
             for k in range(N):
                 lex = lexes[k]
@@ -220,6 +226,7 @@ cdef class LexemeAtoms:
                     hv[n_subs] = lex.subs[j]
                     n_subs += 1
                 ov[k + 1] = <int>n_subs
+        add_since(t0)
         out["substrings"] = (offsets, hashes)
         return out
 
@@ -334,8 +341,6 @@ def write_spans(docs, outputs, kinds, types, hashes, str key=None):
     cdef const int[::1] ids
     cdef vector[int] found
     cdef Doc doc
-    cdef SpanGroup group
-    cdef SpanC span
     cdef TokenC* t
     cdef int i, j, n_actions = kind.shape[0]
     cdef size_t k
@@ -360,15 +365,54 @@ def write_spans(docs, outputs, kinds, types, hashes, str key=None):
                     doc.c[j].ent_iob = 3 if j == found[k] else 1
                     doc.c[j].ent_type = h[found[k + 2]]
             continue
-        group = SpanGroup(doc, name=key)
-        for k in range(0, found.size(), 3):
-            span.id, span.kb_id = 0, 0
-            span.start, span.end = found[k], found[k + 1]
-            span.start_char = doc.c[span.start].idx
-            span.end_char = doc.c[span.end - 1].idx + doc.c[span.end - 1].lex.length
-            span.label = h[found[k + 2]]
-            group.push_back(span)
-        doc.spans[key] = group
+        _set_group(doc, key, found, h)
+
+
+def write_phrases(docs, phrases, hashes, str key):
+    """A new span group doc.spans[key] of each doc from its phrases: rows
+    (start, end inclusive, type index into hashes), as the FR recogniser
+    gives them. No Python per span."""
+    cdef const uint64_t[::1] h = numpy.ascontiguousarray(hashes, dtype="uint64")
+    cdef const int[:, ::1] rows
+    cdef vector[int] found
+    cdef Doc doc
+    cdef int r
+    for doc, doc_rows in zip(docs, phrases):
+        rows = numpy.ascontiguousarray(doc_rows, dtype="int32").reshape((-1, 3))
+        found.clear()
+        for r in range(rows.shape[0]):
+            if not (0 <= rows[r, 0] <= rows[r, 1] < doc.length) \
+                    or not (0 <= rows[r, 2] < h.shape[0]):
+                raise ValueError(f"write_phrases: phrase {tuple(rows[r])} out of range for a "
+                                 f"doc of {doc.length} tokens and {h.shape[0]} types")
+            found.push_back(rows[r, 0])
+            found.push_back(rows[r, 1] + 1)
+            found.push_back(rows[r, 2])
+        _set_group(doc, key, found, h)
+
+
+cdef int _set_group(Doc doc, str key, const vector[int]& found,
+                    const uint64_t[::1] h) except -1:
+    """doc.spans[key] = a new group of the spans (start, end, type) triples in
+    `found` (checked by the caller), pushed as spaCy's SpanC structs."""
+    # (made without __init__'s argument handling: a doc's group per call)
+    cdef SpanGroup group = SpanGroup.__new__(SpanGroup)
+    group._doc_ref = weakref.ref(doc)
+    group.name = key
+    group.attrs = {}
+    cdef SpanC span
+    cdef size_t k
+    for k in range(0, found.size(), 3):
+        span.id, span.kb_id = 0, 0
+        span.start, span.end = found[k], found[k + 1]
+        span.start_char = doc.c[span.start].idx
+        span.end_char = doc.c[span.end - 1].idx + doc.c[span.end - 1].lex.length
+        span.label = h[found[k + 2]]
+        group.push_back(span)
+    # SpanGroups is a UserDict: its own __setitem__ checks in Python that the
+    # group is this doc's, which it is by construction
+    doc.spans.data[key] = group
+    return 0
 
 
 def _lexeme_atoms(substrings, classes):

@@ -6,7 +6,7 @@ POS tags and chunks (CoNLL-2001, bottom-up DP); the chunker writes chunks to
 doc.spans["chunks"] from words and POS tags (CoNLL-2000, left-to-right DP).
 """
 import warnings
-from typing import Any, Callable, Dict, Iterable, List, Optional
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy
 from spacy.language import Language
@@ -17,7 +17,7 @@ from spacy.vocab import Vocab
 from ..core.batch import in_threads
 from ..core.fr_perceptron import FEEDBACKS, fr_perceptron, recognise
 from ..core.weights import Weights
-from ..spacy_io import LexemeAtoms
+from ..spacy_io import LexemeAtoms, write_phrases
 from ..systems.phrases import PhraseSystem
 from .base import SearchPipe
 from .settings import Feedback, check_threads, config_error
@@ -82,28 +82,44 @@ class PhrasePipe(SearchPipe):
 
     # --- inputs and targets ----------------------------------------------------
     def input_columns(self, doc: Doc, item: Dict[str, Any], example: Optional[Example]) -> None:
-        # POS tags: the sequence labellers' helper (gold tags while training
-        # when the predicted doc has none; an error at prediction time).
-        self._tag_column(doc, item["atoms"], example, self.gold_description)
+        """The per-doc input columns besides the POS tags (read per batch in
+        `_batch_inputs`): none here."""
 
     def _inputs(self, docs: List[Doc], examples: Optional[List[Example]] = None) -> List[Dict[str, Any]]:
+        return self._batch_inputs(docs, examples)[0]
+
+    def _batch_inputs(self, docs: List[Doc], examples: Optional[List[Example]] = None
+                      ) -> Tuple[List[Dict[str, Any]], Dict[str, Any]]:
+        """Each doc's input, and the batch's token arrays they are views of
+        (LexemeAtoms.docs_inputs: words, tags, whitespace and sentence
+        starts read in C). POS tags: the sequence labellers' helper (gold
+        tags while training when the predicted doc has none; an error at
+        prediction time)."""
+        batch = self._atoms.docs_inputs(docs, tags=True, sent_starts=True)
+        self._tag_columns(docs, batch, examples, self.gold_description)
+        every, bounds = batch["atoms"], batch["starts"].tolist()
         inputs = []
         for i, doc in enumerate(docs):
-            item = {"atoms": self._atoms.doc_atoms(doc)}
+            item = {"atoms": every[bounds[i]:bounds[i + 1]]}
             self.input_columns(doc, item, examples[i] if examples else None)
             inputs.append(item)
-        return inputs
+        return inputs, batch
 
     def reads_tags(self) -> bool:
         return True
 
-    def units(self, doc: Doc) -> List[Optional[numpy.ndarray]]:
+    def units(self, doc: Doc, space: Optional[numpy.ndarray] = None,
+              sent_starts: Optional[numpy.ndarray] = None) -> List[Optional[numpy.ndarray]]:
         """What prediction decodes as one unit: the words (no whitespace
         tokens) of each sentence where the doc has sentence boundaries, else
         of the whole doc; None for a unit of every token of the doc. The
         cost of the DP grows with the unit, not the doc (max_length bounds
-        it in the unit's length)."""
-        index = content_index(doc)
+        it in the unit's length). space, sent_starts: the doc's token
+        columns, if read already (LexemeAtoms.docs_inputs)."""
+        if space is None:
+            index = content_index(doc)
+        else:
+            index = numpy.flatnonzero(space == 0).astype("int32") if space.any() else None
         if len(doc) < 2 or not doc.has_annotation("SENT_START"):
             n_words = len(doc) if index is None else len(index)
             if n_words > LONG_UNIT and not getattr(self, "_warned_long", False):
@@ -115,7 +131,8 @@ class PhrasePipe(SearchPipe):
             return [index]
         words = numpy.arange(len(doc), dtype="int32") if index is None else index
         # sentence ids over all tokens: a sentence may start on a whitespace token
-        sent = numpy.cumsum(doc.to_array("SENT_START") == 1)[words]
+        starts = doc.to_array("SENT_START") == 1 if sent_starts is None else sent_starts
+        sent = numpy.cumsum(starts)[words]
         return numpy.split(words, numpy.flatnonzero(numpy.diff(sent)) + 1)
 
     def reference_spans(self, doc: Doc) -> Optional[List[Span]]:
@@ -176,8 +193,10 @@ class PhrasePipe(SearchPipe):
         self._require_labels()
         self._start_tally()
         system = self.system
-        units = [self.units(doc) for doc in docs]
-        inputs = self._inputs(docs)
+        inputs, batch = self._batch_inputs(docs)
+        space, sent_starts, bounds = batch["space"], batch["sent_starts"], batch["starts"].tolist()
+        units = [self.units(doc, None if space is None else space[bounds[k]:bounds[k + 1]],
+                            sent_starts[bounds[k]:bounds[k + 1]]) for k, doc in enumerate(docs)]
         self._warn_unseen_tags()
         results = iter(in_threads(recognise, (system.instance(compact_input(x, unit))
                                               for x, doc_units in zip(inputs, units)
@@ -197,6 +216,14 @@ class PhrasePipe(SearchPipe):
 
     def set_annotations(self, docs: Iterable[Doc], phrases: List[numpy.ndarray]) -> None:
         key = self.cfg["spans_key"]
+        docs = list(docs)
+        if all(doc.vocab is self.vocab for doc in docs):  # in C: no Python per span
+            labels = self.labels
+            if getattr(self, "_hashes", (None,))[0] != labels:
+                self._hashes = (list(labels), numpy.asarray(
+                    [self.vocab.strings.add(label) for label in labels], dtype="uint64"))
+            write_phrases(docs, phrases, self._hashes[1], key)
+            return
         labels = self.labels
         for doc, rows in zip(docs, phrases):
             spans = [Span(doc, int(s), int(e) + 1, label=labels[k]) for s, e, k in rows]
@@ -324,7 +351,6 @@ class FRClauseFinder(PhrasePipe):
                          n_threads=n_threads, scorer=scorer)
 
     def input_columns(self, doc: Doc, item: Dict[str, Any], example: Optional[Example]) -> None:
-        super().input_columns(doc, item, example)
         chunks = self._chunk_column(
             doc, item["atoms"], example, self.cfg["chunks_key"],
             "Put a chunker (e.g. lookahead_chunker or fr_chunker) before it in the pipeline, "
