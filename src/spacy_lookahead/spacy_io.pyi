@@ -24,6 +24,12 @@ def write_spans(docs, outputs, kinds, types, hashes, key: str=...) -> Any:
 def write_tags(docs, outputs, hashes) -> Any:
     ...
 
+class ChunkAtoms:
+    outside: Incomplete
+    strings: Incomplete
+    def __init__(self, *args, **kwargs) -> None: ...
+    def write(self, docs, key: str, atoms, starts, column: int, inside=...) -> Any: ...
+
 class LexemeAtoms:
     classes: Incomplete
     lexicon: Incomplete

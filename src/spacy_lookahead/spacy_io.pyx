@@ -245,6 +245,71 @@ cdef class LexemeAtoms:
         return (_lexeme_atoms, (self.substrings, self.classes))
 
 
+cdef class ChunkAtoms:
+    """The chunk input column (B-X / I-X / O, as string hashes) of a batch,
+    read in C from each doc's span group of chunks (SpanGroup.c, spaCy's
+    SpanC structs): a chunk type's two hashes are made in Python once, when
+    the type is first seen, then looked up in C."""
+    cdef PreshMap index            # chunk label hash -> 1 + its row in `pairs`
+    cdef vector[uint64_t] pairs    # B-X, I-X hashes per type
+    cdef readonly uint64_t outside
+    cdef readonly object strings
+
+    def __init__(self, strings):
+        self.index = PreshMap()
+        self.strings = strings
+        self.outside = strings.add("O")
+
+    cdef size_t row(self, uint64_t label) except 0:
+        """1 + the row of the label's (B, I) hashes, made if new."""
+        cdef size_t at = <size_t>self.index.get(label)
+        if at == 0:
+            name = self.strings[label]
+            self.pairs.push_back(self.strings.add(f"B-{name}"))
+            self.pairs.push_back(self.strings.add(f"I-{name}"))
+            at = self.pairs.size() // 2
+            self.index.set(label, <void*>at)
+        return at
+
+    def write(self, docs, str key, atoms, starts, int column, inside=None):
+        """atoms[:, column] of the batch's tokens (starts: where each doc
+        begins) from doc.spans[key]: B-X on a chunk's first token, I-X on
+        the rest (in the group's order: a later chunk overwrites), O on the
+        others; `inside` (uint8 per token, optional): 1 on a chunk's tokens
+        after its first. Returns per doc (uint8) whether it has the group;
+        the columns of the docs without one are left 0 for the caller."""
+        cdef uint64_t[:, ::1] view = atoms
+        cdef const int64_t[::1] st = numpy.ascontiguousarray(starts, dtype="int64")
+        cdef unsigned char[::1] ins = inside if inside is not None else None
+        out = numpy.zeros((len(docs),), dtype="uint8")
+        cdef unsigned char[::1] found = out
+        cdef Doc doc
+        cdef SpanGroup group
+        cdef size_t k, at
+        cdef int d = -1, i
+        cdef int64_t base
+        for doc in docs:
+            d += 1
+            groups = doc.spans.data
+            if key not in groups:
+                continue
+            group = groups[key]
+            found[d] = 1
+            base = st[d]
+            for i in range(doc.length):
+                view[base + i, column] = 0
+            for k in range(group.c.size()):
+                at = self.row(group.c[k].label) - 1
+                for i in range(group.c[k].start, group.c[k].end):
+                    view[base + i, column] = self.pairs[2 * at + (i > group.c[k].start)]
+                    if ins is not None and i > group.c[k].start:
+                        ins[base + i] = 1
+            for i in range(doc.length):
+                if view[base + i, column] == 0:
+                    view[base + i, column] = self.outside
+        return out
+
+
 # --- writing outputs into the docs ------------------------------------------
 cdef const int[::1] _ids(output, Doc doc, str what):
     """An output's label ids as int32, one per token of the doc."""

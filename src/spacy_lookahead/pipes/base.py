@@ -20,6 +20,7 @@ from thinc.api import Model
 
 from ..core.features import A_CHUNK_COLUMN as A_CHUNK, A_TAG_COLUMN as A_TAG
 from ..core.weights import Weights
+from ..spacy_io import ChunkAtoms
 from .integrity import ModelFileError, seal, unseal
 from .settings import config_error
 
@@ -380,6 +381,26 @@ class SearchPipe(TrainablePipe):
         for k, doc in enumerate(docs):
             self._tag_column(doc, atoms[starts[k]:starts[k + 1]],
                              examples[k] if examples else None, what)
+
+    def _chunk_columns(self, docs: List[Doc], batch: Dict[str, Any],
+                       examples: Optional[List[Example]], key: str, fix: str,
+                       inside: Optional[numpy.ndarray] = None) -> None:
+        """_chunk_column over a batch: the docs with doc.spans[key] in C
+        (spacy_io.ChunkAtoms: no Python per chunk), the others doc by doc.
+        inside: uint8 per token of the batch, set to 1 on a chunk's tokens
+        after its first."""
+        chunk_atoms = getattr(self, "_chunk_atoms", None)
+        if chunk_atoms is None or chunk_atoms.strings is not self.vocab.strings:
+            chunk_atoms = self._chunk_atoms = ChunkAtoms(self.vocab.strings)
+        atoms, starts = batch["atoms"], batch["starts"]
+        found = chunk_atoms.write(docs, key, atoms, starts, A_CHUNK, inside)
+        for k in numpy.flatnonzero(found == 0).tolist():
+            start = int(starts[k])
+            chunks = self._chunk_column(docs[k], atoms[start:starts[k + 1]],
+                                        examples[k] if examples else None, key, fix)
+            if inside is not None:
+                for span in chunks:
+                    inside[start + span.start + 1:start + span.end] = 1
 
     def _chunk_column(self, doc: Doc, atoms: numpy.ndarray, example: Optional[Example],
                       key: str, fix: str) -> List[Span]:

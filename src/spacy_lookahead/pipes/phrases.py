@@ -97,13 +97,21 @@ class PhrasePipe(SearchPipe):
         prediction time)."""
         batch = self._atoms.docs_inputs(docs, tags=True, sent_starts=True)
         self._tag_columns(docs, batch, examples, self.gold_description)
-        every, bounds = batch["atoms"], batch["starts"].tolist()
+        self.batch_columns(docs, batch, examples)
+        every, bounds, inside = batch["atoms"], batch["starts"].tolist(), batch.get("inside")
         inputs = []
         for i, doc in enumerate(docs):
             item = {"atoms": every[bounds[i]:bounds[i + 1]]}
+            if inside is not None:
+                item["inside"] = inside[bounds[i]:bounds[i + 1]]
             self.input_columns(doc, item, examples[i] if examples else None)
             inputs.append(item)
         return inputs, batch
+
+    def batch_columns(self, docs: List[Doc], batch: Dict[str, Any],
+                      examples: Optional[List[Example]]) -> None:
+        """Input columns besides the POS tags over the whole batch (its
+        "atoms"; an "inside" column goes to each doc's input): none here."""
 
     def reads_tags(self) -> bool:
         return True
@@ -195,7 +203,9 @@ class PhrasePipe(SearchPipe):
         system = self.system
         inputs, batch = self._batch_inputs(docs)
         space, sent_starts, bounds = batch["space"], batch["sent_starts"], batch["starts"].tolist()
-        units = [self.units(doc, None if space is None else space[bounds[k]:bounds[k + 1]],
+        if space is None:
+            space = numpy.zeros((len(sent_starts),), dtype="uint8")
+        units = [self.units(doc, space[bounds[k]:bounds[k + 1]],
                             sent_starts[bounds[k]:bounds[k + 1]]) for k, doc in enumerate(docs)]
         self._warn_unseen_tags()
         results = iter(in_threads(recognise, (system.instance(compact_input(x, unit))
@@ -350,16 +360,17 @@ class FRClauseFinder(PhrasePipe):
                          chunks_key=chunks_key, chunk_boundaries=chunk_boundaries,
                          n_threads=n_threads, scorer=scorer)
 
-    def input_columns(self, doc: Doc, item: Dict[str, Any], example: Optional[Example]) -> None:
-        chunks = self._chunk_column(
-            doc, item["atoms"], example, self.cfg["chunks_key"],
+    def batch_columns(self, docs: List[Doc], batch: Dict[str, Any],
+                      examples: Optional[List[Example]]) -> None:
+        """The chunks (B-X / I-X / O) and, with chunk_boundaries, whether a
+        token is inside a chunk after its first token."""
+        inside = numpy.zeros((len(batch["atoms"]),), dtype="uint8")
+        self._chunk_columns(
+            docs, batch, examples, self.cfg["chunks_key"],
             "Put a chunker (e.g. lookahead_chunker or fr_chunker) before it in the pipeline, "
-            "or give it docs with chunks (the conll2001 reader does).")
-        inside = numpy.zeros((len(doc),), dtype="uint8")
-        for span in chunks:
-            inside[span.start + 1:span.end] = 1
+            "or give it docs with chunks (the conll2001 reader does).", inside)
         if self.cfg["chunk_boundaries"]:
-            item["inside"] = inside
+            batch["inside"] = inside
 
 
 @Language.factory(

@@ -411,11 +411,7 @@ class LookaheadNER(SpanLabeller):
         if self.cfg["pos_features"]:
             self._tag_columns(docs, batch, examples, "pos_features = true")
         if self.cfg["chunk_features"]:
-            atoms, starts = batch["atoms"], batch["starts"]
-            for i, doc in enumerate(docs):
-                self._chunk_column(doc, atoms[starts[i]:starts[i + 1]],
-                                   examples[i] if examples else None, self.cfg["chunks_key"],
-                                   CHUNK_FIX)
+            self._chunk_columns(docs, batch, examples, self.cfg["chunks_key"], CHUNK_FIX)
 
     def writes_in_c(self, docs: List[Doc]) -> bool:
         """As SpanLabeller's, and no doc has preset entities (they are kept)."""

@@ -1,0 +1,174 @@
+"""The C path between the engine and spaCy (spacy_io.pyx) against spaCy's own
+Python API: what the writers put in the tokens is what Doc.from_array,
+Doc.set_ents and SpanGroup of Span objects put there, and what the readers
+read is what Doc.to_array reads, on random docs and outputs."""
+import numpy
+import pytest
+import spacy
+from spacy.attrs import DEP, ENT_IOB, ENT_TYPE, HEAD, SENT_START, TAG
+from spacy.tokens import Doc, Span, SpanGroup
+
+from spacy_lookahead.core.features import A_CHUNK_COLUMN
+from spacy_lookahead.spacy_io import (ChunkAtoms, LexemeAtoms, has_entities, write_arcs,
+                                      write_phrases, write_spans, write_tags)
+from spacy_lookahead.systems.schemes import action_arrays, ids_to_spans
+
+LABELS = ["NP", "VP", "PP"]
+WIDTH = LexemeAtoms().docs_inputs([])["atoms"].shape[1]  # atoms per token
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    return spacy.blank("en")
+
+
+def random_docs(nlp, rng, n=30):
+    words = ["a", "bb", "c", " ", "dd", "\n", "e"]
+    docs = []
+    for _ in range(n):
+        length = int(rng.integers(0, 14))
+        docs.append(Doc(nlp.vocab, words=[words[i] for i in rng.integers(0, len(words), length)]))
+    return docs
+
+
+def copies(docs):
+    return [doc.copy() for doc in docs], [doc.copy() for doc in docs]
+
+
+def test_write_tags_is_from_array(nlp):
+    rng = numpy.random.default_rng(0)
+    hashes = numpy.asarray([nlp.vocab.strings.add(t) for t in ["NN", "VB", "_SP"]], dtype="uint64")
+    docs = random_docs(nlp, rng)
+    outputs = [rng.integers(-1, 2, len(doc)).astype("int32") for doc in docs]
+    ours, theirs = copies(docs)
+    write_tags(ours, outputs, hashes)
+    for doc, out in zip(theirs, outputs):
+        if len(doc):
+            doc.from_array([TAG], hashes[out].reshape(-1, 1))
+    for a, b in zip(ours, theirs):
+        assert (a.to_array([TAG]) == b.to_array([TAG])).all()
+    with pytest.raises(ValueError, match="labels for a doc of"):
+        write_tags([Doc(nlp.vocab, words=["a", "b"])], [numpy.zeros((3,), "int32")], hashes)
+    with pytest.raises(ValueError, match="out of range"):
+        write_tags([Doc(nlp.vocab, words=["a"])], [numpy.asarray([3], "int32")], hashes)
+
+
+def test_write_arcs_is_from_array(nlp):
+    rng = numpy.random.default_rng(1)
+    names = ["nsubj", "obj||nsubj", "dep", "ROOT"]
+    hashes = numpy.asarray([nlp.vocab.strings.add(s) for s in names], dtype="uint64")
+    decorated = numpy.asarray([0, 1, 0, 0], dtype="uint8")
+    docs = random_docs(nlp, rng)
+    heads, labels = [], []
+    for doc in docs:  # trees: each token's head is an earlier token or itself (a root)
+        n = len(doc)
+        h = numpy.asarray([int(rng.integers(0, i + 1)) for i in range(n)], dtype="int32")
+        lab = rng.integers(0, 3, n).astype("int32")
+        lab[h == numpy.arange(n)] = -1
+        heads.append(h)
+        labels.append(lab)
+    ours, theirs = copies(docs)
+    needs = write_arcs(ours, heads, labels, hashes, decorated)
+    for doc, h, lab, need in zip(theirs, heads, labels, needs):
+        n = len(doc)
+        if n:
+            arr = numpy.zeros((n, 2), dtype="uint64")
+            arr[:, 0] = (h - numpy.arange(n)).astype("int64").view("uint64")
+            arr[:, 1] = hashes[lab]
+            doc.from_array([HEAD, DEP], arr)
+        assert bool(need) == bool(decorated[lab].any()) if n else not need
+    for a, b in zip(ours, theirs):
+        assert (a.to_array([HEAD, DEP, SENT_START]) == b.to_array([HEAD, DEP, SENT_START])).all()
+        assert [(t.left_edge.i, t.right_edge.i, t.n_lefts, t.n_rights) for t in a] == \
+            [(t.left_edge.i, t.right_edge.i, t.n_lefts, t.n_rights) for t in b]
+    with pytest.raises(ValueError, match="outside"):
+        write_arcs([Doc(nlp.vocab, words=["a", "b"])], [numpy.asarray([0, 2], "int32")],
+                   [numpy.asarray([0, -1], "int32")], hashes)
+
+
+@pytest.mark.parametrize("scheme", ["iob2", "biluo"])
+def test_write_spans_is_set_ents_and_span_groups(nlp, scheme):
+    rng = numpy.random.default_rng(2)
+    actions = (["O"] + [f"{p}-{t}" for t in LABELS for p in ("B", "I")] if scheme == "iob2" else
+               ["O"] + [f"{p}-{t}" for t in LABELS for p in ("B", "I", "L", "U")])
+    kinds, types = action_arrays(actions)
+    hashes = numpy.asarray([nlp.vocab.strings.add(t) for t in LABELS], dtype="uint64")
+    docs = random_docs(nlp, rng)
+    # random ids, invalid sequences included: both read them as conlleval does
+    outputs = [rng.integers(0, len(actions), len(doc)).astype("int32") for doc in docs]
+    ents, theirs = copies(docs)
+    groups = [doc.copy() for doc in docs]
+    write_spans(ents, outputs, kinds, types, hashes)
+    write_spans(groups, outputs, kinds, types, hashes, "chunks")
+    for doc, out in zip(theirs, outputs):
+        spans = [Span(doc, s, e, label=LABELS[t]) for s, e, t in ids_to_spans(out, kinds, types)]
+        doc.set_ents(spans, default="outside")
+        doc.spans["chunks"] = SpanGroup(doc, name="chunks", spans=spans)
+    for a, g, b in zip(ents, groups, theirs):
+        assert (a.to_array([ENT_IOB, ENT_TYPE]) == b.to_array([ENT_IOB, ENT_TYPE])).all()
+        assert [(s.start, s.end, s.label_, s.start_char, s.end_char, s.text) for s in g.spans["chunks"]] == \
+            [(s.start, s.end, s.label_, s.start_char, s.end_char, s.text) for s in b.spans["chunks"]]
+        assert g.spans["chunks"].name == "chunks" and g.spans["chunks"].doc is g
+    assert has_entities(ents).tolist() == [int(len(d) > 0) for d in ents]
+    assert has_entities(docs).tolist() == [0] * len(docs)
+
+
+def test_write_phrases_is_a_span_group(nlp):
+    hashes = numpy.asarray([nlp.vocab.strings.add(t) for t in LABELS], dtype="uint64")
+    doc = Doc(nlp.vocab, words=["The", "cat", " ", "sat", "down"])
+    rows = numpy.asarray([[0, 1, 0], [0, 4, 2], [3, 3, 1]], dtype="int32")
+    write_phrases([doc], [rows], hashes, "clauses")
+    assert [(s.start, s.end, s.label_, s.text) for s in doc.spans["clauses"]] == \
+        [(0, 2, "NP", "The cat"), (0, 5, "PP", "The cat   sat down"), (3, 4, "VP", "sat")]
+    with pytest.raises(ValueError, match="out of range"):
+        write_phrases([doc], [numpy.asarray([[2, 5, 0]], "int32")], hashes, "clauses")
+
+
+def test_chunk_atoms_are_the_per_doc_chunk_column(nlp):
+    rng = numpy.random.default_rng(3)
+    docs = random_docs(nlp, rng)
+    for doc in docs:  # overlapping chunks too: a later one overwrites
+        n = len(doc)
+        spans = []
+        for _ in range(int(rng.integers(0, 4))) if n else []:
+            s = int(rng.integers(0, n))
+            spans.append(Span(doc, s, int(rng.integers(s + 1, n + 1)),
+                              label=LABELS[int(rng.integers(0, 3))]))
+        doc.spans["chunks"] = SpanGroup(doc, name="chunks", spans=spans)
+    starts = numpy.concatenate([[0], numpy.cumsum([len(d) for d in docs])]).astype("int64")
+    N = int(starts[-1])
+    atoms = numpy.zeros((N, WIDTH), dtype="uint64")
+    inside = numpy.zeros((N,), dtype="uint8")
+    found = ChunkAtoms(nlp.vocab.strings).write(docs, "chunks", atoms, starts, A_CHUNK_COLUMN, inside)
+    assert found.tolist() == [1] * len(docs)
+    pipe = nlp.add_pipe("lookahead_ner", name="columns")  # (a component's per-doc column)
+    for k, doc in enumerate(docs):
+        expected = numpy.zeros((len(doc), WIDTH), dtype="uint64")
+        chunks = pipe._chunk_column(doc, expected, None, "chunks", "fix")
+        assert (atoms[starts[k]:starts[k + 1], A_CHUNK_COLUMN] == expected[:, A_CHUNK_COLUMN]).all()
+        flags = numpy.zeros((len(doc),), dtype="uint8")
+        for span in chunks:
+            flags[span.start + 1:span.end] = 1
+        assert (inside[starts[k]:starts[k + 1]] == flags).all()
+    bare = [Doc(nlp.vocab, words=["a"])]
+    assert ChunkAtoms(nlp.vocab.strings).write(bare, "chunks", numpy.zeros((1, WIDTH), "uint64"),
+                                               [0, 1], A_CHUNK_COLUMN).tolist() == [0]
+
+
+def test_docs_inputs_columns_are_to_array(nlp):
+    rng = numpy.random.default_rng(4)
+    docs = random_docs(nlp, rng)
+    for doc in docs:
+        if len(doc):
+            doc.from_array([TAG, SENT_START], numpy.stack([
+                numpy.asarray([nlp.vocab.strings.add(t) for t in rng.choice(["NN", "VB"], len(doc))],
+                              dtype="uint64"),
+                rng.choice([-1, 1], len(doc)).astype("int64").view("uint64")], axis=1))
+            if len(doc) > 1:
+                doc.set_ents([Span(doc, 0, 1, label="X")], default="unmodified")
+    batch = LexemeAtoms().docs_inputs(docs, tags=True, ent_iob=True, sent_starts=True)
+    assert (batch["tags"] == numpy.concatenate([d.to_array(TAG) for d in docs])).all()
+    assert (batch["ent_iob"] == numpy.concatenate([d.to_array(ENT_IOB) for d in docs])).all()
+    assert (batch["sent_starts"] == numpy.concatenate([d.to_array(SENT_START) == 1 for d in docs])).all()
+    one = [LexemeAtoms().docs_inputs([d])["atoms"] for d in docs]
+    assert (batch["atoms"] == numpy.concatenate(one)).all()
