@@ -78,6 +78,8 @@ cdef class _PhraseDoc(PhraseInstance):
     cdef int* starts
     cdef int* out
     cdef int* stack
+    cdef bint prepared  # the per-word tables (system.prepare): made by the first
+                        # recognise() without the GIL, or by the first test view
 
     def __init__(self, PhraseSystem system, item, gold=None):
         self.system = system
@@ -107,35 +109,61 @@ cdef class _PhraseDoc(PhraseInstance):
         self.c.band = system.max_length if 0 < system.max_length < n else n
         cdef Py_ssize_t cells = chart_cells(n, self.c.band) if system.embedded else n + 1
         m = max(n, 1)
-        self.c.elem = <int*>self.mem.alloc(m, sizeof(int))
-        self.c.prefix = <int*>self.mem.alloc((n + 1) * N_EL, sizeof(int))
-        self.c.wfeats = <feat_t*>self.mem.alloc(m * MAX_WFEATS, sizeof(feat_t))
-        self.c.n_wf = <int*>self.mem.alloc(m, sizeof(int))
-        self.c.hs = <double*>self.mem.alloc(m * K, sizeof(double))
-        self.c.he = <double*>self.mem.alloc(m * K, sizeof(double))
-        self.c.tops = <int*>self.mem.alloc(m, sizeof(int))
-        self.c.pfeats = <feat_t*>self.mem.alloc(system.max_phrase_feats(n), sizeof(feat_t))
-        self.c.scores = <double*>self.mem.alloc(3 * K, sizeof(double))
-        self.c.at_start = <double*>self.mem.alloc(m * K, sizeof(double))
-        self.c.at_end = <double*>self.mem.alloc(m * K, sizeof(double))
-        self.c.bag = <double*>self.mem.alloc(3 * (n + 1) * K, sizeof(double))
-        self.c.best = <double*>self.mem.alloc(max(cells, 1), sizeof(double))
-        self.c.top = <double*>self.mem.alloc(max(cells, 1), sizeof(double))
-        self.c.choice = <int*>self.mem.alloc(max(cells, 1), sizeof(int))
-        self.c.top_type = <int*>self.mem.alloc(max(cells, 1), sizeof(int))
-        self.c.best_is_top = <unsigned char*>self.mem.alloc(max(cells, 1), 1)
-        self.starts = <int*>self.mem.alloc(m + 1, sizeof(int))
-        self.out = <int*>self.mem.alloc(3 * (2 * m + 1), sizeof(int))
+        cells = max(cells, 1)
+        # one block for every table (a Pool allocation costs a Python dict
+        # entry: one per doc, not twenty), each table 8-byte aligned
+        cdef size_t sizes[20]
+        sizes[:] = [m * sizeof(int), (n + 1) * N_EL * sizeof(int), m * MAX_WFEATS * sizeof(feat_t),
+                    m * sizeof(int), m * K * sizeof(double), m * K * sizeof(double),
+                    m * sizeof(int), system.max_phrase_feats(n) * sizeof(feat_t),
+                    3 * K * sizeof(double), m * K * sizeof(double), m * K * sizeof(double),
+                    3 * (n + 1) * K * sizeof(double), cells * sizeof(double),
+                    cells * sizeof(double), cells * sizeof(int), cells * sizeof(int), cells,
+                    (m + 1) * sizeof(int), 3 * (2 * m + 1) * sizeof(int),
+                    3 * (2 * m + 2) * sizeof(int) if system.embedded else (n + 1) * sizeof(int)]
+        cdef size_t total = 0, i
+        for i in range(20):
+            total += (sizes[i] + 7) // 8 * 8
+        cdef char* block = <char*>self.mem.alloc(total, 1)
+        cdef void* at[20]
+        for i in range(20):
+            at[i] = block
+            block += (sizes[i] + 7) // 8 * 8
+        self.c.elem = <int*>at[0]
+        self.c.prefix = <int*>at[1]
+        self.c.wfeats = <feat_t*>at[2]
+        self.c.n_wf = <int*>at[3]
+        self.c.hs = <double*>at[4]
+        self.c.he = <double*>at[5]
+        self.c.tops = <int*>at[6]
+        self.c.pfeats = <feat_t*>at[7]
+        self.c.scores = <double*>at[8]
+        self.c.at_start = <double*>at[9]
+        self.c.at_end = <double*>at[10]
+        self.c.bag = <double*>at[11]
+        self.c.best = <double*>at[12]
+        self.c.top = <double*>at[13]
+        self.c.choice = <int*>at[14]
+        self.c.top_type = <int*>at[15]
+        self.c.best_is_top = <unsigned char*>at[16]
+        self.starts = <int*>at[17]
+        self.out = <int*>at[18]
         if system.embedded:
-            self.stack = <int*>self.mem.alloc(3 * (2 * m + 2), sizeof(int))
+            self.stack = <int*>at[19]
         else:
-            self.c.last_chunk = <int*>self.mem.alloc(n + 1, sizeof(int))
-        system.prepare(&self.c)
+            self.c.last_chunk = <int*>at[19]
+        self.prepared = False
+
+    cdef void prepare(self) noexcept nogil:
+        if not self.prepared:
+            self.system.prepare(&self.c)
+            self.prepared = True
 
     # --- the recogniser ------------------------------------------------------
     cdef int recognise(self, Weights W) except -1:
         cdef int64_t t0 = now_ns()
         with nogil:
+            self.prepare()
             self.system.run_filters(&self.c, W)
             if self.system.embedded:
                 decode_embedded(self.system, &self.c, W, self.starts)
@@ -248,10 +276,12 @@ cdef class _PhraseDoc(PhraseInstance):
 
     # --- for tests ---------------------------------------------------------------
     def phi_w(self, int i):
+        self.prepare()
         cdef int nf = self.system.word_features(self.c.wfeats, &self.c, i)
         return numpy.asarray(<feat_t[:nf]>self.c.wfeats).copy() if nf else numpy.zeros((0,), dtype="uint64")
 
     def phi_p(self, int s, int e, solution):
+        self.prepare()
         sol = numpy.asarray(solution, dtype="int32").reshape((-1, 3))
         sol = numpy.ascontiguousarray(sol[numpy.lexsort((-sol[:, 1], sol[:, 0]))]) if sol.shape[0] \
             else numpy.zeros((1, 3), dtype="int32")
@@ -260,6 +290,7 @@ cdef class _PhraseDoc(PhraseInstance):
         return numpy.asarray(<feat_t[:nf]>self.c.pfeats).copy()
 
     def flat_score(self, Weights W, int s, int e, solution):
+        self.prepare()
         sol = numpy.asarray(solution, dtype="int32").reshape((-1, 3))
         sol = numpy.ascontiguousarray(sol) if sol.shape[0] else numpy.zeros((1, 3), dtype="int32")
         self.context_from_solution(s, e, sol, len(solution))
