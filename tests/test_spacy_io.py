@@ -9,7 +9,7 @@ from spacy.attrs import DEP, ENT_IOB, ENT_TYPE, HEAD, SENT_START, TAG
 from spacy.tokens import Doc, Span, SpanGroup
 
 from spacy_lookahead.core.features import A_CHUNK_COLUMN
-from spacy_lookahead.spacy_io import (ChunkAtoms, LexemeAtoms, has_entities, write_arcs,
+from spacy_lookahead.spacy_io import (ChunkAtoms, LexemeAtoms, check_tags, has_entities, write_arcs,
                                       write_phrases, write_spans, write_tags)
 from spacy_lookahead.systems.schemes import action_arrays, ids_to_spans
 
@@ -172,3 +172,20 @@ def test_docs_inputs_columns_are_to_array(nlp):
     assert (batch["sent_starts"] == numpy.concatenate([d.to_array(SENT_START) == 1 for d in docs])).all()
     one = [LexemeAtoms().docs_inputs([d])["atoms"] for d in docs]
     assert (batch["atoms"] == numpy.concatenate(one)).all()
+
+
+def test_check_tags_is_the_numpy_check():
+    rng = numpy.random.default_rng(5)
+    for _ in range(50):
+        n = int(rng.integers(0, 40))
+        tags = rng.integers(0, 12, n).astype("uint64")
+        words = rng.random(n) < 0.8
+        known = numpy.unique(rng.integers(1, 12, int(rng.integers(0, 8)))).astype("uint64")
+        first, n_empty, n_words, n_unseen, examples = check_tags(tags, words, known)
+        empty = numpy.flatnonzero((tags == 0) & words)
+        unseen = words & ~numpy.isin(tags, known)
+        assert (first, n_empty, n_words, n_unseen) == \
+            (int(empty[0]) if len(empty) else -1, len(empty), int(words.sum()), int(unseen.sum()))
+        assert set(examples) <= set(tags[unseen].tolist())
+        assert len(examples) == min(5, len(set(tags[unseen].tolist())))
+    assert check_tags(numpy.asarray([3], "uint64"), numpy.asarray([1], "uint8"), None)[3] == 0

@@ -7,6 +7,8 @@ CLUSTER_TABLE: str
 MAX_PROB_BIN: int
 PROB_BIN_BASE: int
 PROB_TABLE: str
+def check_tags(tags, words, known) -> Any:
+    ...
 def has_entities(docs) -> Any:
     ...
 def lexeme_atoms(lexeme, tables) -> Any:

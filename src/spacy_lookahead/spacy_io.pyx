@@ -22,6 +22,9 @@ from spacy.tokens.span_group cimport SpanGroup
 import weakref
 
 import numpy
+cimport numpy as cnp
+
+cnp.import_array()
 
 from .core.clock cimport add_since, now_ns
 from .systems.span_ids cimport id_spans
@@ -310,13 +313,71 @@ cdef class ChunkAtoms:
         return out
 
 
+def check_tags(tags, words, known):
+    """The input-tag check of a batch, without the GIL: (the position of the
+    first word with no tag (0) or -1, the number of such words, the number
+    of words, the number of words whose tag is not in `known` (sorted
+    uint64; None: no count), up to 5 of those tags). words: uint8/bool
+    per token, 1 on words (not whitespace)."""
+    cdef const uint64_t[::1] t = numpy.ascontiguousarray(tags, dtype="uint64")
+    cdef const unsigned char[::1] w = numpy.ascontiguousarray(words, dtype="uint8")
+    cdef const uint64_t[::1] k = numpy.ascontiguousarray(
+        known if known is not None else numpy.zeros((0,), "uint64"), dtype="uint64")
+    if t.shape[0] != w.shape[0]:
+        raise ValueError(f"check_tags: {t.shape[0]} tags for {w.shape[0]} tokens")
+    cdef bint counting = known is not None
+    cdef int64_t i, first = -1, n_empty = 0, n_words = 0, n_unseen = 0, lo, hi, mid
+    cdef int n_examples = 0
+    cdef uint64_t examples[5]
+    cdef int e
+    cdef bint seen
+    with nogil:
+        for i in range(t.shape[0]):
+            if not w[i]:
+                continue
+            n_words += 1
+            if t[i] == 0:
+                n_empty += 1
+                if first < 0:
+                    first = i
+            if not counting:
+                continue
+            lo, hi = 0, k.shape[0]
+            while lo < hi:  # the first known tag >= t[i]
+                mid = (lo + hi) // 2
+                if k[mid] < t[i]:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo < k.shape[0] and k[lo] == t[i]:
+                continue
+            n_unseen += 1
+            seen = False
+            for e in range(n_examples):
+                seen = seen or examples[e] == t[i]
+            if not seen and n_examples < 5:
+                examples[n_examples] = t[i]
+                n_examples += 1
+    return first, n_empty, n_words, n_unseen, [examples[e] for e in range(n_examples)]
+
+
 # --- writing outputs into the docs ------------------------------------------
-cdef const int[::1] _ids(output, Doc doc, str what):
-    """An output's label ids as int32, one per token of the doc."""
-    cdef const int[::1] ids = numpy.ascontiguousarray(output, dtype="int32")
-    if ids.shape[0] != doc.length:
-        raise ValueError(f"{what}: {ids.shape[0]} labels for a doc of {doc.length} tokens")
-    return ids
+cdef const int* _ids(output, Doc doc, str what, list keep) except NULL:
+    """An output's label ids as int32, one per token of the doc: a pointer
+    into the array itself where it is C-contiguous int32 (the decoders'
+    outputs are), else into a copy kept alive in `keep`. (A typed
+    memoryview per doc would cost more than writing a short doc.)"""
+    cdef cnp.ndarray arr = output if isinstance(output, cnp.ndarray) else None
+    if arr is None or cnp.PyArray_TYPE(arr) != cnp.NPY_INT32 \
+            or not cnp.PyArray_IS_C_CONTIGUOUS(arr) or cnp.PyArray_NDIM(arr) != 1:
+        arr = numpy.ascontiguousarray(output, dtype="int32").reshape(-1)
+        keep.append(arr)
+    if cnp.PyArray_DIM(arr, 0) != doc.length:
+        raise ValueError(f"{what}: {cnp.PyArray_DIM(arr, 0)} labels for a doc of {doc.length} tokens")
+    return <const int*>cnp.PyArray_DATA(arr) if doc.length else &_EMPTY
+
+
+cdef int _EMPTY = 0
 
 
 cdef inline uint64_t _hash_of(const uint64_t[::1] hashes, int a, str what) except? 0:
@@ -348,11 +409,12 @@ def write_tags(docs, outputs, hashes):
     token): hashes[id], where id -1 (a whitespace token) takes the last hash
     (the space tag). As Doc.from_array([TAG]) sets it, without the array."""
     cdef const uint64_t[::1] h = numpy.ascontiguousarray(hashes, dtype="uint64")
-    cdef const int[::1] ids
+    cdef const int* ids
     cdef Doc doc
     cdef int i
+    keep = []
     for doc, output in zip(docs, outputs):
-        ids = _ids(output, doc, "write_tags")
+        ids = _ids(output, doc, "write_tags", keep)
         for i in range(doc.length):
             doc.c[i].tag = _hash_of(h, ids[i], "write_tags")
 
@@ -372,15 +434,17 @@ def write_arcs(docs, heads, labels, hashes, decorated=None):
         raise ValueError(f"write_arcs: {deco.shape[0]} decorated flags for {h.shape[0]} labels")
     out = numpy.zeros((len(docs),), dtype="uint8")
     cdef unsigned char[::1] flags = out
-    cdef const int[::1] head_ids, label_ids
+    cdef const int* head_ids
+    cdef const int* label_ids
     cdef Doc doc
     cdef int i, d = -1, n = h.shape[0]
+    keep = []
     for doc, doc_heads, doc_labels in zip(docs, heads, labels):
         d += 1
         if not doc.length:
             continue
-        head_ids = _ids(doc_heads, doc, "write_arcs")
-        label_ids = _ids(doc_labels, doc, "write_arcs")
+        head_ids = _ids(doc_heads, doc, "write_arcs", keep)
+        label_ids = _ids(doc_labels, doc, "write_arcs", keep)
         for i in range(doc.length):
             if head_ids[i] < 0 or head_ids[i] >= doc.length:
                 raise ValueError(f"write_arcs: head {head_ids[i]} of token {i} is outside "
@@ -403,21 +467,22 @@ def write_spans(docs, outputs, kinds, types, hashes, str key=None):
     cdef const signed char[::1] kind = numpy.ascontiguousarray(kinds, dtype="int8")
     cdef const int[::1] typ = numpy.ascontiguousarray(types, dtype="int32")
     cdef const uint64_t[::1] h = numpy.ascontiguousarray(hashes, dtype="uint64")
-    cdef const int[::1] ids
+    cdef const int* ids
     cdef vector[int] found
     cdef Doc doc
     cdef TokenC* t
     cdef int i, j, n_actions = kind.shape[0]
     cdef size_t k
+    keep = []
     for doc, output in zip(docs, outputs):
-        ids = _ids(output, doc, "write_spans")
+        ids = _ids(output, doc, "write_spans", keep)
         found.clear()
         for i in range(doc.length):
             if ids[i] >= n_actions or ids[i] < -n_actions:
                 raise ValueError(f"write_spans: label id {ids[i]} out of range for "
                                  f"{n_actions} labels")
         if doc.length:
-            id_spans(&ids[0], doc.length, &kind[0], &typ[0], n_actions, &found)
+            id_spans(ids, doc.length, &kind[0], &typ[0], n_actions, &found)
         for k in range(0, found.size(), 3):
             if found[k + 2] < 0 or found[k + 2] >= h.shape[0]:
                 raise ValueError(f"write_spans: span type {found[k + 2]} out of range")

@@ -20,7 +20,7 @@ from thinc.api import Model
 
 from ..core.features import A_CHUNK_COLUMN as A_CHUNK, A_TAG_COLUMN as A_TAG
 from ..core.weights import Weights
-from ..spacy_io import ChunkAtoms
+from ..spacy_io import ChunkAtoms, check_tags
 from .integrity import ModelFileError, seal, unseal
 from .settings import config_error
 
@@ -271,21 +271,25 @@ class SearchPipe(TrainablePipe):
     def _check_batch_tags(self, docs: List[Doc], starts: numpy.ndarray, tags: numpy.ndarray,
                           words: numpy.ndarray) -> None:
         """_check_tags over a batch's tokens at once (starts: where each
-        doc's tokens begin in `tags` and `words`)."""
-        empty = numpy.flatnonzero((tags == 0) & words)
-        if len(empty):
-            k = int(numpy.searchsorted(starts, empty[0], side="right")) - 1
-            doc, i = docs[k], int(empty[0] - starts[k])
+        doc's tokens begin in `tags` and `words`), in C (spacy_io.check_tags)."""
+        known = self._known_tags()
+        learning = getattr(self._calls, "learning", False)
+        tally = getattr(self._calls, "tally", None)
+        counting = known is not None and not learning and tally is not None
+        first, n_empty, n_words, n_unseen, examples = check_tags(
+            tags, words, known if counting else None)
+        if first >= 0:
+            k = int(numpy.searchsorted(starts, first, side="right")) - 1
+            doc, i = docs[k], int(first - starts[k])
             in_doc = int(((tags == 0) & words)[starts[k]:starts[k + 1]].sum())
             raise ValueError(
                 f"[{self.name}] token {i} ({doc[i].text!r}) of a doc has no POS tag (token.tag_ is "
                 f"empty; {in_doc} of {len(doc)} tokens are untagged), and the component reads "
                 "the tags. Tag every token (a tagger earlier in the pipeline tags all of them), "
                 "or set the missing tags.")
-        known = self._known_tags()
         if known is None:
             return
-        if getattr(self._calls, "learning", False):
+        if learning:
             # tags of an annotating component while training count as seen
             new = numpy.setdiff1d(tags[words], known)
             if len(new):
@@ -293,18 +297,14 @@ class SearchPipe(TrainablePipe):
                 self.cfg["input_tags"] = sorted({*self.cfg["input_tags"],
                                                  *(strings[int(h)] for h in new)})
             return
-        tally = getattr(self._calls, "tally", None)
         if tally is None:  # neither training nor predicting (e.g. filter_stats)
             return
-        # membership in the sorted known tags (numpy.isin costs more on a doc's few tags)
-        at = numpy.minimum(numpy.searchsorted(known, tags), max(len(known) - 1, 0))
-        unseen = words & ~(known[at] == tags) if len(known) else words
-        tally["words"] += int(words.sum())
-        if unseen.any():
-            tally["unseen"] += int(unseen.sum())
+        tally["words"] += n_words
+        if n_unseen:
+            tally["unseen"] += n_unseen
             if len(tally["tags"]) < 5:
                 strings = docs[0].vocab.strings
-                tally["tags"].update(strings[int(h)] for h in numpy.unique(tags[unseen])[:5])
+                tally["tags"].update(strings[int(h)] for h in sorted(examples))
 
     def _start_tally(self) -> None:
         """A prediction call starts: count its unseen tags afresh (inside
