@@ -125,6 +125,22 @@ def test_row_max_bounds_every_class():
         assert W.max_weight(f) == pytest.approx(max([0.0] + [W.get(f, c) for c in range(nr_class)]))
 
 
+@pytest.mark.parametrize("seed", [2, 5])
+def test_row_group_max_is_row_max_per_group(seed):
+    """row_group_max: the largest weight of each group of classes (absent
+    classes 0), frozen or not; over one group, row_max."""
+    W, feats, nr_class = trained_table(seed)
+    rng = random.Random(seed)
+    group_of = [rng.randrange(3) for _ in range(nr_class)]
+    for table in (W, W.average()):
+        for f in feats + [4242]:
+            got = table.group_max_weights(f, group_of)
+            for g in range(3):
+                row = [table.get(f, c) for c in range(nr_class) if group_of[c] == g]
+                assert got[g] == pytest.approx(max([0.0] + row), abs=0, rel=1e-15)
+            assert table.group_max_weights(f, [0] * nr_class) == [table.max_weight(f)]
+
+
 def test_frozen_tables_refuse_updates_and_survive_pickle():
     W, feats, nr_class = trained_table(3)
     avg = W.average()

@@ -152,6 +152,39 @@ cdef class Weights:
                     top = self.scale * row.entries[j].w
         return top
 
+    cdef void row_group_max(self, feat_t feat, const int* group_of, int n_groups,
+                            double* out) noexcept nogil:
+        """out[g] = max over the classes c of group g (group_of[c]) of
+        w[feat, c], absent classes weighing 0: row_max per group of classes,
+        a tighter bound where a state allows only some groups (a parser's
+        shifts, left arcs, right arcs). One probe and one read of the row."""
+        cdef const FrozenSlot* slot
+        cdef const Row* row
+        cdef const double* w
+        cdef const int32_t* classes
+        cdef double x
+        cdef int j, g
+        for g in range(n_groups):
+            out[g] = 0.0
+        if self.frozen:
+            slot = probe(self.slots, self.mask, feat) if feat else self.frozen_row(0)
+            if slot == NULL:
+                return
+            w = &self.arena[slot.offset + 1]
+            classes = <const int32_t*>&w[slot.length]
+            for j in range(slot.length):
+                g = group_of[classes[j]]
+                if w[j] > out[g]:
+                    out[g] = w[j]
+            return
+        row = <const Row*>map_get(self.table.c_map, feat)
+        if row != NULL:
+            for j in range(row.length):
+                x = self.scale * row.entries[j].w
+                g = group_of[row.entries[j].clas]
+                if x > out[g]:
+                    out[g] = x
+
     cdef double weight(self, feat_t feat, int clas) noexcept nogil:
         cdef const Row* row
         cdef const FrozenSlot* slot
@@ -377,6 +410,17 @@ cdef class Weights:
 
     def max_weight(self, feat_t feat):
         return self.row_max(feat)
+
+    def group_max_weights(self, feat_t feat, group_of):
+        """row_group_max(): [max weight of the row over each group's classes]
+        (group_of[c]: class c's group), for tests."""
+        cdef int[::1] gv = numpy.ascontiguousarray(group_of, dtype="int32")
+        cdef int n_groups = int(max(group_of)) + 1 if len(group_of) else 0
+        out = numpy.zeros((max(n_groups, 1),), dtype="float64")
+        cdef double[::1] ov = out
+        if n_groups:
+            self.row_group_max(feat, &gv[0], n_groups, &ov[0])
+        return out[:n_groups].tolist()
 
     def scores(self, feats, int nr_class):
         cdef uint64_t[::1] keys = numpy.ascontiguousarray(feats, dtype="uint64")
