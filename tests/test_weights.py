@@ -139,6 +139,11 @@ def test_row_group_max_is_row_max_per_group(seed):
                 row = [table.get(f, c) for c in range(nr_class) if group_of[c] == g]
                 assert got[g] == pytest.approx(max([0.0] + row), abs=0, rel=1e-15)
             assert table.group_max_weights(f, [0] * nr_class) == [table.max_weight(f)]
+        # a family of features at once (the probes batched): the max of each one's
+        family = feats + [4242] * 3
+        each = [table.group_max_weights(f, group_of) for f in family]
+        assert table.family_max_weights(family, group_of) == [max(e[g] for e in each)
+                                                             for g in range(3)]
 
 
 def test_frozen_tables_refuse_updates_and_survive_pickle():

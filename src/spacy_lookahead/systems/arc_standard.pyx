@@ -106,9 +106,8 @@ cdef class ArcStandardSystem(TransitionSystem):
         self.n_label_feats = len(self.features.label_templates)
         self.max_feats = len(self.features.structure_templates) + self.n_label_feats
         # features, then the score cache's slots and its clock (see score()),
-        # then the bounds' scratch: a state and two rows of validity
-        self.cache_size = (self._label_max_offset() + LABEL_MAX_SLOTS * sizeof(LabelMaxC)
-                           + state_size_for(MAX_STACK) + 2 * self.nr_class * sizeof(int))
+        # then the bounds' scratch: a state, two rows of validity, a feature per label
+        self.cache_size = self._family_offset() + n_labels * sizeof(feat_t)
         self.mem = Pool()
         self.group_of = <int*>self.mem.alloc(self.nr_class, sizeof(int))
         for a in range(self.nr_class):
@@ -245,8 +244,7 @@ cdef class ArcStandardSystem(TransitionSystem):
         self.set_valid(valid, state)
         self._group_best(best, self.structure_scores(s, W, buf, cache), valid)
         n = self.features.extract_labels(buf, s)
-        for i in range(n):
-            W.row_group_max(buf[i], self.group_of, N_GROUPS, &m[i * N_GROUPS])
+        W.each_row_group_max(buf, n, self.group_of, N_GROUPS, m)
         return _sum_groups(best, m, n)
 
     cdef void _group_best(self, double* best, const double* row, const int* valid) noexcept nogil:
@@ -349,6 +347,14 @@ cdef class ArcStandardSystem(TransitionSystem):
         """(family_bound's and upper's: _scratch_valid is held by their callers)"""
         return &self._scratch_valid(cache)[self.nr_class]
 
+    cdef feat_t* _scratch_family(self, void* cache) noexcept nogil:
+        """family_max's: a feature per label"""
+        return <feat_t*>(<char*>cache + self._family_offset())
+
+    cdef size_t _family_offset(self) noexcept nogil:
+        return ((self._label_max_offset() + LABEL_MAX_SLOTS * sizeof(LabelMaxC)
+                 + state_size_for(MAX_STACK) + 2 * self.nr_class * sizeof(int) + 7) // 8 * 8)
+
     cdef void _apply_pair(self, void* child, const ParseStateC* s, int first, int l, int second,
                           int m) noexcept nogil:
         """child = s after action first + l, then (second >= 0) second + m."""
@@ -372,9 +378,12 @@ cdef class ArcStandardSystem(TransitionSystem):
         cdef feat_t k01[MAX_LABEL_FEATS]
         cdef double best[N_GROUPS]
         cdef double m[MAX_LABEL_FEATS * N_GROUPS]
+        cdef feat_t plain[MAX_LABEL_FEATS]  # (the features that read no varying label,
+        cdef double direct[MAX_LABEL_FEATS * N_GROUPS]  # their rows' maxima
+        cdef int at[MAX_LABEL_FEATS]                    # and their positions)
         cdef void* child = self._scratch_state(cache)
         cdef int* valid = self._scratch_valid2(cache)
-        cdef int i, n
+        cdef int i, n, n_direct = 0
         cdef bint dep1, dep2
         cdef bint vary1 = labels1 and self.n_labels > 1, vary2 = labels2 and self.n_labels > 1
         self._apply_pair(child, s, first, 0, second, 0)
@@ -405,7 +414,13 @@ cdef class ArcStandardSystem(TransitionSystem):
                 self.family_max(&m[i * N_GROUPS], s, W, cache, first, dep1, second, dep2, i,
                                 k00[i])
             else:
-                W.row_group_max(k00[i], self.group_of, N_GROUPS, &m[i * N_GROUPS])
+                at[n_direct] = i
+                plain[n_direct] = k00[i]
+                n_direct += 1
+        # the rows of the features that read no varying label, at once
+        W.each_row_group_max(plain, n_direct, self.group_of, N_GROUPS, direct)
+        for i in range(n_direct):
+            memcpy(&m[at[i] * N_GROUPS], &direct[i * N_GROUPS], N_GROUPS * sizeof(double))
         return _sum_groups(best, m, n)
 
     cdef void family_max(self, double* out, const ParseStateC* s, Weights W, void* cache,
@@ -425,8 +440,8 @@ cdef class ArcStandardSystem(TransitionSystem):
         cdef LabelMaxC* entry = &(<LabelMaxC*>(<char*>cache + self._label_max_offset()))[
             key & (LABEL_MAX_SLOTS - 1)]
         cdef void* child = self._scratch_state(cache)
-        cdef double m[N_GROUPS]
-        cdef int l, k, g
+        cdef feat_t* family = self._scratch_family(cache)
+        cdef int l, g, n = self.n_labels
         if dep1 and dep2:  # L^2 features: the table's bound of any weight instead
             for g in range(N_GROUPS):
                 out[g] = W.top
@@ -434,16 +449,12 @@ cdef class ArcStandardSystem(TransitionSystem):
         if entry.key == key and entry.table == <uint64_t><size_t><void*>W and entry.version == W.version:
             memcpy(out, entry.value, sizeof(entry.value))
             return
-        for g in range(N_GROUPS):
-            out[g] = 0.0
-        for l in range(self.n_labels if dep1 else 1):
-            for k in range(self.n_labels if dep2 else 1):
-                self._apply_pair(child, s, first, l, second, k)
-                W.row_group_max(self.features.label_feature(<const ParseStateC*>child, position),
-                                self.group_of, N_GROUPS, m)
-                for g in range(N_GROUPS):
-                    if m[g] > out[g]:
-                        out[g] = m[g]
+        # the family's features first, then their rows at once (their cache
+        # misses overlap: Weights.rows_group_max)
+        for l in range(n):
+            self._apply_pair(child, s, first, l if dep1 else 0, second, 0 if dep1 else l)
+            family[l] = self.features.label_feature(<const ParseStateC*>child, position)
+        W.rows_group_max(family, n, self.group_of, N_GROUPS, out)
         entry.key = key
         entry.table = <uint64_t><size_t><void*>W
         entry.version = W.version
