@@ -580,6 +580,18 @@ cdef inline double _sum_groups(const double* best, const double* m, int n) noexc
     return out
 
 
+cdef inline int _shared_length(int n) noexcept nogil:
+    """The doc length a state is sized for: 64 up to 64 words, else the next
+    power of two (the stack holds MAX_STACK words at most). A search's
+    Workspace or Beam is reused over the docs of a batch while their states
+    have one size, so most docs share one instead of allocating their own
+    (its score cache, the bounds' scratch: a few hundred KB)."""
+    cdef int size = 64
+    while size < n and size < MAX_STACK:
+        size *= 2
+    return size
+
+
 cdef uint64_t _next_doc_uid = 0  # ParseDocC.uid of the last doc made
 
 
@@ -611,7 +623,7 @@ cdef class _ParseDoc(Instance):
         self.c.length = n
         self.length = n
         self.max_steps = 2 * n + 2
-        self.state_size = state_size_for(n)
+        self.state_size = state_size_for(_shared_length(n))
         cdef uint64_t[:, ::1] av
         cdef int[::1] iv
         cdef unsigned char[::1] bv
