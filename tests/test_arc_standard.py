@@ -747,3 +747,35 @@ def test_joint_lookahead_and_bounds_are_exact(seed):
             if final or not system.score_cache:  # (without it, upper() is the generic bound)
                 continue
             assert_bounds_hold(system, doc, history, table, valid)
+
+
+@pytest.mark.parametrize("rich", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_bounds_keep_the_groups_of_classes_apart(seed, rich):
+    """The bounds take each feature's largest weight within a group of
+    classes (shifts, left arcs, right arcs) and count only the groups a
+    state allows: with large weights on the arcs, a state where only SHIFT
+    is valid is bounded by the shift weights alone, and where arcs are valid
+    the bounds still hold. Branch-and-bound lookahead (depth 1, 2) decides
+    as the exhaustive search, for training weights and their average."""
+    rng = random.Random(seed)
+    system = ArcStandardSystem(2, rich=rich)
+    doc = atoms_of(WORDS[:5], TAGS[:5])
+    W = Weights()
+    for history in valid_sequences(system, doc, [], 6):
+        for f in views.features(system, doc, history):
+            if W.get(int(f), 0) == 0.0:
+                W.add(int(f), 0, rng.gauss(0, 0.05))  # shifts: small
+                for a in range(1, system.nr_class):  # arcs: large, and sometimes absent
+                    if rng.random() < 0.7:
+                        W.add(int(f), a, 10.0 + rng.gauss(0, 1))
+    W.tick()
+    for table in (W, W.average()):
+        assert views.bounds(system, doc, [], table)[0] < 10.0  # only SHIFT valid: no arc weight
+        for history in valid_sequences(system, doc, [], 3):
+            valid, final = views.valid_actions(system, doc, history)
+            if final:
+                continue
+            assert_bounds_hold(system, doc, history, table, valid)
+            for depth in (1, 2):
+                assert_fast_search_agrees(system, doc, history, table, depth, rng)

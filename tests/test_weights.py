@@ -125,6 +125,27 @@ def test_row_max_bounds_every_class():
         assert W.max_weight(f) == pytest.approx(max([0.0] + [W.get(f, c) for c in range(nr_class)]))
 
 
+@pytest.mark.parametrize("seed", [2, 5])
+def test_row_group_max_is_row_max_per_group(seed):
+    """row_group_max: the largest weight of each group of classes (absent
+    classes 0), frozen or not; over one group, row_max."""
+    W, feats, nr_class = trained_table(seed)
+    rng = random.Random(seed)
+    group_of = [rng.randrange(3) for _ in range(nr_class)]
+    for table in (W, W.average()):
+        for f in feats + [4242]:
+            got = table.group_max_weights(f, group_of)
+            for g in range(3):
+                row = [table.get(f, c) for c in range(nr_class) if group_of[c] == g]
+                assert got[g] == pytest.approx(max([0.0] + row), abs=0, rel=1e-15)
+            assert table.group_max_weights(f, [0] * nr_class) == [table.max_weight(f)]
+        # a family of features at once (the probes batched): the max of each one's
+        family = feats + [4242] * 3
+        each = [table.group_max_weights(f, group_of) for f in family]
+        assert table.family_max_weights(family, group_of) == [max(e[g] for e in each)
+                                                             for g in range(3)]
+
+
 def test_frozen_tables_refuse_updates_and_survive_pickle():
     W, feats, nr_class = trained_table(3)
     avg = W.average()

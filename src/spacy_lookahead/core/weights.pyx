@@ -152,6 +152,95 @@ cdef class Weights:
                     top = self.scale * row.entries[j].w
         return top
 
+    cdef void row_group_max(self, feat_t feat, const int* group_of, int n_groups,
+                            double* out) noexcept nogil:
+        """out[g] = max over the classes c of group g (group_of[c]) of
+        w[feat, c], absent classes weighing 0: row_max per group of classes,
+        a tighter bound where a state allows only some groups (a parser's
+        shifts, left arcs, right arcs). One probe and one read of the row."""
+        cdef const FrozenSlot* slot
+        cdef const Row* row
+        cdef const double* w
+        cdef const int32_t* classes
+        cdef double x
+        cdef int j, g
+        for g in range(n_groups):
+            out[g] = 0.0
+        if self.frozen:
+            slot = probe(self.slots, self.mask, feat) if feat else self.frozen_row(0)
+            if slot == NULL:
+                return
+            w = &self.arena[slot.offset + 1]
+            classes = <const int32_t*>&w[slot.length]
+            for j in range(slot.length):
+                g = group_of[classes[j]]
+                if w[j] > out[g]:
+                    out[g] = w[j]
+            return
+        row = <const Row*>map_get(self.table.c_map, feat)
+        if row != NULL:
+            for j in range(row.length):
+                x = self.scale * row.entries[j].w
+                g = group_of[row.entries[j].clas]
+                if x > out[g]:
+                    out[g] = x
+
+    cdef void rows_group_max(self, const feat_t* feats, int n_feats, const int* group_of,
+                             int n_groups, double* out) noexcept nogil:
+        """out[g] = max over the features of row_group_max(feat)[g]: a bound
+        of a family of features (one per label) at once."""
+        self._group_max(feats, n_feats, group_of, n_groups, out, False)
+
+    cdef void each_row_group_max(self, const feat_t* feats, int n_feats, const int* group_of,
+                                 int n_groups, double* out) noexcept nogil:
+        """out[i * n_groups + g] = row_group_max(feats[i])[g], the rows read
+        at once."""
+        self._group_max(feats, n_feats, group_of, n_groups, out, True)
+
+    cdef inline void _group_max(self, const feat_t* feats, int n_feats, const int* group_of,
+                                int n_groups, double* out, bint each) noexcept nogil:
+        """rows_group_max (each: each_row_group_max). In a frozen table the
+        probes of a batch go out together, as in dot(), so that their cache
+        misses overlap."""
+        cdef double m[8]
+        cdef double* o = out
+        cdef const FrozenSlot* found[PROBE_BATCH]
+        cdef const FrozenSlot* slot
+        cdef const double* w
+        cdef const int32_t* classes
+        cdef int i, j, g, start, stop
+        for g in range(n_groups * n_feats if each else n_groups):
+            out[g] = 0.0
+        if not self.frozen or n_groups > 8:
+            for i in range(n_feats):
+                self.row_group_max(feats[i], group_of, n_groups, m)
+                o = &out[i * n_groups] if each else out
+                for g in range(n_groups):
+                    if m[g] > o[g]:
+                        o[g] = m[g]
+            return
+        for start in range(0, n_feats, PROBE_BATCH):
+            stop = min(n_feats, start + PROBE_BATCH)
+            for i in range(start, stop):
+                __builtin_prefetch(&self.slots[feats[i] & self.mask])
+            for i in range(start, stop):
+                slot = probe(self.slots, self.mask, feats[i]) if feats[i] else self.frozen_row(0)
+                found[i - start] = slot
+                if slot != NULL:
+                    __builtin_prefetch(&self.arena[slot.offset + 1])
+                    __builtin_prefetch(&self.arena[slot.offset + 1 + slot.length])
+            for i in range(stop - start):
+                slot = found[i]
+                if slot == NULL:
+                    continue
+                o = &out[(start + i) * n_groups] if each else out
+                w = &self.arena[slot.offset + 1]
+                classes = <const int32_t*>&w[slot.length]
+                for j in range(slot.length):
+                    g = group_of[classes[j]]
+                    if w[j] > o[g]:
+                        o[g] = w[j]
+
     cdef double weight(self, feat_t feat, int clas) noexcept nogil:
         cdef const Row* row
         cdef const FrozenSlot* slot
@@ -377,6 +466,29 @@ cdef class Weights:
 
     def max_weight(self, feat_t feat):
         return self.row_max(feat)
+
+    def group_max_weights(self, feat_t feat, group_of):
+        """row_group_max(): [max weight of the row over each group's classes]
+        (group_of[c]: class c's group), for tests."""
+        cdef int[::1] gv = numpy.ascontiguousarray(group_of, dtype="int32")
+        cdef int n_groups = int(max(group_of)) + 1 if len(group_of) else 0
+        out = numpy.zeros((max(n_groups, 1),), dtype="float64")
+        cdef double[::1] ov = out
+        if n_groups:
+            self.row_group_max(feat, &gv[0], n_groups, &ov[0])
+        return out[:n_groups].tolist()
+
+    def family_max_weights(self, feats, group_of):
+        """rows_group_max(): [max weight over the features' rows, per group],
+        for tests."""
+        cdef uint64_t[::1] keys = numpy.ascontiguousarray(feats, dtype="uint64")
+        cdef int[::1] gv = numpy.ascontiguousarray(group_of, dtype="int32")
+        cdef int n_groups = int(max(group_of)) + 1
+        out = numpy.zeros((n_groups,), dtype="float64")
+        cdef double[::1] ov = out
+        self.rows_group_max(&keys[0] if keys.shape[0] else NULL, keys.shape[0], &gv[0],
+                            n_groups, &ov[0])
+        return out.tolist()
 
     def scores(self, feats, int nr_class):
         cdef uint64_t[::1] keys = numpy.ascontiguousarray(feats, dtype="uint64")

@@ -33,7 +33,7 @@ import numpy
 
 from ..core.features cimport N_ATOMS, A_TAG_ALT, ATOM_SURE
 from ..core.instance cimport Instance
-from ..core.system cimport TransitionSystem, partial_bound
+from ..core.system cimport TransitionSystem
 from ..core.weights cimport Weights, feat_t
 from .parse_features cimport ParseFeatures
 from .parse_state cimport (MAX_STACK, ParseDocC, ParseStateC, SlotC, _slots, copy_parse_state,
@@ -50,6 +50,10 @@ DEF KEY_WORDS = 22  # 18, and the second dependents of s0, s1 where templates re
 # direct-mapped cache of label-family bounds (LabelMaxC), a state and the
 # validity of an action row
 DEF LABEL_MAX_SLOTS = 4096
+# The bounds keep the classes apart in groups (the shifts, the left arcs, the
+# right arcs): a state's best action score is bounded per group it allows,
+# each feature's largest weight taken within the group (Weights.row_group_max)
+DEF N_GROUPS = 3
 
 assert MAX_LABEL_TEMPLATES == MAX_LABEL_FEATS
 
@@ -61,7 +65,7 @@ cdef struct LabelMaxC:
     uint64_t key
     uint64_t table
     int64_t version
-    double value
+    double value[N_GROUPS]  # per group of classes
 
 
 cdef class ArcStandardSystem(TransitionSystem):
@@ -80,6 +84,8 @@ cdef class ArcStandardSystem(TransitionSystem):
     # differ only in arc labels; False scores every state from scratch (the
     # same numbers, slower: for tests and measurements)
     cdef public bint score_cache
+    cdef Pool mem
+    cdef int* group_of               # [action]: its group in the bounds (N_GROUPS)
 
     def __init__(self, int n_labels, bint score_cache=True, bint rich=False,
                  bint alternatives=False, bint joint=False, templates=None):
@@ -99,9 +105,13 @@ cdef class ArcStandardSystem(TransitionSystem):
                                       [] if templates is None else list(templates))
         self.n_label_feats = len(self.features.label_templates)
         self.max_feats = len(self.features.structure_templates) + self.n_label_feats
-        # features, then the score cache's slots and its clock (see score())
-        self.cache_size = (self._label_max_offset() + LABEL_MAX_SLOTS * sizeof(LabelMaxC)
-                           + state_size_for(MAX_STACK) + self.nr_class * sizeof(int))
+        # features, then the score cache's slots and its clock (see score()),
+        # then the bounds' scratch: a state, two rows of validity, a feature per label
+        self.cache_size = self._family_offset() + n_labels * sizeof(feat_t)
+        self.mem = Pool()
+        self.group_of = <int*>self.mem.alloc(self.nr_class, sizeof(int))
+        for a in range(self.nr_class):
+            self.group_of[a] = 0 if a == 0 or a == self.shift_alt else 1 if a <= n_labels else 2
         self.bounds_two_steps = True
         self.n_sibling_groups = 3
         self.state_size = state_size_for(1)
@@ -220,15 +230,40 @@ cdef class ArcStandardSystem(TransitionSystem):
         W.dot(scores, buf, n)
 
     cdef double upper(self, const void* state, Weights W, feat_t* buf, void* cache) noexcept nogil:
-        """The best structure score (cached) plus each label feature's
-        largest weight: a bound of every action's score, summed as score()
-        sums it."""
+        """A bound of every valid action's score: per group of classes with
+        a valid action, its best structure score (cached) plus each label
+        feature's largest weight in the group, summed as score() sums it;
+        the largest of these."""
         cdef const ParseStateC* s = <const ParseStateC*>state
-        cdef const double* row
+        cdef double best[N_GROUPS]
+        cdef double m[MAX_LABEL_FEATS * N_GROUPS]
+        cdef int* valid = self._scratch_valid2(cache)
+        cdef int n, i
         if not self.score_cache:
             return TransitionSystem.upper(self, state, W, buf, cache)
-        row = self.structure_scores(s, W, buf, cache)
-        return partial_bound(row, self.nr_class, W, buf, self.features.extract_labels(buf, s))
+        self.set_valid(valid, state)
+        self._group_best(best, self.structure_scores(s, W, buf, cache), valid)
+        n = self.features.extract_labels(buf, s)
+        W.each_row_group_max(buf, n, self.group_of, N_GROUPS, m)
+        return _sum_groups(best, m, n)
+
+    cdef void _group_best(self, double* best, const double* row, const int* valid) noexcept nogil:
+        """best[g]: the best score in row of a valid action of group g (-inf:
+        none); where no action is valid (a stuck state, value -inf: any
+        bound holds), of every action."""
+        cdef int a, g
+        cdef bint any_valid = False
+        for g in range(N_GROUPS):
+            best[g] = -INFINITY
+        for a in range(self.nr_class):
+            if valid[a]:
+                any_valid = True
+                if row[a] > best[self.group_of[a]]:
+                    best[self.group_of[a]] = row[a]
+        if not any_valid:
+            for a in range(self.nr_class):
+                if row[a] > best[self.group_of[a]]:
+                    best[self.group_of[a]] = row[a]
 
     cdef size_t _label_max_offset(self) noexcept nogil:
         return (N_SLOTS * (KEY_WORDS + self.nr_class) + 1) * sizeof(uint64_t)
@@ -308,6 +343,18 @@ cdef class ArcStandardSystem(TransitionSystem):
     cdef int* _scratch_valid(self, void* cache) noexcept nogil:
         return <int*>(<char*>self._scratch_state(cache) + state_size_for(MAX_STACK))
 
+    cdef int* _scratch_valid2(self, void* cache) noexcept nogil:
+        """(family_bound's and upper's: _scratch_valid is held by their callers)"""
+        return &self._scratch_valid(cache)[self.nr_class]
+
+    cdef feat_t* _scratch_family(self, void* cache) noexcept nogil:
+        """family_max's: a feature per label"""
+        return <feat_t*>(<char*>cache + self._family_offset())
+
+    cdef size_t _family_offset(self) noexcept nogil:
+        return ((self._label_max_offset() + LABEL_MAX_SLOTS * sizeof(LabelMaxC)
+                 + state_size_for(MAX_STACK) + 2 * self.nr_class * sizeof(int) + 7) // 8 * 8)
+
     cdef void _apply_pair(self, void* child, const ParseStateC* s, int first, int l, int second,
                           int m) noexcept nogil:
         """child = s after action first + l, then (second >= 0) second + m."""
@@ -321,26 +368,30 @@ cdef class ArcStandardSystem(TransitionSystem):
         """A bound of the best action score of every state reached from s by
         action first (+ l for every label l if labels1), then action second
         (+ m for every m if labels2; none if second < 0): they share their
-        structure, so its best score, plus for each label feature its largest
-        weight over the labels it reads (cached per feature family), summed
-        as upper() sums them. 0 if those states are final (search value 0)."""
+        structure and their valid actions, so per group of classes with a
+        valid action its best structure score plus for each label feature
+        its largest weight in the group over the labels it reads (cached per
+        feature family), summed as upper() sums them; the largest of these.
+        0 if those states are final (search value 0)."""
         cdef feat_t k00[MAX_LABEL_FEATS]
         cdef feat_t k10[MAX_LABEL_FEATS]
         cdef feat_t k01[MAX_LABEL_FEATS]
+        cdef double best[N_GROUPS]
+        cdef double m[MAX_LABEL_FEATS * N_GROUPS]
+        cdef feat_t plain[MAX_LABEL_FEATS]  # (the features that read no varying label,
+        cdef double direct[MAX_LABEL_FEATS * N_GROUPS]  # their rows' maxima
+        cdef int at[MAX_LABEL_FEATS]                    # and their positions)
         cdef void* child = self._scratch_state(cache)
-        cdef const double* row
-        cdef double bound
-        cdef int i, a, n
+        cdef int* valid = self._scratch_valid2(cache)
+        cdef int i, n, n_direct = 0
         cdef bint dep1, dep2
         cdef bint vary1 = labels1 and self.n_labels > 1, vary2 = labels2 and self.n_labels > 1
         self._apply_pair(child, s, first, 0, second, 0)
         if self.is_final(child):
             return 0.0
-        row = self.structure_scores(<const ParseStateC*>child, W, buf, cache)
-        bound = row[0]
-        for a in range(1, self.nr_class):
-            if row[a] > bound:
-                bound = row[a]
+        self.set_valid(valid, child)  # (the same for every label: validity reads no label)
+        self._group_best(best, self.structure_scores(<const ParseStateC*>child, W, buf, cache),
+                         valid)
         n = self.features.extract_labels(k00, <const ParseStateC*>child)
         if vary1:
             self._apply_pair(child, s, first, 1, second, 0)
@@ -360,18 +411,26 @@ cdef class ArcStandardSystem(TransitionSystem):
                 dep1 = vary1 and k10[i] != k00[i]
                 dep2 = vary2 and k01[i] != k00[i]
             if dep1 or dep2:
-                bound += self.family_max(s, W, buf, cache, first, dep1, second, dep2, i, k00[i])
+                self.family_max(&m[i * N_GROUPS], s, W, cache, first, dep1, second, dep2, i,
+                                k00[i])
             else:
-                bound += W.row_max(k00[i])
-        return bound
+                at[n_direct] = i
+                plain[n_direct] = k00[i]
+                n_direct += 1
+        # the rows of the features that read no varying label, at once
+        W.each_row_group_max(plain, n_direct, self.group_of, N_GROUPS, direct)
+        for i in range(n_direct):
+            memcpy(&m[at[i] * N_GROUPS], &direct[i * N_GROUPS], N_GROUPS * sizeof(double))
+        return _sum_groups(best, m, n)
 
-    cdef double family_max(self, const ParseStateC* s, Weights W, feat_t* buf, void* cache,
-                           int first, bint dep1, int second, bint dep2, int position,
-                           feat_t key0) noexcept nogil:
-        """max of row_max(the position-th label feature) over the labels it
-        reads (those of action first if dep1, of second if dep2), cached by
-        (key0 = its labels-0 version, the actions, position) and the weights;
-        where it reads both, the table's bound of every weight (W.top)."""
+    cdef void family_max(self, double* out, const ParseStateC* s, Weights W, void* cache,
+                         int first, bint dep1, int second, bint dep2, int position,
+                         feat_t key0) noexcept nogil:
+        """out[g]: the max of row_group_max(the position-th label feature)[g]
+        over the labels it reads (those of action first if dep1, of second
+        if dep2), cached by (key0 = its labels-0 version, the actions,
+        position) and the weights; where it reads both, the table's bound of
+        every weight (W.top)."""
         cdef uint64_t parts[4]
         parts[0] = key0
         parts[1] = <uint64_t>first | (<uint64_t>dep1 << 32)
@@ -381,23 +440,25 @@ cdef class ArcStandardSystem(TransitionSystem):
         cdef LabelMaxC* entry = &(<LabelMaxC*>(<char*>cache + self._label_max_offset()))[
             key & (LABEL_MAX_SLOTS - 1)]
         cdef void* child = self._scratch_state(cache)
-        cdef double top = 0.0, m
-        cdef int l, k
+        cdef feat_t* family = self._scratch_family(cache)
+        cdef int l, g, n = self.n_labels
         if dep1 and dep2:  # L^2 features: the table's bound of any weight instead
-            return W.top
+            for g in range(N_GROUPS):
+                out[g] = W.top
+            return
         if entry.key == key and entry.table == <uint64_t><size_t><void*>W and entry.version == W.version:
-            return entry.value
-        for l in range(self.n_labels if dep1 else 1):
-            for k in range(self.n_labels if dep2 else 1):
-                self._apply_pair(child, s, first, l, second, k)
-                m = W.row_max(self.features.label_feature(<const ParseStateC*>child, position))
-                if m > top:
-                    top = m
+            memcpy(out, entry.value, sizeof(entry.value))
+            return
+        # the family's features first, then their rows at once (their cache
+        # misses overlap: Weights.rows_group_max)
+        for l in range(n):
+            self._apply_pair(child, s, first, l if dep1 else 0, second, 0 if dep1 else l)
+            family[l] = self.features.label_feature(<const ParseStateC*>child, position)
+        W.rows_group_max(family, n, self.group_of, N_GROUPS, out)
         entry.key = key
         entry.table = <uint64_t><size_t><void*>W
         entry.version = W.version
-        entry.value = top
-        return top
+        memcpy(entry.value, out, sizeof(entry.value))
 
     cdef const double* structure_scores(self, const ParseStateC* s, Weights W, feat_t* buf,
                                         void* cache) noexcept nogil:
@@ -502,6 +563,35 @@ cdef class ArcStandardSystem(TransitionSystem):
         return _ParseDoc(self, doc_input, gold)
 
 
+cdef inline double _sum_groups(const double* best, const double* m, int n) noexcept nogil:
+    """max over the groups g with best[g] > -inf of best[g] + m[0, g] + ...
+    + m[n - 1, g], added in score()'s order (floating-point addition is
+    monotone, so this bounds score()'s rounded sums too)."""
+    cdef double out = -INFINITY, bound
+    cdef int g, i
+    for g in range(N_GROUPS):
+        if best[g] == -INFINITY:
+            continue
+        bound = best[g]
+        for i in range(n):
+            bound += m[i * N_GROUPS + g]
+        if bound > out:
+            out = bound
+    return out
+
+
+cdef inline int _shared_length(int n) noexcept nogil:
+    """The doc length a state is sized for: 64 up to 64 words, else the next
+    power of two (the stack holds MAX_STACK words at most). A search's
+    Workspace or Beam is reused over the docs of a batch while their states
+    have one size, so most docs share one instead of allocating their own
+    (its score cache, the bounds' scratch: a few hundred KB)."""
+    cdef int size = 64
+    while size < n and size < MAX_STACK:
+        size *= 2
+    return size
+
+
 cdef uint64_t _next_doc_uid = 0  # ParseDocC.uid of the last doc made
 
 
@@ -533,7 +623,7 @@ cdef class _ParseDoc(Instance):
         self.c.length = n
         self.length = n
         self.max_steps = 2 * n + 2
-        self.state_size = state_size_for(n)
+        self.state_size = state_size_for(_shared_length(n))
         cdef uint64_t[:, ::1] av
         cdef int[::1] iv
         cdef unsigned char[::1] bv
