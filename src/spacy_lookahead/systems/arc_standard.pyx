@@ -676,26 +676,30 @@ cdef class _ParseDoc(Instance):
         cdef int n = self.c.length
         cdef ParseStateC* s = <ParseStateC*>self.start()
         cdef int L = self.parsing.n_labels, shift_alt = self.parsing.shift_alt, a, s0, s1
-        heads = numpy.arange(n, dtype="int32")
-        labels = numpy.full((n,), -1, dtype="int32")
-        alts = numpy.zeros((n,), dtype="uint8")
-        cdef int[::1] hv = heads
-        cdef int[::1] lv = labels
+        # one array for heads and labels, filled in C (numpy.full and
+        # arange are Python functions: they cost more than a short parse)
+        both = numpy.empty((2, n), dtype="int32")
+        heads, labels = both[0], both[1]
+        alts = numpy.zeros((n,), dtype="uint8") if self.parsing.joint else None
+        cdef int[:, ::1] bv = both
         cdef unsigned char[::1] tv = alts
         cdef int[::1] av = numpy.ascontiguousarray(actions, dtype="int32")
         cdef int k
+        for k in range(n):
+            bv[0, k] = k
+            bv[1, k] = -1
         for k in range(av.shape[0]):
             a = av[k]
-            if a == shift_alt:
+            if a == shift_alt and tv is not None:
                 tv[s.i] = 1
             elif a > 0:
                 s0 = s_at(s, 0)
                 s1 = s_at(s, 1)
                 if a <= L:
-                    hv[s1] = s0
-                    lv[s1] = a - 1
+                    bv[0, s1] = s0
+                    bv[1, s1] = a - 1
                 else:
-                    hv[s0] = s1
-                    lv[s0] = a - 1 - L
+                    bv[0, s0] = s1
+                    bv[1, s0] = a - 1 - L
             self.system.apply(s, a)
         return (heads, labels, alts) if self.parsing.joint else (heads, labels)
