@@ -815,6 +815,10 @@ STEPS: Tuple[Step, ...] = (
                               "corpus/ewt/test.spacy", "--n-process", "1", "2", "--n-threads", "1",
                               "2", "--copies", "1", "--output", "metrics/quick/scaling.json"),
          ("quick",)),
+    # the GIL-held share of each component's pipe() and its 1-2 thread scaling (issue 38)
+    Step("scaling", "after", (PY, "benchmarks/gil.py", *(f"{{training}}/{name}/model-best" for name in (
+        "tagger_d1", "ner_rtl_d1", "chunker_d1", "parser_ewt_greedy", "parser_ewt_beam8_early",
+        "fr_chunker", "clauses_fr")), "--data", "assets", "--output", "{metrics}/gil.json")),
     Step("scaling", "after", (PY, "benchmarks/scale_bench.py", "--data", "assets", "--sizes", "1000",
                               "10000", "100000", "--timeout", "600", "--output", "metrics/scale.json"),
          ("full",)),

@@ -25,7 +25,7 @@ from typing import Dict, List
 
 
 from benchmarks import gold as G
-from benchmarks.harness import machine_info
+from benchmarks.harness import machine_info, peak_rss_mb
 from benchmarks.scale_bench import COMPONENTS, FILES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,6 +97,7 @@ def measure(model: str, data: Path, split: str, copies: int, threads: List[int],
                 s = (t / speedup - 1) / (t - 1)
                 row[f"serial_fraction_{t}"] = round(s, 3)
                 row[f"ceiling_{t}"] = round(1 / s, 1) if s > 0 else None
+        row["peak_rss_mb"] = round(peak_rss_mb(), 1)  # the process so far: this model and those before
         rows.append(row)
     return rows
 
@@ -104,7 +105,7 @@ def measure(model: str, data: Path, split: str, copies: int, threads: List[int],
 def print_table(rows: List[dict], threads: List[int]) -> None:
     more = [t for t in threads[1:]]
     head = ["component", "model", f"GIL share ({threads[0]} thread)"] + \
-        [f"tok/s x{t}" for t in threads] + [f"S{t} / s / 1/s" for t in more] + ["identical"]
+        [f"tok/s x{t}" for t in threads] + [f"S{t} / s / 1/s" for t in more] + ["identical", "peak RSS"]
     print("| " + " | ".join(head) + " |")
     print("|" + " --- |" * len(head))
     for r in rows:
@@ -113,6 +114,7 @@ def print_table(rows: List[dict], threads: List[int]) -> None:
         cells += [f"{r[f'speedup_{t}']:.2f} / {r[f'serial_fraction_{t}']:.2f} / {r[f'ceiling_{t}']}x"
                   for t in more]
         cells.append("yes" if r["identical"] else "NO")
+        cells.append(f"{r['peak_rss_mb']:,.0f} MB")
         print("| " + " | ".join(cells) + " |")
 
 

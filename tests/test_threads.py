@@ -1,9 +1,12 @@
 """n_threads: the docs of a batch decoded on several threads give exactly
 what one thread gives, for every component and learner."""
+import time
+
 import numpy
 import pytest
 import spacy
 
+from spacy_lookahead.core import clock
 from spacy_lookahead.core.batch import in_threads, thread_count
 
 from ewt import ewt_examples
@@ -62,9 +65,14 @@ def test_threads_give_the_output_of_one_thread(shared_data, setting):
             inputs.append(copy)
         return [annotations(d) for d in pipe.pipe(inputs, batch_size=64)]
 
+    clock.start()  # the engine's nogil sections are timed (benchmarks/gil.py reads them)
+    start = time.perf_counter()
     one = run(1)
+    wall, nogil = time.perf_counter() - start, clock.stop()
+    assert 0 < nogil < wall
     assert any(any(part) for doc in one for part in doc[:4])  # it annotated something
     assert run(2) == one and run(0) == one
+    assert clock.seconds() == nogil  # stopped: nothing more is summed
 
 
 def test_n_threads_is_set_at_load_and_checked(tmp_path, shared_data):
