@@ -331,6 +331,7 @@ def check_tags(tags, words, known):
     cdef uint64_t examples[5]
     cdef int e
     cdef bint seen
+    cdef int64_t t0 = now_ns()
     with nogil:
         for i in range(t.shape[0]):
             if not w[i]:
@@ -358,6 +359,7 @@ def check_tags(tags, words, known):
             if not seen and n_examples < 5:
                 examples[n_examples] = t[i]
                 n_examples += 1
+    add_since(t0)
     return first, n_empty, n_words, n_unseen, [examples[e] for e in range(n_examples)]
 
 
