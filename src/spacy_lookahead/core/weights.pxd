@@ -52,6 +52,8 @@ cdef class Weights:
     cdef void dot(self, double* scores, const feat_t* feats, int n_feats) noexcept nogil
     cdef double weight(self, feat_t feat, int clas) noexcept nogil
     cdef const FrozenSlot* frozen_row(self, feat_t feat) noexcept nogil
+    cdef void probe_batch(self, const feat_t* feats, int start, int stop,
+                          const FrozenSlot** found) noexcept nogil
     cdef double row_max(self, feat_t feat) noexcept nogil
     cdef void row_group_max(self, feat_t feat, const int* group_of, int n_groups,
                             double* out) noexcept nogil

@@ -103,14 +103,7 @@ cdef class Weights:
             # so their cache misses overlap instead of queueing.
             for start in range(0, n_feats, PROBE_BATCH):
                 stop = min(n_feats, start + PROBE_BATCH)
-                for i in range(start, stop):
-                    __builtin_prefetch(&self.slots[feats[i] & self.mask])
-                for i in range(start, stop):
-                    slot = probe(self.slots, self.mask, feats[i]) if feats[i] else self.frozen_row(0)
-                    found[i - start] = slot
-                    if slot != NULL:  # the row's weights, and its classes after them
-                        __builtin_prefetch(&self.arena[slot.offset + 1])
-                        __builtin_prefetch(&self.arena[slot.offset + 1 + slot.length])
+                self.probe_batch(feats, start, stop, found)
                 for i in range(stop - start):
                     slot = found[i]
                     if slot == NULL:
@@ -221,14 +214,7 @@ cdef class Weights:
             return
         for start in range(0, n_feats, PROBE_BATCH):
             stop = min(n_feats, start + PROBE_BATCH)
-            for i in range(start, stop):
-                __builtin_prefetch(&self.slots[feats[i] & self.mask])
-            for i in range(start, stop):
-                slot = probe(self.slots, self.mask, feats[i]) if feats[i] else self.frozen_row(0)
-                found[i - start] = slot
-                if slot != NULL:
-                    __builtin_prefetch(&self.arena[slot.offset + 1])
-                    __builtin_prefetch(&self.arena[slot.offset + 1 + slot.length])
+            self.probe_batch(feats, start, stop, found)
             for i in range(stop - start):
                 slot = found[i]
                 if slot == NULL:
@@ -240,6 +226,23 @@ cdef class Weights:
                     g = group_of[classes[j]]
                     if w[j] > o[g]:
                         o[g] = w[j]
+
+    cdef void probe_batch(self, const feat_t* feats, int start, int stop,
+                          const FrozenSlot** found) noexcept nogil:
+        """found[i - start]: the frozen slot of feats[i] (NULL: none) for i in
+        [start, stop). The probes go out together (prefetch), so their cache
+        misses overlap instead of queueing; then each found row's weights and
+        classes are prefetched for the caller."""
+        cdef const FrozenSlot* slot
+        cdef int i
+        for i in range(start, stop):
+            __builtin_prefetch(&self.slots[feats[i] & self.mask])
+        for i in range(start, stop):
+            slot = probe(self.slots, self.mask, feats[i]) if feats[i] else self.frozen_row(0)
+            found[i - start] = slot
+            if slot != NULL:  # the row's weights, and its classes after them
+                __builtin_prefetch(&self.arena[slot.offset + 1])
+                __builtin_prefetch(&self.arena[slot.offset + 1 + slot.length])
 
     cdef double weight(self, feat_t feat, int clas) noexcept nogil:
         cdef const Row* row
