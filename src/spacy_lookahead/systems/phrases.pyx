@@ -18,6 +18,7 @@ All vectors live in one `Weights` table: for type k, class 3k is w_S^k,
 3k+1 is w_E^k and 3k+2 is the score vector w^k.
 """
 from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport calloc, free
 from libc.string cimport memset
 from cymem.cymem cimport Pool
 
@@ -78,6 +79,7 @@ cdef class _PhraseDoc(PhraseInstance):
     cdef int* starts
     cdef int* out
     cdef int* stack
+    cdef char* block    # every table of the doc, one calloc (freed with it)
     cdef bint prepared  # the per-word tables (system.prepare): made by the first
                         # recognise() without the GIL, or by the first test view
 
@@ -111,7 +113,7 @@ cdef class _PhraseDoc(PhraseInstance):
         m = max(n, 1)
         cells = max(cells, 1)
         # one block for every table (a Pool allocation costs a Python dict
-        # entry: one per doc, not twenty), each table 8-byte aligned
+        # entry), each table 8-byte aligned
         cdef size_t sizes[20]
         sizes[:] = [m * sizeof(int), (n + 1) * N_EL * sizeof(int), m * MAX_WFEATS * sizeof(feat_t),
                     m * sizeof(int), m * K * sizeof(double), m * K * sizeof(double),
@@ -124,7 +126,15 @@ cdef class _PhraseDoc(PhraseInstance):
         cdef size_t total = 0, i
         for i in range(20):
             total += (sizes[i] + 7) // 8 * 8
-        cdef char* block = <char*>self.mem.alloc(total, 1)
+        # zeroed without the GIL: fresh memory's page faults and zeroing are
+        # most of a short doc's set-up, and other threads may decode meanwhile
+        cdef int64_t t0 = now_ns()
+        with nogil:
+            self.block = <char*>calloc(total, 1)
+        add_since(t0)
+        if self.block == NULL:
+            raise MemoryError(f"{total} bytes for a doc of {n} words")
+        cdef char* block = self.block
         cdef void* at[20]
         for i in range(20):
             at[i] = block
@@ -153,6 +163,9 @@ cdef class _PhraseDoc(PhraseInstance):
         else:
             self.c.last_chunk = <int*>at[19]
         self.prepared = False
+
+    def __dealloc__(self):
+        free(self.block)
 
     cdef void prepare(self) noexcept nogil:
         if not self.prepared:
