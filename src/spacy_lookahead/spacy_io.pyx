@@ -151,16 +151,18 @@ cdef class LexemeAtoms:
         Read from the docs' TokenC arrays: the GIL is held only to look up
         word types first seen in this batch."""
         cdef int n_docs = len(docs), d, i, j
-        cdef int64_t k = 0, N = 0, n_space = 0, n_subs = 0
+        cdef int64_t k = 0, N = 0, n_space = 0, n_subs = 0, missing = 0
         cdef Doc doc
         cdef vector[const TokenC*] tokens
         tokens.resize(n_docs)
         starts = numpy.zeros((n_docs + 1,), dtype="int64")
         cdef int64_t[::1] st = starts
+        cdef bint one_vocab = True
         for d in range(n_docs):
             doc = docs[d]
             tokens[d] = doc.c
             st[d + 1] = st[d] + doc.length
+            one_vocab = one_vocab and doc.vocab is (<Doc>docs[0]).vocab
         N = st[n_docs]
         atoms = numpy.zeros((N, N_ATOMS), dtype="uint64")
         space = numpy.zeros((N,), dtype="uint8")
@@ -177,19 +179,38 @@ cdef class LexemeAtoms:
         lexes.resize(N)
         vocab = None
         pools = []  # the caches' memory, where another vocab's tables empty the cache
-        for d in range(n_docs):  # C, but a word type not cached yet needs Python
-            if st[d + 1] == st[d]:
-                continue
-            doc = docs[d]
-            if doc.vocab is not vocab:
-                pools.append(self.mem)
-                vocab = doc.vocab
-                tables = self._tables(vocab)
-            for i in range(st[d + 1] - st[d]):
-                lex = <const WordC*>map_get(self.cache.c_map, tokens[d][i].lex.orth)
-                lexes[k] = lex if lex != NULL else self.get(tokens[d][i].lex.orth, vocab, tables)
-                k += 1
         cdef int64_t t0 = now_ns()
+        if one_vocab and n_docs:  # the cached word types without the GIL, then the others
+            vocab = (<Doc>docs[0]).vocab
+            tables = self._tables(vocab)
+            t0 = now_ns()
+            with nogil:
+                for d in range(n_docs):
+                    for i in range(st[d + 1] - st[d]):
+                        lexes[k] = <const WordC*>map_get(self.cache.c_map, tokens[d][i].lex.orth)
+                        missing += lexes[k] == NULL
+                        k += 1
+            add_since(t0)
+            k = 0
+            for d in range(n_docs):
+                for i in range(st[d + 1] - st[d] if missing else 0):
+                    if lexes[k] == NULL:
+                        lexes[k] = self.get(tokens[d][i].lex.orth, vocab, tables)
+                    k += 1
+        else:
+            for d in range(n_docs):  # C, but a word type not cached yet needs Python
+                if st[d + 1] == st[d]:
+                    continue
+                doc = docs[d]
+                if doc.vocab is not vocab:
+                    pools.append(self.mem)
+                    vocab = doc.vocab
+                    tables = self._tables(vocab)
+                for i in range(st[d + 1] - st[d]):
+                    lex = <const WordC*>map_get(self.cache.c_map, tokens[d][i].lex.orth)
+                    lexes[k] = lex if lex != NULL else self.get(tokens[d][i].lex.orth, vocab, tables)
+                    k += 1
+        t0 = now_ns()
         with nogil:
             k = 0
             for d in range(n_docs):
