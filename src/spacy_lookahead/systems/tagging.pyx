@@ -491,6 +491,7 @@ cdef class _TagBatch:
     instance keeps it alive): the atoms, preset labels and substrings of
     every token, and the per-token cache of static scores."""
     cdef object atoms, forced, offsets, subs, cache, versions, occurrences, sentences
+    cdef Pool mem  # the instances' start states (a Pool per doc cost more than a short search)
     cdef uint64_t* atoms_p
     cdef int* forced_p
     cdef int* occurrences_p
@@ -511,6 +512,7 @@ cdef class _TagBatch:
         cdef double[:, ::1] cv
         cdef int64_t[::1] vv
         self.atoms = atoms
+        self.mem = Pool()
         if N:
             av = atoms
             self.atoms_p = &av[0, 0]
@@ -565,7 +567,7 @@ cdef class _TagDoc(Instance):
         cdef int n = <int>(end - start)
         cdef int[::1] gv
         cdef unsigned char[:, ::1] fv
-        self.mem = Pool()
+        self.mem = batch.mem
         self.system = system
         self.state_size = system.state_size
         self.tagging = system
