@@ -333,20 +333,22 @@ class ArcStandardParser(TransitionPipe):
         self._tag_columns(docs, batch, examples, "parsing")
         every, space = batch["atoms"], batch["space"]
         bounds = batch["starts"].tolist()
-        inputs, indexes = [], []
-        for k, doc in enumerate(docs):
-            atoms = every[bounds[k]:bounds[k + 1]]
-            if self.tag_alternatives:
-                self._alternative_column(doc, atoms, examples[k] if examples else None)
-            item: Dict[str, Any] = {"atoms": atoms}
-            if self.cfg["respect_sent_starts"] and doc.has_annotation("SENT_START") and len(doc):
+        inputs: List[Dict[str, Any]] = [{"atoms": every[a:b]} for a, b in zip(bounds, bounds[1:])]
+        alternatives, sent_starts = self.tag_alternatives, self.cfg["respect_sent_starts"]
+        for k, doc in enumerate(docs) if alternatives or sent_starts else ():
+            item = inputs[k]
+            if alternatives:
+                self._alternative_column(doc, item["atoms"], examples[k] if examples else None)
+            if sent_starts and doc.has_annotation("SENT_START") and len(doc):
                 starts = doc.to_array("SENT_START") == 1
                 starts[0] = True
                 item["sent_ids"] = numpy.cumsum(starts).astype("int32")
-            inputs.append(item)
-            words = None if space is None else space[bounds[k]:bounds[k + 1]]
-            indexes.append(None if words is None or not words.any()
-                           else numpy.flatnonzero(words == 0).astype("int32"))
+        if space is None:
+            return inputs, [None] * len(docs)
+        indexes = []
+        for a, b in zip(bounds, bounds[1:]):
+            words = space[a:b]
+            indexes.append(numpy.flatnonzero(words == 0).astype("int32") if words.any() else None)
         return inputs, indexes
 
     def _alternative_column(self, doc: Doc, atoms: numpy.ndarray,
