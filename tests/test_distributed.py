@@ -500,7 +500,6 @@ def test_shipping_trusts_no_name_link_or_cache_entry(tagger_model, tmp_path, mon
     import tempfile
 
     from spacy_lookahead.distributed import annotate as module
-    from spacy_lookahead.distributed.inputs import Inputs, partition_payload
     from spacy_lookahead.distributed.manifest import model_checksum
 
     copy = tmp_path / "client-model"
