@@ -189,3 +189,18 @@ def test_check_tags_is_the_numpy_check():
         assert set(examples) <= set(tags[unseen].tolist())
         assert len(examples) == min(5, len(set(tags[unseen].tolist())))
     assert check_tags(numpy.asarray([3], "uint64"), numpy.asarray([1], "uint8"), None)[3] == 0
+
+
+def test_docs_inputs_from_two_threads_at_once(nlp):
+    """Two pipe() calls on one component share its word cache: a call's
+    nogil reads and another thread's new words (cache writes, a resize) are
+    kept apart; each gets what it gets alone."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    batches = [[Doc(nlp.vocab, words=[f"w{t}_{i}_{j}" for j in range(30)]) for i in range(200)]
+               for t in range(4)]
+    alone = [LexemeAtoms(substrings=True).docs_inputs(b)["atoms"] for b in batches]
+    shared = LexemeAtoms(substrings=True)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        together = list(pool.map(lambda b: shared.docs_inputs(b)["atoms"], batches))
+    assert all((a == b).all() for a, b in zip(alone, together))

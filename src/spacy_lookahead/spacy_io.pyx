@@ -19,6 +19,7 @@ from spacy.structs cimport SpanC, TokenC
 from spacy.tokens.doc cimport Doc, set_children_from_heads
 from spacy.tokens.span_group cimport SpanGroup
 
+import threading
 import weakref
 
 import numpy
@@ -76,17 +77,20 @@ def lexeme_atoms(lexeme, tables):
 
 cdef class LexemeAtoms:
     """Cache: spaCy orth id -> the word's atoms (and substrings, if asked).
-    Grows with the vocabulary; written only with the GIL held, never read by
-    nogil code (which sees per-document copies), so it is safe under threads.
+    Grows with the vocabulary; written with the GIL held, and read by the
+    nogil passes of docs_inputs: `lock` keeps a call's reads apart from
+    another thread's writes (two pipe() calls on one component at once).
     Made again when the vocab's cluster or probability table changes (e.g.
     after [initialize.lookups] or loading a pipeline)."""
     cdef PreshMap cache
     cdef Pool mem
+    cdef object lock
     cdef readonly bint substrings
     cdef readonly object lexicon  # what the cache was made with: the vocab's tables
     cdef readonly dict classes    # word text -> A_CLASS (the component's tag dictionary)
 
     def __init__(self, bint substrings=False):
+        self.lock = threading.Lock()
         self.mem = Pool()
         self.cache = PreshMap()
         self.substrings = substrings
@@ -96,6 +100,10 @@ cdef class LexemeAtoms:
     def set_classes(self, dict classes):
         """The component's word classes (text -> A_CLASS atom); the cache is
         made again."""
+        with self.lock:
+            self._set_classes(classes)
+
+    def _set_classes(self, dict classes):
         self.classes = dict(classes)
         self.mem = Pool()
         self.cache = PreshMap()
@@ -150,6 +158,10 @@ cdef class LexemeAtoms:
         with `sent_starts`, "sent_starts" (N,) bool (token.is_sent_start).
         Read from the docs' TokenC arrays: the GIL is held only to look up
         word types first seen in this batch."""
+        with self.lock:
+            return self._docs_inputs(docs, tags, ent_iob, sent_starts)
+
+    def _docs_inputs(self, docs, bint tags, bint ent_iob, bint sent_starts):
         cdef int n_docs = len(docs), d, i, j
         cdef int64_t k = 0, N = 0, n_space = 0, n_subs = 0, missing = 0
         cdef Doc doc
