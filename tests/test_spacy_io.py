@@ -150,6 +150,8 @@ def test_chunk_atoms_are_the_per_doc_chunk_column(nlp):
         for span in chunks:
             flags[span.start + 1:span.end] = 1
         assert (inside[starts[k]:starts[k + 1]] == flags).all()
+    with pytest.raises(ValueError, match="do not match"):
+        ChunkAtoms(nlp.vocab.strings).write(docs, "chunks", atoms[:-1], starts, A_CHUNK_COLUMN)
     bare = [Doc(nlp.vocab, words=["a"])]
     assert ChunkAtoms(nlp.vocab.strings).write(bare, "chunks", numpy.zeros((1, WIDTH), "uint64"),
                                                [0, 1], A_CHUNK_COLUMN).tolist() == [0]

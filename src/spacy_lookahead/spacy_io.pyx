@@ -317,6 +317,11 @@ cdef class ChunkAtoms:
         cdef uint64_t[:, ::1] view = atoms
         cdef const int64_t[::1] st = numpy.ascontiguousarray(starts, dtype="int64")
         cdef unsigned char[::1] ins = inside if inside is not None else None
+        if st.shape[0] != len(docs) + 1 or st[len(docs)] != view.shape[0] \
+                or not 0 <= column < view.shape[1] \
+                or (ins is not None and ins.shape[0] != view.shape[0]):
+            raise ValueError(f"ChunkAtoms.write: atoms {tuple(atoms.shape)}, starts and inside "
+                             f"do not match the {len(docs)} docs' tokens and column {column}")
         out = numpy.zeros((len(docs),), dtype="uint8")
         cdef unsigned char[::1] found = out
         cdef Doc doc
@@ -326,6 +331,9 @@ cdef class ChunkAtoms:
         cdef int64_t base
         for doc in docs:
             d += 1
+            if doc.length != st[d + 1] - st[d]:
+                raise ValueError(f"ChunkAtoms.write: doc {d} has {doc.length} tokens, starts "
+                                 f"give it {st[d + 1] - st[d]}: they do not match")
             groups = doc.spans.data
             if key not in groups:
                 continue
