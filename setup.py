@@ -41,8 +41,9 @@ COMPILE_ARGS = (["/O2"] if sys.platform == "win32"
                 else ["-O3", "-g0", "-Wno-unused-function", "-Wno-unreachable-code"])
 LINK_ARGS = ["-s"] if sys.platform.startswith("linux") else []
 
-# spacy_io cimports spaCy's Doc and TokenC (spaCy's .pxd files cimport numpy's)
-SPACY_ABI = {"spacy_lookahead.spacy_io"}
+# spacy_io cimports spaCy's Doc and TokenC (spaCy's .pxd files cimport numpy's);
+# these modules use numpy's C API
+NUMPY_API = {"spacy_lookahead.spacy_io", "spacy_lookahead.systems.arc_standard"}
 
 extensions = [
     Extension(
@@ -50,7 +51,7 @@ extensions = [
         [str(Path("src", *name.split(".")).with_suffix(".pyx"))],
         extra_compile_args=COMPILE_ARGS,
         extra_link_args=LINK_ARGS,
-        include_dirs=[numpy.get_include()] if name in SPACY_ABI else [],
+        include_dirs=[numpy.get_include()] if name in NUMPY_API else [],
         language="c++",
     )
     for name in MODULES

@@ -30,6 +30,9 @@ from cymem.cymem cimport Pool
 from murmurhash.mrmr cimport hash64
 
 import numpy
+cimport numpy as cnp
+
+cnp.import_array()
 
 from ..core.features cimport N_ATOMS, A_TAG_ALT, ATOM_SURE
 from ..core.instance cimport Instance
@@ -676,30 +679,35 @@ cdef class _ParseDoc(Instance):
         cdef int n = self.c.length
         cdef ParseStateC* s = <ParseStateC*>self.start()
         cdef int L = self.parsing.n_labels, shift_alt = self.parsing.shift_alt, a, s0, s1
-        # one array for heads and labels, filled in C (numpy.full and
-        # arange are Python functions: they cost more than a short parse)
+        # one array for heads and labels, filled in C through numpy's C API
+        # (numpy.full, arange and typed memoryviews cost more than a short parse)
         both = numpy.empty((2, n), dtype="int32")
         heads, labels = both[0], both[1]
         alts = numpy.zeros((n,), dtype="uint8") if self.parsing.joint else None
-        cdef int[:, ::1] bv = both
-        cdef unsigned char[::1] tv = alts
-        cdef int[::1] av = numpy.ascontiguousarray(actions, dtype="int32")
-        cdef int k
+        cdef int* hv = <int*>cnp.PyArray_DATA(both)
+        cdef int* lv = hv + n
+        cdef unsigned char* tv = <unsigned char*>cnp.PyArray_DATA(alts) if alts is not None else NULL
+        cdef cnp.ndarray acts = actions if isinstance(actions, cnp.ndarray) else None
+        if acts is None or cnp.PyArray_TYPE(acts) != cnp.NPY_INT32 \
+                or not cnp.PyArray_IS_C_CONTIGUOUS(acts) or cnp.PyArray_NDIM(acts) != 1:
+            acts = numpy.ascontiguousarray(actions, dtype="int32").reshape(-1)
+        cdef const int* av = <const int*>cnp.PyArray_DATA(acts)
+        cdef int k, n_actions = cnp.PyArray_DIM(acts, 0)
         for k in range(n):
-            bv[0, k] = k
-            bv[1, k] = -1
-        for k in range(av.shape[0]):
+            hv[k] = k
+            lv[k] = -1
+        for k in range(n_actions):
             a = av[k]
-            if a == shift_alt and tv is not None:
+            if a == shift_alt and tv != NULL:
                 tv[s.i] = 1
             elif a > 0:
                 s0 = s_at(s, 0)
                 s1 = s_at(s, 1)
                 if a <= L:
-                    bv[0, s1] = s0
-                    bv[1, s1] = a - 1
+                    hv[s1] = s0
+                    lv[s1] = a - 1
                 else:
-                    bv[0, s0] = s1
-                    bv[1, s0] = a - 1 - L
+                    hv[s0] = s1
+                    lv[s0] = a - 1 - L
             self.system.apply(s, a)
         return (heads, labels, alts) if self.parsing.joint else (heads, labels)
