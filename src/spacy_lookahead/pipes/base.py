@@ -31,6 +31,13 @@ def placeholder_model(name: str) -> Model:
     return Model(name, lambda model, X, is_train: (X, lambda dY: dY))
 
 
+def any_per_doc(mask: numpy.ndarray, starts: numpy.ndarray) -> numpy.ndarray:
+    """Per doc of a batch (starts: where each doc's tokens begin in `mask`):
+    whether any of its tokens is set."""
+    counts = numpy.concatenate([[0], numpy.cumsum(mask)])
+    return counts[starts[1:]] > counts[starts[:-1]]
+
+
 class SearchPipe(TrainablePipe):
     """Base class: subclasses give the system, the features and the targets.
 
@@ -365,6 +372,16 @@ class SearchPipe(TrainablePipe):
                 "`python -m spacy_lookahead evaluate MODEL DATA.spacy --inputs tag`)."
                 + ("" if example is None else " The gold doc has no tags either."))
 
+    def string_hashes(self, strings: List[str]) -> numpy.ndarray:
+        """The hashes of `strings` in the component's vocab (added to it), as
+        uint64: what the C writers (spacy_io) put in the tokens. Made again
+        only when the strings change (the label set)."""
+        strings = list(strings)
+        if getattr(self, "_hashes", (None,))[0] != strings:
+            self._hashes = (strings, numpy.asarray([self.vocab.strings.add(s) for s in strings],
+                                                   dtype="uint64"))
+        return self._hashes[1]
+
     def _tag_columns(self, docs: List[Doc], batch: Dict[str, Any],
                      examples: Optional[List[Example]], what: str) -> None:
         """_tag_column over a batch (LexemeAtoms.docs_inputs with tags: the
@@ -372,9 +389,7 @@ class SearchPipe(TrainablePipe):
         vectorised check and copy; else doc by doc."""
         atoms, starts, tags, space = batch["atoms"], batch["starts"], batch["tags"], batch["space"]
         words = numpy.ones((len(tags),), dtype=bool) if space is None else space == 0
-        tagged = numpy.concatenate([[0], numpy.cumsum(tags != 0)])
-        worded = numpy.concatenate([[0], numpy.cumsum(words)])
-        if ((tagged[starts[1:]] > tagged[starts[:-1]]) | (worded[starts[1:]] == worded[starts[:-1]])).all():
+        if (any_per_doc(tags != 0, starts) | ~any_per_doc(words, starts)).all():
             self._check_batch_tags(docs, starts, tags, words)
             atoms[:, A_TAG] = tags
             return

@@ -492,16 +492,12 @@ class ArcStandardParser(TransitionPipe):
 
     def _label_hashes(self) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """The hashes of label_names() in the component's vocab (its output
-        strings added), and per label whether it is projectivised ("x||y"):
-        made once per label set."""
+        strings added), and per label whether it is projectivised ("x||y")."""
         names = self.label_names()
-        if getattr(self, "_hashes", (None,))[0] != names:
-            for string in self.output_strings():
-                self.vocab.strings.add(string)
-            self._hashes = (names, (
-                numpy.asarray([self.vocab.strings[s] for s in names], dtype="uint64"),
-                numpy.asarray([nonproj.is_decorated(s) for s in names], dtype="uint8")))
-        return self._hashes[1]
+        for string in self.output_strings()[len(names):]:  # the lifted labels' bases
+            self.vocab.strings.add(string)
+        return (self.string_hashes(names),
+                numpy.asarray([nonproj.is_decorated(s) for s in names], dtype="uint8"))
 
     def _write_extras(self, doc: Doc, out: Prediction) -> None:
         """What set_annotations writes besides the arcs: the tags a joint

@@ -228,11 +228,7 @@ class PhrasePipe(SearchPipe):
         key = self.cfg["spans_key"]
         docs = list(docs)
         if all(doc.vocab is self.vocab for doc in docs):  # in C: no Python per span
-            labels = self.labels
-            if getattr(self, "_hashes", (None,))[0] != labels:
-                self._hashes = (list(labels), numpy.asarray(
-                    [self.vocab.strings.add(label) for label in labels], dtype="uint64"))
-            write_phrases(docs, phrases, self._hashes[1], key)
+            write_phrases(docs, phrases, self.string_hashes(self.labels), key)
             return
         labels = self.labels
         for doc, rows in zip(docs, phrases):

@@ -18,6 +18,7 @@ from ..core.marginals import Lattice
 from ..systems.span_ids import span_scores
 from ..systems.schemes import (ALIASES, SCHEMES, action_arrays, ids_to_spans, label_constraints,
                                 scheme_actions, span_probabilities, spans_to_ids)
+from .base import any_per_doc
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
 from .learners import Learner, MarginPerceptron
 from .search import Search
@@ -80,12 +81,6 @@ class SpanLabeller(SequencePipe):
         """Whether the batch's spans can be written by spacy_io.write_spans:
         one vocab, nothing a subclass must keep (e.g. preset entities)."""
         return all(doc.vocab is self.vocab for doc in docs)
-
-    def _label_hashes(self, vocab: Vocab) -> numpy.ndarray:
-        if getattr(self, "_hashes", (None,))[0] != self.labels:
-            self._hashes = (list(self.labels), numpy.asarray(
-                [vocab.strings.add(label) for label in self.labels], dtype="uint64"))
-        return self._hashes[1]
 
     # --- subclasses: where the gold and the output spans live -----------------
     def reference_spans(self, doc: Doc) -> Optional[Iterable[Span]]:
@@ -206,11 +201,10 @@ class SpanLabeller(SequencePipe):
         kinds, types = self._kinds_types()
         labels = self.labels
         docs = list(docs)
-        plain = [k for k, out in enumerate(predictions)
-                 if out.scores is None and out.probs is None]
-        if len(plain) == len(docs) and self.writes_in_c(docs):
+        if self.writes_in_c(docs) and all(out.scores is None and out.probs is None
+                                          for out in predictions):
             write_spans(docs, [out.best for out in predictions], kinds, types,
-                        self._label_hashes(docs[0].vocab) if docs else [], self.c_spans_key)
+                        self.string_hashes(labels), self.c_spans_key)
             return
         for doc, out in zip(docs, predictions):
             best = ids_to_spans(out.best, kinds, types)
@@ -419,9 +413,7 @@ class LookaheadNER(SpanLabeller):
 
     def preset_docs(self, docs: List[Doc], batch: Dict[str, Any]) -> Iterable[int]:
         """The docs with preset entities (token.ent_iob set on some token)."""
-        set_ = numpy.concatenate([[0], numpy.cumsum(batch["ent_iob"] != 0)])
-        starts = batch["starts"]
-        return numpy.flatnonzero(set_[starts[1:]] > set_[starts[:-1]]).tolist()
+        return numpy.flatnonzero(any_per_doc(batch["ent_iob"] != 0, batch["starts"])).tolist()
 
     def reference_spans(self, doc: Doc):
         return doc.ents if doc.has_annotation("ENT_IOB") else None

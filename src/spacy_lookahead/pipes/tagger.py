@@ -293,15 +293,6 @@ class LookaheadTagger(SequencePipe):
         out[index] = scores
         return out
 
-    def _output_hashes(self) -> numpy.ndarray:
-        """(labels + 1, 1) uint64: the hashes of output_strings() in the
-        component's vocab, made once per label set."""
-        strings = self.output_strings()
-        if getattr(self, "_hashes", (None,))[0] != strings:
-            self._hashes = (strings, numpy.asarray([self.vocab.strings.add(s) for s in strings],
-                                                   dtype="uint64")[:, None])
-        return self._hashes[1]
-
     def set_annotations(self, docs: Iterable[Doc], predictions: List[Prediction]) -> None:
         """Write the tags; with SAPO also each tag's probability (the summed
         probability of the n best outputs that agree on it), read through
@@ -312,7 +303,7 @@ class LookaheadTagger(SequencePipe):
         docs = list(docs)
         in_c = self.attr == "TAG" and all(doc.vocab is self.vocab for doc in docs)
         if in_c:  # token.tag in C, the whole batch (spacy_io.write_tags)
-            label_hashes = self._output_hashes()
+            label_hashes = self.string_hashes(self.output_strings())[:, None]
             write_tags(docs, [out.best for out in predictions], label_hashes[:, 0])
             if all(out.alternatives is None and out.scores is None and out.probs is None
                    for out in predictions):
