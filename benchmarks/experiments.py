@@ -898,7 +898,7 @@ def train_command(e: Experiment, scale: str = "full") -> List[str]:
     if e.trainer == "crf":  # config = the CRF's task; settings = its options
         d = DATA[e.data]
         opts = {**e.settings, **((e.quick or {}) if scale == "quick" else {})}
-        cmd = [PY, "benchmarks/crf_baseline.py", e.config, d.train, out]
+        cmd = [PY, "-m", "benchmarks.crf_baseline", e.config, d.train, out]
         for k, v in opts.items():
             cmd += [f"--{k}", str(v)]
         if scale == "quick":

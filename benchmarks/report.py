@@ -269,7 +269,7 @@ def score_table(task, metrics: Path, setting: str) -> List[str]:
     lines += [f"* CRF, {n}" for n in crf_notes] + [f"* speed run, {n}" for n in speed_notes]
     if not_run:
         lines += ["", "Not run (no metrics found): " + "; ".join(not_run) + "."]
-    return lines + ["", "Commands (`python benchmarks/run.py commands`):", ""] + commands(
+    return lines + ["", "Commands (`python -m benchmarks.run commands`):", ""] + commands(
         X.EXPERIMENTS[r[0]] for r in task["systems"] if r[0] in X.EXPERIMENTS) + [""]
 
 
@@ -479,7 +479,7 @@ def sapo_section(metrics: Path) -> List[str]:
                   "lambda 1); the commands are listed at the end of the "
                   "section.", "", ablations.read_text().strip(), "",
                   "![SAPO ablations](plots/sapo_ablations.png)"]
-    return lines + ["", "Commands of the SAPO rows and ablations (`python benchmarks/run.py commands sapo "
+    return lines + ["", "Commands of the SAPO rows and ablations (`python -m benchmarks.run commands sapo "
                         "sapo-ablations`):", ""] + commands(X.group("sapo") + X.group("sapo-ablations")) + [""]
 
 
@@ -580,7 +580,7 @@ def parser_section(metrics: Path, scale: str) -> List[str]:
                          row(name, f"{r['tokens_per_second']:,.0f}", r.get("ratio_vs_reference", "-"),
                              f"{r['peak_rss_mb']} MB", pct(r.get("uas_check"))))
     if runs:
-        lines += ["", "Runs (`python benchmarks/run.py train NAME` runs the command; the curves are in "
+        lines += ["", "Runs (`python -m benchmarks.run train NAME` runs the command; the curves are in "
                       "metrics/curves/NAME.jsonl):", ""] + commands(runs, scale)
         if base:
             lines += commands([X.EXPERIMENTS["spacy_parser"]], scale)
