@@ -47,6 +47,39 @@ def test_lazy_l2_scaling_equals_explicit_scaling():
     numpy.testing.assert_allclose(dense(W, feats, nr_class), explicit, rtol=1e-9, atol=1e-300)
 
 
+def test_the_average_under_l2_is_the_mean_of_the_true_weights():
+    """Hand-worked: w = 1 at tick 1; shrink by 1/2, so 0.5 at tick 2; the
+    average is 0.75 (not the final scale times the mean stored value, 0.5)."""
+    W = Weights()
+    W.add(5, 0, 1.0)
+    W.tick()
+    W.shrink(0.5)
+    W.tick()
+    assert W.average().get(5, 0) == 0.75
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_average_under_l2_and_folding_is_the_mean_of_the_true_weights(seed):
+    """SAPO's pattern (update, shrink, tick), strong enough decay that the
+    scale is folded into the weights several times; a table saved and
+    reloaded half-way goes on to the same average."""
+    rng = random.Random(seed)
+    feats, nr_class = [11, 22, 33], 2
+    W = Weights()
+    snapshots = []
+    for step in range(120):
+        if step == 60:
+            W = Weights().from_bytes(W.to_bytes())
+        for _ in range(rng.randint(0, 2)):
+            W.add(rng.choice(feats), rng.randrange(nr_class), rng.uniform(-2, 2))
+        W.shrink(0.7)  # 0.7 ** 39 < 1e-6: folded three times
+        W.tick()
+        snapshots.append(dense(W, feats, nr_class))
+    expected = numpy.mean(snapshots, axis=0)
+    numpy.testing.assert_allclose(dense(W.average(), feats, nr_class), expected,
+                                  rtol=1e-9, atol=1e-12)
+
+
 def test_scores_sum_rows():
     W = Weights()
     W.add(1, 0, 1.0)

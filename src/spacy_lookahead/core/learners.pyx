@@ -21,7 +21,7 @@ given order, and returns what its paper counts.
 * (`fr_perceptron`, the FR-Perceptron of Carreras et al. 2005, is in
   `core.fr_perceptron`: its decoder is not a transition system.)
 
-Averaging: every learner ticks the clock (Weights.time) once per document
+Averaging: every learner ticks the clock (Weights.tick()) once per document
 it learns from, so the averaged weights are the mean of the weight vectors
 after each training document (Collins 2002; Huang et al.'s Algorithm 2 and
 Carreras et al.'s Figure 1 count examples the same way). Empty documents
@@ -72,7 +72,7 @@ def margin_perceptron(instances, Weights W, int depth, double margin):
         act = actions
         mistakes += train_sequence(ws, W, inst.start(), margin, &act[0], inst.max_steps, &n_dec)
         decisions += n_dec
-        W.time += 1
+        W.tick()
     return mistakes, decisions
 
 
@@ -120,7 +120,7 @@ def violation_fixing_perceptron(instances, Weights W, int beam_width, str update
             fix_violation(beam, ws, W, start, &gv[0], n_gold, &v, &zv[0])
             stats["updates"] += 1
             stats["invalid"] += not v.valid
-        W.time += 1
+        W.tick()
         stats["docs"] += 1
     return stats
 
@@ -202,5 +202,5 @@ def sapo(instances, Weights W, int n, double gamma, double shrink, int beam_widt
         loss += sapo_update(ws, W, start, out, &gv[0], n_gold, gamma, chain)
         if shrink < 1.0:
             W.shrink(shrink)
-        W.time += 1
+        W.tick()
     return loss, wrong

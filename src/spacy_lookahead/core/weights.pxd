@@ -5,12 +5,15 @@ ctypedef uint64_t feat_t
 
 
 cdef struct Entry:
-    # One class weight of one feature. `total` is the sum of the weight's value
-    # after every tick up to `time`; the ticks since then all had value `w`
-    # (thinc's avgtron trick: averaging costs O(1) per update).
+    # One class weight of one feature. `total` is the sum of the weight's true
+    # value (scale * w) after every tick up to the table's clock `clock`; the
+    # ticks since then all had stored value `w`, so they add w times the clock's
+    # advance (thinc's avgtron trick: averaging costs O(1) per update). The
+    # clock counts ticks weighted by the scale at each: the tick count while
+    # nothing shrinks, and still exact under SAPO's lazy L2.
     int32_t clas
     int32_t _pad
-    int64_t time
+    double clock
     double w
     double total
 
@@ -42,6 +45,7 @@ cdef class Weights:
     cdef FrozenSlot zero_slot   # the row of feature 0 (0 marks an empty slot)
     cdef double* arena
     cdef readonly int64_t time
+    cdef readonly double clock  # the sum of `scale` at each tick (= time while it is 1)
     cdef readonly double scale
     cdef readonly int64_t version
     cdef readonly int64_t n_entries

@@ -5,6 +5,7 @@ from typing import Any, ClassVar
 SERIAL_VERSION: int
 
 class Weights:
+    clock: Incomplete
     frozen: Incomplete
     n_entries: Incomplete
     scale: Incomplete

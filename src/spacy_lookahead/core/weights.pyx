@@ -4,10 +4,12 @@
 A feature is a 64-bit hash (see `features`); its row holds one entry per class
 it was ever updated for. Two lazy tricks keep every update O(1):
 
-* averaging (Collins 2002): each entry keeps its running total and the tick of
-  its last change, so `average()` needs no per-tick work;
+* averaging (Collins 2002): each entry keeps its running total and the clock
+  of its last change, so `average()` needs no per-tick work;
 * L2 regularisation (SAPO, Sun et al.): the true weights are `scale * w`, so
-  shrinking every weight is one multiplication of `scale`.
+  shrinking every weight is one multiplication of `scale`. The averaging
+  clock advances by `scale` per tick, so the average is that of the true
+  weights even though the scale changes between an entry's updates.
 
 Prediction reads a frozen table (`average()`): each row's weights and
 classes packed side by side in one arena, found by open addressing, so a
@@ -60,6 +62,7 @@ cdef class Weights:
     def __init__(self):
         self.table = PreshMap()
         self.time = 0
+        self.clock = 0.0
         self.scale = 1.0
         self.version = next_version()
         self.n_entries = 0
@@ -304,10 +307,10 @@ cdef class Weights:
             row.length += 1
             memset(e, 0, sizeof(Entry))
             e.clas = clas
-            e.time = self.time
+            e.clock = self.clock
             self.n_entries += 1
-        e.total += (self.time - e.time) * e.w
-        e.time = self.time
+        e.total += (self.clock - e.clock) * e.w
+        e.clock = self.clock
         e.w += delta / self.scale
         if e.w * self.scale > self.top:
             self.top = e.w * self.scale
@@ -322,6 +325,7 @@ cdef class Weights:
         """Mark the end of n training examples (the unit of averaging)."""
         self._check_writable()
         self.time += n
+        self.clock += n * self.scale
 
     def shrink(self, double factor):
         """Multiply every weight by factor (0 < factor <= 1), lazily: L2 decay."""
@@ -334,15 +338,20 @@ cdef class Weights:
             self._fold_scale()
 
     def _fold_scale(self):
+        """w *= scale, scale = 1; each entry's pending ticks are first added
+        to its total at the old units (the clock runs in units of the scale)."""
         cdef int i = 0, j
         cdef key_t key
         cdef void* value
         cdef Row* row
+        cdef Entry* e
         while map_iter(self.table.c_map, &i, &key, &value):
             row = <Row*>value
             for j in range(row.length):
-                row.entries[j].w *= self.scale
-                row.entries[j].total *= self.scale
+                e = &row.entries[j]
+                e.total += (self.clock - e.clock) * e.w
+                e.w *= self.scale
+                e.clock = self.clock
         self.scale = 1.0
         self.version = next_version()
 
@@ -380,14 +389,14 @@ cdef class Weights:
             row = <Row*>value
             for j in range(row.length):
                 e = &row.entries[j]
-                if T > 0 and averaged:
-                    mean = (e.total + (T - e.time) * e.w) / T
+                if T > 0 and averaged:  # the total is in true weights already
+                    mean = (e.total + (self.clock - e.clock) * e.w) / T
                 else:
-                    mean = e.w
+                    mean = e.w * self.scale
                 if mean != 0.0:
                     # what update() stores in a fresh table (scale 1): w / 1
                     cv[k] = e.clas
-                    mv[k] = (mean * self.scale) / 1.0
+                    mv[k] = mean / 1.0
                     lv[n_rows] += 1
                     k += 1
             if lv[n_rows]:
@@ -451,6 +460,7 @@ cdef class Weights:
             start += lv[r]
         self.n_entries = n
         self.time = 0
+        self.clock = 0.0
         self.scale = 1.0
         self.version = next_version()
         self.frozen = True
@@ -523,7 +533,7 @@ cdef class Weights:
         return self.n_entries
 
     def to_arrays(self):
-        """(keys, row lengths, classes, weights, totals, times), rows sorted by
+        """(keys, row lengths, classes, weights, totals, clocks), rows sorted by
         key so the bytes do not depend on insertion order."""
         if self.frozen:
             return self._frozen_arrays()
@@ -554,11 +564,11 @@ cdef class Weights:
         classes = numpy.zeros((n,), dtype="int32")
         ws = numpy.zeros((n,), dtype="float64")
         totals = numpy.zeros((n,), dtype="float64")
-        times = numpy.zeros((n,), dtype="int64")
+        clocks = numpy.zeros((n,), dtype="float64")
         cdef int32_t[::1] cv = classes
         cdef double[::1] wv = ws
         cdef double[::1] tv = totals
-        cdef int64_t[::1] timev = times
+        cdef double[::1] clockv = clocks
         k = 0
         for r in range(n_rows):
             row = <Row*>pv[r]
@@ -566,12 +576,12 @@ cdef class Weights:
                 cv[k] = row.entries[j].clas
                 wv[k] = row.entries[j].w
                 tv[k] = row.entries[j].total
-                timev[k] = row.entries[j].time
+                clockv[k] = row.entries[j].clock
                 k += 1
-        return keys_sorted, lengths, classes, ws, totals, times
+        return keys_sorted, lengths, classes, ws, totals, clocks
 
     def _frozen_arrays(self):
-        """to_arrays() of a frozen table (totals and times 0: a fresh table
+        """to_arrays() of a frozen table (totals and clocks 0: a fresh table
         of these weights)."""
         cdef uint64_t h
         cdef int64_t k = 0, r, j
@@ -601,17 +611,23 @@ cdef class Weights:
                 wv[k] = self.arena[slot.offset + 1 + j]
                 k += 1
         return (keys, lengths, classes, ws, numpy.zeros((self.n_entries,), dtype="float64"),
-                numpy.zeros((self.n_entries,), dtype="int64"))
+                numpy.zeros((self.n_entries,), dtype="float64"))
 
     def to_bytes(self):
-        keys, lengths, classes, ws, totals, times = self.to_arrays()
-        return srsly.msgpack_dumps({
+        keys, lengths, classes, ws, totals, clocks = self.to_arrays()
+        msg = {
             "serial_version": SERIAL_VERSION,
             "time": int(self.time), "scale": float(self.scale),
             "keys": keys.tobytes(), "lengths": lengths.tobytes(),
             "classes": classes.tobytes(), "w": ws.tobytes(),
-            "total": totals.tobytes(), "times": times.tobytes(),
-        })
+            "total": totals.tobytes(),
+        }
+        if self.clock == <double>self.time:  # never shrunk: the clocks are whole ticks
+            msg["times"] = clocks.astype("int64").tobytes()
+        else:
+            msg["clock"] = float(self.clock)
+            msg["clocks"] = clocks.tobytes()
+        return srsly.msgpack_dumps(msg)
 
     def from_bytes(self, bytes_data, int n_classes=0):
         """The table of to_bytes()' data; n_classes > 0: every class id must
@@ -629,9 +645,11 @@ cdef class Weights:
             classes = numpy.frombuffer(msg["classes"], dtype="int32")
             ws = numpy.frombuffer(msg["w"], dtype="float64")
             totals = numpy.frombuffer(msg["total"], dtype="float64")
-            times = numpy.frombuffer(msg["times"], dtype="int64")
+            clocks = (numpy.frombuffer(msg["clocks"], dtype="float64") if "clocks" in msg else
+                      numpy.frombuffer(msg["times"], dtype="int64").astype("float64"))
+            clock = float(msg.get("clock", msg["time"]))
             if (lengths.shape[0] != keys.shape[0] or int(lengths.sum()) != classes.shape[0]
-                    or not (classes.shape[0] == ws.shape[0] == totals.shape[0] == times.shape[0])):
+                    or not (classes.shape[0] == ws.shape[0] == totals.shape[0] == clocks.shape[0])):
                 raise ValueError("array lengths do not agree")
             if lengths.shape[0] and lengths.min() < 0:
                 raise ValueError("a row has a negative length")
@@ -641,6 +659,7 @@ cdef class Weights:
                                  f"0..{n_classes - 1}" if n_classes > 0 else
                                  "a negative class id")
             if not (numpy.isfinite(ws).all() and numpy.isfinite(totals).all()
+                    and numpy.isfinite(clocks).all() and numpy.isfinite(clock)
                     and numpy.isfinite(msg["scale"]) and msg["scale"] > 0):
                 raise ValueError("weights that are not finite numbers")
             if numpy.unique(keys).shape[0] != keys.shape[0]:
@@ -655,6 +674,7 @@ cdef class Weights:
         self.table = PreshMap(max(8, 2 * keys.shape[0]))
         self.n_entries = 0
         self.time = msg["time"]
+        self.clock = clock
         self.scale = msg["scale"]
         # typed views: indexing the arrays from Python cost ~1 us an entry
         # (0.25 s for a tagger's table, each round of distributed training)
@@ -663,7 +683,7 @@ cdef class Weights:
         cdef const int32_t[::1] cv = classes
         cdef const double[::1] wv = ws
         cdef const double[::1] tv = totals
-        cdef const int64_t[::1] timev = times
+        cdef const double[::1] clockv = clocks
         cdef int64_t start = 0, stop, r
         for r in range(kv.shape[0]):
             stop = start + lv[r]
@@ -677,7 +697,7 @@ cdef class Weights:
                 row.entries[j]._pad = 0
                 row.entries[j].w = wv[start + j]
                 row.entries[j].total = tv[start + j]
-                row.entries[j].time = timev[start + j]
+                row.entries[j].clock = clockv[start + j]
             row.length = stop - start
             self.n_entries += row.length
             start = stop
