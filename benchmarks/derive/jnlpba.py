@@ -14,6 +14,7 @@ Usage: python -m benchmarks.derive.jnlpba STANDOFF_DIR OUT_FILE
 from __future__ import annotations
 
 import argparse
+import bisect
 import hashlib
 import re
 import sys
@@ -31,7 +32,7 @@ class Token(NamedTuple):
 ALWAYS_SPLIT = re.compile(r"--+|[()\[\]{},;:%\"?!<>&]")
 # Abbreviations whose final period stays on the word.
 ABBREVIATIONS = frozenset(
-    "e.g. i.e. vs. al. eqn. ca. approx. Dr. Fig. cf. et.".split()
+    "e.g. i.e. vs. al. eqn. ca. approx. Dr. Fig. cf.".split()
 )
 DOTTED = re.compile(r"^(?:[A-Za-z]\.){2,}$")
 INITIAL = re.compile(r"^[A-Z]\.$")
@@ -52,7 +53,7 @@ def read_entities(ann: str) -> list[tuple[int, int, str]]:
             label, rest = line.split("\t")[1].split(" ", 1)
             start, end = rest.split(" ")[:2]
             entities.append((int(start), int(end), label))
-    return entities
+    return sorted(entities)
 
 
 def chunks(line: str, offset: int) -> list[tuple[int, str]]:
@@ -170,11 +171,14 @@ def tokenize_line(line: str, offset: int) -> list[tuple[int, str]]:
     return tokens
 
 
-def split_at_entities(tokens: list[Token], boundaries: set[int]) -> list[Token]:
-    """GENIA tokens never cross an entity boundary: cut them there."""
+def split_at_entities(tokens: list[Token], boundaries: list[int]) -> list[Token]:
+    """GENIA tokens never cross an entity boundary: cut them there
+    (`IL-2-induced` -> `IL-2 -induced`). boundaries: sorted offsets."""
     out = []
     for tok in tokens:
-        cuts = [b for b in sorted(boundaries) if tok.start < b < tok.end]
+        lo = bisect.bisect_right(boundaries, tok.start)
+        hi = bisect.bisect_left(boundaries, tok.end)
+        cuts = boundaries[lo:hi]
         if not cuts:
             out.append(tok)
             continue
@@ -248,10 +252,7 @@ def merge_crossing(
     """Merge neighbouring sentences that an entity would cross."""
     merged: list[list[Token]] = []
     for sent in sentences:
-        if merged and any(
-            s < sent[0].start < e and s < merged[-1][-1].end
-            for s, e, _ in entities
-        ):
+        if merged and any(s < sent[0].start < e for s, e, _ in entities):
             merged[-1] = merged[-1] + sent
         else:
             merged.append(sent)
@@ -260,7 +261,7 @@ def merge_crossing(
 
 def document(text: str, entities: list[tuple[int, int, str]]) -> list[list[Token]]:
     """Sentences of one document (title line + abstract lines)."""
-    boundaries = {b for s, e, _ in entities for b in (s, e)}
+    boundaries = sorted({b for s, e, _ in entities for b in (s, e)})
     sentences: list[list[Token]] = []
     offset, pending = 0, []
     for number, line in enumerate(text.split("\n")):
@@ -283,15 +284,14 @@ def document(text: str, entities: list[tuple[int, int, str]]) -> list[list[Token
 
 
 def tags(sentence: list[Token], entities: list[tuple[int, int, str]]) -> list[str]:
-    """IOB2 tags: B- on the first token of an entity, I- on the rest."""
+    """IOB2 tags: B- on the first token of an entity, I- on the rest
+    (entities are flat and sorted by start; tokens never cross them)."""
+    starts = [s for s, _, _ in entities]
     out = []
     for tok in sentence:
-        tag = "O"
-        for s, e, label in entities:
-            if s <= tok.start and tok.end <= e:
-                tag = ("B-" if tok.start == s else "I-") + label
-                break
-        out.append(tag)
+        i = bisect.bisect_right(starts, tok.start) - 1
+        s, e, label = entities[i] if i >= 0 else (0, 0, "")
+        out.append(("B-" if tok.start == s else "I-") + label if tok.end <= e else "O")
     return out
 
 
@@ -322,8 +322,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("standoff_dir", type=Path)
     parser.add_argument("out", type=Path)
     args = parser.parse_args(argv)
-    if not args.standoff_dir.is_dir() or not any(args.standoff_dir.glob("*.txt")):
-        print(f"error: no standoff *.txt files in {args.standoff_dir}", file=sys.stderr)
+    texts = sorted(args.standoff_dir.glob("*.txt"))
+    missing = [t.with_suffix(".ann") for t in texts if not t.with_suffix(".ann").is_file()]
+    if not texts or missing:
+        what = missing[0] if missing else f"*.txt files in {args.standoff_dir}"
+        print(f"error: missing input: {what}", file=sys.stderr)
         return 2
     train(args.standoff_dir, args.out)
     digest = hashlib.md5(args.out.read_bytes()).hexdigest()
