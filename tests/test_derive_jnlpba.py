@@ -98,9 +98,12 @@ def test_initial_after_year_in_citation(tmp_path):
 
 
 def test_glued_sentence_period(tmp_path):
-    assert words(convert(tmp_path, "Title\nin cells.Patient data."))[1:] == [
+    text = "Title\nin cells.Patient data by MB.Moreover the CD3.TcR of (J.Jhan) cells."
+    assert words(convert(tmp_path, text))[1:] == [
         "in cells .",
-        "Patient data .",
+        "Patient data by MB .",
+        # not after a digit or a lone initial
+        "Moreover the CD3.TcR of ( J.Jhan ) cells .",
     ]
 
 

@@ -41,7 +41,8 @@ VOLUME = re.compile(r"^\d+[:,;]")
 YEAR = re.compile(r"^(?:19|20)\d\d$")
 PRIMER = re.compile(r"^5'-.*-3'$")
 JOURNAL_WORD = re.compile(r"^[A-Z][a-z]+\.$")
-GLUED_PERIOD = re.compile(r"(?<=[a-z])\.(?=[A-Z][a-z])")
+# `cells.Patient`, `MB.Moreover`; not `CD3.TcR` or `(J.Jhan)`
+GLUED_PERIOD = re.compile(r"(?<=[A-Za-z]{2})\.(?=[A-Z][a-z])")
 HEADING = re.compile(r":\s*$")
 
 
