@@ -86,3 +86,286 @@ def dependencies(dependency_treebank_zip: Path, out_dir: Path) -> None:
             for split, names in members_by_split(archive, ".dp").items()
         }
     write_splits(Path(out_dir), ".conll", texts)
+
+
+# --------------------------------------------------------------------------
+# wsj_clauses: Penn Treebank trees -> WORD POS CHUNK CLAUSE
+
+
+class Node:
+    """A constituent (`children` set) or a word (`word` set); `start`/`end`
+    are word offsets in the sentence, filled in by `number_words`."""
+
+    __slots__ = ("label", "children", "word", "start", "end")
+
+    def __init__(self, label: str, children: list[Node] | None = None, word: str | None = None):
+        self.label = label
+        self.children = children if children is not None else []
+        self.word = word
+        self.start = self.end = 0
+
+    @property
+    def is_word(self) -> bool:
+        return self.word is not None
+
+    def words(self) -> list[Node]:
+        if self.is_word:
+            return [self]
+        return [w for child in self.children for w in child.words()]
+
+
+_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+
+
+def read_trees(text: str) -> Iterator[Node]:
+    """The trees of a .mrg file; each is wrapped in an unlabelled `( ... )`."""
+    stack: list[Node] = [Node("")]
+    tokens = _TOKEN.findall(text)
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token == "(":
+            label = tokens[i + 1] if tokens[i + 1] not in "()" else ""
+            i += 1 if label == "" else 2
+            if i < len(tokens) and tokens[i] not in "()":
+                stack[-1].children.append(Node(label, word=tokens[i]))
+                i += 2  # the word and its ")"
+                continue
+            node = Node(label)
+            stack[-1].children.append(node)
+            stack.append(node)
+            continue
+        if token == ")":
+            stack.pop()
+        i += 1
+    for wrapper in stack[0].children:
+        yield wrapper.children[0] if wrapper.label == "" and len(wrapper.children) == 1 else wrapper
+
+
+def base_label(label: str) -> str:
+    """Function tags and indices stripped: `S-TPC-1` -> `S`, `NP=2` -> `NP`
+    (POS tags such as `-LRB-` are left alone)."""
+    if label.startswith("-"):
+        return label
+    return re.split(r"[-=]", label, maxsplit=1)[0]
+
+
+def preprocess(node: Node) -> Node | None:
+    """Tree preprocessing: no `-NONE-` words, no constituents left without
+    words, base labels only. None when nothing is left."""
+    if node.is_word:
+        return None if node.label == "-NONE-" else node
+    children = [c for c in (preprocess(child) for child in node.children) if c is not None]
+    if not children:
+        return None
+    return Node(base_label(node.label), children)
+
+
+def number_words(node: Node, start: int = 0) -> int:
+    """Set the word span [start, end) of every node; returns `end`."""
+    node.start = start
+    if node.is_word:
+        node.end = start + 1
+        return node.end
+    for child in node.children:
+        start = number_words(child, start)
+    node.end = start
+    return start
+
+
+def nodes(node: Node) -> Iterator[Node]:
+    yield node
+    for child in node.children:
+        yield from nodes(child)
+
+
+# CLAUSE column. FRAG and RRC are not clauses (CoNLL-2001).
+CLAUSE_LABELS = frozenset({"S", "SINV", "SQ", "SBAR", "SBARQ"})
+
+
+def clause_column(tree: Node) -> list[str]:
+    """`(S` per clause starting at a word, `*`, `S)` per clause ending there;
+    identical spans are kept once."""
+    spans = {(n.start, n.end) for n in nodes(tree) if not n.is_word and n.label in CLAUSE_LABELS}
+    n_words = tree.end
+    opens = [0] * n_words
+    closes = [0] * n_words
+    for start, end in spans:
+        opens[start] += 1
+        closes[end - 1] += 1
+    return ["(S" * o + "*" + "S)" * c for o, c in zip(opens, closes)]
+
+
+# CHUNK column.
+PUNCTUATION = frozenset({",", ".", ":", "``", "''", "-LRB-", "-RRB-"})
+VERBS = frozenset({"VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "MD", "TO"})
+ADVERBS = frozenset({"RB", "RBR", "RBS"})
+CLAUSE_LEVEL = frozenset({"S", "SINV", "SQ", "SBARQ", "FRAG", "RRC", "PRN", "X", "UCP"})
+# wh-phrases are chunked as their plain counterparts.
+CHUNK_TYPE = {"WHNP": "NP", "WHADVP": "ADVP", "WHADJP": "ADJP", "WHPP": "PP", "NX": "NP", "NAC": "NP"}
+RUN_PHRASES = frozenset({"ADVP", "ADJP", "PRT", "CONJP", "INTJ", "LST", "QP"})
+NP_PREMODIFIERS = frozenset({"QP", "ADJP", "ADVP", "NX", "NAC", "UCP"})
+PRECONJUNCTIONS = frozenset({"both", "either", "neither"})
+
+
+def is_flat(node: Node) -> bool:
+    return all(child.is_word for child in node.children)
+
+
+class Chunker:
+    """IOB2 chunk tags of one tree, by the README's rules."""
+
+    def __init__(self, tree: Node):
+        self.tags = ["O"] * tree.end
+        self.walk(tree)
+
+    def chunk(self, words: list[Node], kind: str) -> None:
+        for i, word in enumerate(words):
+            self.tags[word.start] = ("B-" if i == 0 else "I-") + kind
+
+    def walk(self, node: Node) -> None:
+        if node.is_word:
+            return  # a word directly under a clause-level node: see `clause_level`
+        label = CHUNK_TYPE.get(node.label, node.label)
+        if label == "NP":
+            self.runs(node, "NP")
+        elif label == "VP":
+            self.verb_phrase(node)
+        elif label in ("PP", "SBAR"):
+            self.head_words(node, label)
+        elif label in RUN_PHRASES or (label == "UCP" and is_flat(node)):
+            self.runs(node, label)
+        else:
+            self.clause_level(node)
+
+    def runs(self, node: Node, kind: str) -> None:
+        """Runs of the phrase's own words (NP: plus flat premodifiers);
+        punctuation and embedded phrases split them."""
+        run: list[Node] = []
+        for child in node.children:
+            if child.is_word and child.label not in PUNCTUATION:
+                run.append(child)
+            elif kind == "NP" and child.label in NP_PREMODIFIERS and is_flat(child):
+                run.extend(child.children)
+            else:
+                self.flush(run, kind, before_phrase=not child.is_word)
+                run = []
+                self.walk(child)
+        self.flush(run, kind, before_phrase=False)
+
+    def flush(self, run: list[Node], kind: str, before_phrase: bool) -> None:
+        if kind == "NP":
+            # coordinators at run edges, a lone both/either/neither before phrases: O
+            while run and run[0].label == "CC":
+                run = run[1:]
+            while run and run[-1].label == "CC":
+                run = run[:-1]
+            if before_phrase and len(run) == 1 and run[0].word.lower() in PRECONJUNCTIONS:
+                run = []
+        if run:
+            self.chunk(run, kind)
+
+    def head_words(self, node: Node, kind: str) -> None:
+        """PP/SBAR: the words before the first phrase (merged with an
+        immediately embedded PP's preposition: `because of`)."""
+        head: list[Node] = []
+        rest = node.children
+        while rest and rest[0].is_word and rest[0].label not in PUNCTUATION:
+            head.append(rest[0])
+            rest = rest[1:]
+        if head and kind == "PP" and rest and rest[0].label == "PP":
+            inner = rest[0]
+            inner_head = [c for c in self._leading_words(inner)]
+            if inner_head:
+                head += inner_head
+                rest = inner.children[len(inner_head):] + rest[1:]
+        if head:
+            self.chunk(head, kind)
+        for child in rest:
+            self.walk(child)
+
+    @staticmethod
+    def _leading_words(node: Node) -> list[Node]:
+        head = []
+        for child in node.children:
+            if not child.is_word or child.label in PUNCTUATION:
+                break
+            head.append(child)
+        return head
+
+    def verb_phrase(self, node: Node) -> None:
+        cluster: list[Node] = []
+        pending: list[Node] = []  # adverbs, kept only if a verb follows
+        rest = self.cluster(node, cluster, pending)
+        if cluster:
+            self.chunk(cluster, "VP")
+        for adverb in pending:
+            self.walk(adverb)
+        for child in rest:
+            self.walk(child)
+
+    def cluster(self, node: Node, cluster: list[Node], pending: list[Node]) -> list[Node]:
+        """Collect the verb cluster along the chain VP -> VP (also through an
+        S whose only child is a VP); returns the children left to walk."""
+        children = node.children
+        for i, child in enumerate(children):
+            if child.is_word and child.label in VERBS:
+                cluster.extend(w for a in pending for w in a.words())
+                pending.clear()
+                cluster.append(child)
+            elif cluster and (child.is_word and child.label in ADVERBS or child.label == "ADVP" and is_flat(child)):
+                pending.append(child)
+            elif cluster and not pending and self.chains(child):
+                inner = child if child.label == "VP" else child.children[0]
+                return self.cluster(inner, cluster, pending) + children[i + 1:]
+            else:
+                return children[i:]
+        return []
+
+    @staticmethod
+    def chains(child: Node) -> bool:
+        return child.label == "VP" or (
+            child.label == "S" and len(child.children) == 1 and child.children[0].label == "VP")
+
+    def clause_level(self, node: Node) -> None:
+        """Verbs directly under a clause are VP chunks (inverted auxiliaries);
+        bare adverbs, IN, CC are O."""
+        for child in node.children:
+            if child.is_word:
+                if child.label in VERBS:
+                    self.chunk([child], "VP")
+            else:
+                self.walk(child)
+
+
+def sentence_lines(tree: Node) -> str:
+    words = tree.words()
+    chunks = Chunker(tree).tags
+    clauses = clause_column(tree)
+    return "".join(f"{w.word} {w.label} {c} {s}\n" for w, c, s in zip(words, chunks, clauses)) + "\n"
+
+
+def mrg_sentences(text: str) -> Iterator[Node]:
+    for raw in read_trees(text):
+        tree = preprocess(raw)
+        if tree is not None:
+            number_words(tree)
+            yield tree
+
+
+def clauses(treebank_zip: Path, out_dir: Path) -> None:
+    """Write train/dev/test.txt (wsj_clauses) from treebank.zip."""
+    with zipfile.ZipFile(treebank_zip) as archive:
+        names = {
+            split: [n for n in members if "/combined/" in n]
+            for split, members in members_by_split(archive, ".mrg").items()
+        }
+        texts = {
+            split: "".join(
+                sentence_lines(tree)
+                for name in members
+                for tree in mrg_sentences(archive.read(name).decode("utf-8"))
+            )
+            for split, members in names.items()
+        }
+    write_splits(Path(out_dir), ".txt", texts)
