@@ -212,6 +212,13 @@ def is_flat(node: Node) -> bool:
     return all(child.is_word for child in node.children)
 
 
+def is_premodifier(node: Node) -> bool:
+    """A flat premodifier of an NP: QP/ADJP/ADVP/NX/NAC/UCP made of words and
+    such phrases only (`the $ 2.29 billion value` is one chunk)."""
+    return node.label in NP_PREMODIFIERS and all(
+        child.is_word or is_premodifier(child) for child in node.children)
+
+
 class Chunker:
     """IOB2 chunk tags of one tree, by the README's rules."""
 
@@ -242,16 +249,22 @@ class Chunker:
         """Runs of the phrase's own words (NP: plus flat premodifiers);
         punctuation and embedded phrases split them."""
         run: list[Node] = []
-        for child in node.children:
+        for child in self.spliced(node, kind):
             if child.is_word and child.label not in PUNCTUATION:
                 run.append(child)
-            elif kind == "NP" and child.label in NP_PREMODIFIERS and is_flat(child):
-                run.extend(child.children)
             else:
                 self.flush(run, kind, before_phrase=not child.is_word)
                 run = []
                 self.walk(child)
         self.flush(run, kind, before_phrase=False)
+
+    def spliced(self, node: Node, kind: str) -> Iterator[Node]:
+        """The children, flat premodifiers replaced by their words."""
+        for child in node.children:
+            if not child.is_word and kind in ("NP", "ADJP") and is_premodifier(child):
+                yield from child.words()
+            else:
+                yield child
 
     def flush(self, run: list[Node], kind: str, before_phrase: bool) -> None:
         if kind == "NP":
@@ -270,6 +283,9 @@ class Chunker:
         immediately embedded PP's preposition: `because of`)."""
         head: list[Node] = []
         rest = node.children
+        while rest and not (rest[0].is_word and rest[0].label not in PUNCTUATION) and rest[0].label == "ADVP":
+            self.walk(rest[0])  # `well below`: the adverb is a chunk of its own
+            rest = rest[1:]
         while rest and rest[0].is_word and rest[0].label not in PUNCTUATION:
             head.append(rest[0])
             rest = rest[1:]
@@ -313,9 +329,9 @@ class Chunker:
                 cluster.extend(w for a in pending for w in a.words())
                 pending.clear()
                 cluster.append(child)
-            elif cluster and (child.is_word and child.label in ADVERBS or child.label == "ADVP" and is_flat(child)):
+            elif (child.is_word and child.label in ADVERBS or child.label == "ADVP" and is_flat(child)):
                 pending.append(child)
-            elif cluster and not pending and self.chains(child):
+            elif cluster and self.chains(child):
                 inner = child if child.label == "VP" else child.children[0]
                 return self.cluster(inner, cluster, pending) + children[i + 1:]
             else:
