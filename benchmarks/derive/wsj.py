@@ -297,8 +297,7 @@ class Chunker:
                 rest = inner.children[len(inner_head):] + rest[1:]
         if head:
             self.chunk(head, kind)
-        for child in rest:
-            self.walk(child)
+        self.rest(rest, clause=False)
 
     @staticmethod
     def _leading_words(node: Node) -> list[Node]:
@@ -317,8 +316,7 @@ class Chunker:
             self.chunk(cluster, "VP")
         for adverb in pending:
             self.walk(adverb)
-        for child in rest:
-            self.walk(child)
+        self.rest(rest, clause=False)
 
     def cluster(self, node: Node, cluster: list[Node], pending: list[Node]) -> list[Node]:
         """Collect the verb cluster along the chain VP -> VP (also through an
@@ -331,7 +329,7 @@ class Chunker:
                 cluster.append(child)
             elif (child.is_word and child.label in ADVERBS or child.label == "ADVP" and is_flat(child)):
                 pending.append(child)
-            elif cluster and self.chains(child):
+            elif cluster and self.chains(child, pending):
                 inner = child if child.label == "VP" else child.children[0]
                 return self.cluster(inner, cluster, pending) + children[i + 1:]
             else:
@@ -339,19 +337,42 @@ class Chunker:
         return []
 
     @staticmethod
-    def chains(child: Node) -> bool:
+    def chains(child: Node, pending: list[Node]) -> bool:
+        """VP -> VP, or VP -> S -> VP right after a verb (`has yet to
+        announce`: an adverb before the S ends the cluster)."""
         return child.label == "VP" or (
-            child.label == "S" and len(child.children) == 1 and child.children[0].label == "VP")
+            not pending and child.label == "S"
+            and len(child.children) == 1 and child.children[0].label == "VP")
 
     def clause_level(self, node: Node) -> None:
         """Verbs directly under a clause are VP chunks (inverted auxiliaries);
         bare adverbs, IN, CC are O."""
-        for child in node.children:
-            if child.is_word:
-                if child.label in VERBS:
-                    self.chunk([child], "VP")
-            else:
+        self.rest(node.children, clause=True)
+
+    def rest(self, children: list[Node], clause: bool) -> None:
+        """Phrases are walked; a stray word (not part of its phrase's chunk)
+        is a chunk of its own, typed by its POS."""
+        for child in children:
+            if not child.is_word:
                 self.walk(child)
+                continue
+            kind = stray_kind(child.label, clause)
+            if kind:
+                self.chunk([child], kind)
+
+
+def stray_kind(tag: str, clause: bool) -> str | None:
+    if tag in VERBS:
+        return "VP"
+    if tag.startswith("NN") or tag in ("CD", "PRP", "DT", "$", "#", "EX", "WP", "WDT", "POS", "PRP$"):
+        return "NP"
+    if tag.startswith("JJ"):
+        return "ADJP"
+    if tag == "IN" and not clause:
+        return "PP"
+    if tag == "RP":
+        return "PRT"
+    return None
 
 
 def sentence_lines(tree: Node) -> str:
