@@ -212,6 +212,13 @@ def is_flat(node: Node) -> bool:
     return all(child.is_word for child in node.children)
 
 
+def is_adverb(node: Node) -> bool:
+    """A bare adverb or an ADVP of adverbs only (`both`, `since`, `at best`
+    end a verb cluster)."""
+    return all(word.label in ADVERBS for word in node.words()) and (
+        node.is_word or node.label == "ADVP")
+
+
 def is_premodifier(node: Node) -> bool:
     """A flat premodifier of an NP: QP/ADJP/ADVP/NX/NAC/UCP made of words and
     such phrases only (`the $ 2.29 billion value` is one chunk)."""
@@ -267,12 +274,12 @@ class Chunker:
                 yield child
 
     def flush(self, run: list[Node], kind: str, before_phrase: bool) -> None:
+        # coordinators at run edges, a lone both/either/neither before phrases: O
+        while run and run[0].label == "CC":
+            run = run[1:]
+        while run and run[-1].label == "CC":
+            run = run[:-1]
         if kind == "NP":
-            # coordinators at run edges, a lone both/either/neither before phrases: O
-            while run and run[0].label == "CC":
-                run = run[1:]
-            while run and run[-1].label == "CC":
-                run = run[:-1]
             if before_phrase and len(run) == 1 and run[0].word.lower() in PRECONJUNCTIONS:
                 run = []
         if run:
@@ -283,9 +290,6 @@ class Chunker:
         immediately embedded PP's preposition: `because of`)."""
         head: list[Node] = []
         rest = node.children
-        while rest and not (rest[0].is_word and rest[0].label not in PUNCTUATION) and rest[0].label == "ADVP":
-            self.walk(rest[0])  # `well below`: the adverb is a chunk of its own
-            rest = rest[1:]
         while rest and rest[0].is_word and rest[0].label not in PUNCTUATION:
             head.append(rest[0])
             rest = rest[1:]
@@ -314,9 +318,20 @@ class Chunker:
         rest = self.cluster(node, cluster, pending)
         if cluster:
             self.chunk(cluster, "VP")
-        for adverb in pending:
-            self.walk(adverb)
+        self.trailing_adverbs(pending)
         self.rest(rest, clause=False)
+
+    def trailing_adverbs(self, adverbs: list[Node]) -> None:
+        """Adverbs after the last verb: ADVP nodes are an ADVP chunk (adjacent
+        ones one chunk: `was up only slightly`), bare adverbs `O`."""
+        run: list[Node] = []
+        for adverb in adverbs + [None]:
+            if adverb is not None and not adverb.is_word:
+                run.extend(adverb.words())
+                continue
+            if run:
+                self.chunk(run, "ADVP")
+            run = []
 
     def cluster(self, node: Node, cluster: list[Node], pending: list[Node]) -> list[Node]:
         """Collect the verb cluster along the chain VP -> VP (also through an
@@ -327,7 +342,7 @@ class Chunker:
                 cluster.extend(w for a in pending for w in a.words())
                 pending.clear()
                 cluster.append(child)
-            elif (child.is_word and child.label in ADVERBS or child.label == "ADVP" and is_flat(child)):
+            elif is_adverb(child):
                 pending.append(child)
             elif cluster and self.chains(child, pending):
                 inner = child if child.label == "VP" else child.children[0]
