@@ -204,7 +204,7 @@ CLAUSE_LEVEL = frozenset({"S", "SINV", "SQ", "SBARQ", "FRAG", "RRC", "PRN", "X",
 # wh-phrases are chunked as their plain counterparts.
 CHUNK_TYPE = {"WHNP": "NP", "WHADVP": "ADVP", "WHADJP": "ADJP", "WHPP": "PP", "NX": "NP", "NAC": "NP"}
 RUN_PHRASES = frozenset({"ADVP", "ADJP", "PRT", "CONJP", "INTJ", "LST", "QP"})
-NP_PREMODIFIERS = frozenset({"QP", "ADJP", "ADVP", "NX", "NAC", "UCP"})
+NP_PREMODIFIERS = frozenset({"QP", "ADJP", "ADVP", "NX", "NAC", "UCP", "WHADJP", "WHADVP"})
 PRECONJUNCTIONS = frozenset({"both", "either", "neither"})
 
 
@@ -255,62 +255,57 @@ class Chunker:
     def runs(self, node: Node, kind: str) -> None:
         """Runs of the phrase's own words (NP: plus flat premodifiers);
         punctuation and embedded phrases split them."""
+        children = list(self.spliced(node, kind))
+        with_phrases = any(not child.is_word for child in children)
         run: list[Node] = []
-        for child in self.spliced(node, kind):
-            if child.is_word and child.label not in PUNCTUATION:
+        for child in children + [None]:
+            if child is not None and child.is_word and child.label not in PUNCTUATION:
                 run.append(child)
-            else:
-                self.flush(run, kind, before_phrase=not child.is_word)
-                run = []
+                continue
+            self.flush(run, kind, with_phrases)
+            run = []
+            if child is not None:
                 self.walk(child)
-        self.flush(run, kind, before_phrase=False)
 
     def spliced(self, node: Node, kind: str) -> Iterator[Node]:
         """The children, flat premodifiers replaced by their words."""
         for child in node.children:
-            if not child.is_word and kind in ("NP", "ADJP") and is_premodifier(child):
+            if not child.is_word and kind in ("NP", "ADJP", "ADVP") and is_premodifier(child):
                 yield from child.words()
             else:
                 yield child
 
-    def flush(self, run: list[Node], kind: str, before_phrase: bool) -> None:
-        # coordinators at run edges, a lone both/either/neither before phrases: O
+    def flush(self, run: list[Node], kind: str, with_phrases: bool) -> None:
+        # coordinators at run edges, a lone both/either/neither beside phrases: O
         while run and run[0].label == "CC":
             run = run[1:]
         while run and run[-1].label == "CC":
             run = run[:-1]
         if kind == "NP":
-            if before_phrase and len(run) == 1 and run[0].word.lower() in PRECONJUNCTIONS:
+            if with_phrases and len(run) == 1 and run[0].word.lower() in PRECONJUNCTIONS:
                 run = []
         if run:
             self.chunk(run, kind)
 
     def head_words(self, node: Node, kind: str) -> None:
         """PP/SBAR: the words before the first phrase (merged with an
-        immediately embedded PP's preposition: `because of`)."""
-        head: list[Node] = []
-        rest = node.children
-        while rest and rest[0].is_word and rest[0].label not in PUNCTUATION:
-            head.append(rest[0])
-            rest = rest[1:]
+        immediately embedded PP's preposition: `because of`; punctuation
+        splits them: `Provided , that`)."""
+        head = leading_words(node)
+        rest = node.children[len(head):]
         if head and kind == "PP" and rest and rest[0].label == "PP":
-            inner = rest[0]
-            inner_head = [c for c in self._leading_words(inner)]
-            if inner_head:
-                head += inner_head
-                rest = inner.children[len(inner_head):] + rest[1:]
-        if head:
-            self.chunk(head, kind)
-        self.rest(rest, clause=False)
-
-    @staticmethod
-    def _leading_words(node: Node) -> list[Node]:
-        head = []
-        for child in node.children:
-            if not child.is_word or child.label in PUNCTUATION:
-                break
-            head.append(child)
-        return head
+            inner = leading_words(rest[0])
+            head += inner
+            rest = rest[0].children[len(inner):] + rest[1:]
+        run: list[Node] = []
+        for word in head + [None]:
+            if word is not None and word.label not in PUNCTUATION:
+                run.append(word)
+                continue
+            if run:
+                self.chunk(run, kind)
+            run = []
+        self.rest(rest, "phrase")
 
     def verb_phrase(self, node: Node) -> None:
         cluster: list[Node] = []
@@ -319,7 +314,7 @@ class Chunker:
         if cluster:
             self.chunk(cluster, "VP")
         self.trailing_adverbs(pending)
-        self.rest(rest, clause=False)
+        self.rest(rest, "VP")
 
     def trailing_adverbs(self, adverbs: list[Node]) -> None:
         """Adverbs after the last verb: ADVP nodes are an ADVP chunk (adjacent
@@ -344,7 +339,7 @@ class Chunker:
                 cluster.append(child)
             elif is_adverb(child):
                 pending.append(child)
-            elif cluster and self.chains(child, pending):
+            elif (cluster or pending) and self.chains(child, cluster, pending):
                 inner = child if child.label == "VP" else child.children[0]
                 return self.cluster(inner, cluster, pending) + children[i + 1:]
             else:
@@ -352,42 +347,56 @@ class Chunker:
         return []
 
     @staticmethod
-    def chains(child: Node, pending: list[Node]) -> bool:
+    def chains(child: Node, cluster: list[Node], pending: list[Node]) -> bool:
         """VP -> VP, or VP -> S -> VP right after a verb (`has yet to
         announce`: an adverb before the S ends the cluster)."""
         return child.label == "VP" or (
-            not pending and child.label == "S"
+            not pending and bool(cluster) and child.label == "S"
             and len(child.children) == 1 and child.children[0].label == "VP")
 
     def clause_level(self, node: Node) -> None:
         """Verbs directly under a clause are VP chunks (inverted auxiliaries);
         bare adverbs, IN, CC are O."""
-        self.rest(node.children, clause=True)
+        self.rest(node.children, "clause")
 
-    def rest(self, children: list[Node], clause: bool) -> None:
+    def rest(self, children: list[Node], context: str) -> None:
         """Phrases are walked; a stray word (not part of its phrase's chunk)
         is a chunk of its own, typed by its POS."""
         for child in children:
             if not child.is_word:
                 self.walk(child)
                 continue
-            kind = stray_kind(child.label, clause)
+            kind = stray_kind(child.label, context)
             if kind:
                 self.chunk([child], kind)
 
 
-def stray_kind(tag: str, clause: bool) -> str | None:
+def stray_kind(tag: str, context: str) -> str | None:
+    """The chunk type of a stray word in a `clause`, a `VP` or another
+    `phrase`: bare adverbs, IN and CC under a clause are O."""
     if tag in VERBS:
         return "VP"
     if tag.startswith("NN") or tag in ("CD", "PRP", "DT", "$", "#", "EX", "WP", "WDT", "POS", "PRP$"):
         return "NP"
     if tag.startswith("JJ"):
         return "ADJP"
-    if tag == "IN" and not clause:
+    if tag == "IN" and context != "clause":
         return "PP"
+    if tag == "WRB" or (tag in ADVERBS and context == "phrase"):
+        return "ADVP"
     if tag == "RP":
         return "PRT"
     return None
+
+
+def leading_words(node: Node) -> list[Node]:
+    """The words (punctuation included) before a node's first phrase."""
+    words = []
+    for child in node.children:
+        if not child.is_word:
+            break
+        words.append(child)
+    return words
 
 
 def sentence_lines(tree: Node) -> str:
