@@ -1,5 +1,8 @@
 """The NLTK Penn Treebank sample, rebuilt as two benchmark data sets.
 
+    python -m benchmarks.derive.wsj dependencies DEPENDENCY_TREEBANK_ZIP OUT_DIR
+    python -m benchmarks.derive.wsj clauses TREEBANK_ZIP OUT_DIR
+
 * `dependencies`: `dependency_treebank.zip` (Malt-TAB) -> CoNLL-X
   (shared/data/wsj_dep_sample);
 * `clauses`: `treebank.zip` (`treebank/combined/wsj_*.mrg`) -> a
@@ -200,10 +203,10 @@ def clause_column(tree: Node) -> list[str]:
 PUNCTUATION = frozenset({",", ".", ":", "``", "''", "-LRB-", "-RRB-"})
 VERBS = frozenset({"VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "MD", "TO"})
 ADVERBS = frozenset({"RB", "RBR", "RBS"})
-CLAUSE_LEVEL = frozenset({"S", "SINV", "SQ", "SBARQ", "FRAG", "RRC", "PRN", "X", "UCP"})
-# wh-phrases are chunked as their plain counterparts.
+# wh-phrases are chunked as their plain counterparts; NX/NAC (not flat, so
+# not spliced into their NP) as NPs.
 CHUNK_TYPE = {"WHNP": "NP", "WHADVP": "ADVP", "WHADJP": "ADJP", "WHPP": "PP", "NX": "NP", "NAC": "NP"}
-RUN_PHRASES = frozenset({"ADVP", "ADJP", "PRT", "CONJP", "INTJ", "LST", "QP"})
+RUN_PHRASES = frozenset({"ADVP", "ADJP", "PRT", "CONJP", "INTJ", "LST"})
 NP_PREMODIFIERS = frozenset({"QP", "ADJP", "ADVP", "NX", "NAC", "UCP", "WHADJP", "WHADVP"})
 PRECONJUNCTIONS = frozenset({"both", "either", "neither"})
 
@@ -239,7 +242,7 @@ class Chunker:
 
     def walk(self, node: Node) -> None:
         if node.is_word:
-            return  # a word directly under a clause-level node: see `clause_level`
+            return  # punctuation: always O, it splits a chunk
         label = CHUNK_TYPE.get(node.label, node.label)
         if label == "NP":
             self.runs(node, "NP")
@@ -355,8 +358,8 @@ class Chunker:
             and len(child.children) == 1 and child.children[0].label == "VP")
 
     def clause_level(self, node: Node) -> None:
-        """Verbs directly under a clause are VP chunks (inverted auxiliaries);
-        bare adverbs, IN, CC are O."""
+        """S/SINV/SQ/SBARQ, FRAG, PRN, X, ...: verbs directly under them are VP
+        chunks (inverted auxiliaries); bare adverbs, IN, CC are O."""
         self.rest(node.children, "clause")
 
     def rest(self, children: list[Node], context: str) -> None:
@@ -430,3 +433,15 @@ def clauses(treebank_zip: Path, out_dir: Path) -> None:
             for split, members in names.items()
         }
     write_splits(Path(out_dir), ".txt", texts)
+
+
+COMMANDS = {"dependencies": dependencies, "clauses": clauses}
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4 or sys.argv[1] not in COMMANDS:
+        sys.exit(__doc__)
+    if not Path(sys.argv[2]).is_file():
+        print(f"error: {sys.argv[2]} not found (the upstream zip: `spacy project assets --extra`)",
+              file=sys.stderr)
+        sys.exit(2)
+    COMMANDS[sys.argv[1]](Path(sys.argv[2]), Path(sys.argv[3]))
