@@ -284,9 +284,8 @@ class Chunker:
             run = run[1:]
         while run and run[-1].label == "CC":
             run = run[:-1]
-        if kind == "NP":
-            if with_phrases and len(run) == 1 and run[0].word.lower() in PRECONJUNCTIONS:
-                run = []
+        if kind == "NP" and with_phrases and len(run) == 1 and str(run[0].word).lower() in PRECONJUNCTIONS:
+            run = []
         if run:
             self.chunk(run, kind)
 
