@@ -242,6 +242,52 @@ def test_run_phrases_and_clause_level_words():
 
 
 # --------------------------------------------------------------------------
+# CHUNK column: rules the README leaves out (found by diffing against the
+# reference files; each reproduces cases of the real data)
+
+
+def test_adverbs_before_the_first_verb_join_the_cluster():
+    assert columns("(VP (ADVP (RB clearly)) (VBP show) (NP (PRP it)))") == [
+        "clearly B-VP *", "show I-VP *", "it B-NP *"]
+
+
+def test_only_an_advp_of_adverbs_stays_in_the_cluster():
+    assert columns("(VP (VBP are) (ADVP (DT both)) (VP (VBN produced)))") == [
+        "are B-VP *", "both B-ADVP *", "produced B-VP *"]
+
+
+def test_adjacent_trailing_advps_are_one_chunk():
+    assert columns("(VP (VBD was) (ADVP (RB up)) (ADVP (RB only) (RB slightly)))") == [
+        "was B-VP *", "up B-ADVP *", "only I-ADVP *", "slightly I-ADVP *"]
+
+
+def test_a_word_after_the_first_phrase_of_an_sbar_or_pp_is_a_chunk_of_its_own():
+    assert columns(
+        "(SBAR (ADVP (RB even)) (IN though) (S (NP (PRP he)) (VP (VBZ has))))") == [
+        "even B-ADVP (S*", "though B-PP *", "he B-NP (S*", "has B-VP *S)S)"]
+    assert columns(
+        "(PP (CC but) (ADVP (RB probably)) (RB not) (PP (IN until) (NP (NN May))))") == [
+        "but B-PP *", "probably B-ADVP *", "not B-ADVP *", "until B-PP *", "May B-NP *"]
+
+
+def test_stray_words_of_a_vp_or_a_clause_are_typed_by_their_pos():
+    assert columns("(S (NP (NNP Magna)) (VP (JJ resigned)))") == [
+        "Magna B-NP (S*", "resigned B-ADJP *S)"]
+    assert columns("(X (NNP Money) (NNP Market) (CD 6.21) (NN %))") == [
+        "Money B-NP *", "Market B-NP *", "6.21 B-NP *", "% B-NP *"]
+
+
+def test_punctuation_splits_a_complementizer():
+    assert columns("(SBAR (VBN Provided) (, ,) (IN that) (S (NP (NNS funds)) (VP (VBP exist))))") == [
+        "Provided B-SBAR (S*", ", O *", "that B-SBAR *", "funds B-NP (S*", "exist B-VP *S)S)"]
+
+
+def test_a_lone_both_after_phrases_is_o_too():
+    assert columns("(NP (NP (PRP he)) (CC and) (NP (PRP she)) (DT both))") == [
+        "he B-NP *", "and O *", "she B-NP *", "both O *"]
+
+
+# --------------------------------------------------------------------------
 # the files
 
 
