@@ -32,6 +32,15 @@ def test_every_asset_has_a_public_source_and_a_checksum():
         assert all(assets[dest].get("extra") for dest in recipe.inputs), recipe
 
 
+def test_every_data_file_the_workflow_reads_is_an_asset():
+    assets = {a["dest"] for a in srsly.read_yaml(ROOT / "project.yml")["assets"]}
+    sources = [ROOT / "project.yml", *sorted((ROOT / "benchmarks").glob("*.py")),
+               *sorted((ROOT / "configs").glob("*.cfg"))]
+    read = {m for path in sources for m in
+            re.findall(r"assets/[\w./-]+\.(?:txt|iob2|conllu|conll|zip)", path.read_text())}
+    assert len(read) >= 12 and read <= assets, sorted(read - assets)
+
+
 def conll2000_project(tmp_path: Path, zip_checksum: str = "") -> bytes:
     """A project whose CoNLL-2000 comes from a local 'upstream' zip."""
     train, test = b"He PRP B-NP\nran VBD B-VP\n\n", b"It PRP B-NP\n\n"
