@@ -761,34 +761,34 @@ class Step:
 
 
 def _calibration(name: str, task: str, test: str) -> Tuple[str, ...]:
-    return (PY, "benchmarks/calibration.py", f"{{training}}/{name}/model-best", test, "--task", task,
+    return (PY, "-m", "benchmarks.calibration", f"{{training}}/{name}/model-best", test, "--task", task,
             "--output", f"{{metrics}}/calibration_{name}.json", "--plot",
             f"{{plots}}/reliability_{task}.png")
 
 
 STEPS: Tuple[Step, ...] = (
-    Step("tagging", "after", (PY, "benchmarks/train_speed.py", "corpus/ewt/train.spacy", "--depths",
+    Step("tagging", "after", (PY, "-m", "benchmarks.train_speed", "corpus/ewt/train.spacy", "--depths",
                               "0", "1", "2", "--output", "{metrics}/tagger_train_speed.json"),
          ("full",)),
-    Step("tagging", "after", (PY, "benchmarks/train_speed.py", "corpus/ewt/train.spacy", "--limit",
+    Step("tagging", "after", (PY, "-m", "benchmarks.train_speed", "corpus/ewt/train.spacy", "--limit",
                               "1500", "--depths", "0", "1", "--output",
                               "{metrics}/tagger_train_speed.json"), ("quick",)),
     Step("sapo", "after", _calibration("tagger_sapo", "tag", "corpus/ewt/test.spacy")),
     Step("sapo", "after", _calibration("chunker_sapo", "chunk", "corpus/conll2000/test.spacy")),
     Step("sapo", "after", _calibration("ner_rtl_sapo", "ner", "corpus/jnlpba/test.spacy")),
-    Step("sapo-ablations", "after", (PY, "benchmarks/sapo_ablations.py", "report", "--output",
+    Step("sapo-ablations", "after", (PY, "-m", "benchmarks.sapo_ablations", "report", "--output",
                                      "{metrics}/sapo_ablations.md", "--plot",
                                      "{plots}/sapo_ablations.png"), ("full",)),
     # JNLPBA with the EWT tagger's POS tags (ner_rtl_d1_lexicon_pos)
-    Step("spans", "before", (PY, "benchmarks/tag_columns.py",
+    Step("spans", "before", (PY, "-m", "benchmarks.tag_columns",
                              "{training}/tagger_d1_context_lexicon/model-best",
                              "assets/jnlpba/train.iob2", JNLPBA_TAGGED), ("full",)),
     # ... and its test set, for timing those rows (affixes_speed_ner)
-    Step("spans", "before", (PY, "benchmarks/tag_columns.py",
+    Step("spans", "before", (PY, "-m", "benchmarks.tag_columns",
                              "{training}/tagger_d1_context_lexicon/model-best",
                              "assets/jnlpba/test.iob2", "corpus/jnlpba/test.tagged.iob2"),
          ("full",)),
-    Step("spans", "before", (PY, "benchmarks/columns_to_docbin.py", "chunk",
+    Step("spans", "before", (PY, "-m", "benchmarks.columns_to_docbin", "chunk",
                              "corpus/jnlpba/test.tagged.iob2", "corpus/jnlpba/test.tagged.spacy"),
          ("full",)),
     # jackknifed tags for the parser's training data (10 folds of configs/tagger_ewt.cfg)
@@ -806,44 +806,44 @@ STEPS: Tuple[Step, ...] = (
                                   "--initialize.lookups", json.dumps(lexicon()["initialize.lookups"])
                                   .replace("{", "{{").replace("}", "}}")),
          ("full",)),
-    Step("raw-parser", "after", (PY, "benchmarks/raw_parser.py", "--output",
+    Step("raw-parser", "after", (PY, "-m", "benchmarks.raw_parser", "--output",
                                  "{metrics}/raw_parser.md"), ("full",)),
-    Step("scaling", "after", (PY, "benchmarks/scaling.py", "training/tagger_d1/model-best",
+    Step("scaling", "after", (PY, "-m", "benchmarks.scaling", "training/tagger_d1/model-best",
                               "corpus/ewt/train.spacy", "--n-process", "1", "2", "--n-threads", "1",
                               "2", "--copies", "2", "--output", "metrics/scaling.json"), ("full",)),
-    Step("scaling", "after", (PY, "benchmarks/scaling.py", "training/quick/tagger_d1/model-best",
+    Step("scaling", "after", (PY, "-m", "benchmarks.scaling", "training/quick/tagger_d1/model-best",
                               "corpus/ewt/test.spacy", "--n-process", "1", "2", "--n-threads", "1",
                               "2", "--copies", "1", "--output", "metrics/quick/scaling.json"),
          ("quick",)),
     # the GIL-held share of each component's pipe() and its 1-2 thread scaling (issue 38)
-    Step("scaling", "after", (PY, "benchmarks/gil.py", *(f"{{training}}/{name}/model-best" for name in (
+    Step("scaling", "after", (PY, "-m", "benchmarks.gil", *(f"{{training}}/{name}/model-best" for name in (
         "tagger_d1", "ner_rtl_d1", "chunker_d1", "parser_ewt_greedy", "parser_ewt_beam8_early",
         "fr_chunker", "clauses_fr")), "--data", "assets", "--output", "{metrics}/gil.json")),
-    Step("scaling", "after", (PY, "benchmarks/scale_bench.py", "--data", "assets", "--sizes", "1000",
+    Step("scaling", "after", (PY, "-m", "benchmarks.scale_bench", "--data", "assets", "--sizes", "1000",
                               "10000", "100000", "--timeout", "600", "--output", "metrics/scale.json"),
          ("full",)),
     Step("distributed", "after", (
-        PY, "benchmarks/distributed_bench.py", "annotate",
+        PY, "-m", "benchmarks.distributed_bench", "annotate",
         "tagger=training/tagger_d1/model-best=corpus/ewt/test.spacy",
         "ner=training/ner_rtl_d1/model-last=corpus/jnlpba/test.spacy", "--workers", "1", "2",
         "--threads", "2", "--repeat", "20", "--output", "metrics/distributed_annotate.json"), ("full",)),
     # IPM: every setting trains 16 rounds (epochs; more shards converge slower) and selects on dev
     # (EWT dev; CoNLL-2000: the held-out tenth of train), test scored once
     Step("distributed", "after", (
-        PY, "benchmarks/distributed_bench.py", "train",
+        PY, "-m", "benchmarks.distributed_bench", "train",
         "pos=configs/tagger_ewt.cfg=tag:corpus/ewt/test.spacy",
         "pos:--paths.train=corpus/ewt/train.spacy", "pos:--paths.dev=corpus/ewt/dev.spacy",
         "--shards", "2", "4", "8", "--oneshot", "2", "8", "--rounds", "16",
         "--timing-repeats", "3", "--output",
         "metrics/distributed_train_pos.json"), ("full",)),
     Step("distributed", "after", (  # does IPM on 8 shards reach serial accuracy with more rounds?
-        PY, "benchmarks/distributed_bench.py", "train",
+        PY, "-m", "benchmarks.distributed_bench", "train",
         "pos=configs/tagger_ewt.cfg=tag:corpus/ewt/test.spacy",
         "pos:--paths.train=corpus/ewt/train.spacy", "pos:--paths.dev=corpus/ewt/dev.spacy",
         "--shards", "8", "--oneshot", "--rounds", "32", "--output",
         "metrics/distributed_train_pos_long.json"), ("full",)),
     Step("distributed", "after", (
-        PY, "benchmarks/distributed_bench.py", "train",
+        PY, "-m", "benchmarks.distributed_bench", "train",
         "chunk=configs/chunker_conll2000.cfg=chunk:assets/conll2000/test.txt",
         "chunk:--paths.train=assets/conll2000/train.txt", "chunk:--paths.dev=assets/conll2000/train.txt",
         *(f"chunk:--{k}={v}" for k, v in HELD_OUT.items()),
@@ -851,19 +851,19 @@ STEPS: Tuple[Step, ...] = (
         "--timing-repeats", "3", "--output",
         "metrics/distributed_train_chunk.json"), ("full",)),
     Step("distributed", "after", (  # the same with more rounds for 4 and 8 shards
-        PY, "benchmarks/distributed_bench.py", "train",
+        PY, "-m", "benchmarks.distributed_bench", "train",
         "chunk=configs/chunker_conll2000.cfg=chunk:assets/conll2000/test.txt",
         "chunk:--paths.train=assets/conll2000/train.txt", "chunk:--paths.dev=assets/conll2000/train.txt",
         *(f"chunk:--{k}={v}" for k, v in HELD_OUT.items()),
         "--shards", "4", "8", "--oneshot", "--rounds", "32", "--output",
         "metrics/distributed_train_chunk_long.json"), ("full",)),
-    Step("package", "after", (PY, "benchmarks/package.py", "{scale}", "--output", "{packages}")),
+    Step("package", "after", (PY, "-m", "benchmarks.package", "{scale}", "--output", "{packages}")),
     # full: the committed benchmarks/results.md and benchmarks/plots/ from the committed
     # metrics/; quick: benchmarks/quick/ from metrics/quick/ (both ignored by git). First
     # the settings and dev scores of the models in training/ (if any) into metrics/.
-    Step("report", "before", (PY, "benchmarks/run.py", "models", "--scale", "{scale}")),
-    Step("report", "after", (PY, "benchmarks/plots.py", "--metrics", "{metrics}", "--output", "{plots}")),
-    Step("report", "after", (PY, "benchmarks/report.py", "--metrics", "{metrics}", "--scale", "{scale}",
+    Step("report", "before", (PY, "-m", "benchmarks.run", "models", "--scale", "{scale}")),
+    Step("report", "after", (PY, "-m", "benchmarks.plots", "--metrics", "{metrics}", "--output", "{plots}")),
+    Step("report", "after", (PY, "-m", "benchmarks.report", "--metrics", "{metrics}", "--scale", "{scale}",
                              "--output", "{results}")),
 )
 GROUPS = ("tagging", "spans", "sapo", "sapo-ablations", "parser", "raw-parser", "engine", "phrases",
@@ -934,13 +934,13 @@ def evaluation(e: Experiment, scale: str = "full") -> List[str]:
         return [PY, "-m", "spacy", "benchmark", "accuracy", model, test, "--output", out,
                 "--gpu-id", "-1", "--gold-preproc", *code]
     if e.task in ("chunk", "ner"):
-        return [PY, "benchmarks/evaluate.py", model, test, "--task", e.task, "--output", out,
+        return [PY, "-m", "benchmarks.evaluate", model, test, "--task", e.task, "--output", out,
                 "--predictions", f"{training_dir(e.name, scale)}/test_predictions.txt", *code,
                 *e.evaluate]
     if e.task in ("parse", "pipeline"):
-        return [PY, "benchmarks/parser_eval.py", model, test, out, *e.evaluate]
+        return [PY, "-m", "benchmarks.parser_eval", model, test, out, *e.evaluate]
     if e.task in ("clauses", "fr_chunk"):
-        return [PY, "benchmarks/fr_eval.py", "clauses" if e.task == "clauses" else "chunker",
+        return [PY, "-m", "benchmarks.fr_eval", "clauses" if e.task == "clauses" else "chunker",
                 model, test, "--output", out]
     raise ValueError(e.task)
 
@@ -962,7 +962,7 @@ def speed_command(s: Speed, scale: str = "full", repeats: int = 3, batch_size: i
               if in_scale(EXPERIMENTS[spec.split("@")[0]], scale)]
     if scale == "quick" and not s.quick or not models or models[0] != speed_models(s)[0]:
         return None
-    cmd = [PY, "benchmarks/speed.py", DATA[s.data].test,
+    cmd = [PY, "-m", "benchmarks.speed", DATA[s.data].test,
            *[f"{key}={model_path(spec, scale)}" for key, spec in models],
            "--task", s.task, "--reference", models[0][0], "--batch-size", str(batch_size),
            "--repeats", str(s.repeats or repeats), "--output", metrics_file(s.name, scale)]

@@ -22,7 +22,6 @@ and the dev scores of its meta.json (model-best, model-last); scoring a
 model writes it too. benchmarks/report.py reads these, never training/."""
 import argparse
 import json
-import re
 import shlex
 import subprocess
 import sys
@@ -34,16 +33,7 @@ from benchmarks import experiments as X
 QUICK_SPEED_LIMIT = 500  # test docs each quick speed run times
 
 
-def module_form(cmd: List[str]) -> List[str]:
-    """The table names the benchmark scripts by file (`python
-    benchmarks/NAME.py`); they are modules of this package, run with -m
-    from the repository root."""
-    script = re.fullmatch(r"benchmarks/(\w+)\.py", cmd[1]) if len(cmd) > 1 and cmd[0] == "python" else None
-    return ["python", "-m", f"benchmarks.{script.group(1)}", *cmd[2:]] if script else list(cmd)
-
-
 def execute(cmd: List[str], dry: bool = False) -> None:
-    cmd = module_form(cmd)
     print("$", shlex.join(cmd), flush=True)
     if not dry:
         subprocess.run([sys.executable if cmd[0] == "python" else cmd[0], *cmd[1:]], check=True)
@@ -68,7 +58,7 @@ def train(experiments: List[X.Experiment], scale: str, force: bool, dry: bool) -
             print(f"{e.name}: trained already ({X.training_dir(e.name, scale)}; --force retrains)")
             continue
         timer = e.name if scale == "full" else f"quick/{e.name}"
-        execute(["python", "-m", "benchmarks.timed", timer, "--", *module_form(X.train_command(e, scale))], dry)
+        execute(["python", "-m", "benchmarks.timed", timer, "--", *X.train_command(e, scale)], dry)
 
 
 def evaluate(experiments: List[X.Experiment], scale: str, dry: bool) -> None:
@@ -175,7 +165,7 @@ def main(argv=None) -> int:
                 write_model_record(e, args.scale)
     elif args.action == "commands":
         for e in select(args.names or list(X.GROUPS), args.scale):
-            print(f"* `{e.name}`: `{shlex.join(module_form(X.train_command(e, args.scale)))}`")
+            print(f"* `{e.name}`: `{shlex.join(X.train_command(e, args.scale))}`")
     else:
         for g in X.GROUPS:
             names = [e.name for e in X.EXPERIMENTS.values() if e.group == g]

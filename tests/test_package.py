@@ -68,7 +68,7 @@ def test_package_builds_a_wheel_that_loads_by_name(tmp_path):
     train_tiny(tmp_path)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     built = subprocess.run(
-        [sys.executable, "benchmarks/package.py", "quick", "--only", "en_lookahead_ewt",
+        [sys.executable, "-m", "benchmarks.package", "quick", "--only", "en_lookahead_ewt",
          "--output", str(tmp_path / "packages"), "--metrics", str(tmp_path / "no_metrics"),
          "--source", f"en_lookahead_ewt.tagger={tmp_path / 'tagger'}",
          "--source", f"en_lookahead_ewt.parser={tmp_path / 'parser'}",
