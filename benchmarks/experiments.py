@@ -668,7 +668,12 @@ add(Experiment("clauses_fr", "phrases", "clauses", "configs/clauses_wsj.cfg", "w
 # --- what the installable pipelines are assembled from (benchmarks/package.py) ----
 add(Experiment("tagger_conll2000", "package", "tag", "configs/tagger_conll2000.cfg", "conll2000",
                "lookahead_tagger on CoNLL-2000's POS column (en_lookahead_chunks)", quick={},
-               curves=False))
+               curves=False),
+    # ... its twin: the same budget without the last tenth, which fits the
+    # temperature of the shipped tagger's probabilities there (package.py)
+    Experiment("tagger_conll2000_heldout", "package", "tag", "configs/tagger_conll2000.cfg",
+               "conll2000", "lookahead_tagger on CoNLL-2000's POS column, without its last tenth "
+               "(the twin that calibrates tagger_conll2000)", curves=False, dev_is_train=True))
 
 
 # --- speed: which models are timed together (the first one is the reference) -----

@@ -12,7 +12,11 @@ pos_ and morph, the rule lemmatizer with spacy-lookups-data's tables), then
 its runtime `settings`; each perceptron tagger, chunker or NER without a
 temperature gets one fitted on held-out data its model never trained on (its
 docs' words through the earlier components), and writes the probabilities of
-its tags or spans, or none where there is no such data (and says so);
+its tags or spans, or none where there is no such data (and says so). A
+model trained on all of a task's data without a dev set takes the
+temperature of its `twin`: the same recipe trained without the last tenth,
+fitted on that tenth (cross-fitting: the full model sees a tenth more data,
+so it may be a little more sure of itself than the twin);
 spaCy's evaluate on the test set from raw words (`performance` in meta.json,
 with `speed`), the benchmark's figures of its components (`benchmark`), and
 `spacy package --build wheel` (requirements: spacy-lookahead; the spaCy range
@@ -48,9 +52,10 @@ JNLPBA = {"name": "JNLPBA 2004 bio-entity recognition (GENIA)", "url": "https://
           "license": "GENIA annotation license (CC BY 3.0)"}
 LOOKUPS = {"name": "spacy-lookups-data (English lemma tables; Brown clusters and word probabilities)",
            "url": "https://github.com/explosion/spacy-lookups-data", "license": "MIT"}
-# held-out data for calibration: a DocBin, or its last share of docs
+# held-out data for calibration: a DocBin, or its last share of docs (and
+# the twin model that fits the temperature there, when the shipped one
+# trained on those docs)
 EWT_DEV = {"path": "corpus/ewt/dev.spacy"}
-NO_HELD_OUT = "its model trained on all of the training data and the task has no dev set"
 
 # name -> config, model dirs per setting ({metrics} = metrics/ or metrics/quick/),
 # runtime settings, test set, benchmark figures (file in the metrics dir,
@@ -108,7 +113,15 @@ PIPELINES: Dict[str, Dict[str, Any]] = {
         "spans_key": "chunks",
         # the quick models trained on the first 1,000 sentences of train: its
         # last tenth is held out
-        "calibration": {"full": {"lookahead_tagger": NO_HELD_OUT, "lookahead_chunker": NO_HELD_OUT},
+        # the full tagger and chunker: the temperatures of their twins on the
+        # held-out tenth (tagger_conll2000_heldout, chunker_d1_lexicon_biluo:
+        # the same recipes, trained on the other nine tenths)
+        "calibration": {"full": {"lookahead_tagger": {
+                                     "path": "corpus/conll2000/train.spacy", "last": 0.1,
+                                     "twin": "training/tagger_conll2000_heldout/model-last"},
+                                 "lookahead_chunker": {
+                                     "path": "corpus/conll2000/train.spacy", "last": 0.1,
+                                     "twin": "training/chunker_d1_lexicon_biluo/model-best"}},
                         "quick": {"lookahead_tagger": {"path": "corpus/conll2000/train.spacy",
                                                        "last": 0.1},
                                   "lookahead_chunker": {"path": "corpus/conll2000/train.spacy",
@@ -133,7 +146,13 @@ PIPELINES: Dict[str, Dict[str, Any]] = {
         "test": "corpus/jnlpba/test.spacy",
         # the tagger is EWT's (model-best on EWT dev); the quick NER trained
         # on the first 1,000 sentences of train: its last tenth is held out
-        "calibration": {"full": {"lookahead_tagger": EWT_DEV, "lookahead_ner": NO_HELD_OUT},
+        # the full NER: its twin ner_rtl_d1_biluo_pos_affixes (the same
+        # templates, trained on the other nine tenths, tagged by the same
+        # EWT tagger) on the held-out tenth
+        "calibration": {"full": {"lookahead_tagger": EWT_DEV,
+                                 "lookahead_ner": {
+                                     "path": "corpus/jnlpba/train.spacy", "last": 0.1,
+                                     "twin": "training/ner_rtl_d1_biluo_pos_affixes/model-best"}},
                         "quick": {"lookahead_tagger": EWT_DEV,
                                   "lookahead_ner": {"path": "corpus/jnlpba/train.spacy",
                                                     "last": 0.1}}},
@@ -273,9 +292,13 @@ def calibrate(nlp, plan: Dict[str, Any]) -> Dict[str, Any]:
                     for g in gold]
             with nlp.select_pipes(enable=nlp.pipe_names[:i]):
                 docs = list(nlp.pipe(docs))
-            pipe.fit_temperature([Example(d, g) for d, g in zip(docs, gold)])
+            fitter = twin(pipe, name, data["twin"]) if "twin" in data else pipe
+            fitter.fit_temperature([Example(d, g) for d, g in zip(docs, gold)])
             where = shown(data["path"]) + (f", its last {data['last']:.0%} of docs"
                                            if "last" in data else "")
+            if fitter is not pipe:
+                pipe.cfg["fitted_temperature"] = fitter.cfg.get("fitted_temperature")
+                where += f", by {shown(data['twin'])} (the same recipe, without those docs)"
             out[name] = ({"writes": what, "temperature": pipe.temperature, "fitted": where}
                          if pipe.cfg.get("fitted_temperature") is not None else
                          f"none: no doc of {where} has a fully known gold")
@@ -285,6 +308,22 @@ def calibrate(nlp, plan: Dict[str, Any]) -> Dict[str, Any]:
                                          if isinstance(out[name], dict) else out[name]),
               file=sys.stderr)
     return out
+
+
+def twin(pipe, name: str, path: str):
+    """The component `name` of the twin model at path: the same recipe as
+    pipe (features, scheme, search, learner), trained without the held-out
+    docs (so its labels may lack a rare one of pipe's)."""
+    if not (ROOT / path / "config.cfg").exists():
+        sys.exit(f"package.py: no twin model at {path} to fit {name}'s temperature: train it "
+                 "first (python -m benchmarks.run train NAME), or pass --calibration")
+    other = spacy.load(ROOT / path).get_pipe(name)
+    differ = [key for key in ("features", "scheme", "depth", "direction", "search", "learner")
+              if other.cfg.get(key) != pipe.cfg.get(key)]
+    if differ:
+        sys.exit(f"package.py: the twin {path} of {name} has other {', '.join(differ)}: not the "
+                 "same recipe")
+    return other
 
 
 def evaluate(model: Path, data: Path, spans_key: str) -> Dict[str, Any]:

@@ -143,3 +143,42 @@ def test_the_package_says_its_version_and_licence():
     assert spacy_lookahead.__version__ == cfg["metadata"]["version"]
     assert metadata("spacy-lookahead")["License"] == cfg["metadata"]["license"] == "MIT"
     assert (REPO / "LICENSE").read_text(encoding="utf8").startswith("MIT License")
+
+
+def test_a_model_without_held_out_data_takes_its_twins_temperature(tmp_path):
+    """Cross-fitting (benchmarks/package.py, `twin`): the shipped model
+    trained on every doc; the twin, the same recipe without the held-out
+    docs, fits the temperature there and the shipped model takes it."""
+    from benchmarks.package import calibrate
+
+    def tagger(first: int, features=None):
+        nlp = spacy.blank("en")
+        settings = {"depth": 0, **({"features": features} if features else {})}
+        nlp.add_pipe("lookahead_tagger", config=blocks("lookahead_tagger", settings))
+        examples = ewt_examples(nlp.vocab, "train", first + 200)[first:]
+        nlp.initialize(lambda: examples)
+        nlp.update(examples)
+        return nlp
+
+    text = (SHARED_DATA / "ud_ewt" / "en_ewt-ud-dev.conllu").read_text(encoding="utf8")
+    DocBin(docs=list(itertools.islice(conllu_to_docs(text, n_sents=1, no_print=True), 60))).to_disk(
+        tmp_path / "held_out.spacy")
+    twin = tagger(200)
+    twin.to_disk(tmp_path / "twin")
+    shipped = tagger(0)
+    plan = {"lookahead_tagger": {"path": str(tmp_path / "held_out.spacy"), "twin": str(tmp_path / "twin")}}
+    written = calibrate(shipped, plan)["lookahead_tagger"]
+    reloaded = spacy.load(tmp_path / "twin").get_pipe("lookahead_tagger")
+    docs = list(DocBin().from_disk(tmp_path / "held_out.spacy").get_docs(twin.vocab))
+    from spacy.tokens import Doc
+    from spacy.training import Example
+    expected = reloaded.fit_temperature([Example(Doc(twin.vocab, words=[t.text for t in d]), d)
+                                         for d in docs])
+    assert written["temperature"] == expected != 1.0
+    assert shipped.get_pipe("lookahead_tagger").temperature == expected
+    assert "by " in written["fitted"] and "twin" in written["fitted"]
+    other = tagger(200, features=["lower[0]", "suf3[0]"])
+    other.to_disk(tmp_path / "other")
+    plan["lookahead_tagger"]["twin"] = str(tmp_path / "other")
+    with pytest.raises(SystemExit, match="not the same recipe"):
+        calibrate(tagger(0), plan)
