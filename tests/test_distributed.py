@@ -765,3 +765,25 @@ def test_ipm_trains_every_learner(client, ewt_corpus, tmp_path, learner):
     loaded = spacy.load(tmp_path / "out" / "model-last").get_pipe("lookahead_tagger")
     assert loaded.learner.kind == ("sapo" if "SAPO" in str(learner) else "perceptron")
     assert loaded.learner.averages == ("SAPO" not in str(learner) or "'average': True" in str(learner))
+
+
+@pytest.mark.parametrize("config,overrides", [
+    ("chunker_conll2000.cfg", lambda corpus: chunker_overrides(300, 101, 2)),
+    ("tagger_ewt.cfg", lambda corpus: {**tagger_overrides(corpus, 2), "corpora.train.limit": 300}),
+], ids=["chunker", "tagger"])
+def test_the_workers_annotate_dev_and_the_scores_are_the_drivers(client, ewt_corpus, tmp_path,
+                                                                 config, overrides):
+    """evaluate = "workers": each round's model annotates a part of dev on
+    each worker; the driver scores what comes back: the same scores, every
+    round, as annotating on the driver (speed aside), and the same models."""
+    runs = {}
+    for where in ("workers", "driver"):
+        runs[where] = train(CONFIGS / config, tmp_path / where, client=client, shards=2,
+                            overrides=overrides(ewt_corpus), evaluate=where, stdout=io.StringIO())
+    for a, b in zip(runs["workers"], runs["driver"]):
+        assert a["score"] == b["score"] > 0.5
+        assert {k: v for k, v in a["scores"].items() if k != "speed"} == \
+            {k: v for k, v in b["scores"].items() if k != "speed"}
+        assert a["scores"]["speed"] > 0
+    with pytest.raises(ValueError, match="unknown evaluate"):
+        train(CONFIGS / config, None, client=client, evaluate="nowhere")

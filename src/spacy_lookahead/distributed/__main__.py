@@ -56,6 +56,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                     help="iterative (IPM) or oneshot")
     tr.add_argument("--weighting", default="uniform", choices=("uniform", "updates"),
                     help="mixing coefficients: uniform or updates (McDonald et al. §4)")
+    tr.add_argument("--evaluate", default="workers", choices=("workers", "driver"),
+                    help="where each round's model annotates the dev set: on the workers, a "
+                         "part each (default), or on the driver as spacy train does")
     tr.add_argument("--rounds", type=at_least(1), default=None,
                     help="mixing rounds (default: training.max_epochs)")
 
@@ -91,7 +94,7 @@ def _run(ap: argparse.ArgumentParser, args: argparse.Namespace, rest: List[str])
         shards = os.cpu_count() or 1
     train(args.config, args.output, overrides=overrides, scheduler=args.scheduler,
           workers=args.workers, shards=shards, mixing=args.mixing, rounds=args.rounds,
-          weighting=args.weighting)
+          weighting=args.weighting, evaluate=args.evaluate)
     return 0
 
 

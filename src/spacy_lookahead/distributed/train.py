@@ -19,6 +19,13 @@ model is the mean of the round averages weighted by the round's ticks
 through, as serial averaging is over every epoch, and with one shard it is
 the serial average (the same sum, up to rounding; bitwise after one round).
 SAPO predicts with its own weights (no averaging): its model is the mix.
+
+Evaluation. Each round's model annotates the dev set on the workers, a
+part each (`evaluate = "workers"`, the default), where the model already
+is; the driver only scores what comes back (spaCy's Scorer and weighted
+score, the components' score hooks) and saves. "driver" annotates there
+too, as `spacy train` does: the same scores, but a serial share of every
+round that caps the speed-up (about 5x, whatever the workers).
 """
 import os
 import pickle
@@ -36,6 +43,7 @@ from .mixing import Table, coefficients, mix, prediction_weights, table_from_byt
 RETRIES = 2
 MIXINGS = ("iterative", "oneshot")
 WEIGHTINGS = ("uniform", "updates")
+EVALUATIONS = ("workers", "driver")
 
 # per worker process: the pipeline and training settings of the run under way
 _RUNS: Dict[str, Any] = {}
@@ -112,6 +120,44 @@ def train_shard(run_id: str, setup: bytes, shard: Dict[str, bytes], start: Dict[
                      "ticks": int(pipe.weights.time), "updates": float(losses.get(name, 0.0))}
     return {"components": out, "examples": len(examples), "pid": os.getpid(),
             "seconds": time.perf_counter() - began}
+
+
+def annotate_dev_part(run_id: str, setup: bytes, model: tuple, part: bytes) -> tuple:
+    """The task: a part of the dev set (DocBin bytes of its docs as read)
+    annotated by the round's model (`_running_model`'s result); returns
+    their DocBin bytes and the seconds the pipeline took."""
+    from spacy.tokens import DocBin
+
+    from .lookups import fixed_msgpack_registries
+
+    _, _, cache = _worker_setup(run_id, setup)
+    if "evaluation" not in cache:  # its own pipeline: a shard may train beside it
+        cache["evaluation"] = pickle.loads(setup)
+    nlp = cache["evaluation"]
+    for name, table in model[0].items():
+        nlp.get_pipe(name).set_weights(prediction_weights(table))
+    with fixed_msgpack_registries():
+        docs = list(DocBin(store_user_data=True).from_bytes(part).get_docs(nlp.vocab))
+    began = time.perf_counter()
+    docs = list(nlp.pipe(docs))
+    return _docbin(docs), time.perf_counter() - began
+
+
+class _Annotated:
+    """What spaCy's evaluation callback calls `nlp`: its `evaluate` scores
+    examples the workers annotated (Language.evaluate without running the
+    pipeline; "speed" from the workers' pipeline seconds)."""
+
+    def __init__(self, nlp, seconds: float):
+        self.nlp, self.seconds = nlp, seconds
+
+    def evaluate(self, examples: list) -> Dict[str, Any]:
+        from spacy.language import _replace_numpy_floats
+        from spacy.scorer import Scorer
+
+        results = Scorer(nlp=self.nlp).score(examples)
+        results["speed"] = sum(len(eg.predicted) for eg in examples) / max(self.seconds, 1e-9)
+        return _replace_numpy_floats(results)
 
 
 def predicts_with_raw_weights(pipe: Any) -> bool:
@@ -227,11 +273,13 @@ def train(config_path: Path, output: Optional[Path], *, overrides: Optional[Dict
           scheduler: Optional[str] = None, workers: Optional[int] = None, shards: int = 2,
           mixing: str = "iterative", rounds: Optional[int] = None, weighting: str = "uniform",
           client: Any = None, before: Optional[Callable[[int, int], None]] = None,
-          stdout=sys.stdout) -> List[Dict[str, Any]]:
+          evaluate: str = "workers", stdout=sys.stdout) -> List[Dict[str, Any]]:
     """Train the config's pipeline by parameter mixing; write model-best and
     model-last into `output` (if given); return one record per round."""
     if mixing not in MIXINGS:
         raise ValueError(f"unknown mixing {mixing!r}: use one of {', '.join(MIXINGS)}.")
+    if evaluate not in EVALUATIONS:
+        raise ValueError(f"unknown evaluate {evaluate!r}: use one of {', '.join(EVALUATIONS)}.")
     if weighting not in WEIGHTINGS:
         raise ValueError(f"unknown weighting {weighting!r}: use one of {', '.join(WEIGHTINGS)}.")
     if shards < 1:
@@ -243,8 +291,8 @@ def train(config_path: Path, output: Optional[Path], *, overrides: Optional[Dict
     job = Job.create(Path(config_path), overrides or {}, shards, rounds, stdout)
     if client is None:
         with dask_client(scheduler, workers) as own:
-            return job.run(own, output, mixing, weighting, before, stdout)
-    return job.run(client, output, mixing, weighting, before, stdout)
+            return job.run(own, output, mixing, weighting, before, stdout, evaluate)
+    return job.run(client, output, mixing, weighting, before, stdout, evaluate)
 
 
 def _check_output(output: Path) -> None:
@@ -319,14 +367,16 @@ class Job:
         return cls(nlp, T, dev_corpus, names, shards, rounds)
 
     def run(self, client, output: Optional[Path], mixing: str, weighting: str, before,
-            stdout) -> List[Dict[str, Any]]:
+            stdout, evaluate_on: str = "workers") -> List[Dict[str, Any]]:
         """The rounds. The workers chain them without the driver: round r+1's
         shards start from round r's mix (iterative; one-shot: each shard
         from its own raw tables), reduced in pairs on the workers (mix_tree).
         The model (the running average of the rounds' mixed averages) is
-        reduced and updated on the workers too; the driver receives the
-        shards' counts and the one mixed model of each round, and evaluates
-        and saves it while the next rounds train."""
+        reduced and updated on the workers too, and annotates the dev set
+        there, a part per worker (evaluate_on = "workers"); the driver
+        receives the shards' counts, the one mixed model of each round and
+        the annotated dev set, and scores and saves while the next rounds
+        train."""
         from spacy.training.loop import create_evaluation_callback
 
         from .lookups import fixed_msgpack_registries
@@ -363,6 +413,10 @@ class Job:
         # scheduler moves shards to where their largest input (a table) is.
         # The restriction is loose: if that worker dies, another one takes over.
         workers = sorted(client.scheduler_info()["workers"])
+        # the dev set's docs as read, a part per worker (example i in part i mod P)
+        n_parts = min(max(1, len(workers)), len(dev)) if evaluate_on == "workers" else 0
+        dev_parts = [client.submit(_data, _docbin([eg.predicted for eg in dev[i::n_parts]]),
+                                   key=f"ipm-dev-{run_id}-{i}") for i in range(n_parts)]
 
         def submit(r: int, starts: list) -> list:
             return [client.submit(train_shard, run_id, setup, shard_data[i], starts[i], r, i,
@@ -408,14 +462,17 @@ class Job:
                                  priority=1)
             model = client.submit(_running_model, model, round_avg, stats, mus, sapo,
                                   key=f"ipm-model-{run_id}-{r}", priority=1)
-            pending.append((stats, model))
+            annotated = [client.submit(annotate_dev_part, run_id, setup, model, part,
+                                       key=f"ipm-dev-{run_id}-{r}-{i}", priority=1)
+                         for i, part in enumerate(dev_parts)]
+            pending.append((stats, model, annotated))
             if r + 1 < self.rounds:
                 futures = submit_next(r, futures, mus)
-        del futures, round_avg, model
+        del futures, round_avg, model, annotated
         best = None
         history = []
         for r in range(self.rounds):
-            stats, model = pending[r]
+            stats, model, annotated = pending[r]
             pending[r] = None  # (the model so far is freed once the next one is made)
             counts = client.gather(stats)  # in shard order
             train_seconds = time.perf_counter() - began  # waiting for the round's shards
@@ -425,7 +482,11 @@ class Job:
             for name in self.names:
                 self.nlp.get_pipe(name).set_weights(prediction_weights(mixed_model[name]))
             evaluating = time.perf_counter()
-            score, scores = evaluate()
+            if annotated:
+                score, scores = self._score_annotated(dev, client.gather(annotated))
+            else:
+                score, scores = evaluate()
+            del annotated
             evaluated = time.perf_counter()
             record = {"round": r + 1, "score": score, "scores": scores,
                       "losses": {n: sum(c["components"][n]["updates"] for c in counts)
@@ -452,6 +513,25 @@ class Job:
                   file=stdout, flush=True)
             began, cpu = time.perf_counter(), time.process_time()
         return history
+
+    def _score_annotated(self, dev: list, parts: list) -> tuple:
+        """spaCy's evaluation callback (its weighted score) over the dev
+        examples with the docs the workers annotated (part i: examples i mod P)."""
+        from spacy.tokens import DocBin
+        from spacy.training import Example
+        from spacy.training.loop import create_evaluation_callback
+
+        from .lookups import fixed_msgpack_registries
+
+        predicted: List[Any] = [None] * len(dev)
+        with fixed_msgpack_registries():
+            for i, (data, _) in enumerate(parts):
+                docs = DocBin(store_user_data=True).from_bytes(data).get_docs(self.nlp.vocab)
+                for k, doc in zip(range(i, len(dev), len(parts)), docs):
+                    predicted[k] = doc
+        examples = [Example(doc, eg.reference) for doc, eg in zip(predicted, dev)]
+        annotated = _Annotated(self.nlp, sum(seconds for _, seconds in parts))
+        return create_evaluation_callback(annotated, lambda nlp: examples, self.T["score_weights"])()
 
     def _save(self, output: Path, is_best: bool, is_last: bool) -> None:
         """model-best when the round scores best, model-last after the last
