@@ -567,7 +567,7 @@ class ArcStandardParser(TransitionPipe):
         if out.probs is not None:
             # 1 less the mass of the parses that differ: exactly 1 where all
             # n agree (a sum of the agreeing masses rounds to either side of 1)
-            differ = numpy.zeros((len(doc),), dtype="float64")
-            for tree, p in zip(out.nbest, out.probs):
-                differ += p * ~same_arcs(tree, out.best)
+            heads = numpy.array([tree[0] for tree in out.nbest])
+            labels = numpy.array([tree[1] for tree in out.nbest])
+            differ = out.probs @ ((heads != out.best[0]) | (labels != out.best[1]))
             doc.user_data[HEAD_PROBS] = numpy.clip(1.0 - differ, 0.0, 1.0)
