@@ -510,6 +510,12 @@ def test_a_calibrated_beam_perceptron_writes_head_probabilities(beam_nlp, tmp_pa
         everywhere_agreed += agree.all(axis=0).sum()
         assert [t.head.i for t in doc] == [int(h) for h in trees[0][0]]  # the beam's best
     assert 0 < everywhere_agreed < sum(len(d) for d in held)
+    parser.cfg["n_threads"] = 2  # the pipelined batches: the same
+    threaded = list(nlp.pipe((d.copy() for d in held), batch_size=40))
+    parser.cfg["n_threads"] = 1
+    assert arcs(threaded) == arcs(plain)
+    assert [[t._.head_prob for t in d] for d in threaded] == \
+        [[t._.head_prob for t in d] for d in calibrated]
     loss = lambda t: head_log_loss(nlp, fit, t)
     assert loss(tau) < min(loss(tau * 1.05), loss(tau / 1.05), loss(1.0))
     for how in ("bytes", "disk"):
