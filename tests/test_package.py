@@ -203,8 +203,9 @@ def test_the_parser_is_calibrated_where_it_has_a_beam(tmp_path):
     written = {}
     for search in ("beam", "greedy"):
         parser = spacy.blank("en")
-        parser.add_pipe("arc_standard_parser", config=blocks("arc_standard_parser", {
-            "search": search, "min_label_freq": 1, **({"beam_width": 4} if search == "beam" else {})}))
+        width = {"beam_width": 4} if search == "beam" else {}
+        parser.add_pipe("arc_standard_parser", config=blocks(
+            "arc_standard_parser", {"search": search, "min_label_freq": 1, **width}))
         examples = parse_examples(parser.vocab, "ewt", "train", 200, 1)
         parser.initialize(lambda: examples)
         parser.update(examples)

@@ -458,16 +458,16 @@ class ArcStandardParser(TransitionPipe):
 
     def _temperature_fit(self, examples: List[Example]) -> Optional[float]:
         """SAPO or a beam perceptron (`calibrated` once fitted; a greedy or
-        lookahead one: `nbest_n`'s error): the tau of the least log-loss of the head probabilities the
-        parser writes (`token._.head_prob`: the mass of the n best parses
-        that give a token the best parse's head and label) against whether
-        the written head and label are the reference's (as
-        benchmarks/parser_eval.py scores them). The n best do not depend on
-        tau, their probabilities do. Tokens without a gold head, and docs
-        whose words are not the reference's, are left out; None if none
-        is left. The n best's mass saturates: where all n parses agree,
-        the probability is 1 whatever tau is. A perceptron's scores have
-        no fixed scale (its updates): its tau is searched up to
+        lookahead one: `nbest_n`'s error): the tau of the least log-loss of
+        the head probabilities the parser writes (`token._.head_prob`: the
+        mass of the n best parses that give a token the best parse's head
+        and label) against whether the written head and label are the
+        reference's (as benchmarks/parser_eval.py scores them). The n best
+        do not depend on tau, their probabilities do. Tokens without a gold
+        head, and docs whose words are not the reference's, are left out;
+        None if none is left. The n best's mass saturates: where all n
+        parses agree, the probability is 1 whatever tau is. A perceptron's
+        scores have no fixed scale (its updates): its tau is searched up to
         PERCEPTRON_MAX_TEMPERATURE."""
         n = self.nbest_n  # (a greedy perceptron's error, before any work)
         kept = [eg for eg in examples if eg.reference.has_annotation("DEP")
@@ -516,8 +516,9 @@ class ArcStandardParser(TransitionPipe):
 
     def set_annotations(self, docs: Iterable[Doc], predictions: List[Prediction]) -> None:
         """Heads, labels and sentence boundaries (joint_tagging: and the tags
-        it chose); with SAPO or calibrated also each token's head probability (the summed probability of the n best parses that
-        give it the same head and label), read through `token._.head_prob`
+        it chose); with SAPO or calibrated also each token's head
+        probability (the summed probability of the n best parses that give
+        it the same head and label), read through `token._.head_prob`
         (doc.user_data["head_probs"])."""
         vocab, label_hashes = None, None
         docs = list(docs)
