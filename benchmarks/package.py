@@ -91,7 +91,10 @@ PIPELINES: Dict[str, Dict[str, Any]] = {
         # the full tagger fitted its temperature on EWT dev while training
         # (alternatives = true); the quick one trained on the first 1,500
         # sentences of train
-        "calibration": {setting: {"lookahead_tagger": EWT_DEV} for setting in ("full", "quick")},
+        # the parser's head probabilities: the n best of its beam (the full
+        # one's; the quick one is greedy: none, said in the meta)
+        "calibration": {setting: {"lookahead_tagger": EWT_DEV, "arc_standard_parser": EWT_DEV}
+                        for setting in ("full", "quick")},
         "data": [EWT, LOOKUPS],
         "description": "POS tags (PTB in token.tag_, with their probabilities; UPOS, morphology "
                        "and lemmas), labelled dependencies (UD, arc-standard parser with lookahead "
@@ -260,30 +263,31 @@ def held_out(data: Dict[str, Any], vocab) -> List[Doc]:
 
 
 def calibrate(nlp, plan: Dict[str, Any]) -> Dict[str, Any]:
-    """Fit the temperature of each perceptron sequence component (tagger,
-    chunker, NER) that has none on its held-out data in `plan` (its docs'
-    words through the pipeline's earlier components, as at prediction
-    time); returns per component what it writes: where its probabilities
-    go, the temperature and the data it was fitted on, or why none."""
+    """Fit the temperature of each perceptron component (tagger, chunker,
+    NER; a beam parser: its head probabilities) that has none on its
+    held-out data in `plan` (its docs' words through the pipeline's earlier
+    components, as at prediction time); returns per component what it
+    writes: where its probabilities go, the temperature and the data it
+    was fitted on, or why none (a greedy or lookahead parser: its parse is
+    not the best of a beam's n best)."""
     from spacy_lookahead.pipes.sequence import SequencePipe
     from spacy_lookahead.pipes.transition import TransitionPipe
     out: Dict[str, Any] = {}
     for i, (name, pipe) in enumerate(nlp.pipeline):
         if not isinstance(pipe, TransitionPipe):
             continue
-        if not isinstance(pipe, SequencePipe):  # the parser: the n best of SAPO only
-            out[name] = ({"writes": "token._.head_prob", "temperature": pipe.temperature,
-                          "fitted": "with the model (on its dev data while training)"} if pipe.learner.probabilistic else
-                         "none: a perceptron parser (head probabilities need learner = sapo)")
-            continue
         if "scores_key" in pipe.cfg:
             what = f"doc.spans[{pipe.cfg['scores_key']!r}].attrs['scores']"
         elif "spans_key" in pipe.cfg:
             what = f"doc.spans[{pipe.cfg['spans_key']!r}].attrs['scores']"
         else:
-            what = "token._.tag_prob"
+            what = "token._.tag_prob" if isinstance(pipe, SequencePipe) else "token._.head_prob"
         data = plan.get(name)
-        if pipe.learner.probabilistic or pipe.cfg.get("fitted_temperature") is not None:
+        if not isinstance(pipe, SequencePipe) and not pipe.learner.probabilistic \
+                and pipe.search.kind != "beam":  # the parser: the n best of its beam
+            out[name] = (f"none: a {pipe.search.kind} perceptron parser (head probabilities come "
+                         "from the n best of its beam: search Beam.v1, or learner SAPO.v1)")
+        elif pipe.learner.probabilistic or pipe.cfg.get("fitted_temperature") is not None:
             out[name] = {"writes": what, "temperature": pipe.temperature,
                          "fitted": "with the model (on its dev data while training)"}
         elif isinstance(data, dict):

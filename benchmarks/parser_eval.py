@@ -8,9 +8,10 @@ the test score of every parser row of benchmarks/experiments.py, once per model.
 The parser gets the gold words; with --gold-tags the gold POS tags too (a
 stand-alone parser's input), with --gold-sents the gold sentence starts
 (respect_sent_starts), with --tagger that pipeline's tags. Without
---gold-tags the tags the pipeline wrote are scored (`tag_acc`); a SAPO
-parser's `token._.head_prob` is checked against "head and label right"
-(`head_calibration`: calibration.py's bins and ECE). Punctuation as in
+--gold-tags the tags the pipeline wrote are scored (`tag_acc`); the
+`token._.head_prob` of a SAPO parser or a calibrated beam perceptron is
+checked against "head and label right" (`head_calibration`: calibration.py's
+bins and ECE). Punctuation as in
 benchmarks/gold.py's attachment_scores (spacy_lookahead.parser_scorer.v1's
 `dep_*_nopunct` convention)."""
 import argparse
@@ -49,7 +50,7 @@ def main(argv=None):
     scores = G.attachment_scores(predicted, gold)
     heads = [(t._.head_prob, t.head.i == g.head.i and t.dep_.lower() == g.dep_.lower())
              for pd, gd in zip(predicted, gold) for t, g in zip(pd, gd)] if Token.has_extension("head_prob") else []
-    if heads and all(p is not None for p, _ in heads):  # SAPO's head probabilities (a perceptron's are None)
+    if heads and all(p is not None for p, _ in heads):  # SAPO's or a calibrated beam's (else None)
         scores["head_calibration"] = G.calibration(heads)
     if not args.gold_tags:  # the pipeline's (or --tagger's) own tags
         pairs = [(p.tag_, g.tag_) for pd, gd in zip(predicted, gold) for p, g in zip(pd, gd)]

@@ -182,3 +182,43 @@ def test_a_model_without_held_out_data_takes_its_twins_temperature(tmp_path):
     plan["lookahead_tagger"]["twin"] = str(tmp_path / "other")
     with pytest.raises(SystemExit, match="not the same recipe"):
         calibrate(tagger(0), plan)
+
+
+def test_the_parser_is_calibrated_where_it_has_a_beam(tmp_path):
+    """calibrate() fits a beam perceptron parser's temperature on its
+    held-out docs, tagged by the pipeline's tagger (its head probabilities
+    come from the beam's n best); a greedy one's meta entry says why it
+    has none, without reading the data."""
+    from benchmarks.package import calibrate
+
+    tagger = spacy.blank("en")
+    tagger.add_pipe("lookahead_tagger", config=blocks("lookahead_tagger", {"depth": 0}))
+    examples = ewt_examples(tagger.vocab, "train", 200)
+    tagger.initialize(lambda: examples)
+    tagger.update(examples)
+    text = (SHARED_DATA / "ud_ewt" / "en_ewt-ud-dev.conllu").read_text(encoding="utf8")
+    DocBin(docs=list(itertools.islice(conllu_to_docs(text, n_sents=1, no_print=True), 60))).to_disk(
+        tmp_path / "held_out.spacy")
+    plan = {"arc_standard_parser": {"path": str(tmp_path / "held_out.spacy")}}
+    written = {}
+    for search in ("beam", "greedy"):
+        parser = spacy.blank("en")
+        width = {"beam_width": 4} if search == "beam" else {}
+        parser.add_pipe("arc_standard_parser", config=blocks(
+            "arc_standard_parser", {"search": search, "min_label_freq": 1, **width}))
+        examples = parse_examples(parser.vocab, "ewt", "train", 200, 1)
+        parser.initialize(lambda: examples)
+        parser.update(examples)
+        nlp = spacy.blank("en")
+        nlp.add_pipe("lookahead_tagger", source=tagger)
+        nlp.add_pipe("arc_standard_parser", source=parser)
+        written[search] = calibrate(nlp, plan if search == "beam" else
+                                    {"arc_standard_parser": {"path": "nowhere.spacy"}})
+        if search == "beam":
+            doc = nlp("The parser reads raw text.")
+            assert all(0 < t._.head_prob <= 1 for t in doc)
+            tau = nlp.get_pipe("arc_standard_parser").temperature
+    beam = written["beam"]["arc_standard_parser"]
+    assert beam["writes"] == "token._.head_prob" and beam["temperature"] == tau > 0
+    assert beam["fitted"].endswith("held_out.spacy")
+    assert written["greedy"]["arc_standard_parser"].startswith("none: a greedy perceptron parser")

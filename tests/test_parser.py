@@ -472,3 +472,67 @@ def test_a_parser_with_cluster_templates_learns_and_round_trips(shared_data, tmp
 def test_a_bad_parser_template_is_named(features, words):
     with pytest.raises(ValueError, match=words):
         spacy.blank("en").add_pipe("arc_standard_parser", config={"features": features})
+
+
+def arcs(docs):
+    return [[(t.head.i, t.dep_, t.is_sent_start) for t in d] for d in docs]
+
+
+def test_a_calibrated_beam_perceptron_writes_head_probabilities(beam_nlp, tmp_path):
+    """A beam perceptron (ViolationFixing, width 4) writes no head
+    probabilities, and keeps no n best, until fit_temperature fits tau on
+    held-out docs; then each token's head_prob is the softmax mass (at tau)
+    of the final beam's parses that give it the written head and label: in
+    (0, 1], 1 where the whole beam agrees. The parses stay as they were;
+    tau minimises the held-out log-loss; it survives bytes and disk."""
+    nlp = reload_pipeline(beam_nlp, "bytes", tmp_path)  # (the fixture stays uncalibrated)
+    parser = nlp.get_pipe("arc_standard_parser")
+    dev = [Example(words_only(nlp.vocab, g, tags=True), g)
+           for g in gold_docs(nlp.vocab, "ewt", "dev", 300)]
+    fit, held = dev[:150], [eg.predicted for eg in dev[150:]]
+    plain = list(nlp.pipe(d.copy() for d in held))
+    assert all(t._.head_prob is None for d in plain for t in d)
+    assert parser.predict(held[:3])[0].nbest is None and not parser.calibrated
+    tau = parser.fit_temperature(fit)
+    assert parser.calibrated and tau == parser.cfg["fitted_temperature"] and tau != 1.0
+    calibrated = list(nlp.pipe(d.copy() for d in held))
+    assert arcs(calibrated) == arcs(plain)
+    found = parser.nbest_scores([d.copy() for d in held], 4)
+    everywhere_agreed = 0
+    for doc, (trees, scores) in zip(calibrated, found):
+        probs = numpy.asarray([t._.head_prob for t in doc])
+        assert ((probs > 0) & (probs <= 1)).all()
+        agree = numpy.asarray([(tree[0] == trees[0][0]) & (tree[1] == trees[0][1])
+                               for tree in trees])
+        e = numpy.exp((scores - scores.max()) / tau)
+        assert numpy.allclose(probs, e / e.sum() @ agree)
+        assert (probs[agree.all(axis=0)] == 1.0).all()
+        everywhere_agreed += agree.all(axis=0).sum()
+        assert [t.head.i for t in doc] == [int(h) for h in trees[0][0]]  # the beam's best
+    assert 0 < everywhere_agreed < sum(len(d) for d in held)
+    parser.cfg["n_threads"] = 2  # the pipelined batches: the same
+    threaded = list(nlp.pipe((d.copy() for d in held), batch_size=40))
+    parser.cfg["n_threads"] = 1
+    assert arcs(threaded) == arcs(plain)
+    assert [[t._.head_prob for t in d] for d in threaded] == \
+        [[t._.head_prob for t in d] for d in calibrated]
+    loss = lambda t: head_log_loss(nlp, fit, t)
+    assert loss(tau) < min(loss(tau * 1.05), loss(tau / 1.05), loss(1.0))
+    for how in ("bytes", "disk"):
+        again = reload_pipeline(nlp, how, tmp_path / how)
+        assert again.get_pipe("arc_standard_parser").temperature == tau
+        docs = list(again.pipe(d.copy() for d in held))
+        assert arcs(docs) == arcs(plain)
+        assert [[t._.head_prob for t in d] for d in docs] == \
+            [[t._.head_prob for t in d] for d in calibrated]
+
+
+def test_a_greedy_perceptron_parser_is_not_calibrated(greedy_nlp):
+    """Its n best would come from a wider search than the one that chose
+    its parse: the error names the beam."""
+    parser = greedy_nlp.get_pipe("arc_standard_parser")
+    dev = [Example(words_only(greedy_nlp.vocab, g, tags=True), g)
+           for g in gold_docs(greedy_nlp.vocab, "ewt", "dev", 5)]
+    with pytest.raises(ValueError, match="Beam.v1"):
+        parser.fit_temperature(dev)
+    assert parser.cfg.get("fitted_temperature") is None and not parser.calibrated

@@ -19,13 +19,12 @@ changes (tests/test_learners.py adds one)."""
 from dataclasses import asdict, dataclass
 from typing import (TYPE_CHECKING, Any, Callable, ClassVar, Dict, Iterable, List, Tuple)
 
-import numpy
 from thinc.api import ConfigValidationError
 
 from .. import registry
 from ..core import decode as decoding
 from ..core import learners as engine
-from .prediction import ONE, Prediction, softmax
+from .prediction import Prediction, nbest_prediction
 from .search import (MIGRATE_HINT, Beam, Block, Greedy, Lookahead, Search, TopN,
                      block_error, check_int)
 
@@ -193,9 +192,7 @@ class SAPO(Learner):
         """(outputs, scores[, exact scores of the best's parts]) per doc:
         the best, the n best and their softmax at the temperature."""
         tau = pipe.temperature
-        return [Prediction(r[0][0], r[0], softmax(numpy.asarray(r[1]) / tau)
-                           if len(r[1]) > 1 else ONE, r[2] if len(r) > 2 else None)
-                for r in results]
+        return [nbest_prediction(r[0], r[1], tau, r[2] if len(r) > 2 else None) for r in results]
 
 
 @registry.learners(MarginPerceptron.registered)

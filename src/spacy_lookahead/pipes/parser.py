@@ -2,7 +2,8 @@
 2004) with greedy search, depth-D lookahead and the margin perceptron
 (Tsuruoka et al. 2011, Section 4.2), beam search with the violation-fixing
 updates (Huang et al. 2012), or SAPO over the beam's n best parses (Sun et
-al.), which also gives each token's head probability. Non-projective training
+al.), which also gives each token's head probability; so does a beam
+perceptron calibrated on held-out data (`fit_temperature`). Non-projective training
 trees are lifted with label decoration and restored on output (spaCy's
 nonproj)."""
 from collections import Counter
@@ -15,6 +16,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.vocab import Vocab
 
+from ..core import decode as decoding
 from ..core.features import A_TAG_ALT_COLUMN as A_TAG_ALT, SURE
 from ..core.calibration import minimise_over_temperature
 from ..spacy_io import LexemeAtoms, write_arcs
@@ -24,14 +26,17 @@ from ..systems.templates import (PARSER_SLOTS, PARSER_STATE_ATOMS, TemplateError
                                  split_parser_features, uses_lexicon)
 from .. import scoring  # noqa: F401  (registers the default scorer without the entry point)
 from .learners import Learner
-from .search import Search
+from .search import Beam, Search
+from .sequence import PERCEPTRON_MAX_TEMPERATURE
 from .settings import MAX_TEMPERATURE, SEARCH_DEFAULTS, ParserFeatures, config_error
 from .spaces import SPACE_DEP, compact_heads, expand_tree
 from .tagger import TAG_ALTERNATIVE, TAG_ALTERNATIVE_PROB, TAG_PROBS
 from . import noun_chunks
+from .prediction import nbest_prediction
 from .transition import Prediction, TransitionPipe, softmax, token_probability
 
-HEAD_PROBS = "head_probs"  # doc.user_data key of the SAPO head probabilities
+# doc.user_data key of the head probabilities (SAPO, a calibrated beam perceptron)
+HEAD_PROBS = "head_probs"
 # tag_alternatives: a tagger's alternative tag is a feature from this
 # probability up. EWT dev, the depth-1 tagger of jackknife fold 0: 13% of
 # the tokens, where the tag is wrong 33% of the time and the alternative
@@ -102,7 +107,9 @@ def make_arc_standard_parser(nlp: Language, name: str, search: Search, learner: 
     learner: a @learners block: MarginPerceptron.v1 (margin C; Figure 3),
         ViolationFixing.v1 (with Beam.v1) or SAPO.v1 (Sun et al.: the n best
         parses, probabilities, L2; each token's head probability in
-        token._.head_prob).
+        token._.head_prob). A ViolationFixing.v1 model writes head
+        probabilities too once calibrated: `parser.fit_temperature(examples)`
+        on held-out data (benchmarks/package.py does it for a package).
     respect_sent_starts: keep the docs' existing sentence boundaries (arcs
         stay inside them, one root each) instead of predicting them.
     min_label_freq: decorated (lifted) labels rarer than this in the training
@@ -403,20 +410,70 @@ class ArcStandardParser(TransitionPipe):
             return heads.tolist(), [names[i] for i in labels], tree[2].astype(bool).tolist()
         return heads.tolist(), [names[i] for i in labels]
 
+    # --- head probabilities: the n best at a temperature -------------------------
+    @property
+    def nbest_n(self) -> int:
+        """How many of the n best parses the head probabilities sum over:
+        SAPO's n; a beam perceptron's beam width (its final beam, the same
+        beam whose best parse it writes). A greedy or lookahead perceptron
+        has no n best that keep its parse: the error that names the fix."""
+        if self.learner.probabilistic:
+            return self.learner.n
+        if isinstance(self.search, Beam):
+            return self.search.width
+        raise ValueError(
+            f"[{self.name}] head probabilities come from the beam's n best parses, and this "
+            f"perceptron parser searches with {self.search.registered}: a wider search would "
+            "change the parse it writes. Train it with @search = \"spacy_lookahead.Beam.v1\" "
+            "and @learners = \"spacy_lookahead.ViolationFixing.v1\" (or learner = SAPO.v1) to "
+            "calibrate it.")
+
+    @property
+    def calibrated(self) -> bool:
+        """A beam perceptron whose temperature was fitted on held-out data
+        (`fit_temperature`): prediction keeps the final beam's parses and
+        their scores (core.decode.nbest: the same beam as decode's, so the
+        same best parse) and writes each token's head probability at that
+        temperature, as SAPO does. Uncalibrated, decode's best only."""
+        return (not self.learner.probabilistic and isinstance(self.search, Beam)
+                and self.cfg.get("fitted_temperature") is not None)
+
+    @property
+    def has_temperature(self) -> bool:
+        return self.learner.probabilistic or self.calibrated
+
+    def _decoder(self) -> Tuple[Callable, tuple]:
+        if not self.calibrated:
+            return super()._decoder()
+        width = self.search.width  # n = width: the beam is decode's, not max(n, width)
+        return decoding.nbest, (self.averaged_weights, width, width,
+                                self.search.exact_topn(self.system, self.name))
+
+    def _predictions(self, docs: List[Doc], indexes: list, results: list) -> List[Prediction]:
+        if not self.calibrated:
+            return super()._predictions(docs, indexes, results)
+        tau = self.temperature
+        return [self._in_doc(nbest_prediction(outputs, scores, tau), i, len(doc))
+                for (outputs, scores), i, doc in zip(results, indexes, docs)]
+
     def _temperature_fit(self, examples: List[Example]) -> Optional[float]:
-        """SAPO: the tau of the least log-loss of the head probabilities the
-        parser writes (`token._.head_prob`: the mass of the n best parses
-        that give a token the best parse's head and label) against whether
-        the written head and label are the reference's (as
-        benchmarks/parser_eval.py scores them). The n best do not depend on
-        tau, their probabilities do. Tokens without a gold head, and docs
-        whose words are not the reference's, are left out; None if none
-        is left. The n best's mass saturates: where all n parses agree,
-        the probability is 1 whatever tau is."""
+        """SAPO or a beam perceptron (`calibrated` once fitted; a greedy or
+        lookahead one: `nbest_n`'s error): the tau of the least log-loss of
+        the head probabilities the parser writes (`token._.head_prob`: the
+        mass of the n best parses that give a token the best parse's head
+        and label) against whether the written head and label are the
+        reference's (as benchmarks/parser_eval.py scores them). The n best
+        do not depend on tau, their probabilities do. Tokens without a gold
+        head, and docs whose words are not the reference's, are left out;
+        None if none is left. The n best's mass saturates: where all n
+        parses agree, the probability is 1 whatever tau is. A perceptron's
+        scores have no fixed scale (its updates): its tau is searched up to
+        PERCEPTRON_MAX_TEMPERATURE."""
+        n = self.nbest_n  # (a greedy perceptron's error, before any work)
         kept = [eg for eg in examples if eg.reference.has_annotation("DEP")
                 and [t.text for t in eg.predicted] == [t.text for t in eg.reference]]
         docs = [eg.predicted.copy() for eg in kept]  # the written parse stays as it is
-        found = self.nbest_scores(docs, self.learner.n)
+        found = self.nbest_scores(docs, n)
         self.set_annotations(docs, [Prediction(outputs[0]) for outputs, _ in found])
         agreements, scores, truths = [], [], []
         for doc, eg, (outputs, doc_scores) in zip(docs, kept, found):
@@ -437,9 +494,10 @@ class ArcStandardParser(TransitionPipe):
             p = numpy.clip(p, 1e-12, 1.0 - 1e-12)
             return float(-(right * numpy.log(p) + (1.0 - right) * numpy.log1p(-p)).sum())
 
-        # up to the largest temperature the setting takes: the n best of a
-        # weak model can need a flat distribution
-        return minimise_over_temperature(log_loss, high=MAX_TEMPERATURE)[0]
+        # SAPO: up to the largest temperature the setting takes (the n best
+        # of a weak model can need a flat distribution)
+        high = MAX_TEMPERATURE if self.learner.probabilistic else PERCEPTRON_MAX_TEMPERATURE
+        return minimise_over_temperature(log_loss, high=high)[0]
 
     @staticmethod
     def _write_alternative_tags(doc: Doc, chosen: numpy.ndarray) -> None:
@@ -458,8 +516,9 @@ class ArcStandardParser(TransitionPipe):
 
     def set_annotations(self, docs: Iterable[Doc], predictions: List[Prediction]) -> None:
         """Heads, labels and sentence boundaries (joint_tagging: and the tags
-        it chose); with SAPO also each token's head probability (the summed probability of the n best parses that
-        give it the same head and label), read through `token._.head_prob`
+        it chose); with SAPO or calibrated also each token's head
+        probability (the summed probability of the n best parses that give
+        it the same head and label), read through `token._.head_prob`
         (doc.user_data["head_probs"])."""
         vocab, label_hashes = None, None
         docs = list(docs)
@@ -501,13 +560,15 @@ class ArcStandardParser(TransitionPipe):
 
     def _write_extras(self, doc: Doc, out: Prediction) -> None:
         """What set_annotations writes besides the arcs: the tags a joint
-        model chose, and with SAPO each token's head probability."""
+        model chose, and with SAPO or calibrated each token's head probability."""
         if not len(doc):
             return
         if len(out.best) > 2 and out.best[2].any():  # joint: the tags it chose
             self._write_alternative_tags(doc, out.best[2].astype(bool))
         if out.probs is not None:
-            agree = numpy.zeros((len(doc),), dtype="float64")
-            for tree, p in zip(out.nbest, out.probs):
-                agree += p * same_arcs(tree, out.best)
-            doc.user_data[HEAD_PROBS] = numpy.minimum(agree, 1.0)  # (rounding can pass 1)
+            # 1 less the mass of the parses that differ: exactly 1 where all
+            # n agree (a sum of the agreeing masses rounds to either side of 1)
+            heads = numpy.array([tree[0] for tree in out.nbest])
+            labels = numpy.array([tree[1] for tree in out.nbest])
+            differ = out.probs @ ((heads != out.best[0]) | (labels != out.best[1]))
+            doc.user_data[HEAD_PROBS] = numpy.clip(1.0 - differ, 0.0, 1.0)

@@ -29,3 +29,11 @@ def softmax(scores: numpy.ndarray) -> numpy.ndarray:
         return scores
     e = numpy.exp(scores - scores.max())
     return e / e.sum()
+
+
+def nbest_prediction(outputs: list, scores: Any, tau: float,
+                     exact: Optional[numpy.ndarray] = None) -> Prediction:
+    """A Prediction from the n best outputs (best first) and their scores:
+    the best, the n best and their softmax at temperature tau (eq. 1)."""
+    probs = softmax(numpy.asarray(scores) / tau) if len(scores) > 1 else ONE
+    return Prediction(outputs[0], outputs, probs, exact)
