@@ -541,27 +541,48 @@ def write_spans(docs, outputs, kinds, types, hashes, str key=None):
         _set_group(doc, key, found, h)
 
 
-def write_phrases(docs, phrases, hashes, str key):
+def write_phrases(docs, phrases, hashes, str key, offsets=None):
     """A new span group doc.spans[key] of each doc from its phrases: rows
     (start, end inclusive, type index into hashes), as the FR recogniser
-    gives them. No Python per span."""
+    gives them; per doc, or with `offsets` (n_docs + 1,) every doc's rows
+    in one (M, 3) array, doc k's at rows offsets[k]:offsets[k + 1]. No
+    Python per span."""
     cdef const uint64_t[::1] h = numpy.ascontiguousarray(hashes, dtype="uint64")
     cdef const int[:, ::1] rows
-    cdef vector[int] found
+    cdef const int64_t[::1] ov
     cdef Doc doc
-    cdef int r
-    for doc, doc_rows in zip(docs, phrases):
-        rows = numpy.ascontiguousarray(doc_rows, dtype="int32").reshape((-1, 3))
-        found.clear()
-        for r in range(rows.shape[0]):
-            if not (0 <= rows[r, 0] <= rows[r, 1] < doc.length) \
-                    or not (0 <= rows[r, 2] < h.shape[0]):
-                raise ValueError(f"write_phrases: phrase {tuple(rows[r])} out of range for a "
-                                 f"doc of {doc.length} tokens and {h.shape[0]} types")
-            found.push_back(rows[r, 0])
-            found.push_back(rows[r, 1] + 1)
-            found.push_back(rows[r, 2])
-        _set_group(doc, key, found, h)
+    cdef int64_t d = 0
+    if offsets is None:
+        for doc, doc_rows in zip(docs, phrases):
+            rows = numpy.ascontiguousarray(doc_rows, dtype="int32").reshape((-1, 3))
+            _write_rows(doc, key, rows, 0, rows.shape[0], h)
+        return
+    rows = numpy.ascontiguousarray(phrases, dtype="int32").reshape((-1, 3))
+    ov = numpy.ascontiguousarray(offsets, dtype="int64")
+    if ov.shape[0] != len(docs) + 1 or ov[0] != 0 or ov[ov.shape[0] - 1] != rows.shape[0]:
+        raise ValueError(f"write_phrases: offsets do not match {len(docs)} docs and "
+                         f"{rows.shape[0]} phrases")
+    for doc in docs:
+        if not 0 <= ov[d] <= ov[d + 1] <= rows.shape[0]:
+            raise ValueError("write_phrases: offsets must rise")
+        _write_rows(doc, key, rows, ov[d], ov[d + 1], h)
+        d += 1
+
+
+cdef int _write_rows(Doc doc, str key, const int[:, ::1] rows, int64_t lo, int64_t hi,
+                     const uint64_t[::1] h) except -1:
+    """doc.spans[key] from rows lo..hi - 1 (write_phrases)."""
+    cdef vector[int] found
+    cdef int64_t r
+    for r in range(lo, hi):
+        if not (0 <= rows[r, 0] <= rows[r, 1] < doc.length) \
+                or not (0 <= rows[r, 2] < h.shape[0]):
+            raise ValueError(f"write_phrases: phrase {tuple(rows[r])} out of range for a "
+                             f"doc of {doc.length} tokens and {h.shape[0]} types")
+        found.push_back(rows[r, 0])
+        found.push_back(rows[r, 1] + 1)
+        found.push_back(rows[r, 2])
+    return _set_group(doc, key, found, h)
 
 
 cdef int _set_group(Doc doc, str key, const vector[int]& found,
@@ -592,3 +613,69 @@ def _lexeme_atoms(substrings, classes):
     atoms = LexemeAtoms(substrings)
     atoms.set_classes(classes)
     return atoms
+
+
+def sentence_units(docs, starts, space, sent_starts):
+    """What the phrase recognisers decode as one unit, for a batch (its
+    docs' tokens one after the other from `starts`, (n_docs + 1,)): the
+    words (tokens with `space` 0; space None: no whitespace token) of each
+    sentence where a doc has sentence boundaries (as
+    Doc.has_annotation("SENT_START"): a "sents" hook, or a sentence start
+    set on a token after the first; `sent_starts` (N,) bool, token.is_sent_start,
+    splits them), else of the whole doc. Returns (words (W,) int64 batch
+    positions, unit_starts (U + 1,) int64 into words, unit_base (U,) int64:
+    where the unit's doc begins, unit_doc (U,) int64, longest: the most words
+    of a doc decoded as one unit without boundaries). Units without words
+    are left out."""
+    cdef const int64_t[::1] sv = numpy.ascontiguousarray(starts, dtype="int64")
+    cdef const unsigned char[::1] sp = None if space is None else \
+        numpy.ascontiguousarray(space, dtype="uint8")
+    cdef const unsigned char[::1] first = numpy.ascontiguousarray(sent_starts).view("uint8")
+    cdef int64_t n_docs = len(docs), N = sv[n_docs] if n_docs >= 0 else 0
+    if sv.shape[0] != n_docs + 1 or first.shape[0] != N or (sp is not None and sp.shape[0] != N):
+        raise ValueError("sentence_units: the token columns do not match the docs")
+    cdef vector[int64_t] words, unit_starts, unit_base, unit_doc
+    cdef Doc doc
+    cdef int64_t d = 0, i, base, sentence, last, longest = 0, n_words
+    cdef bint bounded, has_space = sp is not None
+    unit_starts.push_back(0)
+    for doc in docs:
+        base = sv[d]
+        if sv[d + 1] - base != doc.length:
+            raise ValueError("sentence_units: the token columns do not match the docs")
+        bounded = doc.length >= 2 and "sents" in doc.user_hooks
+        if doc.length >= 2 and not bounded:
+            for i in range(1, doc.length):
+                if doc.c[i].sent_start != 0:
+                    bounded = True
+                    break
+        sentence = last = -1
+        n_words = 0
+        for i in range(doc.length):
+            if first[base + i] and bounded:
+                sentence += 1
+            if has_space and sp[base + i]:
+                continue
+            if sentence != last and words.size() > <size_t>unit_starts.back():
+                unit_starts.push_back(words.size())
+                unit_base.push_back(base)
+                unit_doc.push_back(d)
+            last = sentence
+            words.push_back(base + i)
+            n_words += 1
+        if words.size() > <size_t>unit_starts.back():
+            unit_starts.push_back(words.size())
+            unit_base.push_back(base)
+            unit_doc.push_back(d)
+        if not bounded and n_words > longest:
+            longest = n_words
+        d += 1
+    return (_int64s(words), _int64s(unit_starts), _int64s(unit_base), _int64s(unit_doc), longest)
+
+
+cdef object _int64s(const vector[int64_t]& values):
+    out = numpy.empty((values.size(),), dtype="int64")
+    cdef int64_t[::1] view = out
+    if values.size():
+        memcpy(&view[0], values.data(), values.size() * sizeof(int64_t))
+    return out
