@@ -447,17 +447,51 @@ def has_entities(docs):
     return out
 
 
-def write_tags(docs, outputs, hashes):
+cdef class _Outputs:
+    """The writers' outputs of a batch: per doc (a list of arrays), or every
+    doc's in one int32 array from `starts` (n_docs + 1,) on."""
+    cdef list per_doc, keep
+    cdef const int[::1] labels
+    cdef const int64_t[::1] starts
+
+    def __init__(self, docs, outputs, starts, str what):
+        self.keep = []
+        if starts is None:
+            self.per_doc = list(outputs)
+            if len(self.per_doc) != len(docs):
+                raise ValueError(f"{what}: {len(self.per_doc)} outputs for {len(docs)} docs")
+            return
+        self.labels = numpy.ascontiguousarray(outputs, dtype="int32").reshape(-1)
+        self.starts = numpy.ascontiguousarray(starts, dtype="int64")
+        if self.starts.shape[0] != len(docs) + 1 or self.starts[0] != 0 \
+                or self.starts[len(docs)] != self.labels.shape[0]:
+            raise ValueError(f"{what}: starts do not match {len(docs)} docs and "
+                             f"{self.labels.shape[0]} labels")
+
+    cdef const int* of(self, int d, Doc doc, str what) except NULL:
+        """Doc d's label ids, one per token."""
+        if self.per_doc is not None:
+            return _ids(self.per_doc[d], doc, what, self.keep)
+        if self.starts[d + 1] - self.starts[d] != doc.length or self.starts[d + 1] < self.starts[d]:
+            raise ValueError(f"{what}: {self.starts[d + 1] - self.starts[d]} labels for a doc of "
+                             f"{doc.length} tokens")
+        return &self.labels[self.starts[d]] if doc.length else &_EMPTY
+
+
+def write_tags(docs, outputs, hashes, starts=None):
     """token.tag of each doc's tokens from its output (label ids, one per
     token): hashes[id], where id -1 (a whitespace token) takes the last hash
-    (the space tag). As Doc.from_array([TAG]) sets it, without the array."""
+    (the space tag). As Doc.from_array([TAG]) sets it, without the array.
+    outputs: per doc, or with `starts` (n_docs + 1,) every doc's in one
+    array (doc k's at starts[k]:starts[k + 1])."""
     cdef const uint64_t[::1] h = numpy.ascontiguousarray(hashes, dtype="uint64")
+    cdef _Outputs out = _Outputs(docs, outputs, starts, "write_tags")
     cdef const int* ids
     cdef Doc doc
-    cdef int i
-    keep = []
-    for doc, output in zip(docs, outputs):
-        ids = _ids(output, doc, "write_tags", keep)
+    cdef int i, d = 0
+    for doc in docs:
+        ids = out.of(d, doc, "write_tags")
+        d += 1
         for i in range(doc.length):
             doc.c[i].tag = _hash_of(h, ids[i], "write_tags")
 
@@ -501,24 +535,26 @@ def write_arcs(docs, heads, labels, hashes, decorated=None):
     return out
 
 
-def write_spans(docs, outputs, kinds, types, hashes, str key=None):
+def write_spans(docs, outputs, kinds, types, hashes, str key=None, starts=None):
     """The spans each doc's output encodes (label ids, one per token, read
     as systems/span_ids.ids_to_spans reads them; types index `hashes`):
     with key None as doc.ents (token.ent_iob, ent_type; every other token
     outside, as Doc.set_ents(spans, default="outside") writes them), else as
-    a new span group doc.spans[key]. No Python per span."""
+    a new span group doc.spans[key]. outputs: per doc, or with `starts`
+    every doc's in one array (as write_tags). No Python per span."""
     cdef const signed char[::1] kind = numpy.ascontiguousarray(kinds, dtype="int8")
     cdef const int[::1] typ = numpy.ascontiguousarray(types, dtype="int32")
     cdef const uint64_t[::1] h = numpy.ascontiguousarray(hashes, dtype="uint64")
+    cdef _Outputs out = _Outputs(docs, outputs, starts, "write_spans")
     cdef const int* ids
     cdef vector[int] found
     cdef Doc doc
     cdef TokenC* t
-    cdef int i, j, n_actions = kind.shape[0]
+    cdef int i, j, d = 0, n_actions = kind.shape[0]
     cdef size_t k
-    keep = []
-    for doc, output in zip(docs, outputs):
-        ids = _ids(output, doc, "write_spans", keep)
+    for doc in docs:
+        ids = out.of(d, doc, "write_spans")
+        d += 1
         found.clear()
         for i in range(doc.length):
             if ids[i] >= n_actions or ids[i] < -n_actions:

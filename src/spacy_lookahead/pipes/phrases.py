@@ -154,6 +154,15 @@ class PhrasePipe(SearchPipe):
     def reads_tags(self) -> bool:
         return True
 
+    def units(self, doc: Doc) -> List[numpy.ndarray]:
+        """What prediction decodes as one unit (spacy_io.sentence_units):
+        the positions of the words (no whitespace tokens) of each sentence
+        where the doc has sentence boundaries, else of the whole doc."""
+        batch = self._atoms.docs_inputs([doc], sent_starts=True)
+        words, unit_starts, *_ = sentence_units([doc], batch["starts"], batch["space"],
+                                                batch["sent_starts"])
+        return [words[a:b] for a, b in zip(unit_starts[:-1], unit_starts[1:])]
+
     def _warn_long_unit(self, n_words: int) -> None:
         """Once: a doc of more than LONG_UNIT words without sentence
         boundaries was decoded as one unit (sentence_units' `longest`)."""
