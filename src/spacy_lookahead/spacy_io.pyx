@@ -10,7 +10,7 @@ object, only those arrays.
 
 The C structs are spaCy's ABI: this module is compiled against one spaCy
 minor version (setup.cfg pins spacy to it), as spaCy's own extensions are."""
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 from libcpp.vector cimport vector
 from libc.stdint cimport int64_t, uint64_t
 from cymem.cymem cimport Pool
@@ -176,11 +176,13 @@ cdef class LexemeAtoms:
             st[d + 1] = st[d] + doc.length
             one_vocab = one_vocab and doc.vocab is (<Doc>docs[0]).vocab
         N = st[n_docs]
-        atoms = numpy.zeros((N, N_ATOMS), dtype="uint64")
-        space = numpy.zeros((N,), dtype="uint8")
-        tag_column = numpy.zeros((N if tags else 0,), dtype="uint64")
-        iob_column = numpy.zeros((N if ent_iob else 0,), dtype="uint8")
-        start_column = numpy.zeros((N if sent_starts else 0,), dtype="uint8")
+        # (every entry written in the nogil loop below: a calloc of the heap's
+        # would zero them with the GIL held)
+        atoms = numpy.empty((N, N_ATOMS), dtype="uint64")
+        space = numpy.empty((N,), dtype="uint8")
+        tag_column = numpy.empty((N if tags else 0,), dtype="uint64")
+        iob_column = numpy.empty((N if ent_iob else 0,), dtype="uint8")
+        start_column = numpy.empty((N if sent_starts else 0,), dtype="uint8")
         cdef uint64_t[:, ::1] view = atoms
         cdef unsigned char[::1] sp = space
         cdef uint64_t[::1] tag_view = tag_column
@@ -229,6 +231,7 @@ cdef class LexemeAtoms:
                 for i in range(st[d + 1] - st[d]):
                     lex = lexes[k]
                     memcpy(&view[k, 0], lex.atoms, N_WORD_ATOMS * sizeof(uint64_t))
+                    memset(&view[k, N_WORD_ATOMS], 0, (N_ATOMS - N_WORD_ATOMS) * sizeof(uint64_t))
                     sp[k] = lex.is_space
                     n_space += lex.is_space
                     n_subs += lex.n_subs
@@ -541,40 +544,71 @@ def write_spans(docs, outputs, kinds, types, hashes, str key=None, starts=None):
     with key None as doc.ents (token.ent_iob, ent_type; every other token
     outside, as Doc.set_ents(spans, default="outside") writes them), else as
     a new span group doc.spans[key]. outputs: per doc, or with `starts`
-    every doc's in one array (as write_tags). No Python per span."""
+    every doc's in one array (as write_tags). No Python per span: the spans
+    are read and the tokens written without the GIL (_set_groups makes the
+    groups)."""
     cdef const signed char[::1] kind = numpy.ascontiguousarray(kinds, dtype="int8")
     cdef const int[::1] typ = numpy.ascontiguousarray(types, dtype="int32")
     cdef const uint64_t[::1] h = numpy.ascontiguousarray(hashes, dtype="uint64")
     cdef _Outputs out = _Outputs(docs, outputs, starts, "write_spans")
-    cdef const int* ids
-    cdef vector[int] found
+    cdef int n_docs = len(docs), n_actions = kind.shape[0], n_types = h.shape[0]
+    cdef vector[const int*] ids
+    cdef vector[TokenC*] tokens
+    cdef vector[int] lengths
     cdef Doc doc
-    cdef TokenC* t
-    cdef int i, j, d = 0, n_actions = kind.shape[0]
-    cdef size_t k
+    cdef int d = 0, i, j, bad_doc = n_docs, bad_id = 0, bad_type = 0
+    cdef bint id_error = False
+    ids.resize(n_docs)
+    tokens.resize(n_docs)
+    lengths.resize(n_docs)
     for doc in docs:
-        ids = out.of(d, doc, "write_spans")
+        ids[d] = out.of(d, doc, "write_spans")
+        tokens[d] = doc.c
+        lengths[d] = doc.length
         d += 1
-        found.clear()
-        for i in range(doc.length):
-            if ids[i] >= n_actions or ids[i] < -n_actions:
-                raise ValueError(f"write_spans: label id {ids[i]} out of range for "
-                                 f"{n_actions} labels")
-        if doc.length:
-            id_spans(ids, doc.length, &kind[0], &typ[0], n_actions, &found)
-        for k in range(0, found.size(), 3):
-            if found[k + 2] < 0 or found[k + 2] >= h.shape[0]:
-                raise ValueError(f"write_spans: span type {found[k + 2]} out of range")
-        if key is None:
-            for i in range(doc.length):
-                t = &doc.c[i]
-                t.ent_iob, t.ent_type, t.ent_kb_id, t.ent_id = 2, 0, 0, 0
+    cdef bint ents = key is None
+    cdef vector[int] found
+    cdef vector[SpanC] spans
+    cdef vector[size_t] ends
+    cdef TokenC* t
+    cdef size_t k
+    cdef int64_t t0 = now_ns()
+    with nogil:
+        for d in range(n_docs):
+            found.clear()
+            for i in range(lengths[d]):
+                if ids[d][i] >= n_actions or ids[d][i] < -n_actions:
+                    bad_doc, bad_id, id_error = d, ids[d][i], True
+                    break
+            if bad_doc < n_docs:
+                break
+            if lengths[d]:
+                id_spans(ids[d], lengths[d], &kind[0], &typ[0], n_actions, &found)
             for k in range(0, found.size(), 3):
-                for j in range(found[k], found[k + 1]):
-                    doc.c[j].ent_iob = 3 if j == found[k] else 1
-                    doc.c[j].ent_type = h[found[k + 2]]
-            continue
-        _set_group(doc, key, found, h)
+                if found[k + 2] < 0 or found[k + 2] >= n_types:
+                    bad_doc, bad_type = d, found[k + 2]
+                    break
+            if bad_doc < n_docs:
+                break
+            if ents:
+                for i in range(lengths[d]):
+                    t = &tokens[d][i]
+                    t.ent_iob, t.ent_type, t.ent_kb_id, t.ent_id = 2, 0, 0, 0
+                for k in range(0, found.size(), 3):
+                    for j in range(found[k], found[k + 1]):
+                        tokens[d][j].ent_iob = 3 if j == found[k] else 1
+                        tokens[d][j].ent_type = h[found[k + 2]]
+            else:
+                for k in range(0, found.size(), 3):
+                    spans.push_back(_span(tokens[d], found[k], found[k + 1], h[found[k + 2]]))
+            ends.push_back(spans.size())
+    add_since(t0)
+    if not ents:
+        _set_groups(docs, key, spans, ends)
+    if id_error:
+        raise ValueError(f"write_spans: label id {bad_id} out of range for {n_actions} labels")
+    if bad_doc < n_docs:
+        raise ValueError(f"write_spans: span type {bad_type} out of range")
 
 
 def write_phrases(docs, phrases, hashes, str key, offsets=None):
@@ -582,66 +616,88 @@ def write_phrases(docs, phrases, hashes, str key, offsets=None):
     (start, end inclusive, type index into hashes), as the FR recogniser
     gives them; per doc, or with `offsets` (n_docs + 1,) every doc's rows
     in one (M, 3) array, doc k's at rows offsets[k]:offsets[k + 1]. No
-    Python per span."""
+    Python per span (as write_spans)."""
     cdef const uint64_t[::1] h = numpy.ascontiguousarray(hashes, dtype="uint64")
-    cdef const int[:, ::1] rows
-    cdef const int64_t[::1] ov
-    cdef Doc doc
-    cdef int64_t d = 0
     if offsets is None:
-        for doc, doc_rows in zip(docs, phrases):
-            rows = numpy.ascontiguousarray(doc_rows, dtype="int32").reshape((-1, 3))
-            _write_rows(doc, key, rows, 0, rows.shape[0], h)
-        return
-    rows = numpy.ascontiguousarray(phrases, dtype="int32").reshape((-1, 3))
-    ov = numpy.ascontiguousarray(offsets, dtype="int64")
-    if ov.shape[0] != len(docs) + 1 or ov[0] != 0 or ov[ov.shape[0] - 1] != rows.shape[0]:
-        raise ValueError(f"write_phrases: offsets do not match {len(docs)} docs and "
+        per_doc = [numpy.asarray(doc_rows, dtype="int32").reshape((-1, 3)) for doc_rows in phrases]
+        if len(per_doc) != len(docs):
+            raise ValueError(f"write_phrases: {len(per_doc)} outputs for {len(docs)} docs")
+        offsets = numpy.zeros((len(per_doc) + 1,), dtype="int64")
+        numpy.cumsum([len(doc_rows) for doc_rows in per_doc], out=offsets[1:])
+        phrases = numpy.concatenate(per_doc) if per_doc else numpy.zeros((0, 3), dtype="int32")
+    cdef const int[:, ::1] rows = numpy.ascontiguousarray(phrases, dtype="int32").reshape((-1, 3))
+    cdef const int64_t[::1] ov = numpy.ascontiguousarray(offsets, dtype="int64")
+    cdef int n_docs = len(docs), n_types = h.shape[0], d = 0
+    if ov.shape[0] != n_docs + 1 or ov[0] != 0 or ov[n_docs] != rows.shape[0]:
+        raise ValueError(f"write_phrases: offsets do not match {n_docs} docs and "
                          f"{rows.shape[0]} phrases")
+    cdef vector[TokenC*] tokens
+    cdef vector[int] lengths
+    cdef Doc doc
+    tokens.resize(n_docs)
+    lengths.resize(n_docs)
     for doc in docs:
-        if not 0 <= ov[d] <= ov[d + 1] <= rows.shape[0]:
+        if ov[d + 1] < ov[d]:
             raise ValueError("write_phrases: offsets must rise")
-        _write_rows(doc, key, rows, ov[d], ov[d + 1], h)
+        tokens[d] = doc.c
+        lengths[d] = doc.length
         d += 1
+    cdef vector[SpanC] spans
+    cdef vector[size_t] ends
+    cdef int64_t r, bad = -1
+    cdef int64_t t0 = now_ns()
+    with nogil:
+        for d in range(n_docs):
+            for r in range(ov[d], ov[d + 1]):
+                if not (0 <= rows[r, 0] <= rows[r, 1] < lengths[d]) \
+                        or not (0 <= rows[r, 2] < n_types):
+                    bad = r
+                    break
+                spans.push_back(_span(tokens[d], rows[r, 0], rows[r, 1] + 1, h[rows[r, 2]]))
+            if bad >= 0:
+                break
+            ends.push_back(spans.size())
+    add_since(t0)
+    _set_groups(docs, key, spans, ends)
+    if bad >= 0:
+        raise ValueError(f"write_phrases: phrase {tuple(rows[bad])} out of range for a "
+                         f"doc of {lengths[d]} tokens and {n_types} types")
 
 
-cdef int _write_rows(Doc doc, str key, const int[:, ::1] rows, int64_t lo, int64_t hi,
-                     const uint64_t[::1] h) except -1:
-    """doc.spans[key] from rows lo..hi - 1 (write_phrases)."""
-    cdef vector[int] found
-    cdef int64_t r
-    for r in range(lo, hi):
-        if not (0 <= rows[r, 0] <= rows[r, 1] < doc.length) \
-                or not (0 <= rows[r, 2] < h.shape[0]):
-            raise ValueError(f"write_phrases: phrase {tuple(rows[r])} out of range for a "
-                             f"doc of {doc.length} tokens and {h.shape[0]} types")
-        found.push_back(rows[r, 0])
-        found.push_back(rows[r, 1] + 1)
-        found.push_back(rows[r, 2])
-    return _set_group(doc, key, found, h)
-
-
-cdef int _set_group(Doc doc, str key, const vector[int]& found,
-                    const uint64_t[::1] h) except -1:
-    """doc.spans[key] = a new group of the spans (start, end, type) triples in
-    `found` (checked by the caller), pushed as spaCy's SpanC structs."""
-    # (made without __init__'s argument handling: a doc's group per call)
-    cdef SpanGroup group = SpanGroup.__new__(SpanGroup)
-    group._doc_ref = weakref.ref(doc)
-    group.name = key
-    group.attrs = {}
+cdef inline SpanC _span(const TokenC* tokens, int start, int end, uint64_t label) noexcept nogil:
     cdef SpanC span
-    cdef size_t k
-    for k in range(0, found.size(), 3):
-        span.id, span.kb_id = 0, 0
-        span.start, span.end = found[k], found[k + 1]
-        span.start_char = doc.c[span.start].idx
-        span.end_char = doc.c[span.end - 1].idx + doc.c[span.end - 1].lex.length
-        span.label = h[found[k + 2]]
-        group.push_back(span)
-    # SpanGroups is a UserDict: its own __setitem__ checks in Python that the
-    # group is this doc's, which it is by construction
-    doc.spans.data[key] = group
+    span.id, span.kb_id = 0, 0
+    span.start, span.end = start, end
+    span.start_char = tokens[start].idx
+    span.end_char = tokens[end - 1].idx + tokens[end - 1].lex.length
+    span.label = label
+    return span
+
+
+cdef int _set_groups(docs, str key, const vector[SpanC]& spans,
+                     const vector[size_t]& ends) except -1:
+    """doc.spans[key] = a new group of each doc's spans (doc d's:
+    spans[ends[d - 1]:ends[d]], checked by the caller), for the docs that
+    `ends` covers."""
+    cdef SpanGroup group
+    cdef Doc doc
+    cdef size_t d = 0, k, lo = 0
+    for doc in docs:
+        if d >= ends.size():
+            break
+        # (made without __init__'s argument handling: a doc's group per call)
+        group = SpanGroup.__new__(SpanGroup)
+        group._doc_ref = weakref.ref(doc)
+        group.name = key
+        group.attrs = {}
+        group.c.reserve(ends[d] - lo)
+        for k in range(lo, ends[d]):
+            group.c.push_back(spans[k])
+        # SpanGroups is a UserDict: its own __setitem__ checks in Python that the
+        # group is this doc's, which it is by construction
+        doc.spans.data[key] = group
+        lo = ends[d]
+        d += 1
     return 0
 
 

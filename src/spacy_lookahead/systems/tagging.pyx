@@ -566,11 +566,13 @@ cdef class _TagBatch(Docs):
             self.hi_p = &bounds[1, 0]
         # rows are made when first read (static_row): nothing to zero
         self.cache = numpy.empty((max(N, 1), system.nr_class), dtype="float64")
-        self.versions = numpy.full((max(N, 1),), -1, dtype="int64")
+        self.versions = numpy.empty((max(N, 1),), dtype="int64")
         cv = self.cache
         vv = self.versions
         self.cache_p = &cv[0, 0]
         self.versions_p = &vv[0]
+        with nogil:  # every row unmade: version -1 (all bits set)
+            memset(self.versions_p, 0xff, max(N, 1) * sizeof(int64_t))
 
 
     def view_docs(self, TaggingSystem system):
