@@ -8,7 +8,7 @@ import spacy
 from spacy.attrs import DEP, ENT_IOB, ENT_TYPE, HEAD, SENT_START, TAG
 from spacy.tokens import Doc, Span, SpanGroup
 
-from spacy_lookahead.core.features import A_CHUNK_COLUMN
+from spacy_lookahead.core.features import A_CHUNK_COLUMN, A_TAG_COLUMN
 from spacy_lookahead.spacy_io import (ChunkAtoms, LexemeAtoms, check_tags, has_entities, write_arcs,
                                       sentence_units, write_phrases, write_spans, write_tags)
 from spacy_lookahead.systems.schemes import action_arrays, ids_to_spans
@@ -172,8 +172,12 @@ def test_docs_inputs_columns_are_to_array(nlp):
     assert (batch["tags"] == numpy.concatenate([d.to_array(TAG) for d in docs])).all()
     assert (batch["ent_iob"] == numpy.concatenate([d.to_array(ENT_IOB) for d in docs])).all()
     assert (batch["sent_starts"] == numpy.concatenate([d.to_array(SENT_START) == 1 for d in docs])).all()
-    one = [LexemeAtoms().docs_inputs([d])["atoms"] for d in docs]
-    assert (batch["atoms"] == numpy.concatenate(one)).all()
+    one = numpy.concatenate([LexemeAtoms().docs_inputs([d])["atoms"] for d in docs])
+    assert (one[:, A_TAG_COLUMN] == 0).all()
+    one[:, A_TAG_COLUMN] = batch["tags"]  # (with tags, in the tag column too)
+    assert (batch["atoms"] == one).all()
+    assert batch["untagged"] == sum(1 for d in docs if not d.has_annotation("TAG")
+                                    and any(not t.is_space for t in d))
 
 
 def test_check_tags_is_the_numpy_check():

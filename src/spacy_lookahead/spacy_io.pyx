@@ -30,7 +30,7 @@ cnp.import_array()
 from .core.clock cimport add_since, now_ns
 from .systems.span_ids cimport id_spans
 
-from .core.features cimport N_ATOMS, N_WORD_ATOMS
+from .core.features cimport A_TAG, N_ATOMS, N_WORD_ATOMS
 from .core.features import word_atoms, word_substrings
 
 
@@ -150,11 +150,13 @@ cdef class LexemeAtoms:
     def docs_inputs(self, docs, bint tags=False, bint ent_iob=False, bint sent_starts=False):
         """The word inputs of a batch of docs as one set of arrays over their
         tokens one after the other: "atoms" (N, N_ATOMS) (the input columns
-        A_TAG, A_CHUNK left 0 for the caller), "starts" (n_docs + 1,) int64
+        A_TAG (but see `tags`), A_CHUNK left 0 for the caller), "starts" (n_docs + 1,) int64
         where each doc's tokens begin, "space" (N,) uint8, 1 on whitespace
         tokens (None if there is none), with substrings "substrings": CSR
         (offsets (N + 1,) int32, hashes); with `tags`, "tags" (N,) uint64
-        (token.tag), with `ent_iob`, "ent_iob" (N,) uint8 (token.ent_iob),
+        (token.tag), also in the atoms' A_TAG column, and "untagged": the
+        number of docs with a word (not whitespace) but no token tagged;
+        with `ent_iob`, "ent_iob" (N,) uint8 (token.ent_iob),
         with `sent_starts`, "sent_starts" (N,) bool (token.is_sent_start).
         Read from the docs' TokenC arrays: the GIL is held only to look up
         word types first seen in this batch."""
@@ -163,7 +165,8 @@ cdef class LexemeAtoms:
 
     def _docs_inputs(self, docs, bint tags, bint ent_iob, bint sent_starts):
         cdef int n_docs = len(docs), d, i, j
-        cdef int64_t k = 0, N = 0, n_space = 0, n_subs = 0, missing = 0
+        cdef int64_t k = 0, N = 0, n_space = 0, n_subs = 0, missing = 0, untagged = 0
+        cdef bint has_word, has_tag
         cdef Doc doc
         cdef vector[const TokenC*] tokens
         tokens.resize(n_docs)
@@ -228,6 +231,7 @@ cdef class LexemeAtoms:
         with nogil:
             k = 0
             for d in range(n_docs):
+                has_word = has_tag = False
                 for i in range(st[d + 1] - st[d]):
                     lex = lexes[k]
                     memcpy(&view[k, 0], lex.atoms, N_WORD_ATOMS * sizeof(uint64_t))
@@ -235,17 +239,21 @@ cdef class LexemeAtoms:
                     sp[k] = lex.is_space
                     n_space += lex.is_space
                     n_subs += lex.n_subs
+                    has_word = has_word or not lex.is_space
                     if tags:
-                        tag_view[k] = tokens[d][i].tag
+                        tag_view[k] = view[k, A_TAG] = tokens[d][i].tag
+                        has_tag = has_tag or tokens[d][i].tag != 0
                     if ent_iob:
                         iob_view[k] = tokens[d][i].ent_iob
                     if sent_starts:
                         start_view[k] = tokens[d][i].sent_start == 1
                     k += 1
+                untagged += has_word and not has_tag
         add_since(t0)
         out = {"atoms": atoms, "starts": starts, "space": space if n_space else None}
         if tags:
             out["tags"] = tag_column
+            out["untagged"] = untagged
         if ent_iob:
             out["ent_iob"] = iob_column
         if sent_starts:
@@ -327,34 +335,68 @@ cdef class ChunkAtoms:
                              f"do not match the {len(docs)} docs' tokens and column {column}")
         out = numpy.zeros((len(docs),), dtype="uint8")
         cdef unsigned char[::1] found = out
+        cdef vector[const vector[SpanC]*] chunks
+        chunks.resize(len(docs))
+        held = []  # the groups whose chunks are read without the GIL
         cdef Doc doc
         cdef SpanGroup group
-        cdef size_t k, at
-        cdef int d = -1, i
-        cdef int64_t base
+        cdef size_t k
+        cdef int d = 0
         for doc in docs:
-            d += 1
             if doc.length != st[d + 1] - st[d]:
                 raise ValueError(f"ChunkAtoms.write: doc {d} has {doc.length} tokens, starts "
                                  f"give it {st[d + 1] - st[d]}: they do not match")
             groups = doc.spans.data
-            if key not in groups:
-                continue
-            group = groups[key]
-            found[d] = 1
-            base = st[d]
-            for i in range(doc.length):
-                view[base + i, column] = 0
-            for k in range(group.c.size()):
-                at = self.row(group.c[k].label) - 1
-                for i in range(group.c[k].start, group.c[k].end):
-                    view[base + i, column] = self.pairs[2 * at + (i > group.c[k].start)]
-                    if ins is not None and i > group.c[k].start:
-                        ins[base + i] = 1
-            for i in range(doc.length):
-                if view[base + i, column] == 0:
-                    view[base + i, column] = self.outside
+            if key in groups:
+                group = groups[key]
+                held.append(group)
+                chunks[d] = &group.c
+                found[d] = 1
+            d += 1
+        cdef uint64_t* at = &view[0, 0] if view.shape[0] else NULL
+        cdef unsigned char* flags = &ins[0] if ins is not None and ins.shape[0] else NULL
+        cdef bint missing
+        cdef int64_t t0 = now_ns()
+        with nogil:
+            missing = self.fill(chunks, &st[0], at, view.shape[1], column, flags)
+        add_since(t0)
+        if missing:  # chunk types first seen: their hashes made, then filled again
+            for group in held:
+                for k in range(group.c.size()):
+                    self.row(group.c[k].label)
+            with nogil:
+                self.fill(chunks, &st[0], at, view.shape[1], column, flags)
         return out
+
+    cdef bint fill(self, const vector[const vector[SpanC]*]& chunks, const int64_t* st,
+                   uint64_t* atoms, int width, int column, unsigned char* inside) noexcept nogil:
+        """The column of each doc with chunks (write); True, leaving it
+        unfinished, where a chunk type has no row yet."""
+        cdef const vector[SpanC]* spans
+        cdef size_t d, k, at
+        cdef int64_t base, i, n
+        cdef uint64_t* v
+        for d in range(chunks.size()):
+            spans = chunks[d]
+            if spans == NULL:
+                continue
+            base = st[d]
+            n = st[d + 1] - base
+            for i in range(n):
+                atoms[(base + i) * width + column] = 0
+            for k in range(spans.size()):
+                at = <size_t>map_get(self.index.c_map, spans[0][k].label)
+                if at == 0:
+                    return True
+                for i in range(spans[0][k].start, spans[0][k].end):
+                    atoms[(base + i) * width + column] = self.pairs[2 * (at - 1) + (i > spans[0][k].start)]
+                    if inside != NULL and i > spans[0][k].start:
+                        inside[base + i] = 1
+            for i in range(n):
+                v = &atoms[(base + i) * width + column]
+                if v[0] == 0:
+                    v[0] = self.outside
+        return False
 
 
 def check_tags(tags, words, known):
@@ -723,45 +765,59 @@ def sentence_units(docs, starts, space, sent_starts):
     cdef const unsigned char[::1] sp = None if space is None else \
         numpy.ascontiguousarray(space, dtype="uint8")
     cdef const unsigned char[::1] first = numpy.ascontiguousarray(sent_starts).view("uint8")
-    cdef int64_t n_docs = len(docs), N = sv[n_docs] if n_docs >= 0 else 0
-    if sv.shape[0] != n_docs + 1 or first.shape[0] != N or (sp is not None and sp.shape[0] != N):
+    cdef int64_t n_docs = len(docs)
+    if sv.shape[0] != n_docs + 1:
+        raise ValueError("sentence_units: the token columns do not match the docs")
+    cdef int64_t N = sv[n_docs]
+    if first.shape[0] != N or (sp is not None and sp.shape[0] != N):
         raise ValueError("sentence_units: the token columns do not match the docs")
     cdef vector[int64_t] words, unit_starts, unit_base, unit_doc
+    cdef vector[const TokenC*] tokens
+    cdef vector[unsigned char] hooked
     cdef Doc doc
-    cdef int64_t d = 0, i, base, sentence, last, longest = 0, n_words
+    cdef int64_t d = 0, i, base, sentence, last, longest = 0, n_words, n
     cdef bint bounded, has_space = sp is not None
-    unit_starts.push_back(0)
+    tokens.resize(n_docs)
+    hooked.resize(n_docs)
     for doc in docs:
-        base = sv[d]
-        if sv[d + 1] - base != doc.length:
+        if sv[d + 1] - sv[d] != doc.length:
             raise ValueError("sentence_units: the token columns do not match the docs")
-        bounded = doc.length >= 2 and "sents" in doc.user_hooks
-        if doc.length >= 2 and not bounded:
-            for i in range(1, doc.length):
-                if doc.c[i].sent_start != 0:
-                    bounded = True
-                    break
-        sentence = last = -1
-        n_words = 0
-        for i in range(doc.length):
-            if first[base + i] and bounded:
-                sentence += 1
-            if has_space and sp[base + i]:
-                continue
-            if sentence != last and words.size() > <size_t>unit_starts.back():
+        tokens[d] = doc.c
+        hooked[d] = "sents" in doc.user_hooks
+        d += 1
+    cdef int64_t t0 = now_ns()
+    with nogil:
+        unit_starts.push_back(0)
+        for d in range(n_docs):
+            base = sv[d]
+            n = sv[d + 1] - base
+            bounded = n >= 2 and hooked[d]
+            if n >= 2 and not bounded:
+                for i in range(1, n):
+                    if tokens[d][i].sent_start != 0:
+                        bounded = True
+                        break
+            sentence = last = -1
+            n_words = 0
+            for i in range(n):
+                if first[base + i] and bounded:
+                    sentence += 1
+                if has_space and sp[base + i]:
+                    continue
+                if sentence != last and words.size() > <size_t>unit_starts.back():
+                    unit_starts.push_back(words.size())
+                    unit_base.push_back(base)
+                    unit_doc.push_back(d)
+                last = sentence
+                words.push_back(base + i)
+                n_words += 1
+            if words.size() > <size_t>unit_starts.back():
                 unit_starts.push_back(words.size())
                 unit_base.push_back(base)
                 unit_doc.push_back(d)
-            last = sentence
-            words.push_back(base + i)
-            n_words += 1
-        if words.size() > <size_t>unit_starts.back():
-            unit_starts.push_back(words.size())
-            unit_base.push_back(base)
-            unit_doc.push_back(d)
-        if not bounded and n_words > longest:
-            longest = n_words
-        d += 1
+            if not bounded and n_words > longest:
+                longest = n_words
+    add_since(t0)
     return (_int64s(words), _int64s(unit_starts), _int64s(unit_base), _int64s(unit_doc), longest)
 
 

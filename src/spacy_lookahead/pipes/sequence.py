@@ -210,6 +210,7 @@ class SequencePipe(TransitionPipe):
                     batch["forced"][starts[i]:starts[i + 1]] = ids
         for column in self.token_columns():
             batch.pop(column, None)
+        batch.pop("untagged", None)
         space = batch.pop("space")
         if space is None:
             return batch, [None] * len(docs)
