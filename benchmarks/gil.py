@@ -105,7 +105,8 @@ def measure(model: str, data: Path, split: str, copies: int, threads: List[int],
         row = {"model": model, "component": name, "factory": factory, "task": task,
                "tokens": one[0]["tokens"], "batch_size": batch_size,
                "gil_share": round(1 - statistics.median(r["nogil"] / r["wall"] for r in one), 4),
-               "identical": all(r["digest"] == one[0]["digest"] for t in threads for r in runs[t])}
+               "identical": all(r["digest"] == one[0]["digest"] for t in threads for r in runs[t]),
+               "digest": one[0]["digest"]}
         base = statistics.median(r["tokens"] / r["wall"] for r in one)
         for t in threads:
             tps = statistics.median(r["tokens"] / r["wall"] for r in runs[t])
@@ -124,7 +125,7 @@ def measure(model: str, data: Path, split: str, copies: int, threads: List[int],
 def print_table(rows: List[dict], threads: List[int]) -> None:
     more = [t for t in threads[1:]]
     head = ["component", "model", f"GIL share ({threads[0]} thread)"] + \
-        [f"tok/s x{t}" for t in threads] + [f"S{t} / s / 1/s" for t in more] + ["identical", "peak RSS"]
+        [f"tok/s x{t}" for t in threads] + [f"S{t} / s / 1/s" for t in more] + ["identical", "digest", "peak RSS"]
     print("| " + " | ".join(head) + " |")
     print("|" + " --- |" * len(head))
     for r in rows:
@@ -134,6 +135,7 @@ def print_table(rows: List[dict], threads: List[int]) -> None:
         cells += [f"{r[f'speedup_{t}']:.2f} / {r[f'serial_fraction_{t}']:.2f} / {r[f'ceiling_{t}']}x"
                   for t in more]
         cells.append("yes" if r["identical"] else "NO")
+        cells.append(r["digest"][:12])
         cells.append(f"{r['peak_rss_mb']:,.0f} MB")
         print("| " + " | ".join(cells) + " |")
 

@@ -341,3 +341,41 @@ def test_first_order_bounds_dominate_what_they_bound(direction):
                 for a in range(3):
                     assert scores[a] + near[a] >= one[a]
                     assert scores[a] + (near[a] + far[a]) >= two[a]
+
+
+@pytest.mark.parametrize("direction", ["ltr", "rtl"])
+@pytest.mark.parametrize("depth", [0, 1, 3])
+@pytest.mark.parametrize("constrained", [False, True])
+def test_decode_docs_is_decode_of_each_instance(direction, depth, constrained):
+    """The batch decoder (one object for the batch, one workspace and state
+    for every doc: core.decode.decode_docs) gives decode()'s outputs of the
+    batch's instances one after the other, for any range of docs, with
+    preset labels and sentence starts."""
+    from spacy_lookahead.core.decode import decode_docs
+    from spacy_lookahead.core.learners import margin_perceptron
+    rng = numpy.random.default_rng(depth + 10 * (direction == "rtl") + 20 * constrained)
+    system = constrained_system(3, direction, constrained)
+    lengths = rng.integers(0, 9, 30)
+    starts = numpy.zeros((len(lengths) + 1,), dtype="int64")
+    numpy.cumsum(lengths, out=starts[1:])
+    words = [WORDS[i] for i in rng.integers(0, len(WORDS), int(starts[-1]))]
+    forced = numpy.where(rng.random(len(words)) < 0.1, 2, -1).astype("int32")
+    batch = {"atoms": atoms_of(words).reshape((len(words), -1)), "starts": starts,
+             "forced": forced, "sent_starts": rng.random(len(words)) < 0.2}
+    golds = [rng.integers(1, 3, n).astype("int32") for n in lengths]
+    W = Weights()
+    for _ in range(3):
+        margin_perceptron(system.batch_instances(batch, golds), W, depth, 1.0)
+    W = W.average()
+    expected = predict_batch(system, batch, W, depth)
+    docs = system.batch_docs(batch)
+    for lo, hi in [(0, len(lengths)), (4, 17), (9, 9)]:
+        labels = decode_docs(docs, W, depth, lo, hi)
+        assert labels.dtype == numpy.int32
+        assert labels.tolist() == [a for out in expected[lo:hi] for a in out.tolist()]
+    assert len(set(decode_docs(docs, W, depth, 0, len(lengths)).tolist())) >= 2
+
+
+def predict_batch(system, batch, W, depth):
+    from spacy_lookahead.core.decode import decode
+    return decode(system.batch_instances(batch), W, "lookahead", depth)

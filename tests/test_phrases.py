@@ -7,7 +7,7 @@ import pytest
 from spacy_lookahead.core.features import token_atoms
 from spacy_lookahead.core.fr_perceptron import fr_perceptron, recognise
 from spacy_lookahead.core.weights import Weights
-from spacy_lookahead.systems.phrases import PhraseSystem
+from spacy_lookahead.systems.phrases import PhraseSystem, recognise_units
 
 
 def coherent(phrases, embedded):
@@ -317,3 +317,55 @@ def test_flat_decoder_scores_equal_w_dot_phi_p():
                     continue
                 expected = W.scores(system.phi_p(item, s, e, solution), 6)[[2, 5]]
                 assert system.flat_score(item, W, s, e, solution) == pytest.approx(expected.tolist())
+
+
+@pytest.mark.parametrize("embedded", [False, True])
+@pytest.mark.parametrize("max_length", [0, 3])
+def test_recognise_units_is_recognise_of_each_unit(embedded, max_length):
+    """The batch decoder (one workspace for every unit, a unit's words
+    picked from the batch's tokens, rows in doc positions) gives each
+    unit's own instance's recognise(), in order, for any range of units."""
+    rng = numpy.random.default_rng(3)
+    tags = ["DT", "NN", "VBD", "IN", "JJ", ",", "CC", "WDT", "VB"]
+    system = PhraseSystem(2, embedded, "clause" if embedded else "chunk", max_length)
+    items, golds = [], []
+    width = len(token_atoms("a"))
+    for d in range(40):
+        n = int(rng.integers(0, 13))
+        items.append({"atoms": numpy.asarray([token_atoms(f"w{rng.integers(30)}", str(rng.choice(tags)))
+                                              for _ in range(n)], dtype="uint64").reshape((n, width)),
+                      "inside": rng.integers(0, 2, n).astype("uint8")})
+        golds.append([(s, min(n - 1, s + int(rng.integers(0, 3))), int(rng.integers(0, 2)))
+                      for s in range(0, n, 3)])
+    W = Weights()
+    for _ in range(10):
+        fr_perceptron(system.instances(items, golds), W, "recognition")
+    atoms = numpy.concatenate([item["atoms"] for item in items])
+    inside = numpy.concatenate([item["inside"] for item in items]) if embedded else None
+    words, unit_starts, unit_base, expected, base = [], [0], [], [], 0
+    for item in items:
+        n = len(item["atoms"])
+        kept = numpy.flatnonzero(rng.random(n) < 0.8)  # the others: whitespace
+        for unit in numpy.array_split(kept, int(rng.integers(1, 4))):
+            if not len(unit):
+                continue
+            words.extend((base + unit).tolist())
+            unit_starts.append(len(words))
+            unit_base.append(base)
+            part = {"atoms": item["atoms"][unit]}
+            if embedded:
+                part["inside"] = item["inside"][unit]
+            [rows] = recognise(system.instances([part]), W)
+            rows = rows.copy()
+            rows[:, :2] = unit[rows[:, :2]]
+            expected.append(rows)
+        base += n
+    assert sum(len(rows) for rows in expected) > 10
+    arrays = [numpy.asarray(a, dtype="int64") for a in (words, unit_starts, unit_base)]
+    U = len(expected)
+    for lo, hi in [(0, U), (3, U - 2), (5, 5)]:
+        found, counts = recognise_units(system, W, atoms, inside, *arrays, lo, hi)
+        assert counts.tolist() == [len(rows) for rows in expected[lo:hi]]
+        assert found.tolist() == [r for rows in expected[lo:hi] for r in rows.tolist()]
+    with pytest.raises(ValueError, match="out of range"):
+        recognise_units(system, W, atoms, inside, *arrays, 0, U + 1)

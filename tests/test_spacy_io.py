@@ -8,9 +8,9 @@ import spacy
 from spacy.attrs import DEP, ENT_IOB, ENT_TYPE, HEAD, SENT_START, TAG
 from spacy.tokens import Doc, Span, SpanGroup
 
-from spacy_lookahead.core.features import A_CHUNK_COLUMN
+from spacy_lookahead.core.features import A_CHUNK_COLUMN, A_TAG_COLUMN
 from spacy_lookahead.spacy_io import (ChunkAtoms, LexemeAtoms, check_tags, has_entities, write_arcs,
-                                      write_phrases, write_spans, write_tags)
+                                      sentence_units, write_phrases, write_spans, write_tags)
 from spacy_lookahead.systems.schemes import action_arrays, ids_to_spans
 
 LABELS = ["NP", "VP", "PP"]
@@ -172,8 +172,12 @@ def test_docs_inputs_columns_are_to_array(nlp):
     assert (batch["tags"] == numpy.concatenate([d.to_array(TAG) for d in docs])).all()
     assert (batch["ent_iob"] == numpy.concatenate([d.to_array(ENT_IOB) for d in docs])).all()
     assert (batch["sent_starts"] == numpy.concatenate([d.to_array(SENT_START) == 1 for d in docs])).all()
-    one = [LexemeAtoms().docs_inputs([d])["atoms"] for d in docs]
-    assert (batch["atoms"] == numpy.concatenate(one)).all()
+    one = numpy.concatenate([LexemeAtoms().docs_inputs([d])["atoms"] for d in docs])
+    assert (one[:, A_TAG_COLUMN] == 0).all()
+    one[:, A_TAG_COLUMN] = batch["tags"]  # (with tags, in the tag column too)
+    assert (batch["atoms"] == one).all()
+    assert batch["untagged"] == sum(1 for d in docs if not d.has_annotation("TAG")
+                                    and any(not t.is_space for t in d))
 
 
 def test_check_tags_is_the_numpy_check():
@@ -206,3 +210,41 @@ def test_docs_inputs_from_two_threads_at_once(nlp):
     with ThreadPoolExecutor(max_workers=4) as pool:
         together = list(pool.map(lambda b: shared.docs_inputs(b)["atoms"], batches))
     assert all((a == b).all() for a, b in zip(alone, together))
+
+
+def reference_units(doc, sent_starts):
+    """What the phrase recognisers decoded as units before sentence_units
+    (a doc's words, split at its sentence starts where
+    Doc.has_annotation("SENT_START")), in doc positions."""
+    words = numpy.flatnonzero([not t.is_space for t in doc])
+    if len(doc) < 2 or not doc.has_annotation("SENT_START"):
+        return [words.tolist()] if len(words) else []
+    sent = numpy.cumsum(sent_starts)[words]
+    return [u.tolist() for u in numpy.split(words, numpy.flatnonzero(numpy.diff(sent)) + 1)
+            if len(u)]
+
+
+def test_sentence_units_are_the_docs_sentences(nlp):
+    rng = numpy.random.default_rng(6)
+    docs = random_docs(nlp, rng, 60)
+    for k, doc in enumerate(docs):
+        if k % 3 == 1:
+            for token in doc:
+                token.is_sent_start = bool(rng.random() < 0.3)
+        elif k % 3 == 2 and len(doc) > 1:
+            doc[int(rng.integers(1, len(doc)))].is_sent_start = False  # marked, no boundary
+        if k % 7 == 0:
+            doc.user_hooks["sents"] = lambda doc: [doc[:]]
+    batch = LexemeAtoms().docs_inputs(docs, sent_starts=True)
+    starts = batch["starts"]
+    words, unit_starts, unit_base, unit_doc, longest = sentence_units(
+        docs, starts, batch["space"], batch["sent_starts"])
+    got = [[] for _ in docs]
+    for u in range(len(unit_doc)):
+        got[unit_doc[u]].append((words[unit_starts[u]:unit_starts[u + 1]] - unit_base[u]).tolist())
+        assert unit_base[u] == starts[unit_doc[u]]
+    expected = [reference_units(doc, batch["sent_starts"][starts[k]:starts[k + 1]])
+                for k, doc in enumerate(docs)]
+    assert got == expected
+    assert longest == max(sum(not t.is_space for t in doc) for doc in docs
+                          if len(doc) < 2 or not doc.has_annotation("SENT_START"))

@@ -10,7 +10,7 @@ object, only those arrays.
 
 The C structs are spaCy's ABI: this module is compiled against one spaCy
 minor version (setup.cfg pins spacy to it), as spaCy's own extensions are."""
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 from libcpp.vector cimport vector
 from libc.stdint cimport int64_t, uint64_t
 from cymem.cymem cimport Pool
@@ -30,7 +30,7 @@ cnp.import_array()
 from .core.clock cimport add_since, now_ns
 from .systems.span_ids cimport id_spans
 
-from .core.features cimport N_ATOMS, N_WORD_ATOMS
+from .core.features cimport A_TAG, N_ATOMS, N_WORD_ATOMS
 from .core.features import word_atoms, word_substrings
 
 
@@ -150,11 +150,13 @@ cdef class LexemeAtoms:
     def docs_inputs(self, docs, bint tags=False, bint ent_iob=False, bint sent_starts=False):
         """The word inputs of a batch of docs as one set of arrays over their
         tokens one after the other: "atoms" (N, N_ATOMS) (the input columns
-        A_TAG, A_CHUNK left 0 for the caller), "starts" (n_docs + 1,) int64
+        A_TAG (but see `tags`), A_CHUNK left 0 for the caller), "starts" (n_docs + 1,) int64
         where each doc's tokens begin, "space" (N,) uint8, 1 on whitespace
         tokens (None if there is none), with substrings "substrings": CSR
         (offsets (N + 1,) int32, hashes); with `tags`, "tags" (N,) uint64
-        (token.tag), with `ent_iob`, "ent_iob" (N,) uint8 (token.ent_iob),
+        (token.tag), also in the atoms' A_TAG column, and "untagged": the
+        number of docs with a word (not whitespace) but no token tagged;
+        with `ent_iob`, "ent_iob" (N,) uint8 (token.ent_iob),
         with `sent_starts`, "sent_starts" (N,) bool (token.is_sent_start).
         Read from the docs' TokenC arrays: the GIL is held only to look up
         word types first seen in this batch."""
@@ -163,7 +165,8 @@ cdef class LexemeAtoms:
 
     def _docs_inputs(self, docs, bint tags, bint ent_iob, bint sent_starts):
         cdef int n_docs = len(docs), d, i, j
-        cdef int64_t k = 0, N = 0, n_space = 0, n_subs = 0, missing = 0
+        cdef int64_t k = 0, N = 0, n_space = 0, n_subs = 0, missing = 0, untagged = 0
+        cdef bint has_word, has_tag
         cdef Doc doc
         cdef vector[const TokenC*] tokens
         tokens.resize(n_docs)
@@ -176,11 +179,13 @@ cdef class LexemeAtoms:
             st[d + 1] = st[d] + doc.length
             one_vocab = one_vocab and doc.vocab is (<Doc>docs[0]).vocab
         N = st[n_docs]
-        atoms = numpy.zeros((N, N_ATOMS), dtype="uint64")
-        space = numpy.zeros((N,), dtype="uint8")
-        tag_column = numpy.zeros((N if tags else 0,), dtype="uint64")
-        iob_column = numpy.zeros((N if ent_iob else 0,), dtype="uint8")
-        start_column = numpy.zeros((N if sent_starts else 0,), dtype="uint8")
+        # (every entry written in the nogil loop below: a calloc of the heap's
+        # would zero them with the GIL held)
+        atoms = numpy.empty((N, N_ATOMS), dtype="uint64")
+        space = numpy.empty((N,), dtype="uint8")
+        tag_column = numpy.empty((N if tags else 0,), dtype="uint64")
+        iob_column = numpy.empty((N if ent_iob else 0,), dtype="uint8")
+        start_column = numpy.empty((N if sent_starts else 0,), dtype="uint8")
         cdef uint64_t[:, ::1] view = atoms
         cdef unsigned char[::1] sp = space
         cdef uint64_t[::1] tag_view = tag_column
@@ -226,23 +231,29 @@ cdef class LexemeAtoms:
         with nogil:
             k = 0
             for d in range(n_docs):
+                has_word = has_tag = False
                 for i in range(st[d + 1] - st[d]):
                     lex = lexes[k]
                     memcpy(&view[k, 0], lex.atoms, N_WORD_ATOMS * sizeof(uint64_t))
+                    memset(&view[k, N_WORD_ATOMS], 0, (N_ATOMS - N_WORD_ATOMS) * sizeof(uint64_t))
                     sp[k] = lex.is_space
                     n_space += lex.is_space
                     n_subs += lex.n_subs
+                    has_word = has_word or not lex.is_space
                     if tags:
-                        tag_view[k] = tokens[d][i].tag
+                        tag_view[k] = view[k, A_TAG] = tokens[d][i].tag
+                        has_tag = has_tag or tokens[d][i].tag != 0
                     if ent_iob:
                         iob_view[k] = tokens[d][i].ent_iob
                     if sent_starts:
                         start_view[k] = tokens[d][i].sent_start == 1
                     k += 1
+                untagged += has_word and not has_tag
         add_since(t0)
         out = {"atoms": atoms, "starts": starts, "space": space if n_space else None}
         if tags:
             out["tags"] = tag_column
+            out["untagged"] = untagged
         if ent_iob:
             out["ent_iob"] = iob_column
         if sent_starts:
@@ -324,34 +335,68 @@ cdef class ChunkAtoms:
                              f"do not match the {len(docs)} docs' tokens and column {column}")
         out = numpy.zeros((len(docs),), dtype="uint8")
         cdef unsigned char[::1] found = out
+        cdef vector[const vector[SpanC]*] chunks
+        chunks.resize(len(docs))
+        held = []  # the groups whose chunks are read without the GIL
         cdef Doc doc
         cdef SpanGroup group
-        cdef size_t k, at
-        cdef int d = -1, i
-        cdef int64_t base
+        cdef size_t k
+        cdef int d = 0
         for doc in docs:
-            d += 1
             if doc.length != st[d + 1] - st[d]:
                 raise ValueError(f"ChunkAtoms.write: doc {d} has {doc.length} tokens, starts "
                                  f"give it {st[d + 1] - st[d]}: they do not match")
             groups = doc.spans.data
-            if key not in groups:
-                continue
-            group = groups[key]
-            found[d] = 1
-            base = st[d]
-            for i in range(doc.length):
-                view[base + i, column] = 0
-            for k in range(group.c.size()):
-                at = self.row(group.c[k].label) - 1
-                for i in range(group.c[k].start, group.c[k].end):
-                    view[base + i, column] = self.pairs[2 * at + (i > group.c[k].start)]
-                    if ins is not None and i > group.c[k].start:
-                        ins[base + i] = 1
-            for i in range(doc.length):
-                if view[base + i, column] == 0:
-                    view[base + i, column] = self.outside
+            if key in groups:
+                group = groups[key]
+                held.append(group)
+                chunks[d] = &group.c
+                found[d] = 1
+            d += 1
+        cdef uint64_t* at = &view[0, 0] if view.shape[0] else NULL
+        cdef unsigned char* flags = &ins[0] if ins is not None and ins.shape[0] else NULL
+        cdef bint missing
+        cdef int64_t t0 = now_ns()
+        with nogil:
+            missing = self.fill(chunks, &st[0], at, view.shape[1], column, flags)
+        add_since(t0)
+        if missing:  # chunk types first seen: their hashes made, then filled again
+            for group in held:
+                for k in range(group.c.size()):
+                    self.row(group.c[k].label)
+            with nogil:
+                self.fill(chunks, &st[0], at, view.shape[1], column, flags)
         return out
+
+    cdef bint fill(self, const vector[const vector[SpanC]*]& chunks, const int64_t* st,
+                   uint64_t* atoms, int width, int column, unsigned char* inside) noexcept nogil:
+        """The column of each doc with chunks (write); True, leaving it
+        unfinished, where a chunk type has no row yet."""
+        cdef const vector[SpanC]* spans
+        cdef size_t d, k, at
+        cdef int64_t base, i, n
+        cdef uint64_t* v
+        for d in range(chunks.size()):
+            spans = chunks[d]
+            if spans == NULL:
+                continue
+            base = st[d]
+            n = st[d + 1] - base
+            for i in range(n):
+                atoms[(base + i) * width + column] = 0
+            for k in range(spans.size()):
+                at = <size_t>map_get(self.index.c_map, spans[0][k].label)
+                if at == 0:
+                    return True
+                for i in range(spans[0][k].start, spans[0][k].end):
+                    atoms[(base + i) * width + column] = self.pairs[2 * (at - 1) + (i > spans[0][k].start)]
+                    if inside != NULL and i > spans[0][k].start:
+                        inside[base + i] = 1
+            for i in range(n):
+                v = &atoms[(base + i) * width + column]
+                if v[0] == 0:
+                    v[0] = self.outside
+        return False
 
 
 def check_tags(tags, words, known):
@@ -447,17 +492,51 @@ def has_entities(docs):
     return out
 
 
-def write_tags(docs, outputs, hashes):
+cdef class _Outputs:
+    """The writers' outputs of a batch: per doc (a list of arrays), or every
+    doc's in one int32 array from `starts` (n_docs + 1,) on."""
+    cdef list per_doc, keep
+    cdef const int[::1] labels
+    cdef const int64_t[::1] starts
+
+    def __init__(self, docs, outputs, starts, str what):
+        self.keep = []
+        if starts is None:
+            self.per_doc = list(outputs)
+            if len(self.per_doc) != len(docs):
+                raise ValueError(f"{what}: {len(self.per_doc)} outputs for {len(docs)} docs")
+            return
+        self.labels = numpy.ascontiguousarray(outputs, dtype="int32").reshape(-1)
+        self.starts = numpy.ascontiguousarray(starts, dtype="int64")
+        if self.starts.shape[0] != len(docs) + 1 or self.starts[0] != 0 \
+                or self.starts[len(docs)] != self.labels.shape[0]:
+            raise ValueError(f"{what}: starts do not match {len(docs)} docs and "
+                             f"{self.labels.shape[0]} labels")
+
+    cdef const int* of(self, int d, Doc doc, str what) except NULL:
+        """Doc d's label ids, one per token."""
+        if self.per_doc is not None:
+            return _ids(self.per_doc[d], doc, what, self.keep)
+        if self.starts[d + 1] - self.starts[d] != doc.length or self.starts[d + 1] < self.starts[d]:
+            raise ValueError(f"{what}: {self.starts[d + 1] - self.starts[d]} labels for a doc of "
+                             f"{doc.length} tokens")
+        return &self.labels[self.starts[d]] if doc.length else &_EMPTY
+
+
+def write_tags(docs, outputs, hashes, starts=None):
     """token.tag of each doc's tokens from its output (label ids, one per
     token): hashes[id], where id -1 (a whitespace token) takes the last hash
-    (the space tag). As Doc.from_array([TAG]) sets it, without the array."""
+    (the space tag). As Doc.from_array([TAG]) sets it, without the array.
+    outputs: per doc, or with `starts` (n_docs + 1,) every doc's in one
+    array (doc k's at starts[k]:starts[k + 1])."""
     cdef const uint64_t[::1] h = numpy.ascontiguousarray(hashes, dtype="uint64")
+    cdef _Outputs out = _Outputs(docs, outputs, starts, "write_tags")
     cdef const int* ids
     cdef Doc doc
-    cdef int i
-    keep = []
-    for doc, output in zip(docs, outputs):
-        ids = _ids(output, doc, "write_tags", keep)
+    cdef int i, d = 0
+    for doc in docs:
+        ids = out.of(d, doc, "write_tags")
+        d += 1
         for i in range(doc.length):
             doc.c[i].tag = _hash_of(h, ids[i], "write_tags")
 
@@ -501,90 +580,166 @@ def write_arcs(docs, heads, labels, hashes, decorated=None):
     return out
 
 
-def write_spans(docs, outputs, kinds, types, hashes, str key=None):
+def write_spans(docs, outputs, kinds, types, hashes, str key=None, starts=None):
     """The spans each doc's output encodes (label ids, one per token, read
     as systems/span_ids.ids_to_spans reads them; types index `hashes`):
     with key None as doc.ents (token.ent_iob, ent_type; every other token
     outside, as Doc.set_ents(spans, default="outside") writes them), else as
-    a new span group doc.spans[key]. No Python per span."""
+    a new span group doc.spans[key]. outputs: per doc, or with `starts`
+    every doc's in one array (as write_tags). No Python per span: the spans
+    are read and the tokens written without the GIL (_set_groups makes the
+    groups)."""
     cdef const signed char[::1] kind = numpy.ascontiguousarray(kinds, dtype="int8")
     cdef const int[::1] typ = numpy.ascontiguousarray(types, dtype="int32")
     cdef const uint64_t[::1] h = numpy.ascontiguousarray(hashes, dtype="uint64")
-    cdef const int* ids
-    cdef vector[int] found
+    cdef _Outputs out = _Outputs(docs, outputs, starts, "write_spans")
+    cdef int n_docs = len(docs), n_actions = kind.shape[0], n_types = h.shape[0]
+    cdef vector[const int*] ids
+    cdef vector[TokenC*] tokens
+    cdef vector[int] lengths
     cdef Doc doc
+    cdef int d = 0, i, j, bad_doc = n_docs, bad_id = 0, bad_type = 0
+    cdef bint id_error = False
+    ids.resize(n_docs)
+    tokens.resize(n_docs)
+    lengths.resize(n_docs)
+    for doc in docs:
+        ids[d] = out.of(d, doc, "write_spans")
+        tokens[d] = doc.c
+        lengths[d] = doc.length
+        d += 1
+    cdef bint ents = key is None
+    cdef vector[int] found
+    cdef vector[SpanC] spans
+    cdef vector[size_t] ends
     cdef TokenC* t
-    cdef int i, j, n_actions = kind.shape[0]
     cdef size_t k
-    keep = []
-    for doc, output in zip(docs, outputs):
-        ids = _ids(output, doc, "write_spans", keep)
-        found.clear()
-        for i in range(doc.length):
-            if ids[i] >= n_actions or ids[i] < -n_actions:
-                raise ValueError(f"write_spans: label id {ids[i]} out of range for "
-                                 f"{n_actions} labels")
-        if doc.length:
-            id_spans(ids, doc.length, &kind[0], &typ[0], n_actions, &found)
-        for k in range(0, found.size(), 3):
-            if found[k + 2] < 0 or found[k + 2] >= h.shape[0]:
-                raise ValueError(f"write_spans: span type {found[k + 2]} out of range")
-        if key is None:
-            for i in range(doc.length):
-                t = &doc.c[i]
-                t.ent_iob, t.ent_type, t.ent_kb_id, t.ent_id = 2, 0, 0, 0
+    cdef int64_t t0 = now_ns()
+    with nogil:
+        for d in range(n_docs):
+            found.clear()
+            for i in range(lengths[d]):
+                if ids[d][i] >= n_actions or ids[d][i] < -n_actions:
+                    bad_doc, bad_id, id_error = d, ids[d][i], True
+                    break
+            if bad_doc < n_docs:
+                break
+            if lengths[d]:
+                id_spans(ids[d], lengths[d], &kind[0], &typ[0], n_actions, &found)
             for k in range(0, found.size(), 3):
-                for j in range(found[k], found[k + 1]):
-                    doc.c[j].ent_iob = 3 if j == found[k] else 1
-                    doc.c[j].ent_type = h[found[k + 2]]
-            continue
-        _set_group(doc, key, found, h)
+                if found[k + 2] < 0 or found[k + 2] >= n_types:
+                    bad_doc, bad_type = d, found[k + 2]
+                    break
+            if bad_doc < n_docs:
+                break
+            if ents:
+                for i in range(lengths[d]):
+                    t = &tokens[d][i]
+                    t.ent_iob, t.ent_type, t.ent_kb_id, t.ent_id = 2, 0, 0, 0
+                for k in range(0, found.size(), 3):
+                    for j in range(found[k], found[k + 1]):
+                        tokens[d][j].ent_iob = 3 if j == found[k] else 1
+                        tokens[d][j].ent_type = h[found[k + 2]]
+            else:
+                for k in range(0, found.size(), 3):
+                    spans.push_back(_span(tokens[d], found[k], found[k + 1], h[found[k + 2]]))
+            ends.push_back(spans.size())
+    add_since(t0)
+    if not ents:
+        _set_groups(docs, key, spans, ends)
+    if id_error:
+        raise ValueError(f"write_spans: label id {bad_id} out of range for {n_actions} labels")
+    if bad_doc < n_docs:
+        raise ValueError(f"write_spans: span type {bad_type} out of range")
 
 
-def write_phrases(docs, phrases, hashes, str key):
+def write_phrases(docs, phrases, hashes, str key, offsets=None):
     """A new span group doc.spans[key] of each doc from its phrases: rows
     (start, end inclusive, type index into hashes), as the FR recogniser
-    gives them. No Python per span."""
+    gives them; per doc, or with `offsets` (n_docs + 1,) every doc's rows
+    in one (M, 3) array, doc k's at rows offsets[k]:offsets[k + 1]. No
+    Python per span (as write_spans)."""
     cdef const uint64_t[::1] h = numpy.ascontiguousarray(hashes, dtype="uint64")
-    cdef const int[:, ::1] rows
-    cdef vector[int] found
+    if offsets is None:
+        per_doc = [numpy.asarray(doc_rows, dtype="int32").reshape((-1, 3)) for doc_rows in phrases]
+        if len(per_doc) != len(docs):
+            raise ValueError(f"write_phrases: {len(per_doc)} outputs for {len(docs)} docs")
+        offsets = numpy.zeros((len(per_doc) + 1,), dtype="int64")
+        numpy.cumsum([len(doc_rows) for doc_rows in per_doc], out=offsets[1:])
+        phrases = numpy.concatenate(per_doc) if per_doc else numpy.zeros((0, 3), dtype="int32")
+    cdef const int[:, ::1] rows = numpy.ascontiguousarray(phrases, dtype="int32").reshape((-1, 3))
+    cdef const int64_t[::1] ov = numpy.ascontiguousarray(offsets, dtype="int64")
+    cdef int n_docs = len(docs), n_types = h.shape[0], d = 0
+    if ov.shape[0] != n_docs + 1 or ov[0] != 0 or ov[n_docs] != rows.shape[0]:
+        raise ValueError(f"write_phrases: offsets do not match {n_docs} docs and "
+                         f"{rows.shape[0]} phrases")
+    cdef vector[TokenC*] tokens
+    cdef vector[int] lengths
     cdef Doc doc
-    cdef int r
-    for doc, doc_rows in zip(docs, phrases):
-        rows = numpy.ascontiguousarray(doc_rows, dtype="int32").reshape((-1, 3))
-        found.clear()
-        for r in range(rows.shape[0]):
-            if not (0 <= rows[r, 0] <= rows[r, 1] < doc.length) \
-                    or not (0 <= rows[r, 2] < h.shape[0]):
-                raise ValueError(f"write_phrases: phrase {tuple(rows[r])} out of range for a "
-                                 f"doc of {doc.length} tokens and {h.shape[0]} types")
-            found.push_back(rows[r, 0])
-            found.push_back(rows[r, 1] + 1)
-            found.push_back(rows[r, 2])
-        _set_group(doc, key, found, h)
+    tokens.resize(n_docs)
+    lengths.resize(n_docs)
+    for doc in docs:
+        if ov[d + 1] < ov[d]:
+            raise ValueError("write_phrases: offsets must rise")
+        tokens[d] = doc.c
+        lengths[d] = doc.length
+        d += 1
+    cdef vector[SpanC] spans
+    cdef vector[size_t] ends
+    cdef int64_t r, bad = -1
+    cdef int64_t t0 = now_ns()
+    with nogil:
+        for d in range(n_docs):
+            for r in range(ov[d], ov[d + 1]):
+                if not (0 <= rows[r, 0] <= rows[r, 1] < lengths[d]) \
+                        or not (0 <= rows[r, 2] < n_types):
+                    bad = r
+                    break
+                spans.push_back(_span(tokens[d], rows[r, 0], rows[r, 1] + 1, h[rows[r, 2]]))
+            if bad >= 0:
+                break
+            ends.push_back(spans.size())
+    add_since(t0)
+    _set_groups(docs, key, spans, ends)
+    if bad >= 0:
+        raise ValueError(f"write_phrases: phrase {tuple(rows[bad])} out of range for a "
+                         f"doc of {lengths[d]} tokens and {n_types} types")
 
 
-cdef int _set_group(Doc doc, str key, const vector[int]& found,
-                    const uint64_t[::1] h) except -1:
-    """doc.spans[key] = a new group of the spans (start, end, type) triples in
-    `found` (checked by the caller), pushed as spaCy's SpanC structs."""
-    # (made without __init__'s argument handling: a doc's group per call)
-    cdef SpanGroup group = SpanGroup.__new__(SpanGroup)
-    group._doc_ref = weakref.ref(doc)
-    group.name = key
-    group.attrs = {}
+cdef inline SpanC _span(const TokenC* tokens, int start, int end, uint64_t label) noexcept nogil:
     cdef SpanC span
-    cdef size_t k
-    for k in range(0, found.size(), 3):
-        span.id, span.kb_id = 0, 0
-        span.start, span.end = found[k], found[k + 1]
-        span.start_char = doc.c[span.start].idx
-        span.end_char = doc.c[span.end - 1].idx + doc.c[span.end - 1].lex.length
-        span.label = h[found[k + 2]]
-        group.push_back(span)
-    # SpanGroups is a UserDict: its own __setitem__ checks in Python that the
-    # group is this doc's, which it is by construction
-    doc.spans.data[key] = group
+    span.id, span.kb_id = 0, 0
+    span.start, span.end = start, end
+    span.start_char = tokens[start].idx
+    span.end_char = tokens[end - 1].idx + tokens[end - 1].lex.length
+    span.label = label
+    return span
+
+
+cdef int _set_groups(docs, str key, const vector[SpanC]& spans,
+                     const vector[size_t]& ends) except -1:
+    """doc.spans[key] = a new group of each doc's spans (doc d's:
+    spans[ends[d - 1]:ends[d]], checked by the caller), for the docs that
+    `ends` covers."""
+    cdef SpanGroup group
+    cdef Doc doc
+    cdef size_t d = 0, k, lo = 0
+    for doc in docs:
+        if d >= ends.size():
+            break
+        # (made without __init__'s argument handling: a doc's group per call)
+        group = SpanGroup.__new__(SpanGroup)
+        group._doc_ref = weakref.ref(doc)
+        group.name = key
+        group.attrs = {}
+        group.c.reserve(ends[d] - lo)
+        for k in range(lo, ends[d]):
+            group.c.push_back(spans[k])
+        # SpanGroups is a UserDict: its own __setitem__ checks in Python that the
+        # group is this doc's, which it is by construction
+        doc.spans.data[key] = group
+        lo = ends[d]
+        d += 1
     return 0
 
 
@@ -592,3 +747,83 @@ def _lexeme_atoms(substrings, classes):
     atoms = LexemeAtoms(substrings)
     atoms.set_classes(classes)
     return atoms
+
+
+def sentence_units(docs, starts, space, sent_starts):
+    """What the phrase recognisers decode as one unit, for a batch (its
+    docs' tokens one after the other from `starts`, (n_docs + 1,)): the
+    words (tokens with `space` 0; space None: no whitespace token) of each
+    sentence where a doc has sentence boundaries (as
+    Doc.has_annotation("SENT_START"): a "sents" hook, or a sentence start
+    set on a token after the first; `sent_starts` (N,) bool, token.is_sent_start,
+    splits them), else of the whole doc. Returns (words (W,) int64 batch
+    positions, unit_starts (U + 1,) int64 into words, unit_base (U,) int64:
+    where the unit's doc begins, unit_doc (U,) int64, longest: the most words
+    of a doc decoded as one unit without boundaries). Units without words
+    are left out."""
+    cdef const int64_t[::1] sv = numpy.ascontiguousarray(starts, dtype="int64")
+    cdef const unsigned char[::1] sp = None if space is None else \
+        numpy.ascontiguousarray(space, dtype="uint8")
+    cdef const unsigned char[::1] first = numpy.ascontiguousarray(sent_starts).view("uint8")
+    cdef int64_t n_docs = len(docs)
+    if sv.shape[0] != n_docs + 1:
+        raise ValueError("sentence_units: the token columns do not match the docs")
+    cdef int64_t N = sv[n_docs]
+    if first.shape[0] != N or (sp is not None and sp.shape[0] != N):
+        raise ValueError("sentence_units: the token columns do not match the docs")
+    cdef vector[int64_t] words, unit_starts, unit_base, unit_doc
+    cdef vector[const TokenC*] tokens
+    cdef vector[unsigned char] hooked
+    cdef Doc doc
+    cdef int64_t d = 0, i, base, sentence, last, longest = 0, n_words, n
+    cdef bint bounded, has_space = sp is not None
+    tokens.resize(n_docs)
+    hooked.resize(n_docs)
+    for doc in docs:
+        if sv[d + 1] - sv[d] != doc.length:
+            raise ValueError("sentence_units: the token columns do not match the docs")
+        tokens[d] = doc.c
+        hooked[d] = "sents" in doc.user_hooks
+        d += 1
+    cdef int64_t t0 = now_ns()
+    with nogil:
+        unit_starts.push_back(0)
+        for d in range(n_docs):
+            base = sv[d]
+            n = sv[d + 1] - base
+            bounded = n >= 2 and hooked[d]
+            if n >= 2 and not bounded:
+                for i in range(1, n):
+                    if tokens[d][i].sent_start != 0:
+                        bounded = True
+                        break
+            sentence = last = -1
+            n_words = 0
+            for i in range(n):
+                if first[base + i] and bounded:
+                    sentence += 1
+                if has_space and sp[base + i]:
+                    continue
+                if sentence != last and words.size() > <size_t>unit_starts.back():
+                    unit_starts.push_back(words.size())
+                    unit_base.push_back(base)
+                    unit_doc.push_back(d)
+                last = sentence
+                words.push_back(base + i)
+                n_words += 1
+            if words.size() > <size_t>unit_starts.back():
+                unit_starts.push_back(words.size())
+                unit_base.push_back(base)
+                unit_doc.push_back(d)
+            if not bounded and n_words > longest:
+                longest = n_words
+    add_since(t0)
+    return (_int64s(words), _int64s(unit_starts), _int64s(unit_base), _int64s(unit_doc), longest)
+
+
+cdef object _int64s(const vector[int64_t]& values):
+    out = numpy.empty((values.size(),), dtype="int64")
+    cdef int64_t[::1] view = out
+    if values.size():
+        memcpy(&view[0], values.data(), values.size() * sizeof(int64_t))
+    return out

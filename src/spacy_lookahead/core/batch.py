@@ -8,7 +8,7 @@ on plain Python threads: no OpenMP, no process start-up, no pickling of docs.
 """
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Iterable, List
+from typing import Any, Callable, Iterable, List, Tuple
 
 # chunks per thread: docs differ in length, so a few chunks each keep the
 # threads busy to the end of the batch
@@ -31,6 +31,16 @@ def chunks_for(instances: list, threads: int) -> List[list]:
     parts = max(1, min(len(instances), threads * CHUNKS_PER_THREAD))
     size = max(1, -(-len(instances) // parts))
     return [instances[i:i + size] for i in range(0, len(instances), size)]
+
+
+def ranges_for(n: int, threads: int) -> List[Tuple[int, int]]:
+    """Contiguous ranges [lo, hi) over n items for `threads` threads, cut as
+    chunks_for cuts a list (one range for one thread)."""
+    if threads <= 1 or n < 2:
+        return [(0, n)]
+    parts = min(n, threads * CHUNKS_PER_THREAD)
+    size = -(-n // parts)
+    return [(lo, min(n, lo + size)) for lo in range(0, n, size)]
 
 
 def in_threads(run: Callable[..., List[Any]], instances: Iterable, n_threads: int,

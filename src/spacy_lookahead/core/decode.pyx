@@ -6,11 +6,13 @@ n-best otherwise). Outputs are what `Instance.output` makes of the actions."""
 import numpy
 
 from libc.stdint cimport int64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memset
 from cymem.cymem cimport Pool
 
-from .beam cimport Beam, beam_for
+from .beam cimport Beam, beam_for, padded_size
 from .clock cimport add_since, now_ns
-from .instance cimport Instance
+from .instance cimport Docs, Instance
 from .search cimport Workspace, decode as lookahead_decode, workspace_for
 from .topn cimport Chain, NBest, astar, beam_nbest, chain_from
 from .weights cimport Weights
@@ -25,9 +27,9 @@ class NoValidOutput(ValueError):
     """The system's constraints leave a doc no complete derivation."""
 
 
-def _no_valid_output(Instance inst, int steps):
+def _no_valid_output(int length, int steps):
     return NoValidOutput(
-        f"no valid output for a doc of {inst.length} words (whitespace tokens aside): after "
+        f"no valid output for a doc of {length} words (whitespace tokens aside): after "
         f"{steps} actions no action is "
         "valid (constraints that contradict each other, e.g. preset annotation the label "
         "scheme cannot continue). Nothing was written: check the doc's preset annotation.")
@@ -86,7 +88,7 @@ def decode(instances, Weights W, str search="lookahead", int depth=0, int beam_w
             add_since(t0)
             k = beam.path(beam.step, 0, &act[0])
             if not _complete(inst, &act[0], k):
-                raise _no_valid_output(inst, k)
+                raise _no_valid_output(inst.length, k)
         outputs.append(inst.output(actions[:k]))
     return outputs
 
@@ -124,9 +126,53 @@ def _lookahead_run(list instances, Weights W, int depth):
     for i in range(n):
         inst = instances[i]
         if starts[i] != NULL and not inst.system.is_final(starts[i]):
-            raise _no_valid_output(inst, taken[i])
+            raise _no_valid_output(inst.length, taken[i])
         outputs.append(inst.output(buffer[offsets[i]:offsets[i] + taken[i]]))
     return outputs
+
+
+def decode_docs(Docs docs, Weights W, int depth, int lo, int hi):
+    """Greedy (depth 0) or depth-D lookahead decoding of docs lo..hi - 1 of a
+    batch, as decode() gives it, without a Python object per doc: one nogil
+    loop, one workspace and one state buffer for them all. Returns their
+    outputs (Docs.output: length(i) ints each) one after the other in one
+    int32 array. A doc whose derivation gets stuck raises NoValidOutput."""
+    if not 0 <= lo <= hi <= docs.n_docs:
+        raise ValueError(f"docs {lo}..{hi} out of range for {docs.n_docs} docs")
+    cdef int i, k = 0, most = 1, stuck = -1
+    cdef int64_t total = 0, at = 0
+    for i in range(lo, hi):
+        total += docs.length(i)
+        most = max(most, docs.max_steps(i))
+    out = numpy.zeros((max(1, total),), dtype="int32")
+    cdef int[::1] ov = out
+    cdef Workspace ws = Workspace(docs.system, depth, docs.state_size)
+    cdef size_t size = padded_size(docs.state_size)  # as Instance.start()'s states
+    cdef void* state = malloc(size)
+    cdef int* actions = <int*>malloc(most * sizeof(int))
+    if state == NULL or actions == NULL:
+        free(state)
+        free(actions)
+        raise MemoryError()
+    cdef int64_t t0 = now_ns()
+    with nogil:
+        for i in range(lo, hi):
+            if not docs.length(i):
+                continue
+            memset(state, 0, size)
+            docs.init_state(i, state)
+            k = lookahead_decode(ws, W, state, actions, docs.max_steps(i))
+            if not docs.system.is_final(state):
+                stuck = i
+                break
+            docs.output(i, actions, k, &ov[at])
+            at += docs.length(i)
+    add_since(t0)
+    free(state)
+    free(actions)
+    if stuck >= 0:
+        raise _no_valid_output(docs.length(stuck), k)
+    return out[:total]
 
 
 def nbest(instances, Weights W, int n, int beam_width=16, bint exact=True):
@@ -162,6 +208,6 @@ def nbest(instances, Weights W, int n, int beam_width=16, bint exact=True):
             beam_nbest(beam, W, inst.start(), inst.max_steps, n, out)
         sequences, scores = out.sequences()
         if not sequences:
-            raise _no_valid_output(inst, 0)
+            raise _no_valid_output(inst.length, 0)
         results.append(([inst.output(seq) for seq in sequences], scores))
     return results

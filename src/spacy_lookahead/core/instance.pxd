@@ -21,3 +21,18 @@ cdef class Instance:
     cdef int init_state(self, void* state) except -1
     cdef void* start(self) except NULL
     cdef void* after(self, history) except NULL
+
+
+cdef class Docs:
+    """The documents of a batch as a transition system sees them, without a
+    Python object per document (core.decode.decode_docs searches them in one
+    nogil loop). Systems subclass it; what it points into lives as long as
+    it does."""
+    cdef readonly TransitionSystem system
+    cdef readonly int n_docs
+    cdef readonly size_t state_size   # bytes of one state (every doc's)
+
+    cdef int length(self, int i) noexcept nogil      # tokens of doc i; 0: nothing to search
+    cdef int max_steps(self, int i) noexcept nogil   # no derivation of doc i has more actions
+    cdef void init_state(self, int i, void* state) noexcept nogil  # (state_size zeroed bytes)
+    cdef void output(self, int i, const int* actions, int k, int* out) noexcept nogil

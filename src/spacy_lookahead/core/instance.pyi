@@ -6,6 +6,13 @@ from typing import Any, ClassVar
 def make_instances(make, inputs: list, golds=...) -> Any:
     ...
 
+class Docs:
+    n_docs: Incomplete
+    state_size: Incomplete
+    system: Incomplete
+    def __init__(self, *args, **kwargs) -> None: ...
+    def __len__(self) -> int: ...
+
 class Instance:
     breaks: Incomplete
     has_gold: Incomplete

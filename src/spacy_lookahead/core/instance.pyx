@@ -97,3 +97,27 @@ cdef class Instance:
             k += 1
             sys.apply(state, a)
         return out[:k], known[:k]
+
+
+cdef class Docs:
+    def __init__(self, TransitionSystem system, int n_docs):
+        self.system = system
+        self.n_docs = n_docs
+        self.state_size = system.state_size
+
+    def __len__(self):
+        return self.n_docs
+
+    cdef int length(self, int i) noexcept nogil:
+        return 0
+
+    cdef int max_steps(self, int i) noexcept nogil:
+        return 0
+
+    cdef void init_state(self, int i, void* state) noexcept nogil:
+        pass
+
+    cdef void output(self, int i, const int* actions, int k, int* out) noexcept nogil:
+        """Doc i's output (length(i) ints at `out`: e.g. a label per token in
+        document order) from the k actions of a complete derivation."""
+        pass

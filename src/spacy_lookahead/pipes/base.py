@@ -385,13 +385,12 @@ class SearchPipe(TrainablePipe):
     def _tag_columns(self, docs: List[Doc], batch: Dict[str, Any],
                      examples: Optional[List[Example]], what: str) -> None:
         """_tag_column over a batch (LexemeAtoms.docs_inputs with tags: the
-        tags read from the tokens in C): where every doc has tags, one
-        vectorised check and copy; else doc by doc."""
+        tags read from the tokens in C, into the atoms' tag column too):
+        where every doc has tags, one check; else doc by doc."""
         atoms, starts, tags, space = batch["atoms"], batch["starts"], batch["tags"], batch["space"]
         words = numpy.ones((len(tags),), dtype=bool) if space is None else space == 0
-        if (any_per_doc(tags != 0, starts) | ~any_per_doc(words, starts)).all():
+        if batch["untagged"] == 0:
             self._check_batch_tags(docs, starts, tags, words)
-            atoms[:, A_TAG] = tags
             return
         for k, doc in enumerate(docs):
             self._tag_column(doc, atoms[starts[k]:starts[k + 1]],

@@ -6,7 +6,7 @@ POS tags and chunks (CoNLL-2001, bottom-up DP); the chunker writes chunks to
 doc.spans["chunks"] from words and POS tags (CoNLL-2000, left-to-right DP).
 """
 import warnings
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
 from spacy.language import Language
@@ -14,11 +14,11 @@ from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example
 from spacy.vocab import Vocab
 
-from ..core.batch import in_threads
+from ..core.batch import in_threads, ranges_for, thread_count
 from ..core.fr_perceptron import FEEDBACKS, fr_perceptron, recognise
 from ..core.weights import Weights
-from ..spacy_io import LexemeAtoms, write_phrases
-from ..systems.phrases import PhraseSystem
+from ..spacy_io import LexemeAtoms, sentence_units, write_phrases
+from ..systems.phrases import PhraseSystem, recognise_units
 from .base import SearchPipe
 from .settings import Feedback, check_threads, config_error
 from .spaces import compact_input, compact_spans, content_index
@@ -35,6 +35,39 @@ LONG_UNIT = 1000
 # CoNLL-2000's training chunks (the longest has 15 words).
 CLAUSE_MAX_LENGTH = 80
 CHUNK_MAX_LENGTH = 20
+
+
+class Phrases(Sequence):
+    """predict()'s phrases of a batch: every doc's in one array, `rows`
+    (M, 3) int32 (start, end inclusive, type), doc k's at
+    rows[offsets[k]:offsets[k + 1]]; phrases[k] is doc k's."""
+
+    def __init__(self, rows: numpy.ndarray, offsets: numpy.ndarray) -> None:
+        self.rows = rows
+        self.offsets = offsets
+
+    @classmethod
+    def of(cls, per_doc: List[numpy.ndarray]) -> "Phrases":
+        """From each doc's rows."""
+        per_doc = [numpy.asarray(r, dtype="int32").reshape((-1, 3)) for r in per_doc]
+        offsets = numpy.zeros((len(per_doc) + 1,), dtype="int64")
+        numpy.cumsum([len(r) for r in per_doc], out=offsets[1:])
+        rows = numpy.concatenate(per_doc) if per_doc else numpy.zeros((0, 3), dtype="int32")
+        return cls(rows, offsets)
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def __getitem__(self, k: int) -> numpy.ndarray:
+        if not -len(self) <= k < len(self):
+            raise IndexError(k)
+        k %= len(self)
+        return self.rows[self.offsets[k]:self.offsets[k + 1]]
+
+
+def _recognise_ranges(ranges: List[Tuple[int, int]], *args: Any) -> list:
+    """recognise_units over each range of units (a thread's part of a batch)."""
+    return [recognise_units(*args, lo, hi) for lo, hi in ranges]
 
 
 def validate_fr_settings(name: str, feedback: Any, max_length: Any, **keys: Any) -> None:
@@ -90,14 +123,9 @@ class PhrasePipe(SearchPipe):
 
     def _batch_inputs(self, docs: List[Doc], examples: Optional[List[Example]] = None
                       ) -> Tuple[List[Dict[str, Any]], Dict[str, Any]]:
-        """Each doc's input, and the batch's token arrays they are views of
-        (LexemeAtoms.docs_inputs: words, tags, whitespace and sentence
-        starts read in C). POS tags: the sequence labellers' helper (gold
-        tags while training when the predicted doc has none; an error at
-        prediction time)."""
-        batch = self._atoms.docs_inputs(docs, tags=True, sent_starts=True)
-        self._tag_columns(docs, batch, examples, self.gold_description)
-        self.batch_columns(docs, batch, examples)
+        """Each doc's input (views of the batch's arrays: `_batch`), and the
+        batch."""
+        batch = self._batch(docs, examples)
         every, bounds, inside = batch["atoms"], batch["starts"].tolist(), batch.get("inside")
         inputs = []
         for i, doc in enumerate(docs):
@@ -108,6 +136,16 @@ class PhrasePipe(SearchPipe):
             inputs.append(item)
         return inputs, batch
 
+    def _batch(self, docs: List[Doc], examples: Optional[List[Example]] = None) -> Dict[str, Any]:
+        """The batch's token arrays (LexemeAtoms.docs_inputs: words, tags,
+        whitespace and sentence starts read in C) with the input columns.
+        POS tags: the sequence labellers' helper (gold tags while training
+        when the predicted doc has none; an error at prediction time)."""
+        batch = self._atoms.docs_inputs(docs, tags=True, sent_starts=True)
+        self._tag_columns(docs, batch, examples, self.gold_description)
+        self.batch_columns(docs, batch, examples)
+        return batch
+
     def batch_columns(self, docs: List[Doc], batch: Dict[str, Any],
                       examples: Optional[List[Example]]) -> None:
         """Input columns besides the POS tags over the whole batch (its
@@ -116,32 +154,24 @@ class PhrasePipe(SearchPipe):
     def reads_tags(self) -> bool:
         return True
 
-    def units(self, doc: Doc, space: Optional[numpy.ndarray] = None,
-              sent_starts: Optional[numpy.ndarray] = None) -> List[Optional[numpy.ndarray]]:
-        """What prediction decodes as one unit: the words (no whitespace
-        tokens) of each sentence where the doc has sentence boundaries, else
-        of the whole doc; None for a unit of every token of the doc. The
-        cost of the DP grows with the unit, not the doc (max_length bounds
-        it in the unit's length). space, sent_starts: the doc's token
-        columns, if read already (LexemeAtoms.docs_inputs)."""
-        if space is None:
-            index = content_index(doc)
-        else:
-            index = numpy.flatnonzero(space == 0).astype("int32") if space.any() else None
-        if len(doc) < 2 or not doc.has_annotation("SENT_START"):
-            n_words = len(doc) if index is None else len(index)
-            if n_words > LONG_UNIT and not getattr(self, "_warned_long", False):
-                self._warned_long = True
-                warnings.warn(
-                    f"[{self.name}] a doc of {n_words} words has no sentence boundaries, so it is "
-                    "decoded as one unit: slower, and clauses may span sentences. Put a "
-                    "sentencizer or a parser before this component.", UserWarning, stacklevel=3)
-            return [index]
-        words = numpy.arange(len(doc), dtype="int32") if index is None else index
-        # sentence ids over all tokens: a sentence may start on a whitespace token
-        starts = doc.to_array("SENT_START") == 1 if sent_starts is None else sent_starts
-        sent = numpy.cumsum(starts)[words]
-        return numpy.split(words, numpy.flatnonzero(numpy.diff(sent)) + 1)
+    def units(self, doc: Doc) -> List[numpy.ndarray]:
+        """What prediction decodes as one unit (spacy_io.sentence_units):
+        the positions of the words (no whitespace tokens) of each sentence
+        where the doc has sentence boundaries, else of the whole doc."""
+        batch = self._atoms.docs_inputs([doc], sent_starts=True)
+        words, unit_starts, *_ = sentence_units([doc], batch["starts"], batch["space"],
+                                                batch["sent_starts"])
+        return [words[a:b] for a, b in zip(unit_starts[:-1], unit_starts[1:])]
+
+    def _warn_long_unit(self, n_words: int) -> None:
+        """Once: a doc of more than LONG_UNIT words without sentence
+        boundaries was decoded as one unit (sentence_units' `longest`)."""
+        if n_words > LONG_UNIT and not getattr(self, "_warned_long", False):
+            self._warned_long = True
+            warnings.warn(
+                f"[{self.name}] a doc of {n_words} words has no sentence boundaries, so it is "
+                "decoded as one unit: slower, and clauses may span sentences. Put a "
+                "sentencizer or a parser before this component.", UserWarning, stacklevel=4)
 
     def reference_spans(self, doc: Doc) -> Optional[List[Span]]:
         key = self.cfg["spans_key"]
@@ -194,41 +224,41 @@ class PhrasePipe(SearchPipe):
                              f"(doc.spans[{self.cfg['spans_key']!r}] on the gold docs).")
         self._learn_input_tags(get_examples, tags)
 
-    def predict(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
-        """The phrases of each doc, (m, 3) int32 (start, end inclusive, type),
-        recognised unit by unit (`units`)."""
+    def predict(self, docs: Iterable[Doc]) -> Phrases:
+        """The phrases of each doc, (m, 3) int32 rows (start, end inclusive,
+        type), recognised unit by unit: the words of each sentence where the
+        doc has sentence boundaries, else of the whole doc (the DP's cost
+        grows with the unit, and max_length bounds it in the unit's length).
+        The units are found in C (spacy_io.sentence_units) and decoded in
+        C (recognise_units: no instance, array or Python object per unit;
+        contiguous ranges of units on the n_threads threads)."""
         docs = list(docs)
         self._require_labels()
         self._start_tally()
-        system = self.system
-        inputs, batch = self._batch_inputs(docs)
-        space, sent_starts, bounds = batch["space"], batch["sent_starts"], batch["starts"].tolist()
-        if space is None:
-            space = numpy.zeros((len(sent_starts),), dtype="uint8")
-        units = [self.units(doc, space[bounds[k]:bounds[k + 1]],
-                            sent_starts[bounds[k]:bounds[k + 1]]) for k, doc in enumerate(docs)]
+        batch = self._batch(docs)
+        words, unit_starts, unit_base, unit_doc, longest = sentence_units(
+            docs, batch["starts"], batch["space"], batch["sent_starts"])
+        self._warn_long_unit(longest)
         self._warn_unseen_tags()
-        results = iter(in_threads(recognise, (system.instance(compact_input(x, unit))
-                                              for x, doc_units in zip(inputs, units)
-                                              for unit in doc_units),
-                                  self.cfg["n_threads"], self.averaged_weights))
-        out = []
-        for doc_units in units:
-            rows = []
-            for unit in doc_units:
-                found = next(results)
-                if unit is not None:
-                    found = found.copy()
-                    found[:, :2] = unit[found[:, :2]]
-                rows.append(found)
-            out.append(numpy.concatenate(rows) if rows else numpy.zeros((0, 3), dtype="int32"))
-        return out
+        n_threads = self.cfg["n_threads"]
+        found = in_threads(_recognise_ranges, ranges_for(len(unit_doc), thread_count(n_threads)),
+                           n_threads, self.system, self.averaged_weights, batch["atoms"],
+                           batch.get("inside"), words, unit_starts, unit_base)
+        rows = found[0][0] if len(found) == 1 else numpy.concatenate([r for r, _ in found])
+        counts = found[0][1] if len(found) == 1 else numpy.concatenate([c for _, c in found])
+        ends = numpy.zeros((len(counts) + 1,), dtype="int64")  # the units' rows end here
+        numpy.cumsum(counts, out=ends[1:])
+        return Phrases(rows, ends[numpy.searchsorted(unit_doc, numpy.arange(len(docs) + 1))])
 
-    def set_annotations(self, docs: Iterable[Doc], phrases: List[numpy.ndarray]) -> None:
+    def set_annotations(self, docs: Iterable[Doc], phrases: Sequence[numpy.ndarray]) -> None:
+        """Each doc's phrases (predict's Phrases, or a list of each doc's
+        rows) as a new span group doc.spans[spans_key]."""
         key = self.cfg["spans_key"]
         docs = list(docs)
+        if not isinstance(phrases, Phrases):
+            phrases = Phrases.of(list(phrases))
         if all(doc.vocab is self.vocab for doc in docs):  # in C: no Python per span
-            write_phrases(docs, phrases, self.string_hashes(self.labels), key)
+            write_phrases(docs, phrases.rows, self.string_hashes(self.labels), key, phrases.offsets)
             return
         labels = self.labels
         for doc, rows in zip(docs, phrases):

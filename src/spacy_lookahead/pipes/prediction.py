@@ -1,7 +1,7 @@
 """What a transition-system component's predict() returns per doc, and the
 softmax that turns the scores of the n best into probabilities (Sun et al.
 eq. 1)."""
-from typing import Any, List, NamedTuple, Optional, Tuple
+from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy
 
@@ -18,6 +18,26 @@ class Prediction(NamedTuple):
     probs: Optional[numpy.ndarray] = None
     scores: Optional[numpy.ndarray] = None
     alternatives: Optional[Tuple[numpy.ndarray, numpy.ndarray]] = None
+
+
+class Predictions(Sequence):
+    """predict()'s output for a batch decoded at once (core.decode.decode_docs):
+    every doc's best output, a label per token, in one array, doc k's at
+    labels[starts[k]:starts[k + 1]] (the writers take it whole:
+    spacy_io.write_tags, write_spans); predictions[k] is doc k's Prediction."""
+
+    def __init__(self, labels: numpy.ndarray, starts: numpy.ndarray) -> None:
+        self.labels = labels
+        self.starts = starts
+
+    def __len__(self) -> int:
+        return len(self.starts) - 1
+
+    def __getitem__(self, k: int) -> Prediction:
+        if not -len(self) <= k < len(self):
+            raise IndexError(k)
+        k %= len(self)
+        return Prediction(self.labels[self.starts[k]:self.starts[k + 1]])
 
 
 ONE = numpy.ones((1,))  # the probability of a single output

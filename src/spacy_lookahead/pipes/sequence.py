@@ -2,7 +2,7 @@
 system built from the config, its inputs per doc, and the gold labels; the
 search and the learner are the shared ones of `TransitionPipe`."""
 from collections import Counter, defaultdict
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 import numpy
 from spacy.tokens import Doc
@@ -10,6 +10,7 @@ from spacy.training import Example
 from spacy.vocab import Vocab
 
 from ..core import decode as decoding
+from ..core.batch import ranges_for, thread_count
 from ..core.features import string_atoms
 from ..core.calibration import fit_temperature, gold_derivations, minimise_over_temperature
 from ..core.marginals import Lattice, Transitions, _each_lattice, best_with_probabilities
@@ -20,6 +21,7 @@ from ..systems.templates import TemplateError, expand, uses_lexicon
 from . import settings
 from .settings import PROBABILITY_SETTINGS, SEARCH_DEFAULTS, config_error
 from .spaces import without_whitespace
+from .prediction import Predictions
 from .transition import Prediction, TransitionPipe
 
 # The shared settings of the sequence components (see settings.py), as
@@ -45,6 +47,19 @@ PERCEPTRON_MAX_TEMPERATURE = 1000.0
 # words have none, in training as at prediction, as unseen words.
 CLASS_MIN_COUNT = 3
 CLASS_MIN_SHARE = 0.05
+
+
+class DocsLayout(NamedTuple):
+    """Where a batch decoded at once (decode_docs) has each doc: its
+    content tokens' labels at starts[k]:starts[k + 1] of the decoded labels,
+    and its content positions (None: no whitespace token)."""
+    starts: numpy.ndarray
+    indexes: List[Optional[numpy.ndarray]]
+
+
+def _decode_parts(parts: List[tuple], W: Weights, depth: int) -> List[numpy.ndarray]:
+    """decode_docs of each (docs, lo, hi) part of a batch (a thread's share)."""
+    return [decoding.decode_docs(docs, W, depth, lo, hi) for docs, lo, hi in parts]
 
 
 class SequencePipe(TransitionPipe):
@@ -195,14 +210,29 @@ class SequencePipe(TransitionPipe):
                     batch["forced"][starts[i]:starts[i + 1]] = ids
         for column in self.token_columns():
             batch.pop(column, None)
+        batch.pop("untagged", None)
         space = batch.pop("space")
         if space is None:
             return batch, [None] * len(docs)
         return without_whitespace(batch, space)
 
-    def _decoding(self, docs: List[Doc]) -> Tuple[list, Callable, Iterable, tuple]:
+    def _decoding(self, docs: List[Doc]) -> Tuple[Any, Callable, Iterable, tuple]:
         """As TransitionPipe's; with SAPO and marginal probabilities,
-        the best output and the exact probabilities of its parts."""
+        the best output and the exact probabilities of its parts. The best
+        output alone by greedy or lookahead search (`_decodes_docs`): the
+        batch decoded at once (decode_docs, its docs in contiguous parts on
+        the threads: no instance, array or Prediction per doc); the
+        positions are then a DocsLayout."""
+        run, args = self._decoder()
+        if self._decodes_docs(run, args):
+            self._require_labels()
+            self._start_tally()
+            inputs, indexes = self.inputs_and_indexes(docs)
+            self._warn_unseen_tags()
+            held = self.system.batch_docs(inputs)
+            parts = [(held, lo, hi)
+                     for lo, hi in ranges_for(len(docs), thread_count(self.cfg["n_threads"]))]
+            return DocsLayout(inputs["starts"], indexes), _decode_parts, parts, (args[0], args[2])
         indexes, run, instances, args = super()._decoding(docs)
         if self.learner.probabilistic and self.uses_marginals:
             return indexes, self._best_and_marginals, instances, (self.averaged_weights,)
@@ -221,9 +251,33 @@ class SequencePipe(TransitionPipe):
         return (not self.learner.probabilistic and self.cfg.get("fitted_temperature") is not None
                 and not self.cfg[self.history_setting] and self.lattice_fits())
 
-    def _predictions(self, docs: List[Doc], indexes: list, results: list) -> List[Prediction]:
+    def _decodes_docs(self, run: Callable, args: tuple) -> bool:
+        """Whether the output is the best by greedy or lookahead search
+        (decode) and nothing else: no probabilities (SAPO, `calibrated`)."""
+        return (run is decoding.decode and args[1] in ("greedy", "lookahead")
+                and not self.learner.probabilistic and not self.calibrated)
+
+    def _docs_predictions(self, docs: List[Doc], layout: DocsLayout, results: list) -> Predictions:
+        """The labels of a batch decoded at once (one array per part) over
+        the docs' tokens: the docs with whitespace expanded one by one."""
+        labels = results[0] if len(results) == 1 else numpy.concatenate(results)
+        starts = layout.starts
+        if any(index is not None for index in layout.indexes):
+            labels = numpy.concatenate(
+                [labels[starts[k]:starts[k + 1]] if index is None
+                 else self.expand(labels[starts[k]:starts[k + 1]], index, len(doc))
+                 for k, (index, doc) in enumerate(zip(layout.indexes, docs))]
+                or [labels[:0]]).astype("int32", copy=False)
+            starts = numpy.zeros((len(docs) + 1,), dtype="int64")
+            numpy.cumsum([len(doc) for doc in docs], out=starts[1:])
+        return Predictions(labels, starts)
+
+    def _predictions(self, docs: List[Doc], indexes: Any, results: list) -> List[Prediction]:
         """As TransitionPipe's; a calibrated perceptron (`calibrated`) also
-        gives the probabilities of its output's parts."""
+        gives the probabilities of its output's parts; a batch decoded at
+        once (`_decoding`), its Predictions."""
+        if isinstance(indexes, DocsLayout):
+            return self._docs_predictions(docs, indexes, results)
         if not self.calibrated:
             return super()._predictions(docs, indexes, results)
         inputs, _ = self.inputs_and_indexes(docs)

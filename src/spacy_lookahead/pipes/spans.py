@@ -24,6 +24,7 @@ from .learners import Learner, MarginPerceptron
 from .search import Search
 from .settings import Direction, Probabilities, Scheme, config_error
 from .spaces import compact_spans, content_index, expand_spans
+from .prediction import Predictions
 from .transition import Prediction
 
 SpanTuple = Tuple[int, int, str]
@@ -201,6 +202,10 @@ class SpanLabeller(SequencePipe):
         kinds, types = self._kinds_types()
         labels = self.labels
         docs = list(docs)
+        if isinstance(predictions, Predictions) and self.writes_in_c(docs):
+            write_spans(docs, predictions.labels, kinds, types, self.string_hashes(labels),
+                        self.c_spans_key, predictions.starts)
+            return
         if self.writes_in_c(docs) and all(out.scores is None and out.probs is None
                                           for out in predictions):
             write_spans(docs, [out.best for out in predictions], kinds, types,

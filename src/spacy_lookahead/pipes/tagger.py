@@ -16,6 +16,7 @@ from .learners import Learner
 from .search import Search
 from .settings import Direction, Probabilities, Target, config_error
 from .spaces import SPACE_POS, SPACE_TAG
+from .prediction import Predictions
 from .transition import Prediction, token_probability
 
 TARGETS = ("tag", "pos")
@@ -304,6 +305,9 @@ class LookaheadTagger(SequencePipe):
         in_c = self.attr == "TAG" and all(doc.vocab is self.vocab for doc in docs)
         if in_c:  # token.tag in C, the whole batch (spacy_io.write_tags)
             label_hashes = self.string_hashes(self.output_strings())[:, None]
+            if isinstance(predictions, Predictions):  # a batch decoded at once: labels only
+                write_tags(docs, predictions.labels, label_hashes[:, 0], predictions.starts)
+                return
             write_tags(docs, [out.best for out in predictions], label_hashes[:, 0])
             if all(out.alternatives is None and out.scores is None and out.probs is None
                    for out in predictions):

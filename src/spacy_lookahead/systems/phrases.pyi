@@ -7,6 +7,8 @@ import spacy_lookahead.systems.phrase_features
 from spacy_lookahead.core.instance import make_instances as make_instances
 from typing import Any, ClassVar
 
+def recognise_units(system: PhraseSystem, W: Weights, atoms, inside, words, unit_starts, unit_base, lo: int, hi: int) -> Any:
+    ...
 
 class PhraseSystem(spacy_lookahead.systems.phrase_features.PhraseFeatures):
     @classmethod

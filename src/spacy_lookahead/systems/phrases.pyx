@@ -18,8 +18,10 @@ All vectors live in one `Weights` table: for type k, class 3k is w_S^k,
 3k+1 is w_E^k and 3k+2 is the score vector w^k.
 """
 from libc.stdint cimport int64_t, uint64_t
-from libc.stdlib cimport calloc, free
-from libc.string cimport memset
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcpy, memset
+from libcpp.algorithm cimport stable_sort
+from libcpp.vector cimport vector
 from cymem.cymem cimport Pool
 
 import numpy
@@ -69,6 +71,92 @@ cdef class PhraseSystem(PhraseFeatures):
         return _PhraseDoc(self, item).flat_score(W, s, e, solution)
 
 
+cdef enum:
+    N_TABLES = 20
+
+
+cdef void table_sizes(PhraseSystem system, int n, size_t* sizes) noexcept nogil:
+    """The bytes of each of a doc's N_TABLES tables (n words), in the order
+    place_tables lays them out."""
+    cdef int K = system.nr_type
+    cdef int band = system.max_length if 0 < system.max_length < n else n
+    # The chart: the band of spans up to max_length words (all of them
+    # without a limit), O(n L); the flat DP needs n + 1 cells.
+    cdef size_t cells = chart_cells(n, band) if system.embedded else n + 1
+    cdef size_t m = max(n, 1)
+    cells = max(cells, 1)
+    sizes[0] = m * sizeof(int)
+    sizes[1] = (n + 1) * N_EL * sizeof(int)
+    sizes[2] = m * MAX_WFEATS * sizeof(feat_t)
+    sizes[3] = m * sizeof(int)
+    sizes[4] = m * K * sizeof(double)
+    sizes[5] = m * K * sizeof(double)
+    sizes[6] = m * sizeof(int)
+    sizes[7] = system.max_phrase_feats(n) * sizeof(feat_t)
+    sizes[8] = 3 * K * sizeof(double)
+    sizes[9] = m * K * sizeof(double)
+    sizes[10] = m * K * sizeof(double)
+    sizes[11] = 3 * (n + 1) * K * sizeof(double)
+    sizes[12] = cells * sizeof(double)
+    sizes[13] = cells * sizeof(double)
+    sizes[14] = cells * sizeof(int)
+    sizes[15] = cells * sizeof(int)
+    sizes[16] = cells
+    sizes[17] = (m + 1) * sizeof(int)
+    sizes[18] = 3 * (2 * m + 1) * sizeof(int)
+    sizes[19] = 3 * (2 * m + 2) * sizeof(int) if system.embedded else (n + 1) * sizeof(int)
+
+
+cdef size_t table_bytes(PhraseSystem system, int n) noexcept nogil:
+    """The bytes of one block for every table of a doc of n words (each
+    table 8-byte aligned): one allocation, where a Pool's costs a Python
+    dict entry."""
+    cdef size_t sizes[N_TABLES]
+    cdef size_t total = 0
+    cdef int i
+    table_sizes(system, n, sizes)
+    for i in range(N_TABLES):
+        total += (sizes[i] + 7) // 8 * 8
+    return total
+
+
+cdef void place_tables(PhraseSystem system, PhraseDocC* c, char* block, int** starts,
+                       int** out, int** stack) noexcept nogil:
+    """Point the doc's tables (c.n words) into `block` (table_bytes, zeroed)."""
+    cdef size_t sizes[N_TABLES]
+    cdef void* at[N_TABLES]
+    cdef int i
+    table_sizes(system, c.n, sizes)
+    for i in range(N_TABLES):
+        at[i] = block
+        block += (sizes[i] + 7) // 8 * 8
+    c.elem = <int*>at[0]
+    c.prefix = <int*>at[1]
+    c.wfeats = <feat_t*>at[2]
+    c.n_wf = <int*>at[3]
+    c.hs = <double*>at[4]
+    c.he = <double*>at[5]
+    c.tops = <int*>at[6]
+    c.pfeats = <feat_t*>at[7]
+    c.scores = <double*>at[8]
+    c.at_start = <double*>at[9]
+    c.at_end = <double*>at[10]
+    c.bag = <double*>at[11]
+    c.best = <double*>at[12]
+    c.top = <double*>at[13]
+    c.choice = <int*>at[14]
+    c.top_type = <int*>at[15]
+    c.best_is_top = <unsigned char*>at[16]
+    starts[0] = <int*>at[17]
+    out[0] = <int*>at[18]
+    stack[0] = NULL
+    c.last_chunk = NULL
+    if system.embedded:
+        stack[0] = <int*>at[19]
+    else:
+        c.last_chunk = <int*>at[19]
+
+
 cdef class _PhraseDoc(PhraseInstance):
     """The C arrays of one document (PhraseDocC), its filters' scores and
     DP tables after recognise()."""
@@ -106,26 +194,8 @@ cdef class _PhraseDoc(PhraseInstance):
                 raise ValueError(f"'inside' has shape {self.inside.shape} for {n} tokens")
             iv = self.inside
             self.c.inside = &iv[0]
-        # The chart: the band of spans up to max_length words (all of them
-        # without a limit), O(n L); the flat DP needs n + 1 cells.
         self.c.band = system.max_length if 0 < system.max_length < n else n
-        cdef Py_ssize_t cells = chart_cells(n, self.c.band) if system.embedded else n + 1
-        m = max(n, 1)
-        cells = max(cells, 1)
-        # one block for every table (a Pool allocation costs a Python dict
-        # entry), each table 8-byte aligned
-        cdef size_t sizes[20]
-        sizes[:] = [m * sizeof(int), (n + 1) * N_EL * sizeof(int), m * MAX_WFEATS * sizeof(feat_t),
-                    m * sizeof(int), m * K * sizeof(double), m * K * sizeof(double),
-                    m * sizeof(int), system.max_phrase_feats(n) * sizeof(feat_t),
-                    3 * K * sizeof(double), m * K * sizeof(double), m * K * sizeof(double),
-                    3 * (n + 1) * K * sizeof(double), cells * sizeof(double),
-                    cells * sizeof(double), cells * sizeof(int), cells * sizeof(int), cells,
-                    (m + 1) * sizeof(int), 3 * (2 * m + 1) * sizeof(int),
-                    3 * (2 * m + 2) * sizeof(int) if system.embedded else (n + 1) * sizeof(int)]
-        cdef size_t total = 0, i
-        for i in range(20):
-            total += (sizes[i] + 7) // 8 * 8
+        cdef size_t total = table_bytes(system, n)
         # zeroed without the GIL: fresh memory's page faults and zeroing are
         # most of a short doc's set-up, and other threads may decode meanwhile
         cdef int64_t t0 = now_ns()
@@ -134,34 +204,7 @@ cdef class _PhraseDoc(PhraseInstance):
         add_since(t0)
         if self.block == NULL:
             raise MemoryError(f"{total} bytes for a doc of {n} words")
-        cdef char* block = self.block
-        cdef void* at[20]
-        for i in range(20):
-            at[i] = block
-            block += (sizes[i] + 7) // 8 * 8
-        self.c.elem = <int*>at[0]
-        self.c.prefix = <int*>at[1]
-        self.c.wfeats = <feat_t*>at[2]
-        self.c.n_wf = <int*>at[3]
-        self.c.hs = <double*>at[4]
-        self.c.he = <double*>at[5]
-        self.c.tops = <int*>at[6]
-        self.c.pfeats = <feat_t*>at[7]
-        self.c.scores = <double*>at[8]
-        self.c.at_start = <double*>at[9]
-        self.c.at_end = <double*>at[10]
-        self.c.bag = <double*>at[11]
-        self.c.best = <double*>at[12]
-        self.c.top = <double*>at[13]
-        self.c.choice = <int*>at[14]
-        self.c.top_type = <int*>at[15]
-        self.c.best_is_top = <unsigned char*>at[16]
-        self.starts = <int*>at[17]
-        self.out = <int*>at[18]
-        if system.embedded:
-            self.stack = <int*>at[19]
-        else:
-            self.c.last_chunk = <int*>at[19]
+        place_tables(system, &self.c, self.block, &self.starts, &self.out, &self.stack)
         self.prepared = False
 
     def __dealloc__(self):
@@ -313,3 +356,118 @@ cdef class _PhraseDoc(PhraseInstance):
         W.dot(self.c.scores, self.c.pfeats, nf)
         return [self.c.scores[3 * k + 2] + self.system.chunk_static_score(&self.c, s, e, k)
                 for k in range(self.c.K)]
+
+
+cdef struct Row:
+    int start, end, type
+
+
+cdef bint _row_before(const Row& a, const Row& b) noexcept nogil:
+    """solution()'s order: by start, then by decreasing end."""
+    return a.start < b.start or (a.start == b.start and a.end > b.end)
+
+
+def recognise_units(PhraseSystem system, Weights W, atoms, inside, words, unit_starts, unit_base,
+                    int lo, int hi):
+    """R(x) of units lo..hi - 1 of a batch, without an instance per unit:
+    one workspace (every table of a unit in one block, as a _PhraseDoc's,
+    grown to the longest unit and zeroed for each) serves them all, in one
+    nogil loop. atoms (N, N_ATOMS) uint64 and inside (N,) uint8 or None:
+    the batch's tokens; unit u decodes the words at batch positions
+    words[unit_starts[u]:unit_starts[u + 1]] (int64) of the doc whose
+    tokens begin at unit_base[u]. Returns the phrases (m, 3) int32 (start,
+    end inclusive in doc positions, type), unit after unit in solution()'s
+    order, and each unit's count, (hi - lo,) int32."""
+    cdef const uint64_t[:, ::1] av = atoms
+    cdef const unsigned char[::1] iv = inside
+    cdef const int64_t[::1] wv = words
+    cdef const int64_t[::1] us = unit_starts
+    cdef const int64_t[::1] ub = unit_base
+    if av.shape[1] != N_ATOMS or (inside is not None and iv.shape[0] != av.shape[0]) \
+            or ub.shape[0] < us.shape[0] - 1:
+        raise ValueError(f"expected ({av.shape[0]}, {N_ATOMS}) atoms and as many inside flags")
+    if not 0 <= lo <= hi <= us.shape[0] - 1:
+        raise ValueError(f"units {lo}..{hi} out of range for {us.shape[0] - 1} units")
+    if hi > lo and (us[lo] < 0 or us[hi] > wv.shape[0]):
+        raise ValueError("unit_starts out of range for the words")
+    counts = numpy.zeros((hi - lo,), dtype="int32")
+    cdef int[::1] cv = counts
+    cdef vector[Row] rows
+    cdef PhraseDocC c
+    cdef int* starts
+    cdef int* out
+    cdef int* stack
+    cdef char* block = NULL
+    cdef uint64_t* unit_atoms = NULL
+    cdef unsigned char* unit_inside = NULL
+    cdef size_t capacity = 0, total
+    cdef int capacity_words = 0, n, i, j, m, u
+    cdef int64_t w, first, N = av.shape[0]
+    cdef bint bad = False, has_inside = inside is not None
+    cdef Row row
+    cdef int64_t t0 = now_ns()
+    with nogil:
+        for u in range(lo, hi):
+            n = <int>(us[u + 1] - us[u])
+            if n <= 0:
+                continue
+            first = us[u]
+            for i in range(n):
+                if wv[first + i] < ub[u] or wv[first + i] >= N:
+                    bad = True
+            if bad:
+                break
+            if n > capacity_words:
+                free(unit_atoms)
+                free(unit_inside)
+                capacity_words = n
+                unit_atoms = <uint64_t*>malloc(n * N_ATOMS * sizeof(uint64_t))
+                unit_inside = <unsigned char*>malloc(n)
+            total = table_bytes(system, n)
+            if total > capacity:
+                free(block)
+                capacity = total
+                block = <char*>malloc(capacity)
+            if block == NULL or unit_atoms == NULL or unit_inside == NULL:
+                bad = True
+                break
+            memset(block, 0, total)
+            memset(&c, 0, sizeof(PhraseDocC))
+            c.n = n
+            c.K = system.nr_type
+            for i in range(n):
+                w = wv[first + i]
+                memcpy(&unit_atoms[i * N_ATOMS], &av[w, 0], N_ATOMS * sizeof(uint64_t))
+                if has_inside:
+                    unit_inside[i] = iv[w]
+            c.atoms = unit_atoms
+            c.inside = unit_inside if has_inside else NULL
+            c.band = system.max_length if 0 < system.max_length < n else n
+            place_tables(system, &c, block, &starts, &out, &stack)
+            system.prepare(&c)
+            system.run_filters(&c, W)
+            if system.embedded:
+                decode_embedded(system, &c, W, starts)
+                m = solution_embedded(system, &c, out, stack)
+            else:
+                decode_flat(system, &c, W)
+                m = solution_flat(system, &c, out)
+            j = rows.size()
+            for i in range(m):
+                row.start = <int>(wv[first + out[3 * i]] - ub[u])
+                row.end = <int>(wv[first + out[3 * i + 1]] - ub[u])
+                row.type = out[3 * i + 2]
+                rows.push_back(row)
+            stable_sort(rows.begin() + j, rows.end(), _row_before)
+            cv[u - lo] = m
+        free(block)
+        free(unit_atoms)
+        free(unit_inside)
+    add_since(t0)
+    if bad:
+        raise ValueError("a unit's words are outside the batch, or out of memory")
+    found = numpy.zeros((rows.size(), 3), dtype="int32")
+    cdef int[:, ::1] fv = found
+    if rows.size():
+        memcpy(&fv[0, 0], rows.data(), rows.size() * sizeof(Row))
+    return found, counts

@@ -13,7 +13,8 @@ from ..core.features cimport (N_ATOMS, ATOM_BEFORE, LABEL_ATOM, MAX_OCCURRENCES,
                               feat2)
 from ..core.features import doc_occurrences
 from .templates import PRESETS, compile_templates, expand, max_features
-from ..core.instance cimport Instance
+from ..core.instance cimport Docs, Instance
+from libcpp.vector cimport vector
 from ..core.system cimport TransitionSystem, partial_bound
 from ..core.weights cimport Weights, feat_t
 
@@ -430,6 +431,29 @@ cdef class TaggingSystem(TransitionSystem):
         optionally "forced" (N,): a label fixed by preset annotation, -1
         where free; "substrings": CSR (offsets (N + 1,), hashes) over the N
         tokens. golds: per doc, an int32 label per token (-1: unknown)."""
+        held = self._held(batch)
+        cdef int n_docs = held.starts.shape[0] - 1
+        if golds is not None and len(golds) != n_docs:
+            raise ValueError(f"{n_docs} docs but {len(golds)} golds")
+        cdef const int64_t[::1] sv = held.starts
+        cdef _TagDoc inst
+        cdef int i
+        out = []
+        for i in range(n_docs):
+            inst = _TagDoc.__new__(_TagDoc)
+            inst.view(self, held, sv[i], sv[i + 1], None if golds is None else golds[i])
+            out.append(inst)
+        return out
+
+    def batch_docs(self, dict batch):
+        """The docs of a batch (arrays as batch_instances reads them) for
+        core.decode.decode_docs: one object for the batch, no instance per
+        doc. Prediction only (no gold)."""
+        cdef _TagBatch held = self._held(batch)
+        held.view_docs(self)
+        return held
+
+    def _held(self, dict batch):
         starts = numpy.ascontiguousarray(batch["starts"], dtype="int64")
         n_docs = starts.shape[0] - 1
         atoms = numpy.ascontiguousarray(batch["atoms"], dtype="uint64")
@@ -440,20 +464,9 @@ cdef class TaggingSystem(TransitionSystem):
             raise ValueError(f"expected ({N}, {N_ATOMS}) word atoms, got {atoms.shape}")
         if n_docs < 0 or starts[0] != 0 or (n_docs and numpy.any(numpy.diff(starts) < 0)):
             raise ValueError("starts must rise from 0 to the number of tokens")
-        held = _TagBatch(self, atoms, batch.get("forced"), batch.get("substrings"),
+        return _TagBatch(self, atoms, starts, batch.get("forced"), batch.get("substrings"),
                          doc_occurrences(atoms, starts) if self.n_doc_slots else None,
                          sentence_bounds(batch.get("sent_starts"), starts))
-        if golds is not None and len(golds) != n_docs:
-            raise ValueError(f"{n_docs} docs but {len(golds)} golds")
-        cdef int64_t[::1] sv = starts
-        cdef _TagDoc inst
-        cdef int i
-        out = []
-        for i in range(n_docs):
-            inst = _TagDoc.__new__(_TagDoc)
-            inst.view(self, held, sv[i], sv[i + 1], None if golds is None else golds[i])
-            out.append(inst)
-        return out
 
     def __reduce__(self):
         allowed, start, end = self.constraints
@@ -486,11 +499,16 @@ def sentence_bounds(sent_starts, starts):
     return out
 
 
-cdef class _TagBatch:
+cdef class _TagBatch(Docs):
     """The arrays the instances of one batch of docs point into (each
     instance keeps it alive): the atoms, preset labels and substrings of
-    every token, and the per-token cache of static scores."""
+    every token, and the per-token cache of static scores. As Docs (after
+    view_docs): every doc's C view, for decode_docs."""
     cdef object atoms, forced, offsets, subs, cache, versions, occurrences, sentences
+    cdef readonly object starts
+    cdef vector[TagDocC] docs  # view_docs: doc i's view (made once: the states point into it)
+    cdef list feasible         # ... and the tables they point to
+    cdef bint rtl
     cdef Pool mem  # the instances' start states (a Pool per doc cost more than a short search)
     cdef uint64_t* atoms_p
     cdef int* forced_p
@@ -502,8 +520,11 @@ cdef class _TagBatch:
     cdef double* cache_p
     cdef int64_t* versions_p
 
-    def __init__(self, TaggingSystem system, atoms, forced, substrings, occurrences=None,
+    def __init__(self, TaggingSystem system, atoms, starts, forced, substrings, occurrences=None,
                  sentences=None):
+        Docs.__init__(self, system, starts.shape[0] - 1)
+        self.starts = starts
+        self.rtl = system.rtl
         cdef int64_t N = atoms.shape[0]
         cdef uint64_t[:, ::1] av
         cdef int[:, ::1] occ, bounds
@@ -545,11 +566,88 @@ cdef class _TagBatch:
             self.hi_p = &bounds[1, 0]
         # rows are made when first read (static_row): nothing to zero
         self.cache = numpy.empty((max(N, 1), system.nr_class), dtype="float64")
-        self.versions = numpy.full((max(N, 1),), -1, dtype="int64")
+        self.versions = numpy.empty((max(N, 1),), dtype="int64")
         cv = self.cache
         vv = self.versions
         self.cache_p = &cv[0, 0]
         self.versions_p = &vv[0]
+        with nogil:  # every row unmade: version -1 (all bits set)
+            memset(self.versions_p, 0xff, max(N, 1) * sizeof(int64_t))
+
+
+    def view_docs(self, TaggingSystem system):
+        """Every doc's C view (as each _TagDoc's), for the Docs methods."""
+        cdef const int64_t[::1] sv = self.starts
+        cdef int i
+        self.docs.resize(self.n_docs)
+        self.feasible = []
+        for i in range(self.n_docs):
+            feasible = view_doc(&self.docs[i], system, self, sv[i], sv[i + 1])
+            if feasible is not None:
+                self.feasible.append(feasible)
+
+    cdef int length(self, int i) noexcept nogil:
+        return self.docs[i].length
+
+    cdef int max_steps(self, int i) noexcept nogil:
+        return self.docs[i].length
+
+    cdef void init_state(self, int i, void* state) noexcept nogil:
+        start_state(<TagStateC*>state, &self.docs[i])
+
+    cdef void output(self, int i, const int* actions, int k, int* out) noexcept nogil:
+        write_labels(out, self.docs[i].length, actions, k, self.rtl)
+
+
+cdef inline void start_state(TagStateC* s, TagDocC* doc) noexcept nogil:
+    s.doc = doc
+    s.step = 0
+    s.prev1 = s.prev2 = -1
+
+
+cdef void write_labels(int* out, int n, const int* actions, int k, bint rtl) noexcept nogil:
+    """The labels in document order from the first k actions (tokens not
+    reached: label 0)."""
+    cdef int i
+    for i in range(n):
+        out[i] = 0
+    for i in range(k):
+        out[n - 1 - i if rtl else i] = actions[i]
+
+
+cdef object view_doc(TagDocC* c, TaggingSystem system, _TagBatch batch, int64_t start,
+                     int64_t end):
+    """The C view of the tokens start..end - 1 of a batch (no gold); returns
+    the table it points to that the caller keeps alive (the feasible steps
+    of presets under constraints), or None."""
+    cdef int n = <int>(end - start)
+    cdef unsigned char[:, ::1] fv
+    c.length = n
+    c.atoms = batch.atoms_p + start * N_ATOMS if n else NULL
+    c.forced = batch.forced_p + start if batch.forced_p != NULL and n else NULL
+    c.sub_offsets = batch.offsets_p + start if batch.offsets_p != NULL and n else NULL
+    c.subs = batch.subs_p if c.sub_offsets != NULL else NULL
+    c.occurrences = (batch.occurrences_p + start * MAX_OCCURRENCES
+                     if batch.occurrences_p != NULL and n else NULL)
+    c.sent_lo = c.sent_hi = NULL
+    if batch.lo_p != NULL and n and batch.hi_p[start] < n:  # more than one sentence
+        c.sent_lo = batch.lo_p + start
+        c.sent_hi = batch.hi_p + start
+    c.feasible = NULL
+    c.cache = batch.cache_p + start * system.nr_class
+    c.cache_version = batch.versions_p + start
+    c.cache_owner = NULL
+    c.gold = NULL
+    feasible = None
+    if c.forced != NULL and system.constrained and batch.forced[start:end].max() >= 0:
+        # presets under a scheme's constraints: a label that passes its own
+        # checks may still leave no valid label for a later preset, and a
+        # greedy or beam search would walk into that dead end
+        feasible = numpy.zeros((n, system.nr_class), dtype="uint8")
+        fv = feasible
+        system.feasible_steps(c, &fv[0, 0])
+        c.feasible = &fv[0, 0]
+    return feasible
 
 
 cdef class _TagDoc(Instance):
@@ -566,7 +664,6 @@ cdef class _TagDoc(Instance):
                    int64_t end, gold_array) except *:
         cdef int n = <int>(end - start)
         cdef int[::1] gv
-        cdef unsigned char[:, ::1] fv
         self.mem = batch.mem
         self.system = system
         self.state_size = system.state_size
@@ -574,31 +671,8 @@ cdef class _TagDoc(Instance):
         self.batch = batch
         self.length = n
         self.max_steps = n
-        self.c.length = n
-        self.c.atoms = batch.atoms_p + start * N_ATOMS if n else NULL
-        self.c.forced = batch.forced_p + start if batch.forced_p != NULL and n else NULL
-        self.c.sub_offsets = batch.offsets_p + start if batch.offsets_p != NULL and n else NULL
-        self.c.subs = batch.subs_p if self.c.sub_offsets != NULL else NULL
-        self.c.occurrences = (batch.occurrences_p + start * MAX_OCCURRENCES
-                              if batch.occurrences_p != NULL and n else NULL)
-        self.c.sent_lo = self.c.sent_hi = NULL
-        if batch.lo_p != NULL and n and batch.hi_p[start] < n:  # more than one sentence
-            self.c.sent_lo = batch.lo_p + start
-            self.c.sent_hi = batch.hi_p + start
-            self.breaks = True
-        self.c.feasible = NULL
-        if self.c.forced != NULL and system.constrained and batch.forced[start:end].max() >= 0:
-            # presets under a scheme's constraints: a label that passes its own
-            # checks may still leave no valid label for a later preset, and a
-            # greedy or beam search would walk into that dead end
-            self.feasible = numpy.zeros((n, system.nr_class), dtype="uint8")
-            fv = self.feasible
-            system.feasible_steps(&self.c, &fv[0, 0])
-            self.c.feasible = &fv[0, 0]
-        self.c.cache = batch.cache_p + start * system.nr_class
-        self.c.cache_version = batch.versions_p + start
-        self.c.cache_owner = NULL
-        self.c.gold = NULL
+        self.feasible = view_doc(&self.c, system, batch, start, end)
+        self.breaks = self.c.sent_lo != NULL
         if gold_array is not None:
             self.gold = numpy.ascontiguousarray(gold_array, dtype="int32")
             if self.gold.shape != (n,):
@@ -611,10 +685,7 @@ cdef class _TagDoc(Instance):
                 self.has_gold = True
 
     cdef int init_state(self, void* state) except -1:
-        cdef TagStateC* s = <TagStateC*>state
-        s.doc = &self.c
-        s.step = 0
-        s.prev1 = s.prev2 = -1
+        start_state(<TagStateC*>state, &self.c)
         return 0
 
     def output(self, actions):
