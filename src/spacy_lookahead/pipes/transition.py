@@ -307,9 +307,10 @@ class TransitionPipe(SearchPipe):
                       ) -> List[List[Tuple[Any, float]]]:
         """The n best outputs of each doc with their probabilities (a softmax
         over the n best, Sun et al. eq. 1, at the model's temperature), best first, as `describe` shows
-        them. Meaningful as probabilities for SAPO models; for perceptron
-        models the ranking is exact (first-order systems) or a beam's, but the
-        scores are not calibrated. n: 1..MAX_NBEST. What a doc holds where the
+        them. Meaningful as probabilities for SAPO models and for perceptron
+        models with a temperature fitted on held-out data (fit_temperature);
+        for the others the ranking is exact (first-order systems) or a
+        beam's, but the scale is arbitrary (temperature 1). n: 1..MAX_NBEST. What a doc holds where the
         component writes (the NER's doc.ents, e.g. of `nlp(text)`) is not
         read as preset annotation, unless `presets` (then, as in prediction,
         the outputs keep it)."""
