@@ -369,3 +369,7 @@ def test_recognise_units_is_recognise_of_each_unit(embedded, max_length):
         assert found.tolist() == [r for rows in expected[lo:hi] for r in rows.tolist()]
     with pytest.raises(ValueError, match="out of range"):
         recognise_units(system, W, atoms, inside, *arrays, 0, U + 1)
+    outside = arrays[0].copy()
+    outside[0] = len(atoms)  # a word past the batch's atoms
+    with pytest.raises(ValueError, match="outside its doc or the batch"):
+        recognise_units(system, W, atoms, inside, outside, *arrays[1:], 0, U)

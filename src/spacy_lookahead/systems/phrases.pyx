@@ -403,7 +403,7 @@ def recognise_units(PhraseSystem system, Weights W, atoms, inside, words, unit_s
     cdef size_t capacity = 0, total
     cdef int capacity_words = 0, n, i, j, m, u
     cdef int64_t w, first, N = av.shape[0]
-    cdef bint bad = False, has_inside = inside is not None
+    cdef bint bad = False, no_memory = False, has_inside = inside is not None
     cdef Row row
     cdef int64_t t0 = now_ns()
     with nogil:
@@ -429,7 +429,7 @@ def recognise_units(PhraseSystem system, Weights W, atoms, inside, words, unit_s
                 capacity = total
                 block = <char*>malloc(capacity)
             if block == NULL or unit_atoms == NULL or unit_inside == NULL:
-                bad = True
+                no_memory = True
                 break
             memset(block, 0, total)
             memset(&c, 0, sizeof(PhraseDocC))
@@ -464,8 +464,11 @@ def recognise_units(PhraseSystem system, Weights W, atoms, inside, words, unit_s
         free(unit_atoms)
         free(unit_inside)
     add_since(t0)
+    if no_memory:
+        raise MemoryError(f"no memory for a unit of {n} words")
     if bad:
-        raise ValueError("a unit's words are outside the batch, or out of memory")
+        raise ValueError("a unit's words (the `words` positions of unit_starts) lie outside "
+                         "its doc or the batch's atoms: build them with spacy_io.sentence_units")
     found = numpy.zeros((rows.size(), 3), dtype="int32")
     cdef int[:, ::1] fv = found
     if rows.size():
