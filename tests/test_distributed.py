@@ -182,12 +182,23 @@ def test_annotate_writes_every_doc_once_and_reports_bad_lines(client, tagger_mod
 def test_the_default_shard_size_gives_every_worker_several_shards(client, tagger_model, jsonl,
                                                                     tmp_path):
     """Without --shard-size: 4 shards per worker where the input allows (the
-    2-worker cluster and 60 lines: 8 shards of 8), never above 1000 inputs a
-    shard; a resumed run keeps the shard size its manifest records."""
-    assert auto_shard_size(60, 2) == 8
-    assert auto_shard_size(3, 16) == 1
-    assert auto_shard_size(10_000_000, 16) == 1000
-    assert auto_shard_size(0, 4) == 1
+    2-worker cluster and 60 lines: 8 shards of 8), never above 1M characters
+    (on average) nor 50,000 inputs a shard, a multiple of the workers in all;
+    a resumed run keeps the shard size its manifest records."""
+    assert auto_shard_size(60, 2, 60 * 40) == 8
+    assert auto_shard_size(3, 16, 300) == 1
+    # 10M inputs of 60 characters: the character cap, 600 shards, rounded
+    # up to a multiple of the workers: 608 of 16,448 inputs
+    assert auto_shard_size(10_000_000, 16, 600_000_000) == 16_448
+    assert auto_shard_size(249_240, 2, 15_000_001) == 15_578  # 16 shards, not 15
+    # short inputs: 4 shards per worker, however many inputs that makes
+    assert auto_shard_size(249_240, 2, 5_000_000) == 31_155
+    # long inputs: 100 of 100,000 characters each: 10 a shard
+    assert auto_shard_size(1_000, 1, 100_000_000) == 10
+    assert auto_shard_size(1_000, 1, 10**12) == 1
+    # empty inputs: the input cap
+    assert auto_shard_size(10_000_000, 1, 0) == 50_000
+    assert auto_shard_size(0, 4, 0) == 1
     out = tmp_path / "out"
     manifest = annotate(tagger_model, jsonl, out, client=client, stdout=io.StringIO())
     assert manifest["shard_size"] == 8 and len(manifest["shards"]) == 8
@@ -274,7 +285,7 @@ def test_inputs_are_read_as_written_and_bad_bytes_reported(tmp_path):
     feed; a line may end in "\\r\\n"); a line that is not UTF-8 is a bad
     input with its number, the lines after it keep theirs; a byte order mark
     starts a file harmlessly; .TXT files are text files."""
-    from spacy_lookahead.distributed.inputs import read_inputs
+    from spacy_lookahead.distributed.inputs import n_chars, read_inputs
     odd = srsly.json_dumps({"text": "a\u2028b\u0085c\x0cd", "id": 1}).encode("utf8")
     lines = [odd, b'{"text": "\xff"}', b'{"text": "ok", "id": 3}\r', b"", b'{"id": 5}']
     path = tmp_path / "input.JSONL"
@@ -291,6 +302,7 @@ def test_inputs_are_read_as_written_and_bad_bytes_reported(tmp_path):
     inputs = read_inputs(folder)
     assert inputs.items == [("hello", {"file": "A.TXT"})]
     assert inputs.bad[0]["file"] == "b.txt"
+    assert n_chars(inputs) == 5  # the good inputs' text, for the shard size
 
 
 def test_a_doc_the_pipeline_rejects_is_listed_and_the_run_goes_on(client, tagger_model, jsonl,

@@ -43,7 +43,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                     help="decoding threads per worker (components' n_threads; 0: the cores)")
     an.add_argument("--shard-size", type=at_least(1), default=None,
                     help="inputs per partition and output shard (default: 4 shards per "
-                         "worker, at most 1000 inputs each; a resumed run keeps its own)")
+                         "worker, at most about 1M characters each; a resumed run keeps "
+                         "its own)")
 
     tr = sub.add_parser("train", parents=[cluster],
                         help="train by iterative parameter mixing from a spacy train config; "

@@ -28,17 +28,23 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import srsly
 
 from .cluster import _data, dask_client, require_distributed
-from .inputs import Inputs, n_inputs, partition_payload, payload_items, read_inputs
+from .inputs import (Inputs, n_chars, n_inputs, partition_payload, payload_items,
+                     read_inputs)
 from .manifest import (check_resumable, model_checksum, read_manifest, write_atomic,
                        write_manifest)
 
 RETRIES = 2
 # The default shard size: at least this many shards per worker where the
 # input allows (a worker that finishes early takes the next one, so the tail
-# is one small shard, not a worker's whole share), at most MAX_SHARD_SIZE
-# inputs each (what a task holds in memory).
+# is one small shard, not a worker's whole share), and no more text in a
+# shard on average than MAX_SHARD_CHARS (what a task holds in memory: about
+# 200,000 tokens and their docs) nor more than MAX_SHARD_SIZE inputs. The cap
+# is in characters, not inputs: each task costs the client and the scheduler
+# ~8 ms whatever its size, which on a small machine competes with the
+# workers, so shards of short inputs should be large.
 SHARDS_PER_WORKER = 4
-MAX_SHARD_SIZE = 1000
+MAX_SHARD_CHARS = 1_000_000
+MAX_SHARD_SIZE = 50_000
 # Seconds between two writes of the manifest while shards come in: a write
 # (a rename) cost the client 2.5 ms a shard; a run stopped meanwhile redoes
 # at most the shards of that last second.
@@ -241,9 +247,17 @@ def _docbin_bytes(docs: list) -> bytes:
         return DocBin(docs=docs, store_user_data=True).to_bytes()
 
 
-def auto_shard_size(n: int, n_workers: int) -> int:
-    """Inputs per shard for n inputs on n_workers workers (see SHARDS_PER_WORKER)."""
-    return max(1, min(MAX_SHARD_SIZE, -(-n // (max(1, n_workers) * SHARDS_PER_WORKER))))
+def auto_shard_size(n: int, n_workers: int, n_chars: int) -> int:
+    """Inputs per shard for n inputs of n_chars characters in all on
+    n_workers workers: at least SHARDS_PER_WORKER shards a worker, at most
+    MAX_SHARD_CHARS characters (on average: the shards are ranges of equal
+    count) and MAX_SHARD_SIZE inputs a shard, and a multiple of the workers
+    in all (else one worker's extra shard is the run's tail)."""
+    workers = max(1, n_workers)
+    shards = max(workers * SHARDS_PER_WORKER, -(-n_chars // MAX_SHARD_CHARS),
+                 -(-n // MAX_SHARD_SIZE))
+    shards = -(-shards // workers) * workers
+    return max(1, -(-n // shards))
 
 
 def annotate(model: Path, input_path: Path, output_dir: Path, *, scheduler: Optional[str] = None,
@@ -284,7 +298,8 @@ def annotate(model: Path, input_path: Path, output_dir: Path, *, scheduler: Opti
 
         if shard_size is None:
             shard_size = (old.get("shard_size") if old else None) or auto_shard_size(
-                n_inputs(inputs), _worker_count(client, scheduler, workers, connect))
+                n_inputs(inputs), _worker_count(client, scheduler, workers, connect),
+                n_chars(inputs))
         manifest = _plan(model, checksum, input_path, inputs, shard_size, old, output_dir)
         todo = [(index, start, min(start + shard_size, n_inputs(inputs)))
                 for index, start in enumerate(range(0, n_inputs(inputs), shard_size))

@@ -106,6 +106,13 @@ def n_inputs(inputs: Inputs) -> int:
     return len(inputs.sources)
 
 
+def n_chars(inputs: Inputs) -> int:
+    """The characters of all good inputs (a doc's: its text's)."""
+    if inputs.kind == "docbin":
+        return sum(len(doc.text) for doc in inputs.docs)
+    return sum(len(text) for text, _ in inputs.items)
+
+
 def partition_payload(inputs: Inputs, start: int, end: int) -> Tuple[str, bytes]:
     """What a task annotates: the texts of inputs [start, end) with their
     user data, pickled, or the docs as DocBin bytes. Bytes, not a list:
