@@ -348,14 +348,17 @@ def test_first_order_bounds_dominate_what_they_bound(direction):
 @pytest.mark.parametrize("constrained", [False, True])
 def test_decode_docs_is_decode_of_each_instance(direction, depth, constrained):
     """The batch decoder (one object for the batch, one workspace and state
-    for every doc: core.decode.decode_docs) gives decode()'s outputs of the
-    batch's instances one after the other, for any range of docs, with
-    preset labels and sentence starts."""
-    from spacy_lookahead.core.decode import decode_docs
+    per call: core.decode.decode_docs) gives decode()'s outputs of the
+    batch's instances one after the other, with preset labels and sentence
+    starts: in one call, and in several calls at once from threads that
+    share the batch's DocsOutput (each takes the next doc in turn)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from spacy_lookahead.core.decode import DocsOutput, decode_docs
     from spacy_lookahead.core.learners import margin_perceptron
     rng = numpy.random.default_rng(depth + 10 * (direction == "rtl") + 20 * constrained)
     system = constrained_system(3, direction, constrained)
-    lengths = rng.integers(0, 9, 30)
+    lengths = rng.integers(0, 9, 300)
     starts = numpy.zeros((len(lengths) + 1,), dtype="int64")
     numpy.cumsum(lengths, out=starts[1:])
     words = [WORDS[i] for i in rng.integers(0, len(WORDS), int(starts[-1]))]
@@ -365,15 +368,29 @@ def test_decode_docs_is_decode_of_each_instance(direction, depth, constrained):
     golds = [rng.integers(1, 3, n).astype("int32") for n in lengths]
     W = Weights()
     for _ in range(3):
-        margin_perceptron(system.batch_instances(batch, golds), W, depth, 1.0)
+        margin_perceptron(system.batch_instances(batch, golds)[:30], W, depth, 1.0)
     W = W.average()
-    expected = predict_batch(system, batch, W, depth)
+    expected = [a for out in predict_batch(system, batch, W, depth) for a in out.tolist()]
     docs = system.batch_docs(batch)
-    for lo, hi in [(0, len(lengths)), (4, 17), (9, 9)]:
-        labels = decode_docs(docs, W, depth, lo, hi)
-        assert labels.dtype == numpy.int32
-        assert labels.tolist() == [a for out in expected[lo:hi] for a in out.tolist()]
-    assert len(set(decode_docs(docs, W, depth, 0, len(lengths)).tolist())) >= 2
+    one = DocsOutput(docs)
+    decode_docs(docs, W, depth, one)
+    assert one.labels.dtype == numpy.int32 and one.labels.tolist() == expected
+    assert len(set(expected)) >= 2
+    decode_docs(docs, W, depth, one)  # every doc taken: nothing more to do
+    assert one.labels.tolist() == expected
+    for threads in (2, 7):
+        shared = DocsOutput(docs)
+        with ThreadPoolExecutor(threads) as pool:
+            calls = [pool.submit(decode_docs, docs, W, depth, shared) for _ in range(threads)]
+            [call.result() for call in calls]
+        assert shared.labels.tolist() == expected
+    empty = system.batch_docs({key: value[:1] if key == "starts" else value[:0]
+                               for key, value in batch.items()})
+    none = DocsOutput(empty)
+    decode_docs(empty, W, depth, none)
+    assert none.labels.tolist() == []
+    with pytest.raises(ValueError, match="for 0 docs, the batch has 300"):
+        decode_docs(docs, W, depth, none)
 
 
 def predict_batch(system, batch, W, depth):

@@ -92,6 +92,23 @@ def test_in_threads_keeps_the_order_of_the_instances():
     assert thread_count(0) >= 1 and thread_count(3) == 3
 
 
+def test_in_threads_keeps_one_pool_per_process(monkeypatch):
+    """The pool of a thread count is made once and kept across batches; a
+    forked child (another pid) makes its own: the parent's pool has no
+    threads there, and a task sent to it would never run."""
+    from spacy_lookahead.core import batch
+
+    square = lambda chunk: [x * x for x in chunk]  # noqa: E731
+    assert in_threads(square, range(50), 3) == [x * x for x in range(50)]
+    pool = batch.shared_pool(3)
+    assert in_threads(square, range(7), 3) == [x * x for x in range(7)]
+    assert batch.shared_pool(3) is pool and batch.shared_pool(2) is not pool
+    monkeypatch.setattr(batch.os, "getpid", lambda: -1)
+    child = batch.shared_pool(3)
+    assert child is not pool and in_threads(square, range(9), 3) == [x * x for x in range(9)]
+    assert all(pid == -1 for pid, _ in batch._POOLS)
+
+
 @pytest.mark.parametrize("n_threads", [1, 2])
 def test_a_failing_batch_goes_to_the_error_handler(shared_data, n_threads):
     """With threads the batches are pipelined; a batch that fails (here:

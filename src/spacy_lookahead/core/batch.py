@@ -7,8 +7,9 @@ weights are only read), so contiguous chunks of a batch decode in parallel
 on plain Python threads: no OpenMP, no process start-up, no pickling of docs.
 """
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Iterable, List, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Tuple
 
 # chunks per thread: docs differ in length, so a few chunks each keep the
 # threads busy to the end of the batch
@@ -55,9 +56,28 @@ def in_threads(run: Callable[..., List[Any]], instances: Iterable, n_threads: in
     instances = list(instances)
     if len(instances) < 2:
         return run(instances, *args)
-    chunks = chunks_for(instances, threads)
-    with ThreadPoolExecutor(max_workers=min(threads, len(chunks))) as pool:
-        return Started(pool, run, chunks, args).results()
+    return Started(shared_pool(threads), run, chunks_for(instances, threads), args).results()
+
+
+# One pool of each size per process, kept across batches: starting
+# `threads` threads for every batch cost more than decoding a batch of short
+# docs on 8+ threads. Keyed by the process too: a child forked by
+# nlp.pipe(n_process=...) inherits the pool but not its threads.
+_POOLS: Dict[Tuple[int, int], ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def shared_pool(threads: int) -> ThreadPoolExecutor:
+    """This process's pool of `threads` threads (made on first use)."""
+    key = (os.getpid(), threads)
+    with _POOLS_LOCK:
+        pool = _POOLS.get(key)
+        if pool is None:
+            for old in [k for k in _POOLS if k[0] != key[0]]:
+                del _POOLS[old]  # a parent's, without its threads here
+            pool = _POOLS[key] = ThreadPoolExecutor(max_workers=threads,
+                                                    thread_name_prefix="spacy-lookahead")
+        return pool
 
 
 class Started:

@@ -131,32 +131,77 @@ def _lookahead_run(list instances, Weights W, int depth):
     return outputs
 
 
-def decode_docs(Docs docs, Weights W, int depth, int lo, int hi):
-    """Greedy (depth 0) or depth-D lookahead decoding of docs lo..hi - 1 of a
-    batch, as decode() gives it, without a Python object per doc: one nogil
-    loop, one workspace and one state buffer for them all. Returns their
-    outputs (Docs.output: length(i) ints each) one after the other in one
-    int32 array. A doc whose derivation gets stuck raises NoValidOutput."""
-    if not 0 <= lo <= hi <= docs.n_docs:
-        raise ValueError(f"docs {lo}..{hi} out of range for {docs.n_docs} docs")
-    cdef int i, k = 0, most = 1, stuck = -1
-    cdef int64_t total = 0, at = 0
-    for i in range(lo, hi):
-        total += docs.length(i)
-        most = max(most, docs.max_steps(i))
-    out = numpy.zeros((max(1, total),), dtype="int32")
-    cdef int[::1] ov = out
+cdef extern from *:
+    """
+    /* the next doc of a batch for the thread that asks (relaxed: the docs
+       are read-only and each output slot has one writer) */
+    static inline int la_take(int* counter) {
+        return __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+    }
+    static inline int la_load(int* flag) { return __atomic_load_n(flag, __ATOMIC_RELAXED); }
+    static inline void la_store(int* flag, int v) { __atomic_store_n(flag, v, __ATOMIC_RELAXED); }
+    """
+    int la_take(int* counter) nogil
+    int la_load(int* flag) nogil
+    void la_store(int* flag, int v) nogil
+
+
+cdef class DocsOutput:
+    """The outputs of a batch decoded at once (decode_docs), shared by the
+    threads that decode it: doc i's (Docs.output: length(i) ints) at
+    offsets[i] of one int32 array, the next doc not yet taken, and whether a
+    thread met a doc with no valid output (then the others stop)."""
+    cdef object out
+    cdef int64_t[::1] offsets
+    cdef int most, n_docs, next_doc, stop
+
+    def __init__(self, Docs docs):
+        self.n_docs = docs.n_docs
+        offsets = numpy.zeros((docs.n_docs + 1,), dtype="int64")
+        self.offsets = offsets
+        cdef int i
+        self.most = 1
+        for i in range(docs.n_docs):
+            self.offsets[i + 1] = self.offsets[i] + docs.length(i)
+            self.most = max(self.most, docs.max_steps(i))
+        self.out = numpy.zeros((max(1, self.offsets[docs.n_docs]),), dtype="int32")
+
+    @property
+    def labels(self):
+        """Every doc's output, one after the other."""
+        return self.out[:self.offsets[self.n_docs]]
+
+
+def decode_docs(Docs docs, Weights W, int depth, DocsOutput into):
+    """Greedy (depth 0) or depth-D lookahead decoding of the docs of a batch,
+    as decode() gives each, without a Python object per doc, into `into`
+    (DocsOutput(docs)). Any number of threads may run it at once on the same
+    `into`: each call takes the next doc not yet taken until none is left
+    (the threads balance themselves, with one call, one nogil loop and one
+    workspace each), and the outputs do not depend on which thread took
+    which doc. A doc whose derivation gets stuck stops every call and raises
+    NoValidOutput in the call that met it."""
+    if into.n_docs != docs.n_docs:
+        raise ValueError(f"the output is for {into.n_docs} docs, the batch has {docs.n_docs}")
+    cdef int i, k = 0, stuck = -1, n = docs.n_docs
+    cdef int[::1] ov = into.out
+    cdef int64_t[::1] offsets = into.offsets
+    cdef int* counter = &into.next_doc
+    cdef int* stop = &into.stop
     cdef Workspace ws = Workspace(docs.system, depth, docs.state_size)
     cdef size_t size = padded_size(docs.state_size)  # as Instance.start()'s states
     cdef void* state = malloc(size)
-    cdef int* actions = <int*>malloc(most * sizeof(int))
+    cdef int* actions = <int*>malloc(into.most * sizeof(int))
     if state == NULL or actions == NULL:
         free(state)
         free(actions)
         raise MemoryError()
     cdef int64_t t0 = now_ns()
     with nogil:
-        for i in range(lo, hi):
+        while True:
+            i = la_take(counter)
+            if i >= n or la_load(stop):
+                break
             if not docs.length(i):
                 continue
             memset(state, 0, size)
@@ -164,15 +209,14 @@ def decode_docs(Docs docs, Weights W, int depth, int lo, int hi):
             k = lookahead_decode(ws, W, state, actions, docs.max_steps(i))
             if not docs.system.is_final(state):
                 stuck = i
+                la_store(stop, 1)
                 break
-            docs.output(i, actions, k, &ov[at])
-            at += docs.length(i)
+            docs.output(i, actions, k, &ov[offsets[i]])
     add_since(t0)
     free(state)
     free(actions)
     if stuck >= 0:
         raise _no_valid_output(docs.length(stuck), k)
-    return out[:total]
 
 
 def nbest(instances, Weights W, int n, int beam_width=16, bint exact=True):

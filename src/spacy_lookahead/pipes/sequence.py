@@ -10,7 +10,7 @@ from spacy.training import Example
 from spacy.vocab import Vocab
 
 from ..core import decode as decoding
-from ..core.batch import ranges_for, thread_count
+from ..core.batch import thread_count
 from ..core.features import string_atoms
 from ..core.calibration import fit_temperature, gold_derivations, minimise_over_temperature
 from ..core.marginals import Lattice, Transitions, _each_lattice, best_with_probabilities
@@ -51,15 +51,20 @@ CLASS_MIN_SHARE = 0.05
 
 class DocsLayout(NamedTuple):
     """Where a batch decoded at once (decode_docs) has each doc: its
-    content tokens' labels at starts[k]:starts[k + 1] of the decoded labels,
+    content tokens' labels at starts[k]:starts[k + 1] of output.labels,
     and its content positions (None: no whitespace token)."""
     starts: numpy.ndarray
     indexes: List[Optional[numpy.ndarray]]
+    output: Any  # core.decode.DocsOutput
 
 
-def _decode_parts(parts: List[tuple], W: Weights, depth: int) -> List[numpy.ndarray]:
-    """decode_docs of each (docs, lo, hi) part of a batch (a thread's share)."""
-    return [decoding.decode_docs(docs, W, depth, lo, hi) for docs, lo, hi in parts]
+def _decode_shared(parts: List[tuple], W: Weights, depth: int) -> List[numpy.ndarray]:
+    """decode_docs of a batch shared by the threads (each (docs, output)
+    part is one thread's call; they take the docs in turn): the labels are
+    in the shared DocsOutput."""
+    for docs, output in parts:
+        decoding.decode_docs(docs, W, depth, output)
+    return []
 
 
 class SequencePipe(TransitionPipe):
@@ -220,8 +225,8 @@ class SequencePipe(TransitionPipe):
         """As TransitionPipe's; with SAPO and marginal probabilities,
         the best output and the exact probabilities of its parts. The best
         output alone by greedy or lookahead search (`_decodes_docs`): the
-        batch decoded at once (decode_docs, its docs in contiguous parts on
-        the threads: no instance, array or Prediction per doc); the
+        batch decoded at once (decode_docs: one call per thread, which take
+        its docs in turn; no instance, array or Prediction per doc); the
         positions are then a DocsLayout."""
         run, args = self._decoder()
         if self._decodes_docs(run, args):
@@ -230,9 +235,10 @@ class SequencePipe(TransitionPipe):
             inputs, indexes = self.inputs_and_indexes(docs)
             self._warn_unseen_tags()
             held = self.system.batch_docs(inputs)
-            parts = [(held, lo, hi)
-                     for lo, hi in ranges_for(len(docs), thread_count(self.cfg["n_threads"]))]
-            return DocsLayout(inputs["starts"], indexes), _decode_parts, parts, (args[0], args[2])
+            output = decoding.DocsOutput(held)
+            threads = max(1, min(thread_count(self.cfg["n_threads"]), len(docs)))
+            return (DocsLayout(inputs["starts"], indexes, output), _decode_shared,
+                    [(held, output)] * threads, (args[0], args[2]))
         indexes, run, instances, args = super()._decoding(docs)
         if self.learner.probabilistic and self.uses_marginals:
             return indexes, self._best_and_marginals, instances, (self.averaged_weights,)
@@ -258,9 +264,9 @@ class SequencePipe(TransitionPipe):
                 and not self.learner.probabilistic and not self.calibrated)
 
     def _docs_predictions(self, docs: List[Doc], layout: DocsLayout, results: list) -> Predictions:
-        """The labels of a batch decoded at once (one array per part) over
+        """The labels of a batch decoded at once (the shared DocsOutput) over
         the docs' tokens: the docs with whitespace expanded one by one."""
-        labels = results[0] if len(results) == 1 else numpy.concatenate(results)
+        labels = layout.output.labels
         starts = layout.starts
         if any(index is not None for index in layout.indexes):
             labels = numpy.concatenate(
