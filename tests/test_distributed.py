@@ -218,7 +218,8 @@ def test_the_workers_load_the_model_first_and_write_the_shards(client, tagger_mo
     """Every worker has loaded the pipeline before the first partition
     (even a worker that gets no partition: one shard here); the shard files
     are written by the workers, not the client; the fixed costs are timed
-    apart from annotating (manifest "timings", and the closing line)."""
+    apart from annotating (manifest "timings", and the closing line), the
+    loading overlapping the reading of the input."""
     from spacy_lookahead.distributed import annotate as module
 
     write_atomic = module.write_atomic
@@ -238,7 +239,8 @@ def test_the_workers_load_the_model_first_and_write_the_shards(client, tagger_mo
     t = manifest["timings"]
     assert t["workers"] == 2 and t["tokens"] == sum(d["tokens"] for d in manifest["shards"].values())
     assert t["model"] > 0 and t["annotate"] > 0 and t["cluster"] == 0.0  # (a given client)
-    assert t["whole"] >= t["read"] + t["model"] + t["annotate"]
+    # a new run: the model is shipped and loaded while the input is read
+    assert t["model"] >= t["read"] > 0 and t["whole"] >= t["model"] + t["annotate"]
     assert srsly.read_json(tmp_path / "out" / "manifest.json")["timings"] == pytest.approx(t)
     assert "model shipped and loaded on 2 workers" in log.getvalue()
 

@@ -29,19 +29,29 @@ class Inputs:
     docs: List[Any] = field(default_factory=list)  # the docs of a .spacy input
 
 
-def read_inputs(path: Path) -> Inputs:
+def check_input(path: Path) -> str:
+    """The input's kind ("jsonl", "txt" or "docbin"), or the error that
+    names what is wrong with the path (before anything starts)."""
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"input {path} does not exist: give a .jsonl file, a folder of "
                                 ".txt files or a .spacy DocBin.")
     if path.is_dir():
-        return _read_txt_folder(path)
+        if not any(f.is_file() and f.suffix.lower() == ".txt" for f in path.iterdir()):
+            raise ValueError(f"input folder {path} has no .txt files.")
+        return "txt"
     if path.suffix.lower() == ".spacy":
-        return _read_docbin(path)
+        return "docbin"
     if path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
-        return _read_jsonl(path)
+        return "jsonl"
     raise ValueError(f"input {path}: unknown kind (suffix {path.suffix!r}). Give a .jsonl file "
                      "of {\"text\": ...} lines, a folder of .txt files or a .spacy DocBin.")
+
+
+def read_inputs(path: Path) -> Inputs:
+    kind = check_input(path)
+    read = {"txt": _read_txt_folder, "docbin": _read_docbin, "jsonl": _read_jsonl}[kind]
+    return read(Path(path))
 
 
 def _read_jsonl(path: Path) -> Inputs:
@@ -77,8 +87,6 @@ def _read_jsonl(path: Path) -> Inputs:
 
 def _read_txt_folder(path: Path) -> Inputs:
     files = sorted(f for f in path.iterdir() if f.is_file() and f.suffix.lower() == ".txt")
-    if not files:
-        raise ValueError(f"input folder {path} has no .txt files.")
     digest = hashlib.sha256()
     out = Inputs("txt")
     for file in files:
