@@ -1,0 +1,93 @@
+"""IPM round times and where they go, at several worker counts: `train`
+(configs/tagger_ewt.cfg by default) on S shards on S LocalCluster workers
+of one thread, `--evaluate workers`, with Dask's task stream summed by
+kind of task (training a shard, the mixing tree's leaves and nodes, the
+next start, the running model, the dev parts).
+
+    python -m benchmarks.device.ipm_stages TRAIN.spacy DEV.spacy [--workers 1 2 4 8]
+        [--rounds 4] [--config configs/tagger_ewt.cfg] [--output FILE]
+
+Made for a many-core machine (benchmarks/device/README.md); on 2 cores the
+workers compete with the driver and the scheduler."""
+import argparse
+import collections
+import io
+import json
+import statistics
+import time
+from pathlib import Path
+
+
+def task_kind(key: str) -> str:
+    parts = key.split("-")
+    if not key.startswith("ipm-"):
+        return parts[0]
+    if len(parts[1]) == 16:  # ipm-<run>-<round>-<shard>: a shard's epoch
+        return "train_shard"
+    return parts[1] + ("-leaf" if "-leaf-" in key else "")
+
+
+def one(config: Path, train_path: Path, dev_path: Path, workers: int, rounds: int) -> dict:
+    import distributed
+
+    from spacy_lookahead.distributed.train import train
+
+    overrides = {"paths.train": str(train_path), "paths.dev": str(dev_path),
+                 "training.max_epochs": rounds, "paths.curves": None}
+    began = time.perf_counter()
+    with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        started = time.perf_counter()
+        with distributed.get_task_stream(client) as stream:
+            history = train(config, None, client=client, shards=workers, overrides=overrides,
+                            evaluate="workers", stdout=io.StringIO())
+        trained = time.perf_counter()
+    kinds = collections.defaultdict(lambda: {"n": 0, "compute": 0.0, "transfer": 0.0})
+    for record in stream.data:
+        k = kinds[task_kind(record["key"])]
+        k["n"] += 1
+        for s in record["startstops"]:
+            if s["action"] in ("compute", "transfer"):
+                k[s["action"]] += s["stop"] - s["start"]
+    return {"workers": workers, "rounds": rounds, "cluster_seconds": started - began,
+            "train_seconds": trained - started,
+            "round_seconds": [r["seconds"] for r in history],
+            "shard_seconds": [r["shard_seconds"] for r in history],
+            "model_seconds": [r["model_seconds"] for r in history],
+            "evaluate_seconds": [r["evaluate_seconds"] for r in history],
+            "driver_cpu_seconds": [r["driver_cpu_seconds"] for r in history],
+            "scores": [r["score"] for r in history], "tasks": dict(kinds)}
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("train", type=Path)
+    ap.add_argument("dev", type=Path)
+    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4, 8])
+    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--config", type=Path, default=Path("configs/tagger_ewt.cfg"))
+    ap.add_argument("--output", type=Path, default=None)
+    args = ap.parse_args(argv)
+    rows = []
+    for workers in args.workers:
+        row = one(args.config, args.train, args.dev, workers, args.rounds)
+        rows.append(row)
+        slowest = [max(s) for s in row["shard_seconds"]]
+        print(f"workers {workers}: train {row['train_seconds']:.1f} s for {args.rounds} rounds "
+              f"({row['train_seconds'] / args.rounds:.2f} s a round); slowest shard per round "
+              + " ".join(f"{s:.2f}" for s in slowest)
+              + f"; driver CPU {statistics.mean(row['driver_cpu_seconds']):.2f} s a round; "
+              f"final score {row['scores'][-1]:.4f}", flush=True)
+        for kind, k in sorted(row["tasks"].items(), key=lambda kv: -kv[1]["compute"]):
+            print(f"    {kind:14s} {k['n']:4d} tasks, compute {k['compute']:7.2f} s, "
+                  f"transfer {k['transfer']:6.2f} s", flush=True)
+    base = rows[0]["train_seconds"]
+    for row in rows:
+        print(f"speed-up of train() at {row['workers']} workers: {base / row['train_seconds']:.2f}x")
+    if args.output:
+        args.output.write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()

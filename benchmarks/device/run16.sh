@@ -1,0 +1,47 @@
+#!/bin/bash
+# Issue 38's measurements on a lent many-core machine, from the bundle that
+# benchmarks/device/bundle.sh makes in .dev16/ (carry .dev16; run from the
+# repository root): SECTIONS picks among threads, parser, annotate, ipm
+# (default: all four, ~11 minutes on a 16-core Xeon: more than one call
+# allows; split them). SMALL=1: tiny sizes, for a dry run here.
+set -u
+export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
+OUT=${OUT:-/tmp/dev16out}; mkdir -p "$OUT"
+PY=${PY:-python3}
+D=.dev16
+SECTIONS=${SECTIONS:-threads parser annotate ipm}
+t0=$(date +%s)
+el() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
+SITE=${SITE:-/tmp/site}
+[ -d "$SITE/spacy" ] || { mkdir -p "$SITE" && tar -C "$SITE" -xJf $D/site.tar.xz; } || exit 3
+[ -d $D/m ] || tar -C $D -xJf $D/models.tar.xz || exit 4
+[ -d $D/data ] || tar -C $D -xJf $D/data.tar.xz || exit 4
+export PYTHONPATH=$SITE:$PWD
+$PY -c "import spacy, numpy, dask, distributed, spacy_lookahead.spacy_io as s; print('spacy', spacy.__version__, 'numpy', numpy.__version__, 'dask', dask.__version__, s.__file__)" || exit 5
+nproc; grep -m1 "model name" /proc/cpuinfo; grep -m1 -o "avx512[a-z_]*" /proc/cpuinfo | head -1
+el setup done
+if [ "${SMALL:-0}" = 1 ]; then TH="1 2"; COP=1; REP=1; PAIRS=1; ANNREP=2; ANNW="1 2"; IPMW="1 2"; ROUNDS=2
+else TH="1 2 4 8 16"; COP=4; REP=3; PAIRS=5; ANNREP=${ANNREP:-400}; ANNW=${ANNW:-"1 2 4 8 16"}; IPMW=${IPMW:-"1 2 4 8"}; ROUNDS=4; fi
+M=$D/m
+for section in $SECTIONS; do
+  case $section in
+  threads)  # GIL-held share, tokens/s at 1..16 threads, identical outputs
+    timeout ${TB:-150} $PY -m benchmarks.gil $M/tagger_d1 $M/ner_rtl_d1 $M/chunker_d1 $M/parser_ewt_greedy \
+      $M/parser_ewt_beam8_early $M/fr_chunker $M/clauses_fr --data $D/data --copies $COP --threads $TH \
+      --repeats $REP --output "$OUT/gil.json" > "$OUT/gil.txt" 2>&1; echo "threads rc $?"; grep "^|" "$OUT/gil.txt";;
+  parser)  # the shipped pipeline (or its stand-in) against spaCy's parser, same run
+    timeout ${TC:-100} $PY -m benchmarks.speed $D/corpus/test.spacy spacy_parser=$M/spacy_parser \
+      pipeline_ewt=$M/standin --task pipeline --reference spacy_parser --repeats 3 --pairs $PAIRS \
+      --output "$OUT/speed_pipeline.json" > "$OUT/speed_pipeline.txt" 2>&1; echo "parser rc $?"
+    grep -v "run/s" "$OUT/speed_pipeline.txt" | tail -4;;
+  annotate)  # whole command, EWT test's texts x ANNREP (x400: 10.2M tokens)
+    timeout ${TD:-330} $PY -m benchmarks.distributed_bench annotate tagger_d1=$M/tagger_d1=$D/corpus/test.spacy \
+      --repeat $ANNREP --workers $ANNW --output "$OUT/annotate.json" > "$OUT/annotate.txt" 2>&1
+    echo "annotate rc $?"; grep "runs" "$OUT/annotate.txt";;
+  ipm)  # rounds at 1..8 workers and where their time goes
+    timeout ${TE:-200} $PY -m benchmarks.device.ipm_stages $D/corpus/train.spacy $D/corpus/dev.spacy \
+      --workers $IPMW --rounds $ROUNDS --output "$OUT/ipm.json" > "$OUT/ipm.txt" 2>&1; echo "ipm rc $?"
+    grep -v "Warn\|warn" "$OUT/ipm.txt";;
+  esac
+  el "$section done"
+done
