@@ -21,6 +21,7 @@ from thinc.api import Model
 from ..core.features import A_CHUNK_COLUMN as A_CHUNK, A_TAG_COLUMN as A_TAG
 from ..core.weights import Weights
 from ..spacy_io import ChunkAtoms, check_tags
+from .aligned import aligned_values
 from .integrity import ModelFileError, seal, unseal
 from .settings import config_error
 
@@ -363,7 +364,8 @@ class SearchPipe(TrainablePipe):
             self._check_tags(doc, tags, words)
             atoms[:, A_TAG] = tags
         elif example is not None and example.reference.has_annotation("TAG"):
-            atoms[:, A_TAG] = [t or 0 for t in example.get_aligned("TAG")]
+            tags = aligned_values(example, "TAG")
+            atoms[:, A_TAG] = tags if isinstance(tags, numpy.ndarray) else [t or 0 for t in tags]
         elif _has_words(doc):
             raise ValueError(
                 f"[{self.name}] needs POS tags (token.tag_) on its input docs for {what}, "

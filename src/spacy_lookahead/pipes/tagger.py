@@ -10,6 +10,7 @@ from spacy.vocab import Vocab
 
 from ..core.marginals import Transitions, _each_lattice, second_best_steps
 from ..spacy_io import write_tags
+from .aligned import aligned_values, hashes_for
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
 from . import settings
 from .learners import Learner
@@ -181,9 +182,15 @@ class LookaheadTagger(SequencePipe):
         return [names[i] for i in output]
 
     def gold_ids(self, example: Example, index: Optional[numpy.ndarray] = None) -> numpy.ndarray:
+        values = aligned_values(example, self.attr)
         ids = self.label_ids
-        aligned = example.get_aligned(self.attr, as_string=True)
-        gold = numpy.asarray([ids.get(t, -1) if t else -1 for t in aligned], dtype="int32")
+        if isinstance(values, numpy.ndarray):  # one to one: by the tags' hashes
+            self._label_hashes, _ = hashes_for(getattr(self, "_label_hashes", None), self.vocab, ids)
+            gold = self._label_hashes.ids_of(values)
+        else:
+            strings = self.vocab.strings
+            gold = numpy.asarray([ids.get(strings[t], -1) if t else -1 for t in values],
+                                 dtype="int32")
         return gold if index is None else gold[index]
 
     def _predictions(self, docs: List[Doc], indexes: list, results: list) -> List[Prediction]:
