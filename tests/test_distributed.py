@@ -801,3 +801,20 @@ def test_the_workers_annotate_dev_and_the_scores_are_the_drivers(client, ewt_cor
         assert a["scores"]["speed"] > 0
     with pytest.raises(ValueError, match="unknown evaluate"):
         train(CONFIGS / config, None, client=client, evaluate="nowhere")
+
+
+def test_the_client_of_a_run_on_texts_does_not_import_spacy(tmp_path):
+    """Reading and cutting a JSONL input needs no spaCy: the client of a run
+    on texts does not pay its import (seconds on a many-core machine's
+    cold start); the workers import it to annotate."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "in.jsonl"
+    path.write_text('{"text": "A dog barks."}\n{"text": "Cats too."}\n', encoding="utf8")
+    code = ("import sys; from spacy_lookahead.distributed import annotate, inputs; "
+            f"i = inputs.read_inputs({str(path)!r}); inputs.partition_payload(i, 0, 2); "
+            "annotate.auto_shard_size(2, 2, inputs.n_chars(i)); "
+            "print(sorted(m for m in sys.modules if m == 'spacy' or m.startswith('spacy.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
