@@ -138,3 +138,23 @@ def test_a_failing_batch_goes_to_the_error_handler(shared_data, n_threads):
     assert failed == [10] and len(out) == 20
     assert [d.text for d in out] == [d.text for d in docs[:10] + docs[20:]]
     assert any(len(d.spans["chunks"]) for d in out)
+
+
+def test_ranges_by_cost_cut_equal_shares_of_the_work():
+    """Contiguous, non-empty ranges covering every item once, as many as
+    ranges_for cuts at most, each near an equal share of the total cost; one
+    thread or one item: one range; no cost: ranges_for's cut."""
+    from spacy_lookahead.core.batch import ranges_by_cost, ranges_for
+
+    costs = [1] * 90 + [100] * 10  # ten long units at the end
+    ranges = ranges_by_cost(costs, 2)
+    assert ranges[0][0] == 0 and ranges[-1][1] == 100
+    assert all(lo < hi for lo, hi in ranges)
+    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
+    assert len(ranges) <= len(ranges_for(100, 2))
+    shares = [sum(costs[lo:hi]) for lo, hi in ranges]
+    assert max(shares) <= sum(costs) / 8 + 100  # an eighth each, give or take one item
+    equal = [sum(costs[lo:hi]) for lo, hi in ranges_for(100, 2)]
+    assert max(equal) > 2 * max(shares)  # what equal counts would have given
+    assert ranges_by_cost(costs, 1) == [(0, 100)] and ranges_by_cost([5], 4) == [(0, 1)]
+    assert ranges_by_cost([0, 0, 0], 2) == ranges_for(3, 2) and ranges_by_cost([], 3) == [(0, 0)]

@@ -14,7 +14,7 @@ from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example
 from spacy.vocab import Vocab
 
-from ..core.batch import in_threads, ranges_for, thread_count
+from ..core.batch import in_threads, ranges_by_cost, thread_count
 from ..core.fr_perceptron import FEEDBACKS, fr_perceptron, recognise
 from ..core.weights import Weights
 from ..spacy_io import LexemeAtoms, sentence_units, write_phrases
@@ -231,7 +231,8 @@ class PhrasePipe(SearchPipe):
         grows with the unit, and max_length bounds it in the unit's length).
         The units are found in C (spacy_io.sentence_units) and decoded in
         C (recognise_units: no instance, array or Python object per unit;
-        contiguous ranges of units on the n_threads threads)."""
+        contiguous ranges of units of about equal work on the n_threads
+        threads)."""
         docs = list(docs)
         self._require_labels()
         self._start_tally()
@@ -241,8 +242,11 @@ class PhrasePipe(SearchPipe):
         self._warn_long_unit(longest)
         self._warn_unseen_tags()
         n_threads = self.cfg["n_threads"]
-        found = in_threads(_recognise_ranges, ranges_for(len(unit_doc), thread_count(n_threads)),
-                           n_threads, self.system, self.averaged_weights, batch["atoms"],
+        # a unit's work: its candidate phrases, n x min(n, max_length)
+        lengths = numpy.diff(unit_starts)
+        reach = numpy.minimum(lengths, self.cfg["max_length"] or lengths.max(initial=0))
+        ranges = ranges_by_cost(lengths * reach, thread_count(n_threads))
+        found = in_threads(_recognise_ranges, ranges, n_threads, self.system, self.averaged_weights, batch["atoms"],
                            batch.get("inside"), words, unit_starts, unit_base)
         rows = found[0][0] if len(found) == 1 else numpy.concatenate([r for r, _ in found])
         counts = found[0][1] if len(found) == 1 else numpy.concatenate([c for _, c in found])
