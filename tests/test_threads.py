@@ -110,14 +110,15 @@ def test_in_threads_keeps_one_pool_per_process(monkeypatch):
 
 
 @pytest.mark.parametrize("n_threads", [1, 2])
-def test_a_failing_batch_goes_to_the_error_handler(shared_data, n_threads):
-    """With threads the batches are pipelined; a batch that fails (here:
-    docs without the POS tags the chunker reads) still reaches spaCy's
-    error handler, and the other batches come out annotated, in order, as
-    with one thread."""
-    nlp = trained("lookahead_chunker", {"depth": 0},
+@pytest.mark.parametrize("factory", ["lookahead_chunker", "fr_chunker"])
+def test_a_failing_batch_goes_to_the_error_handler(shared_data, n_threads, factory):
+    """With threads the batches are pipelined (the transition pipes' and
+    the phrase recognisers'); a batch that fails (here: docs without the POS
+    tags the chunkers read) still reaches spaCy's error handler, and the
+    other batches come out annotated, in order, as with one thread."""
+    nlp = trained(factory, {"depth": 0} if factory == "lookahead_chunker" else {},
                   lambda v: conll2000(shared_data, v, "train", 100), 1)
-    pipe = nlp.get_pipe("lookahead_chunker")
+    pipe = nlp.get_pipe(factory)
     pipe.cfg["n_threads"] = n_threads
     docs = [eg.reference for eg in conll2000(shared_data, nlp.vocab, "test", 30)]
 
