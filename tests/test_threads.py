@@ -109,6 +109,25 @@ def test_in_threads_keeps_one_pool_per_process(monkeypatch):
     assert all(pid == -1 for pid, _ in batch._POOLS)
 
 
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_a_forked_child_decodes_on_its_own_pool():
+    """A child forked after the parent made its pool (as nlp.pipe(n_process)
+    forks) runs in_threads on threads of its own: the parent's pool has
+    none there, and a task sent to it would never run."""
+    import os
+
+    square = lambda chunk: [x * x for x in chunk]  # noqa: E731
+    assert in_threads(square, range(20), 2) == [x * x for x in range(20)]
+    pid = os.fork()
+    if pid == 0:  # the child: exit status 0 if the threads answered (killed if they hang)
+        import signal
+        signal.alarm(20)
+        ok = in_threads(square, range(20), 2) == [x * x for x in range(20)]
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("factory", ["lookahead_chunker", "fr_chunker"])
 def test_a_failing_batch_goes_to_the_error_handler(shared_data, n_threads, factory):

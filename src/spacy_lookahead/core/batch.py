@@ -88,6 +88,18 @@ _POOLS: Dict[Tuple[int, int], ThreadPoolExecutor] = {}
 _POOLS_LOCK = threading.Lock()
 
 
+def _forget_pools() -> None:
+    """In a forked child: no pools (their threads stayed in the parent), and
+    a fresh lock (the parent's may have been held by another thread)."""
+    global _POOLS_LOCK
+    _POOLS.clear()
+    _POOLS_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # (not on Windows, which does not fork)
+    os.register_at_fork(after_in_child=_forget_pools)
+
+
 def shared_pool(threads: int) -> ThreadPoolExecutor:
     """This process's pool of `threads` threads (made on first use)."""
     key = (os.getpid(), threads)
