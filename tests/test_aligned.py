@@ -63,3 +63,23 @@ def test_the_taggers_gold_ids_are_those_of_the_strings(shared_data):
             assert tagger.gold_ids(eg).tolist() == old
             unseen += old.count(-1)
         assert unseen > 0
+
+
+def test_the_taggers_gold_reads_tags_in_the_references_vocab():
+    """Words that do not align and a reference doc from another vocab (as
+    DocBin.get_docs(Vocab()) gives): the tag strings come from the
+    reference's StringStore, as get_aligned(as_string=True) reads them; a
+    tag the tagger does not know is -1, not an error."""
+    from spacy.vocab import Vocab
+
+    nlp = spacy.blank("en")
+    tagger = nlp.add_pipe("lookahead_tagger")
+    train = [Example(Doc(nlp.vocab, words=["A", "dog"]), Doc(nlp.vocab, words=["A", "dog"],
+                                                             tags=["DT", "NN"]))]
+    tagger.initialize(lambda: train)
+    reference = Doc(Vocab(), words=["A", "dog", "barks"], tags=["DT", "NN", "ZZTOP"])
+    assert "ZZTOP" not in nlp.vocab.strings
+    eg = Example(Doc(nlp.vocab, words=["A", "dogbarks"]), reference)
+    assert not one_to_one(eg)
+    ids = tagger.label_ids
+    assert tagger.gold_ids(eg).tolist() == [ids["DT"], -1]

@@ -12,7 +12,7 @@ import numpy
 import pytest
 import spacy
 import srsly
-from spacy.tokens import DocBin
+from spacy.tokens import Doc, DocBin
 from spacy.training.initialize import init_nlp
 from spacy.training.loop import train as spacy_train
 from spacy.util import load_config
@@ -818,3 +818,31 @@ def test_the_client_of_a_run_on_texts_does_not_import_spacy(tmp_path):
             "print(sorted(m for m in sys.modules if m == 'spacy' or m.startswith('spacy.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_an_input_with_nothing_to_annotate_needs_no_cluster(client, tagger_model, tmp_path):
+    """An empty input file starts no cluster (nothing to load the model
+    for); an input of bad lines only, on a running cluster, cancels the
+    model's loading it had started and lists the bad lines."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    manifest = annotate(tagger_model, empty, tmp_path / "out", workers=1, stdout=io.StringIO())
+    assert manifest["shards"] == {} and manifest["timings"]["cluster"] == 0.0
+    assert manifest["timings"]["model"] == 0.0
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"no text": 1}\nnot json\n', encoding="utf8")
+    manifest = annotate(tagger_model, bad, tmp_path / "out2", client=client, stdout=io.StringIO())
+    assert manifest["shards"] == {} and [b["line"] for b in manifest["bad_inputs"]] == [1, 2]
+    assert manifest["timings"]["model"] == 0.0
+
+
+def test_the_characters_of_a_docbin_input_are_its_texts(tmp_path):
+    """n_chars of a .spacy input (for the shard size) is the length of its
+    docs' texts, trailing spaces and empty docs included."""
+    from spacy_lookahead.distributed.inputs import n_chars, read_inputs
+
+    vocab = spacy.blank("en").vocab
+    docs = [Doc(vocab, words=["A", "dog", "."], spaces=[True, False, True]),
+            Doc(vocab, words=[]), Doc(vocab, words=["x"], spaces=[False])]
+    DocBin(docs=docs).to_disk(tmp_path / "in.spacy")
+    assert n_chars(read_inputs(tmp_path / "in.spacy")) == sum(len(d.text) for d in docs) == 8

@@ -389,8 +389,10 @@ def test_decode_docs_is_decode_of_each_instance(direction, depth, constrained):
     none = DocsOutput(empty)
     decode_docs(empty, W, depth, none)
     assert none.labels.tolist() == []
-    with pytest.raises(ValueError, match="for 0 docs, the batch has 300"):
+    with pytest.raises(ValueError, match="made for another batch .0 docs; this one has 300"):
         decode_docs(docs, W, depth, none)
+    with pytest.raises(ValueError, match="another batch"):  # the same count, another batch
+        decode_docs(system.batch_docs(batch), W, depth, DocsOutput(docs))
 
 
 def predict_batch(system, batch, W, depth):

@@ -178,3 +178,22 @@ def test_ranges_by_cost_cut_equal_shares_of_the_work():
     assert max(equal) > 2 * max(shares)  # what equal counts would have given
     assert ranges_by_cost(costs, 1) == [(0, 100)] and ranges_by_cost([5], 4) == [(0, 1)]
     assert ranges_by_cost([0, 0, 0], 2) == ranges_for(3, 2) and ranges_by_cost([], 3) == [(0, 0)]
+
+
+def test_in_threads_inside_a_pool_thread_runs_inline():
+    """A run that itself calls in_threads (on a pool of the same size) runs
+    the inner call in its own thread: waiting on its own pool's threads,
+    all busy with outer chunks, would never end."""
+    import threading
+
+    inner = lambda chunk: [x + 1 for x in chunk]  # noqa: E731
+
+    def outer(chunk):
+        return [sum(in_threads(inner, range(x), 2)) for x in chunk]
+
+    done = []
+    worker = threading.Thread(target=lambda: done.append(in_threads(outer, range(8), 2)),
+                              daemon=True)
+    worker.start()
+    worker.join(20)
+    assert done == [[sum(range(1, x + 1)) for x in range(8)]]

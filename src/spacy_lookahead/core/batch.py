@@ -8,7 +8,7 @@ on plain Python threads: no OpenMP, no process start-up, no pickling of docs.
 """
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any, Callable, Dict, Iterable, List, Sequence, Tuple
 
 import numpy
@@ -72,7 +72,7 @@ def in_threads(run: Callable[..., List[Any]], instances: Iterable, n_threads: in
     time); the results in the instances' order, as run(instances, *args)
     gives them."""
     threads = thread_count(n_threads)
-    if threads <= 1:
+    if threads <= 1 or in_a_pool_thread():  # (a task waiting on its own pool could deadlock)
         return run(instances, *args)
     instances = list(instances)
     if len(instances) < 2:
@@ -86,6 +86,7 @@ def in_threads(run: Callable[..., List[Any]], instances: Iterable, n_threads: in
 # nlp.pipe(n_process=...) inherits the pool but not its threads.
 _POOLS: Dict[Tuple[int, int], ThreadPoolExecutor] = {}
 _POOLS_LOCK = threading.Lock()
+POOL_THREAD_NAME = "spacy-lookahead-decode"
 
 
 def _forget_pools() -> None:
@@ -100,6 +101,11 @@ if hasattr(os, "register_at_fork"):  # (not on Windows, which does not fork)
     os.register_at_fork(after_in_child=_forget_pools)
 
 
+def in_a_pool_thread() -> bool:
+    """Whether this thread is one of the shared pools' threads."""
+    return threading.current_thread().name.startswith(POOL_THREAD_NAME)
+
+
 def shared_pool(threads: int) -> ThreadPoolExecutor:
     """This process's pool of `threads` threads (made on first use)."""
     key = (os.getpid(), threads)
@@ -109,7 +115,7 @@ def shared_pool(threads: int) -> ThreadPoolExecutor:
             for old in [k for k in _POOLS if k[0] != key[0]]:
                 del _POOLS[old]  # a parent's, without its threads here
             pool = _POOLS[key] = ThreadPoolExecutor(max_workers=threads,
-                                                    thread_name_prefix="spacy-lookahead")
+                                                    thread_name_prefix=POOL_THREAD_NAME)
         return pool
 
 
@@ -122,4 +128,7 @@ class Started:
         self.futures = [pool.submit(run, chunk, *args) for chunk in chunks]
 
     def results(self) -> List[Any]:
+        # every chunk finished before an error is raised: none is left
+        # running on the shared pool ahead of the next batch
+        wait(self.futures)
         return [out for future in self.futures for out in future.result()]

@@ -152,10 +152,12 @@ cdef class DocsOutput:
     offsets[i] of one int32 array, the next doc not yet taken, and whether a
     thread met a doc with no valid output (then the others stop)."""
     cdef object out
+    cdef Docs docs  # the batch it was sized for (and kept alive by)
     cdef int64_t[::1] offsets
     cdef int most, n_docs, next_doc, stop
 
     def __init__(self, Docs docs):
+        self.docs = docs
         self.n_docs = docs.n_docs
         offsets = numpy.zeros((docs.n_docs + 1,), dtype="int64")
         self.offsets = offsets
@@ -179,10 +181,12 @@ def decode_docs(Docs docs, Weights W, int depth, DocsOutput into):
     `into`: each call takes the next doc not yet taken until none is left
     (the threads balance themselves, with one call, one nogil loop and one
     workspace each), and the outputs do not depend on which thread took
-    which doc. A doc whose derivation gets stuck stops every call and raises
+    which doc. A DocsOutput serves one pass: once its docs are taken, a
+    further call finds none left. A doc whose derivation gets stuck stops every call and raises
     NoValidOutput in the call that met it."""
-    if into.n_docs != docs.n_docs:
-        raise ValueError(f"the output is for {into.n_docs} docs, the batch has {docs.n_docs}")
+    if into.docs is not docs:
+        raise ValueError(f"the output was made for another batch ({into.n_docs} docs; this "
+                         f"one has {docs.n_docs}): make a DocsOutput(docs) for each batch")
     cdef int i, k = 0, stuck = -1, n = docs.n_docs
     cdef int[::1] ov = into.out
     cdef int64_t[::1] offsets = into.offsets

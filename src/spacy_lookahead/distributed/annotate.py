@@ -300,7 +300,8 @@ def annotate(model: Path, input_path: Path, output_dir: Path, *, scheduler: Opti
         # workers import, receive and load it while the client reads the
         # input (on a 16-core machine loading took 7 s, reading 3 s). A
         # resumed run reads first: it may have nothing left to do.
-        loading = None if old else start_loading(connect(), model, checksum, n_threads)
+        early = not old and _has_bytes(Path(input_path))
+        loading = start_loading(connect(), model, checksum, n_threads) if early else None
         reading = time.perf_counter()
         inputs = read_inputs(Path(input_path))
         timings["read"] = time.perf_counter() - reading
@@ -317,6 +318,8 @@ def annotate(model: Path, input_path: Path, output_dir: Path, *, scheduler: Opti
         print(f"annotate: {n_inputs(inputs)} inputs in {total} shards of {shard_size}; "
               f"{total - len(todo)} already done, {len(todo)} to do", file=stdout)
         write_manifest(output_dir, manifest)
+        if not todo and loading is not None:  # (every input bad: nothing to load it for)
+            client.cancel([loading[0], *loading[2]])
         if todo:
             if loading is None:
                 loading = start_loading(connect(), model, checksum, n_threads)
@@ -423,6 +426,12 @@ def _run(client, loading: tuple, inputs: Inputs, todo: List[Tuple[int, int, int]
     # the client's (and a LocalCluster's scheduler's) CPU time meanwhile: its serial share
     timings["client_cpu"] = time.process_time() - cpu
     return timings
+
+
+def _has_bytes(path: Path) -> bool:
+    """Whether the input holds anything (a folder: check_input saw a .txt
+    file); an empty file needs no cluster."""
+    return path.is_dir() or path.stat().st_size > 0
 
 
 def start_loading(client, model: Path, checksum: str, n_threads: int) -> tuple:

@@ -188,7 +188,7 @@ class LookaheadTagger(SequencePipe):
             self._label_hashes, _ = hashes_for(getattr(self, "_label_hashes", None), self.vocab, ids)
             gold = self._label_hashes.ids_of(values)
         else:
-            strings = self.vocab.strings
+            strings = example.reference.vocab.strings  # (as get_aligned's as_string)
             gold = numpy.asarray([ids.get(strings[t], -1) if t else -1 for t in values],
                                  dtype="int32")
         return gold if index is None else gold[index]
