@@ -6,6 +6,17 @@ from libc.stdint cimport int64_t
 
 cdef extern from *:
     """
+    #ifdef _MSC_VER  /* MSVC: no clock_gettime, no GCC atomics */
+    #include <chrono>
+    #include <intrin.h>
+    static long long sl_now_ns(void) {
+        return (long long)std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::steady_clock::now().time_since_epoch()).count();
+    }
+    static void sl_add(long long *total, long long ns) {
+        _InterlockedExchangeAdd64((volatile long long*)total, ns);
+    }
+    #else
     #include <time.h>
     static long long sl_now_ns(void) {
         struct timespec t;
@@ -15,6 +26,7 @@ cdef extern from *:
     static void sl_add(long long *total, long long ns) {
         __atomic_fetch_add(total, ns, __ATOMIC_RELAXED);
     }
+    #endif
     """
     long long sl_now_ns() nogil
     void sl_add(long long* total, long long ns) nogil

@@ -135,11 +135,20 @@ cdef extern from *:
     """
     /* the next doc of a batch for the thread that asks (relaxed: the docs
        are read-only and each output slot has one writer) */
+    #ifdef _MSC_VER  /* MSVC: the Interlocked intrinsics (int and long are 32 bits there) */
+    #include <intrin.h>
+    static inline int la_take(int* counter) {
+        return (int)_InterlockedExchangeAdd((volatile long*)counter, 1);
+    }
+    static inline int la_load(int* flag) { return (int)_InterlockedOr((volatile long*)flag, 0); }
+    static inline void la_store(int* flag, int v) { _InterlockedExchange((volatile long*)flag, v); }
+    #else
     static inline int la_take(int* counter) {
         return __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
     }
     static inline int la_load(int* flag) { return __atomic_load_n(flag, __ATOMIC_RELAXED); }
     static inline void la_store(int* flag, int v) { __atomic_store_n(flag, v, __ATOMIC_RELAXED); }
+    #endif
     """
     int la_take(int* counter) nogil
     int la_load(int* flag) nogil

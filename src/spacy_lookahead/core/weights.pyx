@@ -27,7 +27,21 @@ import numpy
 import srsly
 
 cdef extern from *:
-    void __builtin_prefetch(const void* addr) nogil
+    """
+    /* a hint to fetch the cache line at p (GCC/Clang's builtin; SSE's on
+       MSVC for x86, none on its other targets) */
+    #ifdef _MSC_VER
+    #if defined(_M_X64) || defined(_M_IX86)
+    #include <xmmintrin.h>
+    #define la_prefetch(p) _mm_prefetch((const char*)(p), _MM_HINT_T0)
+    #else
+    #define la_prefetch(p) ((void)(p))
+    #endif
+    #else
+    #define la_prefetch(p) __builtin_prefetch(p)
+    #endif
+    """
+    void la_prefetch(const void* addr) nogil
 
 cdef int32_t INITIAL_CAPACITY = 2
 DEF PROBE_BATCH = 32
@@ -40,9 +54,16 @@ cdef extern from *:
        repeated, so (the table's address, its version) names one state of one
        table even when a freed table's address is reused by a new one. */
     static int64_t la_weights_clock = 0;
+    #ifdef _MSC_VER
+    #include <intrin.h>
+    static inline int64_t la_next_version(void) {
+        return _InterlockedIncrement64((volatile long long*)&la_weights_clock);
+    }
+    #else
     static inline int64_t la_next_version(void) {
         return __atomic_add_fetch(&la_weights_clock, 1, __ATOMIC_RELAXED);
     }
+    #endif
     """
     int64_t la_next_version() noexcept nogil
 
@@ -239,13 +260,13 @@ cdef class Weights:
         cdef const FrozenSlot* slot
         cdef int i
         for i in range(start, stop):
-            __builtin_prefetch(&self.slots[feats[i] & self.mask])
+            la_prefetch(&self.slots[feats[i] & self.mask])
         for i in range(start, stop):
             slot = probe(self.slots, self.mask, feats[i]) if feats[i] else self.frozen_row(0)
             found[i - start] = slot
             if slot != NULL:  # the row's weights, and its classes after them
-                __builtin_prefetch(&self.arena[slot.offset + 1])
-                __builtin_prefetch(&self.arena[slot.offset + 1 + slot.length])
+                la_prefetch(&self.arena[slot.offset + 1])
+                la_prefetch(&self.arena[slot.offset + 1 + slot.length])
 
     cdef double weight(self, feat_t feat, int clas) noexcept nogil:
         cdef const Row* row
