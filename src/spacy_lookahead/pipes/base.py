@@ -18,6 +18,7 @@ from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 from thinc.api import Model
 
+from ..core.batch import shared_pool, thread_count
 from ..core.features import A_CHUNK_COLUMN as A_CHUNK, A_TAG_COLUMN as A_TAG
 from ..core.weights import Weights
 from ..spacy_io import ChunkAtoms, check_tags
@@ -343,7 +344,50 @@ class SearchPipe(TrainablePipe):
             self._warn_tally(tally)
 
     def _batches(self, stream: Iterable[Doc], *, batch_size: int) -> Iterator[Doc]:
-        yield from TrainablePipe.pipe(self, stream, batch_size=batch_size)
+        """With n_threads > 1, the batches are pipelined: while the threads
+        search one batch (without the GIL), this thread makes the inputs of
+        the next and writes the outputs of the one before, so that the
+        Python per doc runs beside the search instead of between searches.
+        The same outputs as one thread, in the same order; a batch whose
+        inputs or outputs fail goes to the error handler (its docs are not
+        yielded), as TrainablePipe.pipe does."""
+        threads = thread_count(self.cfg["n_threads"])
+        if threads <= 1:
+            yield from TrainablePipe.pipe(self, stream, batch_size=batch_size)
+            return
+        error_handler = self.get_error_handler()
+        pool = shared_pool(threads)
+        started: Optional[tuple] = None
+        for docs in util.minibatch(stream, size=batch_size):
+            docs = list(docs)
+            try:
+                now: Optional[tuple] = (docs, self._begin(docs, pool, threads))
+            except Exception as err:
+                error_handler(self.name, self, docs, err)
+                now = None
+            if started is not None:
+                yield from self._written(*started, error_handler)
+            started = now
+        if started is not None:
+            yield from self._written(*started, error_handler)
+
+    def _written(self, docs: List[Doc], begun: Any, error_handler: Callable) -> List[Doc]:
+        """The batch's docs, annotated (_finish); none where the error
+        handler took its error."""
+        try:
+            self._finish(docs, begun)
+        except Exception as err:
+            error_handler(self.name, self, docs, err)
+            return []
+        return docs
+
+    def _begin(self, docs: List[Doc], pool: Any, threads: int) -> Any:
+        """The pipelined pipe(): the batch's search, started on `pool`."""
+        raise NotImplementedError
+
+    def _finish(self, docs: List[Doc], begun: Any) -> None:
+        """The pipelined pipe(): wait for _begin's search, write the outputs."""
+        raise NotImplementedError
 
     def _warn_tally(self, tally: Optional[Dict[str, Any]]) -> None:
         if tally and tally["unseen"]:

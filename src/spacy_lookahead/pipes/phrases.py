@@ -6,17 +6,15 @@ POS tags and chunks (CoNLL-2001, bottom-up DP); the chunker writes chunks to
 doc.spans["chunks"] from words and POS tags (CoNLL-2000, left-to-right DP).
 """
 import warnings
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
 from spacy.language import Language
 from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example
-from spacy.util import minibatch
 from spacy.vocab import Vocab
 
-from ..core.batch import (Started, chunks_for, in_threads, ranges_by_cost, shared_pool,
-                          thread_count)
+from ..core.batch import Started, chunks_for, in_threads, ranges_by_cost, thread_count
 from ..core.fr_perceptron import FEEDBACKS, fr_perceptron, recognise
 from ..core.weights import Weights
 from ..spacy_io import LexemeAtoms, sentence_units, write_phrases
@@ -235,11 +233,13 @@ class PhrasePipe(SearchPipe):
         C (recognise_units: no instance, array or Python object per unit;
         contiguous ranges of units of about equal work on the n_threads
         threads)."""
-        return self._phrases(*self._started(list(docs), None))
+        docs = list(docs)
+        return self._phrases(docs, *self._begin(docs, None, thread_count(self.cfg["n_threads"])))
 
-    def _started(self, docs: List[Doc], pool: Optional[Any]) -> tuple:
-        """predict() up to the search, and the search: done (pool None) or
-        started on `pool`'s threads (the pipelined pipe())."""
+    def _begin(self, docs: List[Doc], pool: Optional[Any], threads: int) -> tuple:
+        """predict() up to the search, and the search on `threads` threads:
+        done (pool None) or started on `pool` (the pipelined pipe(),
+        SearchPipe._batches); (each unit's doc, the search)."""
         self._require_labels()
         self._start_tally()
         batch = self._batch(docs)
@@ -251,13 +251,12 @@ class PhrasePipe(SearchPipe):
         # a unit's work: its candidate phrases, n x min(n, max_length)
         lengths = numpy.diff(unit_starts)
         reach = numpy.minimum(lengths, self.cfg["max_length"] or lengths.max(initial=0))
-        threads = thread_count(n_threads)
         ranges = ranges_by_cost(lengths * reach, threads)
         args = (self.system, self.averaged_weights, batch["atoms"], batch.get("inside"), words,
                 unit_starts, unit_base)
         if pool is None:
-            return docs, unit_doc, in_threads(_recognise_ranges, ranges, n_threads, *args)
-        return docs, unit_doc, Started(pool, _recognise_ranges, chunks_for(ranges, threads), args)
+            return unit_doc, in_threads(_recognise_ranges, ranges, n_threads, *args)
+        return unit_doc, Started(pool, _recognise_ranges, chunks_for(ranges, threads), args)
 
     def _phrases(self, docs: List[Doc], unit_doc: numpy.ndarray, found: Any) -> Phrases:
         """predict()'s Phrases from the search's ranges (waited for if started)."""
@@ -269,42 +268,8 @@ class PhrasePipe(SearchPipe):
         numpy.cumsum(counts, out=ends[1:])
         return Phrases(rows, ends[numpy.searchsorted(unit_doc, numpy.arange(len(docs) + 1))])
 
-    def _batches(self, stream: Iterable[Doc], *, batch_size: int) -> Iterator[Doc]:
-        """With n_threads > 1, the batches are pipelined, as the transition
-        pipes' are: while the threads search one batch, this thread finds the
-        units of the next and writes the phrases of the one before (spaCy's
-        span groups), which would otherwise run between searches. The same
-        outputs as one thread, in the same order."""
-        threads = thread_count(self.cfg["n_threads"])
-        if threads <= 1:
-            yield from super()._batches(stream, batch_size=batch_size)
-            return
-        error_handler = self.get_error_handler()
-        pool = shared_pool(threads)
-        started: Optional[tuple] = None
-        for docs in minibatch(stream, size=batch_size):
-            docs = list(docs)
-            try:
-                now: Optional[tuple] = self._started(docs, pool)
-            except Exception as err:
-                error_handler(self.name, self, docs, err)
-                now = None
-            if started is not None:
-                yield from self._written(started, error_handler)
-            started = now
-        if started is not None:
-            yield from self._written(started, error_handler)
-
-    def _written(self, started: tuple, error_handler: Callable) -> List[Doc]:
-        """The batch's docs with their phrases; none where the error
-        handler took its error (as TrainablePipe.pipe does)."""
-        docs = started[0]
-        try:
-            self.set_annotations(docs, self._phrases(*started))
-        except Exception as err:
-            error_handler(self.name, self, docs, err)
-            return []
-        return docs
+    def _finish(self, docs: List[Doc], begun: tuple) -> None:
+        self.set_annotations(docs, self._phrases(docs, *begun))
 
     def set_annotations(self, docs: Iterable[Doc], phrases: Sequence[numpy.ndarray]) -> None:
         """Each doc's phrases (predict's Phrases, or a list of each doc's

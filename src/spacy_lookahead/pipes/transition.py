@@ -4,17 +4,15 @@ shares: the search and learner blocks chosen by the config (`search.py`,
 instances of a batch of docs, prediction by the learner's decoder, and the
 n best outputs with their probabilities."""
 import functools
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 import numpy
 from spacy.tokens import Doc, Token
 from spacy.training import Example
-from spacy.util import minibatch
 from spacy.vocab import Vocab
 
 from ..core import decode as decoding
-from ..core.batch import Started, chunks_for, in_threads, thread_count
+from ..core.batch import Started, chunks_for, in_threads
 from ..core.system import TransitionSystem
 from ..core.weights import Weights
 from .base import SearchPipe
@@ -223,48 +221,19 @@ class TransitionPipe(SearchPipe):
             raise self._naming_the_doc(docs, err) from None
         return self._predictions(docs, indexes, results)
 
-    def _batches(self, stream: Iterable[Doc], *, batch_size: int) -> Iterator[Doc]:
-        """With n_threads > 1, the batches are pipelined: while the threads
-        decode one batch (without the GIL), this thread makes the inputs of
-        the next and writes the outputs of the one before, so that the
-        Python per doc runs beside the search instead of between searches.
-        The same outputs as one thread, in the same order."""
-        threads = thread_count(self.cfg["n_threads"])
-        if threads <= 1:
-            yield from super()._batches(stream, batch_size=batch_size)
-            return
-        error_handler = self.get_error_handler()
-        with ThreadPoolExecutor(max_workers=threads) as pool:
-            started: Optional[tuple] = None
-            for docs in minibatch(stream, size=batch_size):
-                docs = list(docs)
-                try:
-                    indexes, run, instances, args = self._decoding(docs)
-                    now = (docs, indexes,
-                           Started(pool, run, chunks_for(list(instances), threads), args))
-                except Exception as err:
-                    error_handler(self.name, self, docs, err)
-                    now = None
-                if started is not None:
-                    yield from self._written(*started, error_handler)
-                started = now
-            if started is not None:
-                yield from self._written(*started, error_handler)
+    def _begin(self, docs: List[Doc], pool: Any, threads: int) -> tuple:
+        """The pipelined pipe() (SearchPipe._batches): the batch's decoding
+        started on the pool's threads."""
+        indexes, run, instances, args = self._decoding(docs)
+        return indexes, Started(pool, run, chunks_for(list(instances), threads), args)
 
-    def _written(self, docs: List[Doc], indexes: list, started: Started,
-                 error_handler: Callable) -> List[Doc]:
-        """The batch's docs, annotated; none where the error handler took
-        its error (as TrainablePipe.pipe does with one thread)."""
+    def _finish(self, docs: List[Doc], begun: tuple) -> None:
+        indexes, started = begun
         try:
-            try:
-                results = started.results()
-            except decoding.NoValidOutput as err:
-                raise self._naming_the_doc(docs, err) from None
-            self.set_annotations(docs, self._predictions(docs, indexes, results))
-        except Exception as err:
-            error_handler(self.name, self, docs, err)
-            return []
-        return docs
+            results = started.results()
+        except decoding.NoValidOutput as err:
+            raise self._naming_the_doc(docs, err) from None
+        self.set_annotations(docs, self._predictions(docs, indexes, results))
 
     def _naming_the_doc(self, docs: List[Doc], err: Exception) -> Exception:
         """A batch's NoValidOutput, naming the first of its docs that has no
