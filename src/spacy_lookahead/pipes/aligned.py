@@ -2,7 +2,7 @@
 (spaCy's Example.get_aligned), without a Python object per token where it
 can: training data usually has the same words on both sides, and then the
 alignment is one to one."""
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Dict, Optional
 
 import numpy
 from spacy.attrs import ORTH
@@ -16,19 +16,20 @@ def one_to_one(example: Example) -> bool:
     return len(x) == len(y) and bool(numpy.array_equal(x.to_array(ORTH), y.to_array(ORTH)))
 
 
-def aligned_values(example: Example, attr: str) -> Union[numpy.ndarray, List[Optional[int]]]:
-    """example.get_aligned(attr): the reference's value of `attr` for each
-    predicted token (None where no reference token aligns one to one). With
-    the same words on both sides: the reference's array itself."""
+def aligned_values(example: Example, attr: str) -> numpy.ndarray:
+    """example.get_aligned(attr) as uint64: the reference's value of `attr`
+    for each predicted token, 0 where it has none (none set, or no
+    reference token aligned one to one). With the same words on both
+    sides: the reference's array itself, no Python per token."""
     if one_to_one(example):
         return example.reference.to_array(attr).astype("uint64", copy=False)
-    return example.get_aligned(attr)
+    return numpy.asarray([value or 0 for value in example.get_aligned(attr)], dtype="uint64")
 
 
 class LabelHashes:
-    """Label ids by the hash of the label's string, for arrays of hashes
-    (aligned_values of TAG, POS...): hash 0 (no value) and unknown labels
-    give -1, as the label strings would."""
+    """Label ids by the hash of the label's string (a symbol's id for
+    spaCy's symbols, as POS values are), for aligned_values of TAG, POS...:
+    0 (no value) and unknown labels give -1."""
 
     def __init__(self, vocab, label_ids: Dict[str, int]) -> None:
         self.label_ids = label_ids  # the dict these ids are of (the caller's cache key)
@@ -45,10 +46,9 @@ class LabelHashes:
         return numpy.where(self.hashes[at] == values, self.ids[at], -1).astype("int32")
 
 
-def hashes_for(cached: Optional[LabelHashes], vocab, label_ids: Dict[str, int]
-               ) -> Tuple[LabelHashes, bool]:
+def hashes_for(cached: Optional[LabelHashes], vocab, label_ids: Dict[str, int]) -> LabelHashes:
     """A LabelHashes of label_ids: `cached` if it is of this very dict (a
-    new dict when the labels change), else a new one (and True)."""
+    new dict when the labels change), else a new one."""
     if cached is not None and cached.label_ids is label_ids:
-        return cached, False
-    return LabelHashes(vocab, label_ids), True
+        return cached
+    return LabelHashes(vocab, label_ids)

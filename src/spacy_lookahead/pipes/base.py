@@ -408,8 +408,7 @@ class SearchPipe(TrainablePipe):
             self._check_tags(doc, tags, words)
             atoms[:, A_TAG] = tags
         elif example is not None and example.reference.has_annotation("TAG"):
-            tags = aligned_values(example, "TAG")
-            atoms[:, A_TAG] = tags if isinstance(tags, numpy.ndarray) else [t or 0 for t in tags]
+            atoms[:, A_TAG] = aligned_values(example, "TAG")
         elif _has_words(doc):
             raise ValueError(
                 f"[{self.name}] needs POS tags (token.tag_) on its input docs for {what}, "

@@ -21,11 +21,11 @@ from ..core.features import A_TAG_ALT_COLUMN as A_TAG_ALT, SURE
 from ..core.calibration import minimise_over_temperature
 from ..spacy_io import LexemeAtoms, write_arcs
 from ..systems.arc_standard import ArcStandardSystem
-from .aligned import aligned_values
 from ..systems.parser_templates import parser_groups
 from ..systems.templates import (PARSER_SLOTS, PARSER_STATE_ATOMS, TemplateError,
                                  split_parser_features, uses_lexicon)
 from .. import scoring  # noqa: F401  (registers the default scorer without the entry point)
+from .aligned import aligned_values
 from .learners import Learner
 from .search import Beam, Search
 from .sequence import PERCEPTRON_MAX_TEMPERATURE
@@ -300,11 +300,7 @@ class ArcStandardParser(TransitionPipe):
         doc = example.predicted
         atoms = numpy.full((len(doc), A_TAG_ALT + 1), SURE, dtype="uint64")
         self._alternative_column(doc, atoms, example)
-        tags = aligned_values(example, "TAG")
-        gold = numpy.asarray([0 if t is None else t for t in tags], dtype="uint64") \
-            if not isinstance(tags, numpy.ndarray) else tags
-        if not len(doc):
-            gold = numpy.zeros((0,), dtype="uint64")
+        gold = aligned_values(example, "TAG")
         alts = atoms[:, A_TAG_ALT]
         return ((alts != SURE) & (alts == gold) & (gold != 0)).astype("uint8")
 

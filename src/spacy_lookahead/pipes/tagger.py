@@ -182,15 +182,9 @@ class LookaheadTagger(SequencePipe):
         return [names[i] for i in output]
 
     def gold_ids(self, example: Example, index: Optional[numpy.ndarray] = None) -> numpy.ndarray:
-        values = aligned_values(example, self.attr)
-        ids = self.label_ids
-        if isinstance(values, numpy.ndarray):  # one to one: by the tags' hashes
-            self._label_hashes, _ = hashes_for(getattr(self, "_label_hashes", None), self.vocab, ids)
-            gold = self._label_hashes.ids_of(values)
-        else:
-            strings = example.reference.vocab.strings  # (as get_aligned's as_string)
-            gold = numpy.asarray([ids.get(strings[t], -1) if t else -1 for t in values],
-                                 dtype="int32")
+        self._label_hashes = hashes_for(getattr(self, "_label_hashes", None), self.vocab,
+                                        self.label_ids)
+        gold = self._label_hashes.ids_of(aligned_values(example, self.attr))
         return gold if index is None else gold[index]
 
     def _predictions(self, docs: List[Doc], indexes: list, results: list) -> List[Prediction]:
