@@ -554,8 +554,7 @@ def test_the_workers_mix_in_pairs_as_tree_mix_does(client):
     from test_distributed_tree import tables_of
 
     tables = tables_of(5, 5)
-    results = [client.submit(_data, {"components": {n: {"raw": table_to_bytes(t)}
-                                                    for n, t in shard.items()}})
+    results = [client.submit(_data, {"components": {n: {"raw": t} for n, t in shard.items()}})
                for shard in tables]
     stats = [{"components": {n: {"updates": float(i + 1), "ticks": 1} for n in shard}}
              for i, shard in enumerate(tables)]
@@ -628,12 +627,11 @@ def test_a_shards_epoch_order_ignores_other_draws_from_the_global_rng(ewt_corpus
     job = ipm.Job.create(CONFIGS / "tagger_ewt.cfg", tagger_overrides(ewt_corpus, 2), 2, 2,
                           io.StringIO())
     setup = pickle.dumps(job.nlp)
-    start = {"lookahead_tagger": job.nlp.get_pipe("lookahead_tagger").weights.to_bytes()}
 
     def epoch():
         ipm._RUNS.clear()
-        out = ipm.train_shard("rng", setup, job.shards[1], start, 1, 1)
-        return out["components"]["lookahead_tagger"]["raw"]
+        out = ipm.train_shard("rng", setup, job.shards[1], ["lookahead_tagger"], "mix", [], 1, 1)
+        return b"".join(a.tobytes() for a in out["components"]["lookahead_tagger"]["raw"])
 
     alone = epoch()
     seed = spacy.util.fix_random_seed

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("distributed")
 
-from spacy_lookahead.distributed.mixing import Table, coefficients, mix, table_to_bytes  # noqa: E402
+from spacy_lookahead.distributed.mixing import Table, coefficients, mix  # noqa: E402
 from spacy_lookahead.distributed.train import (_coefficients, _mix_pair, _scaled,  # noqa: E402
                                                pairwise, tree_mix)
 
@@ -74,11 +74,12 @@ def test_the_tree_mix_is_the_flat_mix(n, weighting):
 
 
 def test_the_leaves_read_the_shards_results_as_the_driver_did():
-    """_scaled reads a shard's table from its Weights bytes (the lazy L2
-    scale folded in) and multiplies by the coefficient as mix() does;
-    _coefficients are mixing.coefficients of the shards' updates."""
+    """_scaled reads a shard's changes as the task returns them and
+    multiplies by the coefficient as mix() does (with a base: base plus
+    changes first); _coefficients are mixing.coefficients of the shards'
+    updates."""
     tables = tables_of(7, 2)
-    results = [{"components": {name: {"raw": table_to_bytes(t), "avg": None}
+    results = [{"components": {name: {"raw": t, "avg": None}
                                for name, t in shard.items()}} for shard in tables]
     stats = [{"components": {name: {"updates": u, "ticks": 10} for name in shard}}
              for u, shard in zip((3.0, 1.0), tables)]
@@ -91,3 +92,8 @@ def test_the_leaves_read_the_shards_results_as_the_driver_did():
         assert all(a.tobytes() == b.tobytes() for a, b in zip(root[name], flat))
     one = _scaled(results[0], sides, {"tagger": [1.0], "parser": [1.0]}, 0)
     assert all(a.tobytes() == b.tobytes() for a, b in zip(one["tagger"], tables[0]["tagger"]))
+    base = tables_of(8, 1)[0]
+    based = _scaled(results[0], sides, mus, 0, base)
+    for name in sides:  # mu 0.75: (base + changes) * 0.75, entry by entry
+        got, want = dense(based[name]), dense(mix([base[name], tables[0][name]], [1.0, 1.0]))
+        assert got.keys() == want.keys() and all(got[k] == want[k] * 0.75 for k in got)

@@ -210,3 +210,16 @@ def test_versions_are_never_repeated_across_tables():
         for made in (W.frozen_copy(), W.average(), W.copy()):
             assert made.version not in seen
             seen.add(made.version)
+
+
+def test_the_average_keeps_the_rows_of_features_0_and_1():
+    """preshed keeps keys 0 and 1 outside its cells (its empty and deleted
+    markers) and leaves them out of its count: with both present, the
+    average was sized one row short and wrote past its arrays."""
+    W = Weights()
+    for feat in (1, 0, 5, 7):
+        W.add(feat, 0, float(feat + 1))
+    W.tick()
+    A = W.average()
+    assert [A.get(feat, 0) for feat in (0, 1, 5, 7)] == [1.0, 2.0, 6.0, 8.0]
+    assert len(A) == 4

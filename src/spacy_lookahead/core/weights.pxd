@@ -26,6 +26,14 @@ cdef struct Row:
     Entry* entries
 
 
+cdef struct Snapshot:
+    # A row as begin_round() found it: its entries before their first change
+    # in the round (length 0: the row did not exist).
+    int32_t length
+    int32_t _pad
+    Entry* entries
+
+
 cdef struct FrozenSlot:
     # A row of a frozen table: `length` weights at arena[offset + 1 ..], their
     # classes (int32) packed after them, and the row's largest weight at
@@ -52,6 +60,10 @@ cdef class Weights:
     # >= every weight and >= 0: a bound for any feature (the largest weight
     # ever written; weights only shrink under L2, so it stays a bound)
     cdef readonly double top
+    # Rounds of distributed training (begin_round): the rows changed since
+    # the round began, each as it was then (key -> Snapshot*).
+    cdef readonly bint in_round
+    cdef PreshMap _snapshots
 
     cdef void dot(self, double* scores, const feat_t* feats, int n_feats) noexcept nogil
     cdef double weight(self, feat_t feat, int clas) noexcept nogil
@@ -70,6 +82,8 @@ cdef class Weights:
     cdef void update(self, feat_t feat, int clas, double delta) except *
     cdef void update_all(self, const feat_t* feats, int n_feats, int clas, double delta) except *
     cdef Row* _row(self, feat_t feat) except NULL
+    cdef void _note(self, feat_t feat) except *
+    cdef void _free_snapshots(self) noexcept
     cdef void _free_rows(self) noexcept
     cdef void _free_frozen(self) noexcept
 

@@ -19,7 +19,7 @@ table it was made from, and keeps each row's largest weight, an admissible
 bound for branch-and-bound search.
 """
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from preshed.maps cimport PreshMap, map_get, map_iter, MapStruct, key_t
 
@@ -91,6 +91,19 @@ cdef class Weights:
     def __dealloc__(self):
         self._free_rows()
         self._free_frozen()
+        self._free_snapshots()
+
+    cdef void _free_snapshots(self) noexcept:
+        cdef int i = 0
+        cdef key_t key
+        cdef void* value
+        if self._snapshots is not None:
+            while map_iter(self._snapshots.c_map, &i, &key, &value):
+                if value != NULL:
+                    free((<Snapshot*>value).entries)
+                    free(value)
+        self._snapshots = None
+        self.in_round = False
 
     cdef void _free_frozen(self) noexcept:
         free(self.slots)
@@ -309,6 +322,8 @@ cdef class Weights:
         """w[feat, clas] += delta (in true-weight units), keeping the average lazy."""
         if self.frozen:
             self._check_writable()
+        if self.in_round:
+            self._note(feat)
         cdef Row* row = self._row(feat)
         cdef Entry* e = NULL
         cdef Entry* grown
@@ -366,6 +381,10 @@ cdef class Weights:
         cdef void* value
         cdef Row* row
         cdef Entry* e
+        if self.in_round:  # it rewrites every row: note them all first
+            while map_iter(self.table.c_map, &i, &key, &value):
+                self._note(key)
+            i = 0
         while map_iter(self.table.c_map, &i, &key, &value):
             row = <Row*>value
             for j in range(row.length):
@@ -398,8 +417,12 @@ cdef class Weights:
         cdef Entry* e
         cdef double mean
         cdef int64_t T = self.time, k = 0, n_rows = 0
-        keys = numpy.zeros((self.table.c_map.filled + 1,), dtype="uint64")  # + key 0
-        lengths = numpy.zeros((self.table.c_map.filled + 1,), dtype="int32")
+        while map_iter(self.table.c_map, &i, &key, &value):
+            n_rows += 1  # `filled` leaves out preshed's special keys 0 and 1
+        i = 0
+        keys = numpy.zeros((n_rows,), dtype="uint64")
+        lengths = numpy.zeros((n_rows,), dtype="int32")
+        n_rows = 0
         classes = numpy.zeros((self.n_entries,), dtype="int32")
         means = numpy.zeros((self.n_entries,), dtype="float64")
         cdef uint64_t[::1] kv = keys
@@ -439,6 +462,7 @@ cdef class Weights:
         if size >= <int64_t>1 << 32:
             raise MemoryError("weights too large to freeze")
         self._free_rows()
+        self._free_snapshots()
         self.table = PreshMap()
         self._free_frozen()
         self.slots = <FrozenSlot*>calloc(capacity, sizeof(FrozenSlot))
@@ -564,7 +588,7 @@ cdef class Weights:
         cdef void* value
         cdef Row* row
         while map_iter(self.table.c_map, &i, &key, &value):
-            n_rows += 1  # `filled` leaves out the key 0, which map_iter gives
+            n_rows += 1  # `filled` leaves out preshed's special keys 0 and 1
         i = 0
         cdef uint64_t[::1] keys = numpy.zeros((n_rows,), dtype="uint64")
         ptrs = numpy.zeros((n_rows,), dtype="uint64")
@@ -692,6 +716,7 @@ cdef class Weights:
             ) from err
         self._free_rows()
         self._free_frozen()
+        self._free_snapshots()
         self.table = PreshMap(max(8, 2 * keys.shape[0]))
         self.n_entries = 0
         self.time = msg["time"]
@@ -726,6 +751,176 @@ cdef class Weights:
         self.version = next_version()
         return self
 
+
+    # --- rounds of distributed training (distributed/train.py) ---------------
+    # A worker keeps one training table from round to round: each round's
+    # task trains from it, sends what the round changed (a small part of the
+    # table: the rows it updated), and puts it back as it found it; the next
+    # round's start is then this table plus the mix of every shard's changes.
+    # Shipping and mixing changes instead of whole tables makes a round's
+    # serial work (serialising, moving and summing tables) scale with what a
+    # shard updates, not with the model.
+
+    cdef void _note(self, feat_t feat) except *:
+        """Before the round's first change to row feat: keep it as it is,
+        and start its entries' running totals afresh (the round's average
+        is over the round's ticks only, as if every total were 0 at its
+        start: begin_round() resets none, this does it lazily)."""
+        if map_get(self._snapshots.c_map, feat) != NULL:
+            return
+        cdef Row* row = <Row*>map_get(self.table.c_map, feat)
+        cdef Snapshot* snap = <Snapshot*>calloc(1, sizeof(Snapshot))
+        if snap == NULL:
+            raise MemoryError()
+        cdef int j
+        if row != NULL and row.length:
+            snap.entries = <Entry*>malloc(row.length * sizeof(Entry))
+            if snap.entries == NULL:
+                free(snap)
+                raise MemoryError()
+            memcpy(snap.entries, row.entries, row.length * sizeof(Entry))
+            snap.length = row.length
+            for j in range(row.length):
+                row.entries[j].total = 0.0
+                row.entries[j].clock = 0.0
+        self._snapshots.set(feat, snap)
+
+    def begin_round(self):
+        """Start a round from the table as it is (scale 1, folded first if
+        not): a fresh average (time 0) and every row noted before its
+        first change, for round_changes() and end_round()."""
+        self._check_writable()
+        if self.in_round:
+            raise RuntimeError("begin_round(): a round is under way (end_round() first)")
+        if self.scale != 1.0:
+            self._fold_scale()
+        self._snapshots = PreshMap()
+        self.time = 0
+        self.clock = 0.0
+        self.in_round = True
+        self.version = next_version()
+
+    def round_changes(self, bint averaged):
+        """What the round changed, as a table of differences (mixing's
+        layout: keys sorted, each row's classes in the row's order): the
+        true weights (averaged: their mean over the round's ticks) minus
+        the weights at begin_round(). Only the rows the round updated,
+        unless the scale moved (SAPO's L2), which changes every row.
+        Entries with no difference are left out."""
+        if not self.in_round:
+            raise RuntimeError("round_changes() outside a round (begin_round() first)")
+        cdef bint every_row = self.scale != 1.0 or self.clock != <double>self.time
+        cdef PreshMap rows = self.table if every_row else self._snapshots
+        cdef int i = 0, j, m
+        cdef key_t key
+        cdef void* value
+        cdef int64_t n_rows = 0, n = 0, k = 0, r, T = self.time
+        cdef Row* row
+        cdef Snapshot* snap
+        cdef Entry* e
+        cdef double now, before
+        while map_iter(rows.c_map, &i, &key, &value):
+            n_rows += 1
+            row = <Row*>map_get(self.table.c_map, key)
+            n += row.length if row != NULL else 0
+        keys = numpy.zeros((n_rows,), dtype="uint64")
+        cdef uint64_t[::1] kv = keys
+        i = 0
+        while map_iter(rows.c_map, &i, &key, &value):
+            kv[k] = key
+            k += 1
+        keys.sort()
+        lengths = numpy.zeros((n_rows,), dtype="int32")
+        classes = numpy.zeros((n,), dtype="int32")
+        deltas = numpy.zeros((n,), dtype="float64")
+        cdef int32_t[::1] lv = lengths
+        cdef int32_t[::1] cv = classes
+        cdef double[::1] dv = deltas
+        k = 0
+        for r in range(n_rows):
+            row = <Row*>map_get(self.table.c_map, kv[r])
+            snap = <Snapshot*>map_get(self._snapshots.c_map, kv[r])
+            if row == NULL:
+                continue
+            for j in range(row.length):
+                e = &row.entries[j]
+                if snap == NULL:  # untouched: only the scale moved it
+                    before = e.w
+                    if averaged and T > 0:  # the mean of scale_t * w over the ticks
+                        now = e.w * self.clock / T
+                    else:
+                        now = e.w * self.scale
+                else:
+                    before = 0.0
+                    for m in range(snap.length):
+                        if snap.entries[m].clas == e.clas:
+                            before = snap.entries[m].w
+                            break
+                    if averaged and T > 0:
+                        now = (e.total + (self.clock - e.clock) * e.w) / T
+                    else:
+                        now = e.w * self.scale
+                if now - before != 0.0:
+                    cv[k] = e.clas
+                    dv[k] = now - before
+                    lv[r] += 1
+                    k += 1
+        keep = lengths > 0
+        return keys[keep], lengths[keep], classes[:k], deltas[:k]
+
+    def end_round(self):
+        """Put the table back as begin_round() found it (rows the round
+        made stay, empty), ready for another round from the same start."""
+        if not self.in_round:
+            raise RuntimeError("end_round() outside a round (begin_round() first)")
+        cdef int i = 0
+        cdef key_t key
+        cdef void* value
+        cdef Row* row
+        cdef Snapshot* snap
+        while map_iter(self._snapshots.c_map, &i, &key, &value):
+            snap = <Snapshot*>value
+            row = <Row*>map_get(self.table.c_map, key)
+            if row == NULL:
+                continue
+            self.n_entries -= row.length - snap.length
+            if snap.length:  # entries only grow: the row has room
+                memcpy(row.entries, snap.entries, snap.length * sizeof(Entry))
+            row.length = snap.length
+        self._free_snapshots()
+        self.time = 0
+        self.clock = 0.0
+        self.scale = 1.0
+        self.version = next_version()
+
+    def apply_changes(self, keys, lengths, classes, deltas):
+        """w += delta for each entry of a table of differences (true-weight
+        units; a row's new classes appended in the order given): the next
+        round's start from this one's and the mix of the shards' changes.
+        The same changes applied to the same table give the same table,
+        bitwise, whichever worker applies them."""
+        self._check_writable()
+        if self.in_round:
+            raise RuntimeError("apply_changes() during a round (end_round() first)")
+        if self.scale != 1.0:
+            self._fold_scale()
+        cdef const uint64_t[::1] kv = numpy.ascontiguousarray(keys, dtype="uint64")
+        cdef const int32_t[::1] lv = numpy.ascontiguousarray(lengths, dtype="int32")
+        cdef const int32_t[::1] cv = numpy.ascontiguousarray(classes, dtype="int32")
+        cdef const double[::1] dv = numpy.ascontiguousarray(deltas, dtype="float64")
+        if kv.shape[0] != lv.shape[0] or cv.shape[0] != dv.shape[0] \
+                or (lv.shape[0] and int(numpy.asarray(lv).sum()) != cv.shape[0]):
+            raise ValueError("apply_changes(): array lengths do not agree")
+        cdef int64_t r, start = 0
+        cdef int j
+        for r in range(kv.shape[0]):
+            for j in range(lv[r]):
+                self.update(kv[r], cv[start + j], dv[start + j])
+            start += lv[r]
+        self.time = 0
+        self.clock = 0.0
+        return self
+
     def __reduce__(self):
         if self.frozen:
             return (_frozen_from_arrays, self.to_arrays()[:4])
@@ -740,3 +935,104 @@ def _frozen_from_arrays(keys, lengths, classes, ws):
     cdef Weights table = Weights()
     table._freeze(keys, lengths, classes, ws)
     return table
+
+
+cdef void _sorted_row(const int32_t* classes, const double* ws, int n, double c,
+                      int32_t* out_c, double* out_w) noexcept nogil:
+    """A row's entries sorted by class (insertion sort: rows are short),
+    each weight times c."""
+    cdef int i, j
+    cdef int32_t k
+    cdef double x
+    for i in range(n):
+        k, x = classes[i], ws[i] * c
+        j = i
+        while j > 0 and out_c[j - 1] > k:
+            out_c[j], out_w[j] = out_c[j - 1], out_w[j - 1]
+            j -= 1
+        out_c[j], out_w[j] = k, x
+    return
+
+
+def sum_pair(a, b, double ca, double cb):
+    """ca * a + cb * b for two tables in mixing's layout (keys sorted,
+    a row's classes in any order), as mixing.mix([a, b], [ca, cb]) gives
+    it bitwise: each entry (ca * a) + (cb * b), rows' classes sorted,
+    entries of 0 dropped. One merge of the sorted keys, not a sort of every
+    entry: a round's mixing and model cost what the tables hold."""
+    cdef const uint64_t[::1] ka = numpy.ascontiguousarray(a[0], dtype="uint64")
+    cdef const int32_t[::1] la = numpy.ascontiguousarray(a[1], dtype="int32")
+    cdef const int32_t[::1] ca_ = numpy.ascontiguousarray(a[2], dtype="int32")
+    cdef const double[::1] wa = numpy.ascontiguousarray(a[3], dtype="float64")
+    cdef const uint64_t[::1] kb = numpy.ascontiguousarray(b[0], dtype="uint64")
+    cdef const int32_t[::1] lb = numpy.ascontiguousarray(b[1], dtype="int32")
+    cdef const int32_t[::1] cb_ = numpy.ascontiguousarray(b[2], dtype="int32")
+    cdef const double[::1] wb = numpy.ascontiguousarray(b[3], dtype="float64")
+    cdef int64_t n_a = ka.shape[0], n_b = kb.shape[0]
+    if la.shape[0] != n_a or lb.shape[0] != n_b or wa.shape[0] != ca_.shape[0] \
+            or wb.shape[0] != cb_.shape[0]:
+        raise ValueError("sum_pair(): array lengths do not agree")
+    cdef int32_t longest = 1
+    cdef int64_t r
+    for r in range(n_a):
+        longest = max(longest, la[r])
+    for r in range(n_b):
+        longest = max(longest, lb[r])
+    keys = numpy.empty((n_a + n_b,), dtype="uint64")
+    lengths = numpy.zeros((n_a + n_b,), dtype="int32")
+    classes = numpy.empty((ca_.shape[0] + cb_.shape[0],), dtype="int32")
+    ws = numpy.empty((ca_.shape[0] + cb_.shape[0],), dtype="float64")
+    buf_c = numpy.empty((2, longest), dtype="int32")
+    buf_w = numpy.empty((2, longest), dtype="float64")
+    cdef uint64_t[::1] ko = keys
+    cdef int32_t[::1] lo = lengths
+    cdef int32_t[::1] co = classes
+    cdef double[::1] wo = ws
+    cdef int32_t[:, ::1] bc = buf_c
+    cdef double[:, ::1] bw = buf_w
+    cdef int64_t i = 0, j = 0, oa = 0, ob = 0, rows = 0, k = 0
+    cdef int na, nb, x, y, start
+    cdef double v
+    with nogil:
+        while i < n_a or j < n_b:
+            na = nb = 0
+            if j >= n_b or (i < n_a and ka[i] <= kb[j]):
+                ko[rows] = ka[i]
+                na = la[i]
+                _sorted_row(&ca_[oa] if na else NULL, &wa[oa] if na else NULL, na, ca,
+                            &bc[0, 0], &bw[0, 0])
+                oa += na
+                if j < n_b and kb[j] == ka[i]:
+                    nb = lb[j]
+                    _sorted_row(&cb_[ob] if nb else NULL, &wb[ob] if nb else NULL, nb, cb,
+                                &bc[1, 0], &bw[1, 0])
+                    ob += nb
+                    j += 1
+                i += 1
+            else:
+                ko[rows] = kb[j]
+                nb = lb[j]
+                _sorted_row(&cb_[ob] if nb else NULL, &wb[ob] if nb else NULL, nb, cb,
+                            &bc[1, 0], &bw[1, 0])
+                ob += nb
+                j += 1
+            x = y = 0
+            start = k
+            while x < na or y < nb:
+                if y >= nb or (x < na and bc[0, x] < bc[1, y]):
+                    co[k], v = bc[0, x], bw[0, x]
+                    x += 1
+                elif x >= na or bc[1, y] < bc[0, x]:
+                    co[k], v = bc[1, y], bw[1, y]
+                    y += 1
+                else:  # the same class: a's product, then b's (mix's order)
+                    co[k], v = bc[0, x], bw[0, x] + bw[1, y]
+                    x += 1
+                    y += 1
+                if v != 0.0:
+                    wo[k] = v
+                    k += 1
+            if k > start:
+                lo[rows] = <int32_t>(k - start)
+                rows += 1
+    return keys[:rows].copy(), lengths[:rows].copy(), classes[:k].copy(), ws[:k].copy()

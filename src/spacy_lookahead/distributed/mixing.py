@@ -9,7 +9,7 @@ from typing import List, Sequence, Tuple
 import numpy
 import srsly
 
-from ..core.weights import SERIAL_VERSION, Weights, _frozen_from_arrays
+from ..core.weights import SERIAL_VERSION, Weights, _frozen_from_arrays, sum_pair
 
 # keys, row lengths, classes, weights (true values)
 Table = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]
@@ -31,6 +31,8 @@ def mix(tables: Sequence[Table], coefficients: Sequence[float]) -> Table:
         raise ValueError("mix() needs one coefficient per table, and at least one table")
     if len(tables) == 1 and coefficients[0] == 1.0:
         return tables[0]
+    if len(tables) == 2:  # the same sums, by a merge of the sorted keys (core/weights.pyx)
+        return sum_pair(tables[0], tables[1], coefficients[0], coefficients[1])
     keys = numpy.concatenate([numpy.repeat(t[0], t[1]) for t in tables])
     classes = numpy.concatenate([t[2] for t in tables])
     ws = numpy.concatenate([t[3] * c for t, c in zip(tables, coefficients)])
@@ -46,6 +48,19 @@ def mix(tables: Sequence[Table], coefficients: Sequence[float]) -> Table:
     keys, classes, ws = keys[keep], classes[keep], ws[keep]
     row_keys, lengths = numpy.unique(keys, return_counts=True)
     return row_keys, lengths.astype("int32"), classes.astype("int32"), ws.astype("float64")
+
+
+def plus(table: Table, changes: Table) -> Table:
+    """table + changes (differences, Weights.round_changes' layout), each
+    entry summed as a worker's Weights.apply_changes sums it (start, then
+    change: the same float); entries that come to 0 are dropped. Either
+    one empty: the other as it is (bitwise: the first round of one shard
+    is its table)."""
+    if not len(changes[2]):
+        return table
+    if not len(table[2]):
+        return changes
+    return mix([table, changes], [1.0, 1.0])
 
 
 def table_from_bytes(data: bytes) -> Table:

@@ -12,13 +12,24 @@ and mixes only for evaluation and saving.
 Averaged weights. Training mixes the raw perceptron weights, as the paper
 does; the model we evaluate and save holds averaged weights, as everywhere in
 the project. Each shard's round starts a fresh average (time 0, see
-mixing.table_to_bytes), so its `average()` is the mean of its weight
-vectors over that round; the round's average is the mix of these, and the
-model is the mean of the round averages weighted by the round's ticks
-(examples). This is the average of every weight vector the run went
-through, as serial averaging is over every epoch, and with one shard it is
-the serial average (the same sum, up to rounding; bitwise after one round).
-SAPO predicts with its own weights (no averaging): its model is the mix.
+Weights.begin_round), so its average is the mean of its weight vectors over
+that round; the round's average is the mix of these, and the model is the
+mean of the round averages weighted by the round's ticks (examples). This is
+the average of every weight vector the run went through, as serial averaging
+is over every epoch, and with one shard it is the serial average (the same
+sum, up to rounding; bitwise after one round). SAPO predicts with its own
+weights (no averaging): its model is the mix.
+
+Changes, not tables. A shard sends what its epoch changed (the rows it
+updated, as differences from the round's start: Weights.round_changes), and
+the mixing tree sums those: with uniform or update-weighted coefficients
+(they sum to 1), sum_i mu_i w_i = start + sum_i mu_i (w_i - start). A
+round's changes are a small part of the table (10-20% of the tagger's rows
+after the first round), and every worker keeps its table from round to
+round (Weights.end_round puts it back, apply_changes moves it on), so
+serialising, shipping and mixing cost what the shards changed, not the
+model. The start and the model as whole tables are built off the shards'
+path (priority below the next start), for the model only.
 
 Evaluation. Each round's model annotates the dev set on the workers, a
 part each (`evaluate = "workers"`, the default), where the model already
@@ -32,15 +43,17 @@ import pickle
 import random
 import shutil
 import sys
+import threading
 import time
 import warnings
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 from .cluster import _data, dask_client
-from .mixing import Table, coefficients, mix, prediction_weights, table_from_bytes, table_to_bytes
+from .mixing import Table, coefficients, mix, plus, prediction_weights, table_of
 
 RETRIES = 2
+_TRAINING = threading.Lock()
 MIXINGS = ("iterative", "oneshot")
 WEIGHTINGS = ("uniform", "updates")
 EVALUATIONS = ("workers", "driver")
@@ -61,37 +74,88 @@ def _worker_setup(run_id: str, setup: bytes):
     return _RUNS[run_id]
 
 
-def train_shard(run_id: str, setup: bytes, shard: Dict[str, bytes], start: Dict[str, bytes],
-                round_index: int, shard_index: int,
+def _start(cache: Dict[Any, Any], nlp, name: str, chain: str, changes: List[Dict[str, Table]]):
+    """The worker's training table of component `name` at the start of a
+    round: the pipeline's initial weights plus `changes` (each round's
+    changes so far, in order). The worker keeps the table of each chain
+    (the mix's in iterative mixing; a shard's own in one-shot) and applies
+    only the changes it has not applied yet; a worker that never saw the
+    chain, or is ahead of it (a task of an earlier round recomputed),
+    starts over from the initial weights. The same changes in the same
+    order give the same table bitwise, so it does not matter which
+    worker a shard lands on."""
+    from ..core.weights import Weights
+
+    initial = cache.setdefault("initial", {})
+    if name not in initial:  # before this worker trains it
+        initial[name] = nlp.get_pipe(name).weights.to_bytes()
+    tables = cache.setdefault("tables", {})
+    weights, applied = tables.get((chain, name), (None, 0))
+    if weights is None or applied > len(changes):
+        weights, applied = Weights().from_bytes(initial[name]), 0
+    for change in changes[applied:]:
+        weights.apply_changes(*change[name])
+    tables[(chain, name)] = (weights, len(changes))
+    return weights
+
+
+def train_shard(run_id: str, setup: bytes, shard: Dict[str, bytes], names: List[str], chain: str,
+                changes: List[Dict[str, Table]], round_index: int, shard_index: int,
                 before: Optional[Callable[[int, int], None]] = None) -> Dict[str, Any]:
-    """The task: one epoch of `spacy train` on one shard from the weights
-    `start` (component name -> Weights bytes: the last round's mix, see
-    mix_tree); returns each trained component's raw and averaged weights,
-    ticks and updates."""
+    """The task: one epoch of `spacy train` on one shard, from the initial
+    weights plus `changes` (see _start; iterative mixing: the mixes of
+    every earlier round's changes); returns what the epoch changed in each
+    component (Weights.round_changes: raw and averaged, as differences from
+    the start, only the rows it updated), its ticks and updates. The
+    worker's table is put back as it was (end_round), ready for the next
+    shard or round."""
     from spacy.tokens import DocBin
     from spacy.training import Example
-    from spacy.training.loop import subdivide_batch
-    from spacy.util import fix_random_seed
 
-    from ..core.weights import Weights
     from .lookups import fixed_msgpack_registries
 
     if before is not None:
         before(round_index, shard_index)
     nlp, T, cache = _worker_setup(run_id, setup)
-    began = time.perf_counter()
-    if shard_index not in cache:  # spacy train too keeps its examples across epochs
-        with fixed_msgpack_registries():
-            predicted = DocBin(store_user_data=True).from_bytes(shard["predicted"]).get_docs(nlp.vocab)
-            reference = DocBin(store_user_data=True).from_bytes(shard["reference"]).get_docs(nlp.vocab)
-            cache[shard_index] = [Example(p, r) for p, r in zip(predicted, reference)]
-    examples = cache[shard_index]
-    for name, data in start.items():
-        pipe = nlp.get_pipe(name)
-        pipe.set_weights(Weights().from_bytes(data))
-        if hasattr(pipe, "_seen") and pipe.cfg.get("train_size"):
-            # SAPO's learning rate decays per epoch of the whole training set
-            pipe._seen = round_index * pipe.cfg["train_size"]
+    with _TRAINING:  # one shard at a time per process: they share the tables
+        began = time.perf_counter()
+        if shard_index not in cache:  # spacy train too keeps its examples across epochs
+            with fixed_msgpack_registries():
+                predicted = DocBin(store_user_data=True).from_bytes(shard["predicted"]).get_docs(nlp.vocab)
+                reference = DocBin(store_user_data=True).from_bytes(shard["reference"]).get_docs(nlp.vocab)
+                cache[shard_index] = [Example(p, r) for p, r in zip(predicted, reference)]
+        examples = cache[shard_index]
+        tables = {name: _start(cache, nlp, name, chain, changes) for name in names}
+        for name, weights in tables.items():
+            pipe = nlp.get_pipe(name)
+            if pipe.weights is not weights:
+                pipe.set_weights(weights)
+            if hasattr(pipe, "_seen") and pipe.cfg.get("train_size"):
+                # SAPO's learning rate decays per epoch of the whole training set
+                pipe._seen = round_index * pipe.cfg["train_size"]
+        for weights in tables.values():
+            weights.begin_round()
+        try:
+            losses = _epoch(nlp, T, examples, round_index, shard_index)
+            out = {}
+            for name, weights in tables.items():
+                raw = predicts_with_raw_weights(nlp.get_pipe(name))
+                out[name] = {"raw": weights.round_changes(False),
+                             "avg": None if raw else weights.round_changes(True),
+                             "ticks": int(weights.time), "updates": float(losses.get(name, 0.0))}
+        finally:
+            for weights in tables.values():
+                weights.end_round()
+        return {"components": out, "examples": len(examples), "pid": os.getpid(),
+                "seconds": time.perf_counter() - began}
+
+
+def _epoch(nlp, T: Dict[str, Any], examples: list, round_index: int,
+           shard_index: int) -> Dict[str, float]:
+    """One epoch of spacy train's loop over a shard's examples; its losses."""
+    from spacy.training.loop import subdivide_batch
+    from spacy.util import fix_random_seed
+
     # spacy train shuffles once per epoch after fix_random_seed(seed): the
     # round-th shuffle of shard 0 is its epoch's order (shards differ by seed).
     # A private generator in the same state as the seeded global one: the
@@ -111,15 +175,7 @@ def train_shard(run_id: str, setup: bytes, shard: Dict[str, bytes], start: Dict[
         for subbatch in subdivide_batch(batch, T["accumulate_gradient"]):
             nlp.update(subbatch, drop=T["dropout"], losses=losses, sgd=False,
                        exclude=T["frozen_components"], annotates=T["annotating_components"])
-    out = {}
-    for name in start:
-        pipe = nlp.get_pipe(name)
-        raw = predicts_with_raw_weights(pipe)
-        out[name] = {"raw": pipe.weights.to_bytes(),
-                     "avg": None if raw else pipe.averaged_weights.to_bytes(),
-                     "ticks": int(pipe.weights.time), "updates": float(losses.get(name, 0.0))}
-    return {"components": out, "examples": len(examples), "pid": os.getpid(),
-            "seconds": time.perf_counter() - began}
+    return losses
 
 
 def annotate_dev_part(run_id: str, setup: bytes, model: tuple, part: bytes) -> tuple:
@@ -184,13 +240,17 @@ def _coefficients(weighting: str, stats: List[Dict[str, Any]]) -> Dict[str, List
 
 
 def _scaled(result: Dict[str, Any], sides: Dict[str, str], mus: Dict[str, List[float]],
-            index: int) -> Dict[str, Table]:
-    """A leaf of the mixing tree: shard `index`'s table of each component
-    (sides[name]: "raw" or "avg") times its coefficient, the product
-    mixing.mix takes (1: the table as it is)."""
+            index: int, base: Optional[Dict[str, Table]] = None) -> Dict[str, Table]:
+    """A leaf of the mixing tree: shard `index`'s changes of each component
+    (sides[name]: "raw" or "avg"; with `base`, its start table: base +
+    changes) times its coefficient, the product mixing.mix takes (1: the
+    table as it is)."""
     out = {}
     for name, side in sides.items():
-        keys, lengths, classes, ws = table_from_bytes(result["components"][name][side])
+        table = result["components"][name][side]
+        if base is not None:
+            table = plus(base[name], table)
+        keys, lengths, classes, ws = table
         mu = mus[name][index]
         out[name] = (keys, lengths, classes, ws if mu == 1.0 else ws * mu)
     return out
@@ -227,25 +287,30 @@ def tree_mix(tables: List[Dict[str, Table]], mus: Dict[str, List[float]]) -> Dic
     return pairwise(leaves, lambda a, b, level, k: _mix_pair(a, b))
 
 
-def mix_tree(client, results: list, sides: Dict[str, str], mus, key: str, priority: int = 0):
-    """The future of the round's mix of the shards' tables (`results`, in
-    shard order; coefficients `mus`, a future), reduced in pairs on the
-    workers: the driver neither receives nor mixes the shards' tables, and
-    no worker mixes more than two at a time (each worker used to mix every
-    shard's tables for itself)."""
-    leaves = [client.submit(_scaled, res, sides, mus, i, key=f"{key}-leaf-{i}", priority=priority)
+def mix_tree(client, results: list, sides: Dict[str, str], mus, key: str, priority: int = 0,
+             bases: Optional[list] = None):
+    """The future of the round's mix of the shards' changes (`results`, in
+    shard order; coefficients `mus`, a future; with `bases`, of their start
+    tables plus changes), reduced in pairs on the workers: the driver
+    neither receives nor mixes the shards' tables, and no worker mixes more
+    than two at a time."""
+    leaves = [client.submit(_scaled, res, sides, mus, i, None if bases is None else bases[i],
+                            key=f"{key}-leaf-{i}", priority=priority)
               for i, res in enumerate(results)]
     return pairwise(leaves, lambda a, b, level, k: client.submit(
         _mix_pair, a, b, key=f"{key}-{level}-{k}", priority=priority))
 
 
-def _as_start(mixed: Dict[str, Table]) -> Dict[str, bytes]:
-    """The next round's start: the mix as fresh training tables."""
-    return {name: table_to_bytes(table) for name, table in mixed.items()}
+def _plus(start: Dict[str, Table], changes: Dict[str, Table]) -> Dict[str, Table]:
+    """Start tables plus changes, per component (mixing.plus): the next
+    round's start as a table (what the workers' tables hold, up to
+    entries of 0), or a round's average."""
+    return {name: plus(table, changes[name]) for name, table in start.items()}
 
 
-def _own_start(result: Dict[str, Any]) -> Dict[str, bytes]:
-    """One-shot mixing: the shard's next start is its own raw table."""
+def _own_changes(result: Dict[str, Any]) -> Dict[str, Table]:
+    """One-shot mixing: a shard goes on from its own start plus its own
+    raw changes."""
     return {name: c["raw"] for name, c in result["components"].items()}
 
 
@@ -394,8 +459,8 @@ class Job:
             setup = client.submit(_data, pickle.dumps(self.nlp), key=f"ipm-setup-{run_id}")
             shard_data = [client.submit(_data, shard, key=f"ipm-shard-{run_id}-{i}")
                           for i, shard in enumerate(self.shards)]
-            empty = client.submit(
-                _data, {name: self.nlp.get_pipe(name).weights.to_bytes() for name in self.names},
+            initial = client.submit(
+                _data, {name: table_of(self.nlp.get_pipe(name).weights) for name in self.names},
                 key=f"ipm-start-{run_id}-0")
         # spaCy's evaluation on dev examples read once: the corpus reader
         # costs ~1 ms a doc (more than tagging it). Language.evaluate copies
@@ -418,9 +483,12 @@ class Job:
         dev_parts = [client.submit(_data, _docbin([eg.predicted for eg in dev[i::n_parts]]),
                                    key=f"ipm-dev-{run_id}-{i}") for i in range(n_parts)]
 
-        def submit(r: int, starts: list) -> list:
-            return [client.submit(train_shard, run_id, setup, shard_data[i], starts[i], r, i,
-                                  before, pure=False, retries=RETRIES,
+        def submit(r: int, chains: list) -> list:
+            """Round r's shards; shard i starts from the initial weights plus
+            chains[i] (its chain's changes of rounds 0..r-1)."""
+            return [client.submit(train_shard, run_id, setup, shard_data[i], self.names,
+                                  "mix" if mixing == "iterative" else f"shard-{i}", chains[i],
+                                  r, i, before, pure=False, retries=RETRIES,
                                   key=f"ipm-{run_id}-{r}-{i}",
                                   workers=[workers[i % len(workers)]] if workers else None,
                                   allow_other_workers=True)
@@ -435,40 +503,52 @@ class Job:
             return stats, client.submit(_coefficients, weighting, stats,
                                         key=f"ipm-mu-{run_id}-{r}", priority=2)
 
-        def submit_next(r: int, results: list, mus) -> list:
-            """Round r + 1, from round r's results: one-shot, each shard's own
-            raw tables; iterative, their mix, reduced in pairs on the workers
-            (first: the next round waits for it)."""
-            if mixing == "oneshot":  # every shard goes on from its own weights
-                return submit(r + 1, [client.submit(_own_start, res,
-                                                    key=f"ipm-start-{run_id}-{r + 1}-{i}")
-                                      for i, res in enumerate(results)])
-            mixed = mix_tree(client, results, {name: "raw" for name in self.names}, mus,
-                             f"ipm-mix-{run_id}-{r}", priority=2)
-            start = client.submit(_as_start, mixed, key=f"ipm-start-{run_id}-{r + 1}", priority=2)
-            return submit(r + 1, [start] * len(results))
-
-        # Every round is submitted at once: training, mixing and the model's
-        # running average chain on the workers, and the driver follows,
-        # receiving each round's counts and model in turn: it never holds the
-        # workers up (it did when its evaluation took longer than a round).
-        # A round's shard tables leave the cluster once its mixes have run.
+        # What the workers start from is their tables plus the chain of
+        # changes (iterative: every round's mix of the shards' raw changes,
+        # reduced in pairs; one-shot: each shard's own); the model needs the
+        # start as a table too: `starts` (per shard, a future) follows the
+        # chains, off the shards' path.
+        n = len(self.shards)
+        chains: List[list] = [[] for _ in range(n)]
+        starts = [initial] * n
         pending = []  # per round: the shards' counts and the model (futures)
         model = None
-        futures = submit(0, [empty] * len(self.shards))
+        futures = submit(0, chains)
         for r in range(self.rounds):
             stats, mus = coefficients_of(r, futures)
-            round_avg = mix_tree(client, futures, model_sides, mus, f"ipm-avg-{run_id}-{r}",
-                                 priority=1)
+            if mixing == "iterative":
+                mixed = mix_tree(client, futures, {name: "raw" for name in self.names}, mus,
+                                 f"ipm-mix-{run_id}-{r}", priority=2)
+                chains = [chain + [mixed] for chain in chains]
+                after = client.submit(_plus, starts[0], mixed, key=f"ipm-start-{run_id}-{r + 1}",
+                                      priority=1)
+                if all(sapo.values()):  # the model is the mix of the raw tables: the next start
+                    round_avg = after
+                else:
+                    changes = mix_tree(client, futures, model_sides, mus,
+                                       f"ipm-avg-{run_id}-{r}", priority=1)
+                    round_avg = client.submit(_plus, starts[0], changes,
+                                              key=f"ipm-avgtable-{run_id}-{r}", priority=1)
+                next_starts = [after] * n
+            else:
+                own = [client.submit(_own_changes, res, key=f"ipm-own-{run_id}-{r}-{i}", priority=2)
+                       for i, res in enumerate(futures)]
+                chains = [chain + [o] for chain, o in zip(chains, own)]
+                round_avg = mix_tree(client, futures, model_sides, mus, f"ipm-avg-{run_id}-{r}",
+                                     priority=1, bases=starts)
+                next_starts = [client.submit(_plus, st, o, key=f"ipm-start-{run_id}-{r + 1}-{i}",
+                                             priority=1)
+                               for i, (st, o) in enumerate(zip(starts, own))]
             model = client.submit(_running_model, model, round_avg, stats, mus, sapo,
                                   key=f"ipm-model-{run_id}-{r}", priority=1)
             annotated = [client.submit(annotate_dev_part, run_id, setup, model, part,
                                        key=f"ipm-dev-{run_id}-{r}-{i}", priority=1)
                          for i, part in enumerate(dev_parts)]
             pending.append((stats, model, annotated))
+            starts = next_starts
             if r + 1 < self.rounds:
-                futures = submit_next(r, futures, mus)
-        del futures, round_avg, model, annotated
+                futures = submit(r + 1, chains)
+        del futures, round_avg, model, annotated, starts, chains
         best = None
         history = []
         for r in range(self.rounds):
@@ -477,10 +557,9 @@ class Job:
             counts = client.gather(stats)  # in shard order
             train_seconds = time.perf_counter() - began  # waiting for the round's shards
             waited = time.perf_counter()
-            mixed_model, _ = model.result()
-            del stats, model
-            for name in self.names:
-                self.nlp.get_pipe(name).set_weights(prediction_weights(mixed_model[name]))
+            # the model into the driver's pipeline: to save it, and for the
+            # score hooks that read the weights (SAPO's w_mean_abs)
+            self._receive(model)
             evaluating = time.perf_counter()
             if annotated:
                 score, scores = self._score_annotated(dev, client.gather(annotated))
@@ -501,6 +580,7 @@ class Job:
             best = score if is_best else best
             if output is not None and (is_best or r + 1 == self.rounds):
                 self._save(Path(output), is_best, r + 1 == self.rounds)
+            del stats, model
             # the driver's share of the round: receiving the model, evaluating, saving
             record["driver_seconds"] = time.perf_counter() - began - train_seconds
             record["seconds"] = time.perf_counter() - began
@@ -513,6 +593,11 @@ class Job:
                   file=stdout, flush=True)
             began, cpu = time.perf_counter(), time.process_time()
         return history
+
+    def _receive(self, model) -> None:
+        """A round's model (a future) into the driver's pipeline."""
+        for name, table in model.result()[0].items():
+            self.nlp.get_pipe(name).set_weights(prediction_weights(table))
 
     def _score_annotated(self, dev: list, parts: list) -> tuple:
         """spaCy's evaluation callback (its weighted score) over the dev
