@@ -9,12 +9,7 @@ import pytest
 
 from spacy_lookahead.core.weights import Weights, sum_pair
 from spacy_lookahead.distributed.mixing import table_of, training_weights
-
-
-def dense(table) -> dict:
-    keys, lengths, classes, ws = table
-    return {(int(k), int(c)): float(w)
-            for k, c, w in zip(numpy.repeat(keys, lengths), classes, ws)}
+from tables import dense, random_table
 
 
 def trained(rng: random.Random, n: int, shrink: float = 1.0, W=None, feats: int = 60) -> Weights:
@@ -127,16 +122,6 @@ def test_rounds_refuse_the_wrong_order():
         W.apply_changes(keys, lengths, classes, ws[:-1])
     with pytest.raises(RuntimeError, match="frozen"):
         W.average().begin_round()
-
-
-def random_table(rng: numpy.random.Generator, n_keys: int, n_classes: int):
-    """Rows sorted by key, classes in any order, some weights 0."""
-    keys = numpy.unique(rng.integers(0, 3 * n_keys, size=n_keys, dtype=numpy.uint64))
-    lengths = rng.integers(1, n_classes + 1, size=len(keys)).astype("int32")
-    classes = numpy.concatenate([rng.permutation(n_classes)[:k] for k in lengths]).astype("int32")
-    ws = rng.normal(size=len(classes))
-    ws[rng.random(len(ws)) < 0.05] = 0.0
-    return keys, lengths, classes, ws
 
 
 @pytest.mark.parametrize("seed", range(6))
