@@ -2,7 +2,9 @@
 (configs/tagger_ewt.cfg by default) on S shards on S LocalCluster workers
 of one thread, `--evaluate workers`, with Dask's task stream summed by
 kind of task (training a shard, the mixing tree's leaves and nodes, the
-next start, the running model, the dev parts).
+next start, the running model, the dev parts), and the workers' rhythm: the
+time from one round's first shard to the next's (what a round costs the
+workers, whether or not the driver, which scores and saves, keeps up).
 
     python -m benchmarks.device.ipm_stages TRAIN.spacy DEV.spacy [--workers 1 2 4 8]
         [--rounds 4] [--config configs/tagger_ewt.cfg] [--output FILE]
@@ -44,12 +46,18 @@ def one(config: Path, train_path: Path, dev_path: Path, workers: int, rounds: in
                             evaluate="workers", stdout=io.StringIO())
         trained = time.perf_counter()
     kinds = collections.defaultdict(lambda: {"n": 0, "compute": 0.0, "transfer": 0.0})
+    spans: dict = {}  # round -> [first shard's start, last shard's stop] on the workers
     for record in stream.data:
-        k = kinds[task_kind(record["key"])]
+        kind = task_kind(record["key"])
+        k = kinds[kind]
         k["n"] += 1
         for s in record["startstops"]:
             if s["action"] in ("compute", "transfer"):
                 k[s["action"]] += s["stop"] - s["start"]
+            if kind == "train_shard" and s["action"] == "compute":
+                r = int(record["key"].split("-")[2])
+                span = spans.setdefault(r, [s["start"], s["stop"]])
+                span[0], span[1] = min(span[0], s["start"]), max(span[1], s["stop"])
     return {"workers": workers, "rounds": rounds, "cluster_seconds": started - began,
             "train_seconds": trained - started,
             "round_seconds": [r["seconds"] for r in history],
@@ -57,7 +65,10 @@ def one(config: Path, train_path: Path, dev_path: Path, workers: int, rounds: in
             "model_seconds": [r["model_seconds"] for r in history],
             "evaluate_seconds": [r["evaluate_seconds"] for r in history],
             "driver_cpu_seconds": [r["driver_cpu_seconds"] for r in history],
-            "scores": [r["score"] for r in history], "tasks": dict(kinds)}
+            "scores": [r["score"] for r in history], "tasks": dict(kinds),
+            # the workers' rhythm: round r's shards start this long after round r-1's
+            "worker_round_seconds": [spans[r][0] - spans[r - 1][0] for r in sorted(spans)[1:]],
+            "shard_span_seconds": [spans[r][1] - spans[r][0] for r in sorted(spans)]}
 
 
 def main(argv=None) -> None:
@@ -79,12 +90,18 @@ def main(argv=None) -> None:
               + " ".join(f"{s:.2f}" for s in slowest)
               + f"; driver CPU {statistics.mean(row['driver_cpu_seconds']):.2f} s a round; "
               f"final score {row['scores'][-1]:.4f}", flush=True)
+        print("    the workers' rounds (first shard to first shard): "
+              + " ".join(f"{x:.2f}" for x in row["worker_round_seconds"])
+              + " s; the driver's rounds: " + " ".join(f"{x:.2f}" for x in row["round_seconds"])
+              + " s", flush=True)
         for kind, k in sorted(row["tasks"].items(), key=lambda kv: -kv[1]["compute"]):
             print(f"    {kind:14s} {k['n']:4d} tasks, compute {k['compute']:7.2f} s, "
                   f"transfer {k['transfer']:6.2f} s", flush=True)
     base = rows[0]["train_seconds"]
-    for row in rows:
-        print(f"speed-up of train() at {row['workers']} workers: {base / row['train_seconds']:.2f}x")
+    middle = [statistics.median(r["worker_round_seconds"] or [float("nan")]) for r in rows]
+    for row, m in zip(rows, middle):
+        print(f"speed-up of train() at {row['workers']} workers: {base / row['train_seconds']:.2f}x; "
+              f"of the workers' median round: {middle[0] / m:.2f}x ({m:.2f} s)")
     if args.output:
         args.output.write_text(json.dumps(rows, indent=1))
 
