@@ -409,7 +409,8 @@ def test_the_cli_refuses_bad_arguments_in_one_line(tmp_path, capsys):
     one line and exit status 2, with a traceback only under --verbose."""
     from spacy_lookahead.distributed.__main__ import main
     for argv in (["annotate", "m", "i.jsonl", "out", "--workers", "0"],
-                 ["train", "c.cfg", "--shards", "0"], ["train", "c.cfg", "--mixing", "foo"]):
+                 ["train", "c.cfg", "--shards", "0"], ["train", "c.cfg", "--mixing", "foo"],
+                 ["train", "c.cfg", "--scorers", "-1"]):
         with pytest.raises(SystemExit) as info:
             main(argv)
         assert info.value.code == 2, argv
@@ -786,17 +787,30 @@ def test_ipm_trains_every_learner(client, ewt_corpus, tmp_path, learner):
 def test_the_workers_annotate_dev_and_the_scores_are_the_drivers(client, ewt_corpus, tmp_path,
                                                                  config, overrides):
     """evaluate = "workers": each round's model annotates a part of dev on
-    each worker; the driver scores what comes back: the same scores, every
-    round, as annotating on the driver (speed aside), and the same models."""
+    each worker; what comes back is scored by processes beside the driver
+    (scorers, rounds side by side) or by the driver (0): the same scores,
+    every round, as annotating on the driver (speed aside), and the same
+    models saved."""
     runs = {}
-    for where in ("workers", "driver"):
-        runs[where] = train(CONFIGS / config, tmp_path / where, client=client, shards=2,
-                            overrides=overrides(ewt_corpus), evaluate=where, stdout=io.StringIO())
-    for a, b in zip(runs["workers"], runs["driver"]):
-        assert a["score"] == b["score"] > 0.5
-        assert {k: v for k, v in a["scores"].items() if k != "speed"} == \
-            {k: v for k, v in b["scores"].items() if k != "speed"}
-        assert a["scores"]["speed"] > 0
+    for where, scorers in (("workers", 2), ("workers", 0), ("driver", 2)):
+        runs[where, scorers] = train(CONFIGS / config, tmp_path / f"{where}{scorers}",
+                                     client=client, shards=2, overrides=overrides(ewt_corpus),
+                                     evaluate=where, scorers=scorers, stdout=io.StringIO())
+    for run in (("workers", 2), ("workers", 0)):
+        assert [h["round"] for h in runs[run]] == [1, 2]
+        for a, b in zip(runs[run], runs["driver", 2]):
+            assert a["score"] == b["score"] > 0.5
+            assert {k: v for k, v in a["scores"].items() if k != "speed"} == \
+                {k: v for k, v in b["scores"].items() if k != "speed"}
+            assert a["scores"]["speed"] > 0
+        for kind in ("model-best", "model-last"):
+            assert (tmp_path / f"{run[0]}{run[1]}" / kind / "meta.json").read_bytes() != b""
+            name = "lookahead_chunker" if "chunker" in config else "lookahead_tagger"
+            a = saved_weights(tmp_path / f"{run[0]}{run[1]}" / kind, name)
+            b = saved_weights(tmp_path / "driver2" / kind, name)
+            assert a.to_bytes() == b.to_bytes()
+    with pytest.raises(ValueError, match="--scorers"):
+        train(CONFIGS / config, None, client=client, scorers=-1)
     with pytest.raises(ValueError, match="unknown evaluate"):
         train(CONFIGS / config, None, client=client, evaluate="nowhere")
 

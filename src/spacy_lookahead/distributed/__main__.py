@@ -60,6 +60,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     tr.add_argument("--evaluate", default="workers", choices=("workers", "driver"),
                     help="where each round's model annotates the dev set: on the workers, a "
                          "part each (default), or on the driver as spacy train does")
+    tr.add_argument("--scorers", type=at_least(0), default=None,
+                    help="processes beside the driver that score the dev set the workers "
+                         "annotated, rounds side by side (default 2; 0: the driver scores)")
     tr.add_argument("--rounds", type=at_least(1), default=None,
                     help="mixing rounds (default: training.max_epochs)")
 
@@ -87,7 +90,7 @@ def _run(ap: argparse.ArgumentParser, args: argparse.Namespace, rest: List[str])
         return 0
     from spacy.cli._util import parse_config_overrides
 
-    from .train import train
+    from .train import SCORERS, train
     overrides = parse_config_overrides(rest)
     shards = args.shards or args.workers
     if shards is None:
@@ -95,7 +98,8 @@ def _run(ap: argparse.ArgumentParser, args: argparse.Namespace, rest: List[str])
         shards = os.cpu_count() or 1
     train(args.config, args.output, overrides=overrides, scheduler=args.scheduler,
           workers=args.workers, shards=shards, mixing=args.mixing, rounds=args.rounds,
-          weighting=args.weighting, evaluate=args.evaluate)
+          weighting=args.weighting, evaluate=args.evaluate,
+          scorers=SCORERS if args.scorers is None else args.scorers)
     return 0
 
 

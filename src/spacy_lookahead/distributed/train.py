@@ -38,6 +38,7 @@ score, the components' score hooks) and saves. "driver" annotates there
 too, as `spacy train` does: the same scores, but a serial share of every
 round that caps the speed-up (about 5x, whatever the workers).
 """
+import collections
 import os
 import pickle
 import random
@@ -46,17 +47,24 @@ import sys
 import threading
 import time
 import warnings
+from concurrent.futures import Future
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 from .cluster import _data, dask_client
 from .mixing import Table, coefficients, mix, plus, prediction_weights, table_of
+from .scoring import Scorers, score_parts
 
 RETRIES = 2
 _TRAINING = threading.Lock()
 MIXINGS = ("iterative", "oneshot")
 WEIGHTINGS = ("uniform", "updates")
 EVALUATIONS = ("workers", "driver")
+# processes scoring the rounds beside the driver (distributed/scoring.py): two
+# keep up with rounds twice as short as one scoring (~0.2-0.4 s a round for
+# EWT's dev set), which 8 workers make
+SCORERS = 2
 
 # per worker process: the pipeline and training settings of the run under way
 _RUNS: Dict[str, Any] = {}
@@ -199,23 +207,6 @@ def annotate_dev_part(run_id: str, setup: bytes, model: tuple, part: bytes) -> t
     return _docbin(docs), time.perf_counter() - began
 
 
-class _Annotated:
-    """What spaCy's evaluation callback calls `nlp`: its `evaluate` scores
-    examples the workers annotated (Language.evaluate without running the
-    pipeline; "speed" from the workers' pipeline seconds)."""
-
-    def __init__(self, nlp, seconds: float):
-        self.nlp, self.seconds = nlp, seconds
-
-    def evaluate(self, examples: list) -> Dict[str, Any]:
-        from spacy.language import _replace_numpy_floats
-        from spacy.scorer import Scorer
-
-        results = Scorer(nlp=self.nlp).score(examples)
-        results["speed"] = sum(len(eg.predicted) for eg in examples) / max(self.seconds, 1e-9)
-        return _replace_numpy_floats(results)
-
-
 def predicts_with_raw_weights(pipe: Any) -> bool:
     """Whether the component predicts with its current weights, not their
     average (a transition component's learner says; SAPO's by default)."""
@@ -338,9 +329,12 @@ def train(config_path: Path, output: Optional[Path], *, overrides: Optional[Dict
           scheduler: Optional[str] = None, workers: Optional[int] = None, shards: int = 2,
           mixing: str = "iterative", rounds: Optional[int] = None, weighting: str = "uniform",
           client: Any = None, before: Optional[Callable[[int, int], None]] = None,
-          evaluate: str = "workers", stdout=sys.stdout) -> List[Dict[str, Any]]:
+          evaluate: str = "workers", scorers: int = SCORERS,
+          stdout=sys.stdout) -> List[Dict[str, Any]]:
     """Train the config's pipeline by parameter mixing; write model-best and
-    model-last into `output` (if given); return one record per round."""
+    model-last into `output` (if given); return one record per round.
+    `scorers`: processes beside the driver that score the rounds' dev
+    sets the workers annotated (0: the driver scores each round itself)."""
     if mixing not in MIXINGS:
         raise ValueError(f"unknown mixing {mixing!r}: use one of {', '.join(MIXINGS)}.")
     if evaluate not in EVALUATIONS:
@@ -349,6 +343,8 @@ def train(config_path: Path, output: Optional[Path], *, overrides: Optional[Dict
         raise ValueError(f"unknown weighting {weighting!r}: use one of {', '.join(WEIGHTINGS)}.")
     if shards < 1:
         raise ValueError(f"--shards must be at least 1, got {shards}")
+    if scorers < 0:
+        raise ValueError(f"--scorers must be at least 0, got {scorers}")
     if not Path(config_path).exists():
         raise FileNotFoundError(f"config {config_path} does not exist.")
     if output is not None:  # before round 1, not after it
@@ -356,8 +352,8 @@ def train(config_path: Path, output: Optional[Path], *, overrides: Optional[Dict
     job = Job.create(Path(config_path), overrides or {}, shards, rounds, stdout)
     if client is None:
         with dask_client(scheduler, workers) as own:
-            return job.run(own, output, mixing, weighting, before, stdout, evaluate)
-    return job.run(client, output, mixing, weighting, before, stdout, evaluate)
+            return job.run(own, output, mixing, weighting, before, stdout, evaluate, scorers)
+    return job.run(client, output, mixing, weighting, before, stdout, evaluate, scorers)
 
 
 def _check_output(output: Path) -> None:
@@ -432,7 +428,7 @@ class Job:
         return cls(nlp, T, dev_corpus, names, shards, rounds)
 
     def run(self, client, output: Optional[Path], mixing: str, weighting: str, before,
-            stdout, evaluate_on: str = "workers") -> List[Dict[str, Any]]:
+            stdout, evaluate_on: str = "workers", n_scorers: int = 0) -> List[Dict[str, Any]]:
         """The rounds. The workers chain them without the driver: round r+1's
         shards start from round r's mix (iterative; one-shot: each shard
         from its own raw tables), reduced in pairs on the workers (mix_tree).
@@ -440,8 +436,9 @@ class Job:
         reduced and updated on the workers too, and annotates the dev set
         there, a part per worker (evaluate_on = "workers"); the driver
         receives the shards' counts, the one mixed model of each round and
-        the annotated dev set, and scores and saves while the next rounds
-        train."""
+        the annotated dev set, has them scored (by `n_scorers` processes
+        beside it, rounds side by side; 0: itself) and saves while the next
+        rounds train."""
         from spacy.training.loop import create_evaluation_callback
 
         from .lookups import fixed_msgpack_registries
@@ -549,74 +546,75 @@ class Job:
             if r + 1 < self.rounds:
                 futures = submit(r + 1, chains)
         del futures, round_avg, model, annotated, starts, chains
-        best = None
-        history = []
-        for r in range(self.rounds):
-            stats, model, annotated = pending[r]
-            pending[r] = None  # (the model so far is freed once the next one is made)
-            counts = client.gather(stats)  # in shard order
-            train_seconds = time.perf_counter() - began  # waiting for the round's shards
-            waited = time.perf_counter()
-            # the model into the driver's pipeline: to save it, and for the
-            # score hooks that read the weights (SAPO's w_mean_abs)
-            self._receive(model)
-            evaluating = time.perf_counter()
-            if annotated:
-                score, scores = self._score_annotated(dev, client.gather(annotated))
-            else:
-                score, scores = evaluate()
-            del annotated
-            evaluated = time.perf_counter()
-            record = {"round": r + 1, "score": score, "scores": scores,
-                      "losses": {n: sum(c["components"][n]["updates"] for c in counts)
-                                 for n in self.names},
-                      "train_seconds": train_seconds,
-                      # the driver: receiving the model (and waiting for its mix), evaluating
-                      "model_seconds": evaluating - waited, "evaluate_seconds": evaluated - evaluating,
-                      # each shard's epoch in its worker: the round's critical path is the max
-                      "shard_seconds": [c["seconds"] for c in counts]}
+        history: List[Dict[str, Any]] = []
+        best: List[Optional[float]] = [None]
+        clock = {"began": began, "cpu": cpu}
+        waiting: collections.deque = collections.deque()  # rounds whose scores are on the way
+
+        def finish(r: int, counts: list, tables: Dict[str, Table], scoring: Any,
+                   record: Dict[str, Any]) -> None:
+            """Round r's record once its scores are in: best so far or last,
+            the model is saved (the driver's pipeline holding it); the
+            driver's rhythm and CPU are counted from the last round's end."""
+            score, scores, seconds = scoring.result() if isinstance(scoring, Future) else scoring
+            record.update(round=r + 1, score=score, scores=scores, evaluate_seconds=seconds,
+                          losses={n: sum(c["components"][n]["updates"] for c in counts)
+                                  for n in self.names},
+                          # each shard's epoch in its worker: the round's critical path is the max
+                          shard_seconds=[c["seconds"] for c in counts])
             history.append(record)
-            is_best = best is None or score > best
-            best = score if is_best else best
+            is_best = best[0] is None or score > best[0]
+            best[0] = score if is_best else best[0]
             if output is not None and (is_best or r + 1 == self.rounds):
+                self._hold(tables)
                 self._save(Path(output), is_best, r + 1 == self.rounds)
-            del stats, model
-            # the driver's share of the round: receiving the model, evaluating, saving
-            record["driver_seconds"] = time.perf_counter() - began - train_seconds
-            record["seconds"] = time.perf_counter() - began
-            # the driver's CPU (with a LocalCluster: its scheduler's too) in the round
-            record["driver_cpu_seconds"] = time.process_time() - cpu
+            record["seconds"] = time.perf_counter() - clock["began"]
+            # the driver's CPU (with a LocalCluster: its scheduler's too) since the last round
+            record["driver_cpu_seconds"] = time.process_time() - clock["cpu"]
             print(f"  round {r + 1}/{self.rounds}: score {score:.4f}"
                   f"{' (best)' if is_best else ''}; losses "
                   + ", ".join(f"{n} {v:.0f}" for n, v in record["losses"].items())
-                  + f"; {train_seconds:.1f}s waiting for the shards, {record['seconds']:.1f}s in all",
-                  file=stdout, flush=True)
-            began, cpu = time.perf_counter(), time.process_time()
+                  + f"; {record['train_seconds']:.1f}s waiting for the shards, "
+                  f"{record['seconds']:.1f}s in all", file=stdout, flush=True)
+            clock["began"], clock["cpu"] = time.perf_counter(), time.process_time()
+
+        with ExitStack() as stack:
+            scorers = None
+            if dev_parts and n_scorers:
+                scorers = stack.enter_context(Scorers(
+                    n_scorers, pickle.dumps(self.nlp), _docbin([eg.reference for eg in dev]),
+                    self.T["score_weights"]))
+            for r in range(self.rounds):
+                stats, model, annotated = pending[r]
+                pending[r] = None  # (the model so far is freed once the next one is made)
+                counts = client.gather(stats)  # in shard order
+                record = {"train_seconds": time.perf_counter() - clock["began"]}
+                waited = time.perf_counter()
+                tables = model.result()[0]
+                del stats, model
+                record["model_seconds"] = time.perf_counter() - waited
+                if scorers is not None:  # scored beside the driver, rounds side by side
+                    scoring: Any = scorers.submit(client.gather(annotated), tables)
+                else:  # the driver's pipeline holds the model: the score hooks read it
+                    self._hold(tables)
+                    evaluating = time.perf_counter()
+                    score, scores = (score_parts(self.nlp, [eg.reference for eg in dev],
+                                                 client.gather(annotated), self.T["score_weights"])
+                                     if annotated else evaluate())
+                    scoring = (score, scores, time.perf_counter() - evaluating)
+                del annotated
+                waiting.append((r, counts, tables, scoring, record))
+                # in round order; no more rounds in flight than processes scoring them
+                while waiting and (len(waiting) > (scorers.n if scorers else 0)
+                                   or r + 1 == self.rounds
+                                   or (isinstance(waiting[0][3], Future) and waiting[0][3].done())):
+                    finish(*waiting.popleft())
         return history
 
-    def _receive(self, model) -> None:
-        """A round's model (a future) into the driver's pipeline."""
-        for name, table in model.result()[0].items():
+    def _hold(self, tables: Dict[str, Table]) -> None:
+        """A round's model (its tables) into the driver's pipeline."""
+        for name, table in tables.items():
             self.nlp.get_pipe(name).set_weights(prediction_weights(table))
-
-    def _score_annotated(self, dev: list, parts: list) -> tuple:
-        """spaCy's evaluation callback (its weighted score) over the dev
-        examples with the docs the workers annotated (part i: examples i mod P)."""
-        from spacy.tokens import DocBin
-        from spacy.training import Example
-        from spacy.training.loop import create_evaluation_callback
-
-        from .lookups import fixed_msgpack_registries
-
-        predicted: List[Any] = [None] * len(dev)
-        with fixed_msgpack_registries():
-            for i, (data, _) in enumerate(parts):
-                docs = DocBin(store_user_data=True).from_bytes(data).get_docs(self.nlp.vocab)
-                for k, doc in zip(range(i, len(dev), len(parts)), docs):
-                    predicted[k] = doc
-        examples = [Example(doc, eg.reference) for doc, eg in zip(predicted, dev)]
-        annotated = _Annotated(self.nlp, sum(seconds for _, seconds in parts))
-        return create_evaluation_callback(annotated, lambda nlp: examples, self.T["score_weights"])()
 
     def _save(self, output: Path, is_best: bool, is_last: bool) -> None:
         """model-best when the round scores best, model-last after the last
