@@ -45,9 +45,11 @@ def test_round_changes_by_hand():
     W.tick()
     assert dense(W.round_changes(False)) == {(1, 0): 1.0, (5, 2): -1.0}
     assert dense(W.round_changes(True)) == {(1, 0): 1.0, (5, 2): -0.5}
+    W.add(9, 3, 5.0)  # the bound of every weight grows ...
+    assert W.top == 9.0
     W.end_round()
     assert dense(without_empty_rows(W.to_arrays())) == {(1, 0): 2.0, (9, 3): 4.0}
-    assert (W.time, W.clock, W.scale, len(W)) == (0, 0.0, 1.0, 2)
+    assert (W.time, W.clock, W.scale, len(W), W.top) == (0, 0.0, 1.0, 2, 4.0)  # ... and is back
 
 
 @pytest.mark.parametrize("shrink", [1.0, 0.9, 0.01])  # 0.01: the scale folds mid-round
@@ -100,7 +102,7 @@ def test_applying_changes_in_place_or_from_the_beginning_gives_one_table():
     for changes in rounds:
         elsewhere.apply_changes(*changes)
     a, b = here.to_arrays(), elsewhere.to_arrays()
-    assert all(x[:4] for x in (a, b))
+    assert here.top == elsewhere.top and len(here) == len(elsewhere)
     assert all(x.tobytes() == y.tobytes() for x, y in zip(without_empty_rows(a),
                                                            without_empty_rows(b)))
 
@@ -117,9 +119,17 @@ def test_rounds_refuse_the_wrong_order():
     with pytest.raises(RuntimeError, match="during a round"):
         W.apply_changes(*table_of(W))
     W.end_round()
-    with pytest.raises(ValueError, match="lengths do not agree"):
-        keys, lengths, classes, ws = table_of(W)
-        W.apply_changes(keys, lengths, classes, ws[:-1])
+    keys, lengths, classes, ws = table_of(W)
+    bad_lengths = lengths.copy()
+    bad_lengths[:2] = [lengths[0] + lengths[1] + 1, -1]
+    bad_classes = classes.copy()
+    bad_classes[0] = -3
+    for table in ((keys, lengths, classes, ws[:-1]), (keys, bad_lengths, classes, ws),
+                  (keys, lengths, bad_classes, ws), (keys[:-1], lengths, classes, ws)):
+        with pytest.raises(ValueError, match="not a table"):
+            W.apply_changes(*table)
+        with pytest.raises(ValueError, match="not a table"):
+            sum_pair(table, table_of(W), 1.0, 1.0)
     with pytest.raises(RuntimeError, match="frozen"):
         W.average().begin_round()
 
@@ -148,3 +158,34 @@ def test_sum_pair_is_the_entrywise_sum(seed):
         rows = numpy.repeat(numpy.arange(len(keys)), lengths)
         assert numpy.all((rows[1:] > rows[:-1]) | (classes[1:] > classes[:-1]))
     assert len(sum_pair(a, a, 1.0, -1.0)[0]) == 0
+
+
+def test_a_start_that_failed_is_redone_not_taken_for_progress():
+    """distributed.train._start: a change that fails to apply leaves the
+    worker's table part-way; the next task must start over from the
+    initial weights (re-applying on top would count changes twice)."""
+    from types import SimpleNamespace
+
+    from spacy_lookahead.distributed.train import _start
+
+    rng = random.Random(5)
+    initial = trained(rng, 40)
+    nlp = SimpleNamespace(get_pipe=lambda name: SimpleNamespace(weights=initial))
+    changes = []
+    for r in range(2):
+        W = Weights().from_bytes(initial.to_bytes())
+        W.begin_round()
+        trained(random.Random(r), 60, W=W)
+        changes.append({"t": W.round_changes(False)})
+    keys, lengths, classes, ws = changes[1]["t"]
+    broken = {"t": (keys, lengths, classes, ws[:-1])}
+    cache: dict = {}
+    _start(cache, nlp, "t", "mix", [])  # the worker's table, at the initial weights
+    with pytest.raises(ValueError, match="not a table"):  # the first applies, the second fails
+        _start(cache, nlp, "t", "mix", [changes[0], broken])
+    got = _start(cache, nlp, "t", "mix", changes)
+    want = Weights().from_bytes(initial.to_bytes())
+    for change in changes:
+        want.apply_changes(*change["t"])
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(without_empty_rows(got.to_arrays()),
+                                                           without_empty_rows(want.to_arrays())))

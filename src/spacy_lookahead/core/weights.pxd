@@ -64,6 +64,7 @@ cdef class Weights:
     # the round began, each as it was then (key -> Snapshot*).
     cdef readonly bint in_round
     cdef PreshMap _snapshots
+    cdef double _top_before
 
     cdef void dot(self, double* scores, const feat_t* feats, int n_feats) noexcept nogil
     cdef double weight(self, feat_t feat, int clas) noexcept nogil

@@ -18,6 +18,7 @@ scattered ones (map cell, row, 32-byte entries). It scores bitwise as the
 table it was made from, and keeps each row's largest weight, an admissible
 bound for branch-and-bound search.
 """
+cimport cython
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
@@ -72,6 +73,7 @@ cdef inline int64_t next_version() noexcept nogil:
     return la_next_version()
 
 
+@cython.no_gc_clear  # tp_clear would drop the maps before __dealloc__ frees their rows
 cdef class Weights:
     """Sparse class weights over hashed features.
 
@@ -795,6 +797,7 @@ cdef class Weights:
         if self.scale != 1.0:
             self._fold_scale()
         self._snapshots = PreshMap()
+        self._top_before = self.top
         self.time = 0
         self.clock = 0.0
         self.in_round = True
@@ -869,8 +872,9 @@ cdef class Weights:
         return keys[keep], lengths[keep], classes[:k], deltas[:k]
 
     def end_round(self):
-        """Put the table back as begin_round() found it (rows the round
-        made stay, empty), ready for another round from the same start."""
+        """Put the weights back as begin_round() found them (rows the round
+        made stay, empty; time and clock 0, scale 1, the bound `top` as it
+        was), ready for another round from the same start."""
         if not self.in_round:
             raise RuntimeError("end_round() outside a round (begin_round() first)")
         cdef int i = 0
@@ -891,6 +895,7 @@ cdef class Weights:
         self.time = 0
         self.clock = 0.0
         self.scale = 1.0
+        self.top = self._top_before
         self.version = next_version()
 
     def apply_changes(self, keys, lengths, classes, deltas):
@@ -908,9 +913,7 @@ cdef class Weights:
         cdef const int32_t[::1] lv = numpy.ascontiguousarray(lengths, dtype="int32")
         cdef const int32_t[::1] cv = numpy.ascontiguousarray(classes, dtype="int32")
         cdef const double[::1] dv = numpy.ascontiguousarray(deltas, dtype="float64")
-        if kv.shape[0] != lv.shape[0] or cv.shape[0] != dv.shape[0] \
-                or (lv.shape[0] and int(numpy.asarray(lv).sum()) != cv.shape[0]):
-            raise ValueError("apply_changes(): array lengths do not agree")
+        _check_table(kv, lv, cv, dv, "apply_changes()")
         cdef int64_t r, start = 0
         cdef int j
         for r in range(kv.shape[0]):
@@ -935,6 +938,16 @@ def _frozen_from_arrays(keys, lengths, classes, ws):
     cdef Weights table = Weights()
     table._freeze(keys, lengths, classes, ws)
     return table
+
+
+def _check_table(keys, lengths, classes, ws, str where):
+    """A table in mixing's layout that the C loops can walk: one length per
+    key, none negative, summing to the entries; class ids >= 0."""
+    lv, cv = numpy.asarray(lengths), numpy.asarray(classes)
+    if (len(keys) != len(lv) or len(cv) != len(ws) or (len(lv) and lv.min() < 0)
+            or int(lv.sum()) != len(cv) or (len(cv) and cv.min() < 0)):
+        raise ValueError(f"{where}: not a table (a length per key, none negative, summing "
+                         "to the entries; class ids >= 0)")
 
 
 cdef void _sorted_row(const int32_t* classes, const double* ws, int n, double c,
@@ -969,9 +982,8 @@ def sum_pair(a, b, double ca, double cb):
     cdef const int32_t[::1] cb_ = numpy.ascontiguousarray(b[2], dtype="int32")
     cdef const double[::1] wb = numpy.ascontiguousarray(b[3], dtype="float64")
     cdef int64_t n_a = ka.shape[0], n_b = kb.shape[0]
-    if la.shape[0] != n_a or lb.shape[0] != n_b or wa.shape[0] != ca_.shape[0] \
-            or wb.shape[0] != cb_.shape[0]:
-        raise ValueError("sum_pair(): array lengths do not agree")
+    _check_table(ka, la, ca_, wa, "sum_pair()")
+    _check_table(kb, lb, cb_, wb, "sum_pair()")
     cdef int32_t longest = 1
     cdef int64_t r
     for r in range(n_a):

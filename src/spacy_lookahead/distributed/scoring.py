@@ -9,7 +9,7 @@ import multiprocessing
 import pickle
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 from .mixing import Table, prediction_weights
 
@@ -18,7 +18,7 @@ _STATE: Dict[str, Any] = {}
 
 
 def score_parts(nlp, references: list, parts: List[Tuple[bytes, float]],
-                score_weights: Dict[str, Optional[float]]) -> Tuple[float, Dict[str, Any]]:
+                score_weights: Dict[str, Any]) -> Tuple[float, Dict[str, Any]]:
     """spaCy's evaluation callback (its weighted score) over the dev set,
     each reference doc with the doc the workers annotated (part i holds
     docs i, i + P, ... as DocBin bytes, and the seconds its pipeline took)."""
@@ -35,7 +35,7 @@ def score_parts(nlp, references: list, parts: List[Tuple[bytes, float]],
             for k, doc in zip(range(i, len(references), len(parts)), docs):
                 predicted[k] = doc
     examples = [Example(doc, ref) for doc, ref in zip(predicted, references)]
-    annotated = Annotated(nlp, sum(seconds for _, seconds in parts))
+    annotated: Any = Annotated(nlp, sum(seconds for _, seconds in parts))  # (spaCy wants a Language)
     return create_evaluation_callback(annotated, lambda nlp: examples, score_weights)()
 
 
@@ -56,7 +56,7 @@ class Annotated:
         return _replace_numpy_floats(results)
 
 
-def _start(setup: bytes, references: bytes, score_weights: Dict[str, Optional[float]]) -> None:
+def _start(setup: bytes, references: bytes, score_weights: Dict[str, Any]) -> None:
     from spacy.tokens import DocBin
 
     from .lookups import fixed_msgpack_registries
@@ -85,7 +85,7 @@ class Scorers:
     pipeline and the dev set's references; submit() scores a round."""
 
     def __init__(self, n: int, setup: bytes, references: bytes,
-                 score_weights: Dict[str, Optional[float]]):
+                 score_weights: Dict[str, Any]):
         if n < 1:
             raise ValueError(f"Scorers needs at least one process, got {n}")
         self.pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"),

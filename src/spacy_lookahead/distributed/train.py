@@ -101,6 +101,7 @@ def _start(cache: Dict[Any, Any], nlp, name: str, chain: str, changes: List[Dict
     weights, applied = tables.get((chain, name), (None, 0))
     if weights is None or applied > len(changes):
         weights, applied = Weights().from_bytes(initial[name]), 0
+    tables.pop((chain, name), None)  # (an error while applying: started over next time)
     for change in changes[applied:]:
         weights.apply_changes(*change[name])
     tables[(chain, name)] = (weights, len(changes))
@@ -141,9 +142,11 @@ def train_shard(run_id: str, setup: bytes, shard: Dict[str, bytes], names: List[
             if hasattr(pipe, "_seen") and pipe.cfg.get("train_size"):
                 # SAPO's learning rate decays per epoch of the whole training set
                 pipe._seen = round_index * pipe.cfg["train_size"]
-        for weights in tables.values():
-            weights.begin_round()
+        begun = []
         try:
+            for weights in tables.values():
+                weights.begin_round()
+                begun.append(weights)
             losses = _epoch(nlp, T, examples, round_index, shard_index)
             out = {}
             for name, weights in tables.items():
@@ -152,7 +155,7 @@ def train_shard(run_id: str, setup: bytes, shard: Dict[str, bytes], names: List[
                              "avg": None if raw else weights.round_changes(True),
                              "ticks": int(weights.time), "updates": float(losses.get(name, 0.0))}
         finally:
-            for weights in tables.values():
+            for weights in begun:
                 weights.end_round()
         return {"components": out, "examples": len(examples), "pid": os.getpid(),
                 "seconds": time.perf_counter() - began}
@@ -453,7 +456,8 @@ class Job:
         # recomputed from their lineage.
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*(Large object|Sending large graph).*")
-            setup = client.submit(_data, pickle.dumps(self.nlp), key=f"ipm-setup-{run_id}")
+            setup_bytes = pickle.dumps(self.nlp)
+            setup = client.submit(_data, setup_bytes, key=f"ipm-setup-{run_id}")
             shard_data = [client.submit(_data, shard, key=f"ipm-shard-{run_id}-{i}")
                           for i, shard in enumerate(self.shards)]
             initial = client.submit(
@@ -508,17 +512,20 @@ class Job:
         n = len(self.shards)
         chains: List[list] = [[] for _ in range(n)]
         starts = [initial] * n
-        pending = []  # per round: the shards' counts and the model (futures)
+        pending: List[Any] = []  # per round: the shards' counts and the model (futures)
         model = None
         futures = submit(0, chains)
         for r in range(self.rounds):
             stats, mus = coefficients_of(r, futures)
+            last = r + 1 == self.rounds  # (no next round to start: no next start)
             if mixing == "iterative":
-                mixed = mix_tree(client, futures, {name: "raw" for name in self.names}, mus,
-                                 f"ipm-mix-{run_id}-{r}", priority=2)
-                chains = [chain + [mixed] for chain in chains]
-                after = client.submit(_plus, starts[0], mixed, key=f"ipm-start-{run_id}-{r + 1}",
-                                      priority=1)
+                if not last or all(sapo.values()):
+                    mixed = mix_tree(client, futures, {name: "raw" for name in self.names}, mus,
+                                     f"ipm-mix-{run_id}-{r}", priority=2)
+                    chains = [chain + [mixed] for chain in chains]
+                    after = client.submit(_plus, starts[0], mixed,
+                                          key=f"ipm-start-{run_id}-{r + 1}", priority=1)
+                    next_starts = [after] * n
                 if all(sapo.values()):  # the model is the mix of the raw tables: the next start
                     round_avg = after
                 else:
@@ -526,24 +533,24 @@ class Job:
                                        f"ipm-avg-{run_id}-{r}", priority=1)
                     round_avg = client.submit(_plus, starts[0], changes,
                                               key=f"ipm-avgtable-{run_id}-{r}", priority=1)
-                next_starts = [after] * n
             else:
-                own = [client.submit(_own_changes, res, key=f"ipm-own-{run_id}-{r}-{i}", priority=2)
-                       for i, res in enumerate(futures)]
-                chains = [chain + [o] for chain, o in zip(chains, own)]
                 round_avg = mix_tree(client, futures, model_sides, mus, f"ipm-avg-{run_id}-{r}",
                                      priority=1, bases=starts)
-                next_starts = [client.submit(_plus, st, o, key=f"ipm-start-{run_id}-{r + 1}-{i}",
-                                             priority=1)
-                               for i, (st, o) in enumerate(zip(starts, own))]
+                if not last:
+                    own = [client.submit(_own_changes, res, key=f"ipm-own-{run_id}-{r}-{i}",
+                                         priority=2) for i, res in enumerate(futures)]
+                    chains = [chain + [o] for chain, o in zip(chains, own)]
+                    next_starts = [client.submit(_plus, st, o,
+                                                 key=f"ipm-start-{run_id}-{r + 1}-{i}", priority=1)
+                                   for i, (st, o) in enumerate(zip(starts, own))]
             model = client.submit(_running_model, model, round_avg, stats, mus, sapo,
                                   key=f"ipm-model-{run_id}-{r}", priority=1)
             annotated = [client.submit(annotate_dev_part, run_id, setup, model, part,
                                        key=f"ipm-dev-{run_id}-{r}-{i}", priority=1)
                          for i, part in enumerate(dev_parts)]
             pending.append((stats, model, annotated))
-            starts = next_starts
-            if r + 1 < self.rounds:
+            if not last:
+                starts = next_starts
                 futures = submit(r + 1, chains)
         del futures, round_avg, model, annotated, starts, chains
         history: List[Dict[str, Any]] = []
@@ -578,21 +585,24 @@ class Job:
                   f"{record['seconds']:.1f}s in all", file=stdout, flush=True)
             clock["began"], clock["cpu"] = time.perf_counter(), time.process_time()
 
+        received = began
         with ExitStack() as stack:
             scorers = None
             if dev_parts and n_scorers:
                 scorers = stack.enter_context(Scorers(
-                    n_scorers, pickle.dumps(self.nlp), _docbin([eg.reference for eg in dev]),
+                    n_scorers, setup_bytes, _docbin([eg.reference for eg in dev]),
                     self.T["score_weights"]))
             for r in range(self.rounds):
                 stats, model, annotated = pending[r]
                 pending[r] = None  # (the model so far is freed once the next one is made)
                 counts = client.gather(stats)  # in shard order
-                record = {"train_seconds": time.perf_counter() - clock["began"]}
+                # waiting for the round's shards, since the last round was received
+                record = {"train_seconds": time.perf_counter() - received}
                 waited = time.perf_counter()
                 tables = model.result()[0]
                 del stats, model
-                record["model_seconds"] = time.perf_counter() - waited
+                received = time.perf_counter()
+                record["model_seconds"] = received - waited
                 if scorers is not None:  # scored beside the driver, rounds side by side
                     scoring: Any = scorers.submit(client.gather(annotated), tables)
                 else:  # the driver's pipeline holds the model: the score hooks read it
