@@ -21,7 +21,7 @@ $PY -c "import spacy, numpy, dask, distributed, spacy_lookahead.spacy_io as s; p
 nproc; grep -m1 "model name" /proc/cpuinfo; grep -m1 -o "avx512[a-z_]*" /proc/cpuinfo | head -1
 el setup done
 if [ "${SMALL:-0}" = 1 ]; then TH="1 2"; COP=1; REP=1; PAIRS=1; ANNREP=2; ANNW="1 2"; IPMW="1 2"; ROUNDS=2
-else TH="1 2 4 8 16"; COP=4; REP=3; PAIRS=5; ANNREP=${ANNREP:-400}; ANNW=${ANNW:-"1 2 4 8 16"}; IPMW=${IPMW:-"1 2 4 8"}; ROUNDS=4; fi
+else TH="1 2 4 8 16"; COP=4; REP=3; PAIRS=5; ANNREP=${ANNREP:-400}; ANNW=${ANNW:-"1 2 4 8 16"}; IPMW=${IPMW:-"1 2 4 8"}; ROUNDS=${ROUNDS:-6}; fi
 M=$D/m
 for section in $SECTIONS; do
   case $section in

@@ -18,7 +18,6 @@ scattered ones (map cell, row, 32-byte entries). It scores bitwise as the
 table it was made from, and keeps each row's largest weight, an admissible
 bound for branch-and-bound search.
 """
-cimport cython
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
@@ -73,7 +72,6 @@ cdef inline int64_t next_version() noexcept nogil:
     return la_next_version()
 
 
-@cython.no_gc_clear  # tp_clear would drop the maps before __dealloc__ frees their rows
 cdef class Weights:
     """Sparse class weights over hashed features.
 

@@ -18,6 +18,7 @@ reads the input (start_loading). The run's
 fixed costs (cluster start, shipping and loading the model) are timed apart
 from annotating: manifest["timings"]."""
 import hashlib
+import importlib
 import os
 from contextlib import ExitStack
 import stat
@@ -163,10 +164,16 @@ def ship_model(client, model: Path, checksum: str):
 
 def load_pipeline(model: Dict[str, bytes], checksum: str, n_threads: int) -> Dict[str, Any]:
     """The preload task: this worker's pipeline (worker_pipeline), loaded
-    before the first partition; returns what it cost here."""
+    before the first partition; returns what it cost here: in all, and
+    importing spaCy (if this task does), and when it began (the epoch's
+    seconds: the model's files and the task reach a worker after a while)."""
+    began = time.time()
     start = time.perf_counter()
+    importlib.import_module("spacy")  # timed apart from loading
+    imported = time.perf_counter()
     worker_pipeline(model, checksum, n_threads)
-    return {"pid": os.getpid(), "seconds": time.perf_counter() - start}
+    return {"pid": os.getpid(), "seconds": time.perf_counter() - start,
+            "import_seconds": imported - start, "began": began}
 
 
 def annotate_partition(model: Dict[str, bytes], checksum: str, payload: Tuple[str, Any],
@@ -382,10 +389,16 @@ def _run(client, loading: tuple, inputs: Inputs, todo: List[Tuple[int, int, int]
     the partitions of `todo`, listing each shard in the manifest as its
     task reports; returns the timings of the two phases."""
     distributed = require_distributed()
-    shipped, checksum, loads, start = loading
+    shipped, checksum, loads, start, began_wall = loading
     loads = client.gather(loads)
     timings: Dict[str, Any] = {"model": time.perf_counter() - start, "workers": len(loads),
-                               "model_load_max": max((x["seconds"] for x in loads), default=0.0)}
+                               "model_load_max": max((x["seconds"] for x in loads), default=0.0),
+                               # of that: importing spaCy there, and the last load's start
+                               # after the shipping began (the files and the task in transit)
+                               "model_import_max": max((x.get("import_seconds", 0.0)
+                                                        for x in loads), default=0.0),
+                               "model_start_max": max((x["began"] - began_wall for x in loads
+                                                       if "began" in x), default=0.0)}
     token = f".annotate-run-{os.urandom(8).hex()}"  # what a worker that sees output_dir sees
     (output_dir / token).write_bytes(b"")
     _write_rejects(output_dir, manifest)  # the resumed run's shards' rejects
@@ -440,15 +453,15 @@ def start_loading(client, model: Path, checksum: str, n_threads: int) -> tuple:
     without waiting: loading is a fixed cost, not part of annotating, and a
     worker's first partition no longer waits for it. Returns what _run
     waits for: (the shipped files, the checksum, the loads' futures, when
-    it started)."""
-    start = time.perf_counter()
+    it started: perf_counter's and the epoch's seconds)."""
+    start, began_wall = time.perf_counter(), time.time()
     shipped = ship_model(client, model, checksum)
     workers = sorted(client.scheduler_info()["workers"])
     loads = [client.submit(load_pipeline, shipped, checksum, n_threads, pure=False,
                            key=f"annotate-load-{checksum[:8]}-{i}-{os.urandom(4).hex()}",
                            workers=[address], allow_other_workers=True)
              for i, address in enumerate(workers)]
-    return shipped, checksum, loads, start
+    return shipped, checksum, loads, start, began_wall
 
 
 def _shard_entry(inputs: Inputs, first: int, end: int, result: Dict[str, Any]) -> Dict[str, Any]:
