@@ -575,6 +575,7 @@ class Job:
             if output is not None and (is_best or r + 1 == self.rounds):
                 self._hold(tables)
                 self._save(Path(output), is_best, r + 1 == self.rounds)
+            # the driver's rhythm: since the last round's record (its score came in)
             record["seconds"] = time.perf_counter() - clock["began"]
             # the driver's CPU (with a LocalCluster: its scheduler's too) since the last round
             record["driver_cpu_seconds"] = time.process_time() - clock["cpu"]
@@ -582,7 +583,7 @@ class Job:
                   f"{' (best)' if is_best else ''}; losses "
                   + ", ".join(f"{n} {v:.0f}" for n, v in record["losses"].items())
                   + f"; {record['train_seconds']:.1f}s waiting for the shards, "
-                  f"{record['seconds']:.1f}s in all", file=stdout, flush=True)
+                  f"{record['seconds']:.1f}s after the last round's score", file=stdout, flush=True)
             clock["began"], clock["cpu"] = time.perf_counter(), time.process_time()
 
         received = began
