@@ -130,6 +130,9 @@ def test_rounds_refuse_the_wrong_order():
             W.apply_changes(*table)
         with pytest.raises(ValueError, match="not a table"):
             sum_pair(table, table_of(W), 1.0, 1.0)
+    shuffled = (keys[::-1].copy(), lengths[::-1].copy(), classes, ws)  # rows out of key order
+    with pytest.raises(ValueError, match="not sorted"):
+        sum_pair(table_of(W), shuffled, 1.0, 1.0)
     with pytest.raises(RuntimeError, match="frozen"):
         W.average().begin_round()
 

@@ -938,14 +938,20 @@ def _frozen_from_arrays(keys, lengths, classes, ws):
     return table
 
 
-def _check_table(keys, lengths, classes, ws, str where):
+def _check_table(keys, lengths, classes, ws, str where, bint sorted_keys=False):
     """A table in mixing's layout that the C loops can walk: one length per
-    key, none negative, summing to the entries; class ids >= 0."""
+    key, none negative, summing to the entries; class ids >= 0; with
+    sorted_keys, keys strictly increasing (what a merge of two needs)."""
     lv, cv = numpy.asarray(lengths), numpy.asarray(classes)
     if (len(keys) != len(lv) or len(cv) != len(ws) or (len(lv) and lv.min() < 0)
             or int(lv.sum()) != len(cv) or (len(cv) and cv.min() < 0)):
         raise ValueError(f"{where}: not a table (a length per key, none negative, summing "
                          "to the entries; class ids >= 0)")
+    if sorted_keys and len(keys) > 1:
+        kv = numpy.asarray(keys)
+        if not (kv[1:] > kv[:-1]).all():
+            raise ValueError(f"{where}: the table's keys are not sorted and unique (give "
+                             "tables as Weights.to_arrays() or mixing.mix() make them)")
 
 
 cdef void _sorted_row(const int32_t* classes, const double* ws, int n, double c,
@@ -980,8 +986,8 @@ def sum_pair(a, b, double ca, double cb):
     cdef const int32_t[::1] cb_ = numpy.ascontiguousarray(b[2], dtype="int32")
     cdef const double[::1] wb = numpy.ascontiguousarray(b[3], dtype="float64")
     cdef int64_t n_a = ka.shape[0], n_b = kb.shape[0]
-    _check_table(ka, la, ca_, wa, "sum_pair()")
-    _check_table(kb, lb, cb_, wb, "sum_pair()")
+    _check_table(ka, la, ca_, wa, "sum_pair()", True)
+    _check_table(kb, lb, cb_, wb, "sum_pair()", True)
     cdef int32_t longest = 1
     cdef int64_t r
     for r in range(n_a):
