@@ -47,6 +47,7 @@ def one(config: Path, train_path: Path, dev_path: Path, workers: int, rounds: in
         trained = time.perf_counter()
     kinds = collections.defaultdict(lambda: {"n": 0, "compute": 0.0, "transfer": 0.0})
     spans: dict = {}  # round -> [first shard's start, last shard's stop] on the workers
+    fetching: dict = collections.defaultdict(float)  # round -> its shards' time fetching inputs
     for record in stream.data:
         kind = task_kind(record["key"])
         k = kinds[kind]
@@ -54,6 +55,8 @@ def one(config: Path, train_path: Path, dev_path: Path, workers: int, rounds: in
         for s in record["startstops"]:
             if s["action"] in ("compute", "transfer"):
                 k[s["action"]] += s["stop"] - s["start"]
+            if kind == "train_shard" and s["action"] == "transfer":
+                fetching[int(record["key"].split("-")[2])] += s["stop"] - s["start"]
             if kind == "train_shard" and s["action"] == "compute":
                 r = int(record["key"].split("-")[2])
                 span = spans.setdefault(r, [s["start"], s["stop"]])
@@ -68,7 +71,8 @@ def one(config: Path, train_path: Path, dev_path: Path, workers: int, rounds: in
             "scores": [r["score"] for r in history], "tasks": dict(kinds),
             # the workers' rhythm: round r's shards start this long after round r-1's
             "worker_round_seconds": [spans[r][0] - spans[r - 1][0] for r in sorted(spans)[1:]],
-            "shard_span_seconds": [spans[r][1] - spans[r][0] for r in sorted(spans)]}
+            "shard_span_seconds": [spans[r][1] - spans[r][0] for r in sorted(spans)],
+            "shard_fetch_seconds": [fetching[r] for r in sorted(spans)]}
 
 
 def main(argv=None) -> None:
@@ -94,6 +98,10 @@ def main(argv=None) -> None:
               + " ".join(f"{x:.2f}" for x in row["worker_round_seconds"])
               + " s; the driver's rounds: " + " ".join(f"{x:.2f}" for x in row["round_seconds"])
               + " s", flush=True)
+        print("    the shards' spans (first start to last end): "
+              + " ".join(f"{x:.2f}" for x in row["shard_span_seconds"])
+              + " s; their inputs' fetching, summed: "
+              + " ".join(f"{x:.2f}" for x in row["shard_fetch_seconds"]) + " s", flush=True)
         for kind, k in sorted(row["tasks"].items(), key=lambda kv: -kv[1]["compute"]):
             print(f"    {kind:14s} {k['n']:4d} tasks, compute {k['compute']:7.2f} s, "
                   f"transfer {k['transfer']:6.2f} s", flush=True)

@@ -21,7 +21,16 @@ SITE=${SITE:-/tmp/site}
   && { $PY -m compileall -q -j 0 "$SITE" > /dev/null 2>&1; el "site compiled"; }; } || exit 3
 [ -d $D/m ] || tar -C $D -xJf $D/models.tar.xz || exit 4
 [ -d $D/data ] || tar -C $D -xJf $D/data.tar.xz || exit 4
+# run from a venv of the bundle alone: the device image has torch, cupy and
+# jax installed system-wide, and thinc imports torch and cupy wherever it
+# finds them (importing spaCy took 3.4-5.8 s per process there, most of
+# annotate's fixed costs at 16 workers); a user's clean venv has none of them
+if [ "${NOVENV:-0}" != 1 ]; then
+  [ -x /tmp/venv16/bin/python ] || $PY -m venv --without-pip /tmp/venv16 || exit 6
+  PY=/tmp/venv16/bin/python
+fi
 export PYTHONPATH=$SITE:$PWD
+$PY -c "import importlib.util as u; print('torch importable:', u.find_spec('torch') is not None)"
 $PY -c "import spacy, numpy, dask, distributed, spacy_lookahead.spacy_io as s; print('spacy', spacy.__version__, 'numpy', numpy.__version__, 'dask', dask.__version__, s.__file__)" || exit 5
 nproc; grep -m1 "model name" /proc/cpuinfo; grep -m1 -o "avx512[a-z_]*" /proc/cpuinfo | head -1
 el setup done
