@@ -502,6 +502,11 @@ class Job:
         def coefficients_of(r: int, results: list):
             stats = [client.submit(_stats, res, key=f"ipm-stats-{run_id}-{r}-{i}", priority=2)
                      for i, res in enumerate(results)]
+            if weighting == "uniform":  # known now: a shard's leaf of the mix need not
+                # wait for every shard's counts (the mix's path: the last shard's leaf
+                # and the tree above it)
+                return stats, {name: coefficients(weighting, [0.0] * len(results))
+                               for name in self.names}
             return stats, client.submit(_coefficients, weighting, stats,
                                         key=f"ipm-mu-{run_id}-{r}", priority=2)
 
