@@ -32,14 +32,13 @@ def task_kind(key: str) -> str:
 def one(config: Path, train_path: Path, dev_path: Path, workers: int, rounds: int) -> dict:
     import distributed
 
+    from spacy_lookahead.distributed.cluster import dask_client
     from spacy_lookahead.distributed.train import train
 
     overrides = {"paths.train": str(train_path), "paths.dev": str(dev_path),
                  "training.max_epochs": rounds, "paths.curves": None}
     began = time.perf_counter()
-    with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
+    with dask_client(None, workers) as client:  # the cluster `train` starts itself
         started = time.perf_counter()
         with distributed.get_task_stream(client) as stream:
             history = train(config, None, client=client, shards=workers, overrides=overrides,
