@@ -307,6 +307,37 @@ def test_inputs_are_read_as_written_and_bad_bytes_reported(tmp_path):
     assert n_chars(inputs) == 5  # the good inputs' text, for the shard size
 
 
+def test_reading_leaves_the_cycle_collector_as_it_was(tmp_path, monkeypatch):
+    """The collector is off while the input is read (it rescanned every
+    input read so far) and back as it was after: on, off, or after a read
+    that failed."""
+    import gc
+
+    from spacy_lookahead.distributed import inputs as inputs_module
+    path = tmp_path / "input.jsonl"
+    path.write_text('{"text": "a"}\n')
+    seen = []
+    real = inputs_module._read_jsonl
+    monkeypatch.setattr(inputs_module, "_read_jsonl",
+                        lambda p: seen.append(gc.isenabled()) or real(p))
+    enabled = gc.isenabled()
+    try:
+        gc.enable()
+        assert inputs_module.read_inputs(path).items == [("a", {})]
+        assert gc.isenabled()
+        gc.disable()
+        inputs_module.read_inputs(path)
+        assert not gc.isenabled()
+        gc.enable()
+        monkeypatch.setattr(inputs_module, "_read_jsonl", lambda p: 1 / 0)
+        with pytest.raises(ZeroDivisionError):
+            inputs_module.read_inputs(path)
+        assert gc.isenabled()
+    finally:
+        (gc.enable if enabled else gc.disable)()
+    assert seen == [False, False]
+
+
 def test_a_doc_the_pipeline_rejects_is_listed_and_the_run_goes_on(client, tagger_model, jsonl,
                                                                    tmp_path):
     """One input the pipeline raises on (a text over spaCy's max_length):
