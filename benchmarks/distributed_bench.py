@@ -99,6 +99,13 @@ def annotate_table(rows: List[Dict[str, Any]]) -> None:
                 f"{med(lambda r: r['fixed_seconds'], group):.1f} s (cluster "
                 f"{med(lambda r: r['timings']['cluster'], group):.1f}, model {med(lambda r: r['timings']['model'], group):.1f}, "
                 f"close {med(lambda r: r['timings']['close'], group):.1f}), read {med(lambda r: r['timings']['read'], group):.1f} s")
+        if all("shards_busy" in r["timings"] for r in group):
+            # the workers' share of the phase spent in shards, and their speed meanwhile
+            busy = med(lambda r: r["timings"]["shards_busy"] / (workers * r["timings"]["annotate"]),
+                       group)
+            speed = med(lambda r: r["tokens"] / r["timings"]["shards_busy"], group)
+            line += (f"; workers busy {100 * busy:.0f}% of the phase, "
+                     f"{speed:,.0f} tokens/s each while busy")
         if base and base is not group:
             S = med(lambda r: r["command_seconds"], base) / whole
             P = med(lambda r: r["timings"]["annotate"], base) / phase

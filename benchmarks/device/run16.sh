@@ -32,7 +32,9 @@ fi
 export PYTHONPATH=$SITE:$PWD
 $PY -c "import importlib.util as u; print('torch importable:', u.find_spec('torch') is not None)"
 $PY -c "import spacy, numpy, dask, distributed, spacy_lookahead.spacy_io as s; print('spacy', spacy.__version__, 'numpy', numpy.__version__, 'dask', dask.__version__, s.__file__)" || exit 5
-nproc; grep -m1 "model name" /proc/cpuinfo; grep -m1 -o "avx512[a-z_]*" /proc/cpuinfo | head -1
+# (nproc obeys OMP_NUM_THREADS: lscpu says what the cores are)
+lscpu | grep -E "^(CPU\(s\)|Thread|Core|Socket|Model name|L2|L3|NUMA node\(s\))" || nproc --all
+grep -m1 -o "avx512[a-z_]*" /proc/cpuinfo | head -1
 el setup done
 if [ "${SMALL:-0}" = 1 ]; then TH="1 2"; COP=1; REP=1; PAIRS=1; ANNREP=2; ANNW="1 2"; IPMW="1 2"; ROUNDS=2
 else TH="1 2 4 8 16"; COP=4; REP=3; PAIRS=5; ANNREP=${ANNREP:-400}; ANNW=${ANNW:-"1 2 4 8 16"}; IPMW=${IPMW:-"1 2 4 8"}; ROUNDS=${ROUNDS:-6}; fi

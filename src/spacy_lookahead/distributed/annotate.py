@@ -404,6 +404,7 @@ def _run(client, loading: tuple, inputs: Inputs, todo: List[Tuple[int, int, int]
     _write_rejects(output_dir, manifest)  # the resumed run's shards' rejects
     began, cpu = time.perf_counter(), time.process_time()
     docs = tokens = 0
+    busy = 0.0
     try:
         futures = {}
         for index, first, end in todo:
@@ -429,6 +430,7 @@ def _run(client, loading: tuple, inputs: Inputs, todo: List[Tuple[int, int, int]
                 listed = time.perf_counter()
             docs += result["docs"]
             tokens += result["tokens"]
+            busy += result["seconds"]
             elapsed = time.perf_counter() - began
             print(f"  [{done}/{len(todo)}] {name}: {result['docs']} docs; total {docs} docs, "
                   f"{tokens / elapsed:,.0f} tokens/s", file=stdout, flush=True)
@@ -436,6 +438,10 @@ def _run(client, loading: tuple, inputs: Inputs, todo: List[Tuple[int, int, int]
         write_manifest(output_dir, manifest)
         (output_dir / token).unlink()
     timings["annotate"], timings["tokens"] = time.perf_counter() - began, tokens
+    # the shards' time in the workers, summed: against workers x annotate, the
+    # share of the phase the workers spent annotating (the rest: waiting
+    # for tasks, the tail); tokens / busy, their speed while they did
+    timings["shards_busy"] = busy
     # the client's (and a LocalCluster's scheduler's) CPU time meanwhile: its serial share
     timings["client_cpu"] = time.process_time() - cpu
     return timings
