@@ -18,6 +18,7 @@ scattered ones (map cell, row, 32-byte entries). It scores bitwise as the
 table it was made from, and keeps each row's largest weight, an admissible
 bound for branch-and-bound search.
 """
+cimport cython
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
@@ -72,6 +73,13 @@ cdef inline int64_t next_version() noexcept nogil:
     return la_next_version()
 
 
+# Outside the cycle collector: a Weights refers to nothing but its PreshMaps
+# (which refer only to their cymem Pools), so it can be in no cycle; but one
+# a garbage cycle refers to was handed to the collector with its maps, and a
+# map's Pool could be cleared (freeing the map's cells) before __dealloc__
+# walked the map to free the rows: a double free that aborted the process.
+# Untracked, the table and its maps are freed in order, by reference counts.
+@cython.no_gc
 cdef class Weights:
     """Sparse class weights over hashed features.
 
