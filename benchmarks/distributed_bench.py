@@ -101,8 +101,8 @@ def annotate_table(rows: List[Dict[str, Any]]) -> None:
                 f"close {med(lambda r: r['timings']['close'], group):.1f}), read {med(lambda r: r['timings']['read'], group):.1f} s")
         if all("shards_busy" in r["timings"] for r in group):
             # the workers' share of the phase spent in shards, and their speed meanwhile
-            busy = med(lambda r: r["timings"]["shards_busy"] / (workers * r["timings"]["annotate"]),
-                       group)
+            busy = med(lambda r: r["timings"]["shards_busy"]
+                       / (r["timings"].get("workers", workers) * r["timings"]["annotate"]), group)
             speed = med(lambda r: r["tokens"] / r["timings"]["shards_busy"], group)
             line += (f"; workers busy {100 * busy:.0f}% of the phase, "
                      f"{speed:,.0f} tokens/s each while busy")

@@ -43,6 +43,9 @@ cdef struct FrozenSlot:
     int32_t length
 
 
+# Outside the cycle collector (cython.no_gc in weights.pyx): keep every
+# Python attribute a PreshMap (nothing that could refer back), and do not
+# subclass it (a subclass would be collected again).
 cdef class Weights:
     cdef PreshMap table
     # A frozen table (average()): read-only, rows packed into one arena and

@@ -67,8 +67,8 @@ def _no_cyclic_gc() -> Iterator[None]:
     reading 250,000 JSON lines). They hold no cycles; the collector's
     state is restored after."""
     enabled = gc.isenabled()
-    gc.disable()
     try:
+        gc.disable()
         yield
     finally:
         if enabled:

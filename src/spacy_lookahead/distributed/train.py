@@ -490,15 +490,18 @@ class Job:
             return [client.submit(train_shard, run_id, setup, shard_data[i], self.names,
                                   "mix" if mixing == "iterative" else f"shard-{i}", chains[i],
                                   r, i, before, pure=False, retries=RETRIES,
-                                  key=f"ipm-{run_id}-{r}-{i}", priority=3,
+                                  key=f"ipm-{run_id}-{r}-{i}",
+                                  priority=3 if mixing == "iterative" else 0,
                                   workers=[workers[i % len(workers)]] if workers else None,
                                   allow_other_workers=True)
                     for i in range(len(self.shards))]
 
-        # Priorities: the shards first, then the mix they start from, then
-        # the model and its dev parts (off the shards' path: a worker that
-        # has both a dev part and its next shard ready trains first, and
-        # annotates while it waits for the round's mix).
+        # Priorities (iterative mixing): the shards first, then the mix they
+        # start from, then the model and its dev parts (off the shards' path:
+        # a worker that has both a dev part and its next shard ready trains
+        # first, and annotates while it waits for the round's mix). One-shot
+        # shards wait for no mix: first, they would train every round before
+        # any round's model, so they come last.
         def coefficients_of(r: int, results: list):
             stats = [client.submit(_stats, res, key=f"ipm-stats-{run_id}-{r}-{i}", priority=2)
                      for i, res in enumerate(results)]
