@@ -230,6 +230,42 @@ def test_factored_and_row_by_row_lattices_agree_on_a_real_model(tau, shared_data
         assert list(fast.best()[0]) == list(slow.best()[0])
 
 
+@settings(max_examples=40, deadline=None)
+@given(nr_class=st.integers(2, 4), length=st.integers(2, 7),
+       direction=st.sampled_from(["ltr", "rtl"]), constrained=st.booleans(),
+       temperature=st.sampled_from([1.0, 0.5, 3.0]), seed=st.integers(0, 2**16),
+       starts=st.lists(st.booleans(), min_size=7, max_size=7))
+def test_a_doc_of_several_sentences_factors_as_its_rows_give(nr_class, length, direction,
+                                                            constrained, temperature, seed,
+                                                            starts):
+    """A doc whose sentences each start the history again (a tagger that
+    respects sentence starts): at a sentence's first step every previous
+    tag's transitions are the first step's, so the lattice still factors,
+    and gives the row-by-row lattice's log Z, marginals, best output and
+    segment probabilities."""
+    rng = random.Random(seed)
+    system, atoms, W = random_model(nr_class, length, direction, constrained, rng)
+    sent_starts = numpy.array([True] + starts[1:length], dtype=bool)
+    inst = system.instance({"atoms": atoms, "sent_starts": sent_starts})
+    assert inst.breaks == (sent_starts.sum() > 1)
+    keep_rows(True, True)
+    fast = Lattice(inst, W, temperature)
+    assert fast.factored
+    keep_rows(seed % 2 == 0, False)
+    slow = Lattice(inst, W, temperature)
+    assert not slow.factored
+    if slow.log_z == -math.inf:
+        assert fast.log_z == -math.inf
+        return
+    assert math.isclose(fast.log_z, slow.log_z, rel_tol=1e-12, abs_tol=1e-12)
+    numpy.testing.assert_allclose(fast.marginals(), slow.marginals(), rtol=1e-9, atol=1e-12)
+    assert list(fast.best()[0]) == list(slow.best()[0])
+    labels = [rng.randrange(nr_class) for _ in range(2)]
+    assert math.isclose(fast.segment_probability(length - 2, labels),
+                        slow.segment_probability(length - 2, labels), rel_tol=1e-9,
+                        abs_tol=1e-12)
+
+
 def brute_force_best(system, atoms, W):
     """(the highest-scoring valid sequence, its score), first in
     lexicographic order on ties; (None, -inf) if none is valid."""

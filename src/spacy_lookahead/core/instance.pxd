@@ -14,9 +14,10 @@ cdef class Instance:
     cdef readonly int max_steps       # no derivation has more actions
     cdef readonly size_t state_size   # bytes of one state of this doc
     cdef readonly bint has_gold       # the oracle knows (some of) the gold
-    cdef readonly bint breaks         # the system's transition scores do not hold at some
-                                      # steps (a tagging doc's sentence starts): the
-                                      # marginals do not factor (core/marginals.pyx)
+    cdef readonly bint breaks         # the system's history starts again at some steps (a
+                                      # tagging doc's sentence starts: there every
+                                      # transition is the first step's; core/marginals.pyx,
+                                      # TransitionSystem.history_restarts)
 
     cdef int init_state(self, void* state) except -1
     cdef void* start(self) except NULL

@@ -36,12 +36,15 @@ cdef class Lattice:
     cdef vector[double] factor_row
     cdef vector[char] known       # [t * C + p]: 1 that row is in rows, 2 also in factors
     cdef vector[double] em        # factored: (T, C) emissions
+    cdef vector[char] restart     # factored: (T,) 1 where the step's transitions are the
+                                  # first step's whatever came before (step 0, sentence starts)
     cdef Transitions trans        # ... and the (C + 1, C) transitions
     cdef bint keep, backward
     cdef readonly bint factored   # made as emissions x transitions (homogeneous systems)
     cdef readonly long viterbi_entries  # the entries the last best() ran Viterbi over
 
     cdef const double* _row(self, int t, int p) noexcept nogil
+    cdef int _before(self, int t, int p) noexcept nogil
     cdef const double* _factors(self, int t, int p, double shift) noexcept nogil
     cdef bint _split_scores(self, Workspace ws, double limit) noexcept nogil
     cdef void _forward_backward(self) noexcept nogil

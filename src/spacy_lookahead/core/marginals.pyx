@@ -34,8 +34,11 @@ ROW_CACHE = 1 << 21
 # (False: every row scored as any first-order system's; the tests compare)
 FACTORED = True
 # ... where the factors cannot underflow: the emissions of a step, and the
-# transitions, span at most this many units of score / tau
-FACTORED_RANGE = 50.0
+# transitions, span at most this many units of score / tau, so an entry's
+# two factors are at least exp(-2 x 150) ~ 1e-130, far above the smallest
+# double (~1e-308). (It was 50: 40% of the EWT test docs of the shipped
+# tagger fell back to the rows, 5x slower, for no loss of precision.)
+FACTORED_RANGE = 150.0
 # ... and a step of the scaled sums whose scores / tau span more than this is
 # summed in the log domain instead (exp(-SHARP_RANGE) is near the smallest
 # double: a smaller factor would be 0, and the best derivation may need it)
@@ -177,7 +180,9 @@ cdef class Lattice:
         self.row.resize(self.C)
         self.factor_row.resize(self.C)
         self.trans = None
-        self.factored = FACTORED and inst.system.homogeneous and not inst.breaks and self.T > 0
+        # (a doc of several sentences factors too: at a sentence's first step
+        # every previous action's transitions are the first step's)
+        self.factored = FACTORED and inst.system.homogeneous and self.T > 0
         if self.factored:
             if transitions is None or not transitions.fits(inst.system, W, temperature):
                 transitions = Transitions(inst.system, W, temperature)
@@ -244,10 +249,13 @@ cdef class Lattice:
         False where a step's range exceeds `limit` (the factors could
         underflow)."""
         cdef int T = self.T, C = self.C, t
+        cdef const void* state
         self.em.resize(T * C)
+        self.restart.assign(T, 0)
         for t in range(T):
-            ws.system.emission(&self.em[t * C], self.chain.state_after(t, 0 if t else -1),
-                               self.W, ws.feats)
+            state = self.chain.state_after(t, 0 if t else -1)
+            ws.system.emission(&self.em[t * C], state, self.W, ws.feats)
+            self.restart[t] = t == 0 or (self.inst.breaks and ws.system.history_restarts(state))
             if _span(&self.em[t * C], C) / self.temperature > limit:
                 return False
         return True
@@ -264,7 +272,7 @@ cdef class Lattice:
         if self.factored:
             out = self.row.data()
             e = &self.em[t * self.C]
-            f = &self.trans.tr[((p if t else -1) + 1) * self.C]
+            f = &self.trans.tr[(self._before(t, p) + 1) * self.C]
             for c in range(self.C):
                 out[c] = e[c] + f[c]
             return out
@@ -276,6 +284,11 @@ cdef class Lattice:
             return out
         self.chain.row(self.W, t, p, self.row.data())
         return self.row.data()
+
+    cdef inline int _before(self, int t, int p) noexcept nogil:
+        """Factored: the transition row of action p before step t (-1 where
+        the step starts the history: step 0, a sentence's first step)."""
+        return -1 if self.restart[t] else p
 
     cdef const double* _factors(self, int t, int p, double shift) noexcept nogil:
         """exp(row(t, p) / tau - shift): the row's factors of p(y | x), 0 where
@@ -483,6 +496,12 @@ cdef class Lattice:
             if t == 0:
                 for c in range(C):
                     s[c] = etr[c]
+            elif self.restart[t]:  # every p's transitions are the first step's
+                a = 0.0
+                for p in range(C):
+                    a += self.fwd[(t - 1) * C + p]
+                for c in range(C):
+                    s[c] = a * etr[c]
             else:
                 for c in range(C):
                     s[c] = 0.0
@@ -517,10 +536,17 @@ cdef class Lattice:
             return
         w.assign(C, 0.0)
         for t in range(T - 2, -1, -1):
-            for c in range(C):
-                w[c] = ratio[(t + 1) * C + c] * self.bwd[(t + 1) * C + c]
-                if w[c] != 0.0:
-                    la_axpy(C, w[c], &etr_t[c * C], &self.bwd[t * C])
+            if self.restart[t + 1]:  # the next step's transitions are the first step's
+                a = 0.0
+                for c in range(C):
+                    a += ratio[(t + 1) * C + c] * self.bwd[(t + 1) * C + c] * etr[c]
+                for p in range(C):
+                    self.bwd[t * C + p] = a
+            else:
+                for c in range(C):
+                    w[c] = ratio[(t + 1) * C + c] * self.bwd[(t + 1) * C + c]
+                    if w[c] != 0.0:
+                        la_axpy(C, w[c], &etr_t[c * C], &self.bwd[t * C])
             for p in range(C):
                 if self.fwd[t * C + p] == 0.0:
                     self.bwd[t * C + p] = 0.0  # unreachable: its probability is 0
@@ -589,7 +615,7 @@ cdef class Lattice:
                     continue  # no valid prefix ends with p
                 if self.factored:  # the row's sums without making the row
                     e = &self.em[t * C]
-                    f = &self.trans.tr[(p + 1) * C]
+                    f = &self.trans.tr[(self._before(t, p) + 1) * C]
                     for c in range(C):
                         v = base + (e[c] + f[c])
                         if v > score[t * C + c]:
@@ -678,7 +704,7 @@ cdef class Lattice:
                 base = score[(t - 1) * C + p]
                 if base == -INFINITY:
                     continue
-                f = &self.trans.tr[(p + 1) * C]
+                f = &self.trans.tr[(self._before(t, p) + 1) * C]
                 for j in range(n_kept[t]):
                     c = kept[t * C + j]
                     v = base + (e[c] + f[c])
@@ -794,7 +820,7 @@ cdef class Lattice:
     cdef double _score(self, int t, int p, int c) noexcept nogil:
         """The score of action c at step t after action p (p ignored at t = 0)."""
         if self.factored:
-            return self.em[t * self.C + c] + self.trans.tr[((p if t else -1) + 1) * self.C + c]
+            return self.em[t * self.C + c] + self.trans.tr[(self._before(t, p) + 1) * self.C + c]
         return self._row(t, p)[c]
 
     cdef double segment(self, int a, const int* lab, int n, const unsigned char* before,

@@ -48,6 +48,10 @@ cdef class TransitionSystem:
     cdef void emission(self, double* scores, const void* state, Weights W,
                        feat_t* feats) noexcept nogil
     cdef void transition(self, double* scores, int prev, Weights W, feat_t* feats) noexcept nogil
+    # homogeneous systems whose history starts again at some steps (a tagging
+    # doc's sentence starts, Instance.breaks): whether the step of `state`
+    # is one, where every previous action's transition is transition(-1)
+    cdef bint history_restarts(self, const void* state) noexcept nogil
 
 
 cdef inline double partial_bound(const double* row, int nr_class, Weights W, const feat_t* feats,

@@ -96,6 +96,12 @@ cdef class TransitionSystem:
         not allowed after it)."""
         pass
 
+    cdef bint history_restarts(self, const void* state) noexcept nogil:
+        """homogeneous systems with Instance.breaks: whether the step of
+        `state` starts the history again (its transitions are those of the
+        first step, transition(-1), whatever action came before)."""
+        return False
+
     # --- Python: the docs as the engine sees them ---------------------------
     def instance(self, doc_input, gold=None):
         """The `core.instance.Instance` of one doc (its inputs as the

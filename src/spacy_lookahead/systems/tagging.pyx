@@ -391,6 +391,10 @@ cdef class TaggingSystem(TransitionSystem):
             if not self.static_ok(s.doc, i, a):
                 scores[a] = -INFINITY
 
+    cdef bint history_restarts(self, const void* state) noexcept nogil:
+        """A sentence's first step: apply() set the history to none (-1)."""
+        return (<const TagStateC*>state).prev1 < 0
+
     cdef void transition(self, double* scores, int prev, Weights W, feat_t* feats) noexcept nogil:
         """The previous-label feature's scores (prev -1: none yet); -inf for a
         label the scheme does not allow after it. score() adds the same
