@@ -40,6 +40,7 @@ cdef class Lattice:
                                   # first step's whatever came before (step 0, sentence starts)
     cdef Transitions trans        # ... and the (C + 1, C) transitions
     cdef bint keep, backward
+    cdef double floor             # factored: a forward sum below this falls back to the log domain
     cdef readonly bint factored   # made as emissions x transitions (homogeneous systems)
     cdef readonly long viterbi_entries  # the entries the last best() ran Viterbi over
 

@@ -17,6 +17,7 @@ multiply-adds. For any other first-order system, or where the scores / tau
 span too wide a range for the factors: T C scorings and T C^2 exponentials
 (each row and its factors kept for the backward pass while they fit in
 ROW_CACHE doubles; longer docs make them again, so memory stays bounded)."""
+from libc.float cimport DBL_EPSILON, DBL_MIN
 from libc.math cimport INFINITY, exp, log, log1p
 from libc.stdint cimport int64_t
 
@@ -35,9 +36,14 @@ ROW_CACHE = 1 << 21
 FACTORED = True
 # ... where the factors cannot underflow: the emissions of a step, and the
 # transitions, span at most this many units of score / tau, so an entry's
-# two factors are at least exp(-2 x 150) ~ 1e-130, far above the smallest
-# double (~1e-308). (It was 50: 40% of the EWT test docs of the shipped
-# tagger fell back to the rows, 5x slower, for no loss of precision.)
+# two factors are at least exp(-2 x 150) ~ 1e-130. A product also holds the
+# previous step's forward sum, which a constrained lattice can make tiny
+# (its mass in dead ends): a forward sum below exp(2 x range) x DBL_MIN /
+# DBL_EPSILON (~2e-162 at 150) could lose digits in a product, so the doc
+# is summed in the log domain instead (never for an unconstrained doc,
+# whose sums stay above ~1e-130 / C). (It was 50, without that check: 40%
+# of the EWT test docs of the shipped tagger fell back to the rows, 5x
+# slower.)
 FACTORED_RANGE = 150.0
 # ... and a step of the scaled sums whose scores / tau span more than this is
 # summed in the log domain instead (exp(-SHARP_RANGE) is near the smallest
@@ -182,12 +188,14 @@ cdef class Lattice:
         self.trans = None
         # (a doc of several sentences factors too: at a sentence's first step
         # every previous action's transitions are the first step's)
-        self.factored = FACTORED and inst.system.homogeneous and self.T > 0
+        self.factored = (FACTORED and inst.system.homogeneous and self.T > 0
+                         and (not inst.breaks or inst.system.factors_across_breaks))
         if self.factored:
             if transitions is None or not transitions.fits(inst.system, W, temperature):
                 transitions = Transitions(inst.system, W, temperature)
             self.trans = transitions
             limit = FACTORED_RANGE
+            self.floor = exp(2.0 * limit) * DBL_MIN / DBL_EPSILON
             t0 = now_ns()
             with nogil:
                 self.factored = transitions.in_range and self._split_scores(ws, limit)
@@ -484,7 +492,7 @@ cdef class Lattice:
         The ranges of the emissions and of the transitions are bounded
         (FACTORED_RANGE), so neither factor underflows where the sum matters."""
         cdef int T = self.T, C = self.C, t, p, c
-        cdef double inv = 1.0 / self.temperature, top, total, v, a, tm
+        cdef double inv = 1.0 / self.temperature, top, total, v, a, tm, low
         cdef vector[double] ratio, s, w
         cdef const double* etr = &self.trans.etr[0]
         cdef const double* etr_t = &self.trans.etr_t[0]
@@ -527,9 +535,15 @@ cdef class Lattice:
             if total == 0.0:
                 self._log_forward_backward()
                 return
+            low = INFINITY
             for c in range(C):
                 self.fwd[t * C + c] /= total
                 ratio[t * C + c] /= total  # exp(e_t[c] / tau - top) / total
+                if 0.0 < self.fwd[t * C + c] < low:
+                    low = self.fwd[t * C + c]
+            if low < self.floor:  # the next step's products could lose digits (see FACTORED_RANGE)
+                self._log_forward_backward()
+                return
             self.log_norm[t] = log(total) + top + tm
         self._end_forward()
         if not self.backward:
@@ -592,7 +606,7 @@ cdef class Lattice:
         cdef double theta, found
         cdef int attempt
         self.viterbi_entries = <long>T * C
-        if self.factored and self.backward and pruned:
+        if self.factored and self.backward and pruned and not self.log_domain:
             theta = 0.5 * self._max_marginal_product()
             for attempt in range(2):
                 if not theta >= min_theta:
@@ -657,8 +671,9 @@ cdef class Lattice:
         """(path, score) of the Viterbi over the entries of marginal >
         theta (what best() certifies and returns, see PRUNED_VITERBI);
         (None, -inf) if they hold no path."""
-        if not (self.factored and self.backward):
-            raise ValueError("pruned_best needs a factored lattice with its backward sums")
+        if not (self.factored and self.backward) or self.log_domain:
+            raise ValueError("pruned_best needs a factored lattice with its backward sums "
+                             "(scaled, not in the log domain)")
         path, known = self._new_path()
         if known is not None:
             return known

@@ -52,6 +52,9 @@ cdef class TransitionSystem:
     # doc's sentence starts, Instance.breaks): whether the step of `state`
     # is one, where every previous action's transition is transition(-1)
     cdef bint history_restarts(self, const void* state) noexcept nogil
+    # True where history_restarts is implemented (else a doc with breaks is
+    # summed row by row)
+    cdef readonly bint factors_across_breaks
 
 
 cdef inline double partial_bound(const double* row, int nr_class, Weights W, const feat_t* feats,

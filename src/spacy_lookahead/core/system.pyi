@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 class TransitionSystem:
     bounds_two_steps: Incomplete
     cache_size: Incomplete
+    factors_across_breaks: Incomplete
     first_order: Incomplete
     homogeneous: Incomplete
     max_feats: Incomplete

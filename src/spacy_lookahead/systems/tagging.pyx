@@ -122,6 +122,7 @@ cdef class TaggingSystem(TransitionSystem):
         self.first_order = not self.tag_trigrams
         # static scores of the position + the previous label's feature
         self.homogeneous = self.first_order
+        self.factors_across_breaks = True  # (history_restarts: a sentence's first step)
         if self.first_order:
             # branch-and-bound two steps ahead: every label is one sibling
             # group (what follows a label differs only in the previous-label
