@@ -179,6 +179,36 @@ def test_row_group_max_is_row_max_per_group(seed):
                                                              for g in range(3)]
 
 
+@pytest.mark.parametrize("seed", [3, 7])
+def test_bounded_scores_add_in_order_and_bound_every_stand_in(seed):
+    """dot_bounded: dot() where a bounded feature adds its group's bound to
+    every class, the terms added in the features' order (the same rounded
+    sums as adding them one by one); with each bound a group maximum of the
+    rows it stands for, the scores bound dot() of every choice of them."""
+    W, feats, nr_class = trained_table(seed)
+    rng = random.Random(seed)
+    group_of = [rng.randrange(3) for _ in range(nr_class)]
+    for table in (W, W.average()):
+        picked = [rng.choice(feats) for _ in range(6)]
+        bounded = [0, 1, 0, 0, 1, 0]
+        # each bounded position stands for a family of three features
+        families = {i: [rng.choice(feats + [4242]) for _ in range(3)] for i in (1, 4)}
+        bounds = [table.family_max_weights(families[i], group_of) if bounded[i] else [0.0] * 3
+                  for i in range(6)]
+        got = table.bounded_scores(picked, nr_class, bounded, bounds, group_of)
+        want = [0.0] * nr_class
+        for i, f in enumerate(picked):
+            for c in range(nr_class):
+                want[c] += bounds[i][group_of[c]] if bounded[i] else table.get(f, c)
+        assert got.tolist() == want
+        assert table.bounded_scores(picked, nr_class, [0] * 6, [[0.0] * 3] * 6,
+                                    group_of).tobytes() == table.scores(picked, nr_class).tobytes()
+        for a in families[1]:
+            for b in families[4]:
+                exact = table.scores([picked[0], a, picked[2], picked[3], b, picked[5]], nr_class)
+                assert all(got >= exact)
+
+
 def test_frozen_tables_refuse_updates_and_survive_pickle():
     W, feats, nr_class = trained_table(3)
     avg = W.average()

@@ -224,8 +224,11 @@ cdef bint _cannot_win_in_two(Workspace ws, Weights W, int level, double v,
         return False  # stuck: let the search find its value (-inf)
     if siblings_far < INFINITY and _bound_loses(ws, level, v + (best + siblings_far)):
         return True
-    # kept for the child's own search (_enter_node), which needs the same bound
-    ws.children_bound[level + 1] = ws.system.upper_after(child, W, ws.feats, ws.cache)
+    # kept for the child's own search (_enter_node), which needs the same
+    # bound; the system may give up (+inf) once it cannot prune: enough is
+    # about where (any value is safe, it only saves time)
+    ws.children_bound[level + 1] = ws.system.upper_after(
+        child, W, ws.feats, ws.cache, _headroom(ws, level, v + best))
     ws.children_known[level + 1] = True
     return _bound_loses(ws, level, v + (best + ws.children_bound[level + 1]))
 
@@ -241,6 +244,17 @@ cdef bint _cannot_win(Workspace ws, Weights W, int level, double v, const void* 
     if not ws.system.is_final(child):
         bound = ws.system.upper(child, W, ws.feats, ws.cache)
     return _bound_loses(ws, level, v + bound)
+
+
+cdef inline double _headroom(Workspace ws, int level, double partial) noexcept nogil:
+    """About how much may still be added to `partial` (a value below the
+    action at `level`) before _bound_loses fails: the root's best less the
+    path's scores above (not rounded as _bound_loses rounds: an estimate)."""
+    cdef double room = ws.root_best - partial
+    cdef int k
+    for k in range(level):
+        room -= ws.prefix[k]
+    return room
 
 
 cdef inline bint _bound_loses(Workspace ws, int level, double bound) noexcept nogil:

@@ -38,7 +38,7 @@ cdef class TransitionSystem:
     # True when upper_after() is implemented (branch-and-bound two steps ahead)
     cdef readonly bint bounds_two_steps
     cdef double upper_after(self, const void* state, Weights W, feat_t* feats,
-                            void* cache) noexcept nogil
+                            void* cache, double enough=*) noexcept nogil
     # Groups of sibling actions that share bounds (upper_group); 0: none
     cdef readonly int n_sibling_groups
     cdef int sibling_group(self, const void* state, int action) noexcept nogil

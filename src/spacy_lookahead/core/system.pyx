@@ -60,11 +60,13 @@ cdef class TransitionSystem:
         return bound
 
     cdef double upper_after(self, const void* state, Weights W, feat_t* feats,
-                            void* cache) noexcept nogil:
+                            void* cache, double enough=INFINITY) noexcept nogil:
         """An upper bound of upper(child) over the children of a non-final
         state (0 for a final child, whose search value is 0): lets
         branch-and-bound skip an action two steps ahead. Only called where
-        bounds_two_steps is set."""
+        bounds_two_steps is set. A system may stop early and return +inf
+        (no bound) once it knows its bound is at least `enough`: the caller
+        then has no use for it."""
         return INFINITY
 
     cdef int sibling_group(self, const void* state, int action) noexcept nogil:

@@ -70,6 +70,9 @@ cdef class Weights:
     cdef double _top_before
 
     cdef void dot(self, double* scores, const feat_t* feats, int n_feats) noexcept nogil
+    cdef void dot_bounded(self, double* scores, int nr_class, const feat_t* feats, int n_feats,
+                          const bint* bounded, const double* bounds, const int* group_of,
+                          int n_groups) noexcept nogil
     cdef double weight(self, feat_t feat, int clas) noexcept nogil
     cdef const FrozenSlot* frozen_row(self, feat_t feat) noexcept nogil
     cdef void probe_batch(self, const feat_t* feats, int start, int stop,

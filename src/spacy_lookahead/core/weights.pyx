@@ -166,6 +166,49 @@ cdef class Weights:
             for j in range(row.length):
                 scores[e[j].clas] += scale * e[j].w
         
+    cdef void dot_bounded(self, double* scores, int nr_class, const feat_t* feats, int n_feats,
+                          const bint* bounded, const double* bounds, const int* group_of,
+                          int n_groups) noexcept nogil:
+        """dot(), except that a feature i with bounded[i] adds bounds[i *
+        n_groups + group_of[c]] to every class c instead of its weights. Where
+        each such bound is >= 0 and >= the weights of every feature it stands
+        for, the sums bound dot()'s for each of those features (terms at least
+        as large, added in dot()'s order: floating-point addition is
+        monotone). A family of states that differ only in those features is
+        bounded per class, not per feature (the row maxima of the rest would
+        be added separately, and loosely)."""
+        cdef int i, j, c, start, stop
+        cdef const Row* row
+        cdef const Entry* e
+        cdef const FrozenSlot* slot
+        cdef const double* w
+        cdef const double* b
+        cdef const int32_t* classes
+        cdef double scale = self.scale
+        cdef const FrozenSlot* found[PROBE_BATCH]
+        for start in range(0, n_feats, PROBE_BATCH):
+            stop = min(n_feats, start + PROBE_BATCH)
+            if self.frozen:  # (the bounded features' probes are wasted, and few)
+                self.probe_batch(feats, start, stop, found)
+            for i in range(start, stop):
+                if bounded[i]:
+                    b = &bounds[i * n_groups]
+                    for c in range(nr_class):
+                        scores[c] += b[group_of[c]]
+                elif self.frozen:  # scale is 1 (see dot)
+                    slot = found[i - start]
+                    if slot != NULL:
+                        w = &self.arena[slot.offset + 1]
+                        classes = <const int32_t*>&w[slot.length]
+                        for j in range(slot.length):
+                            scores[classes[j]] += w[j]
+                else:
+                    row = <const Row*>map_get(self.table.c_map, feats[i])
+                    if row != NULL:
+                        e = row.entries
+                        for j in range(row.length):
+                            scores[e[j].clas] += scale * e[j].w
+
     cdef const FrozenSlot* frozen_row(self, feat_t feat) noexcept nogil:
         """The frozen row of a feature, NULL if it has none."""
         if feat == 0:
@@ -555,6 +598,22 @@ cdef class Weights:
         self.rows_group_max(&keys[0] if keys.shape[0] else NULL, keys.shape[0], &gv[0],
                             n_groups, &ov[0])
         return out.tolist()
+
+    def bounded_scores(self, feats, int nr_class, bounded, bounds, group_of):
+        """dot_bounded(): scores where each feature i with bounded[i] adds
+        bounds[i][group_of[c]] to class c instead of its weights, for tests."""
+        cdef uint64_t[::1] keys = numpy.ascontiguousarray(feats, dtype="uint64")
+        cdef int[::1] bv = numpy.ascontiguousarray(bounded, dtype="int32")
+        cdef int[::1] gv = numpy.ascontiguousarray(group_of, dtype="int32")
+        cdef int n_groups = int(max(group_of)) + 1
+        cdef double[:, ::1] mv = numpy.ascontiguousarray(bounds, dtype="float64").reshape(
+            keys.shape[0], n_groups)
+        out = numpy.zeros((nr_class,), dtype="float64")
+        cdef double[::1] view = out
+        if keys.shape[0]:
+            self.dot_bounded(&view[0], nr_class, &keys[0], keys.shape[0], <const bint*>&bv[0],
+                             &mv[0, 0], &gv[0], n_groups)
+        return out
 
     def scores(self, feats, int nr_class):
         cdef uint64_t[::1] keys = numpy.ascontiguousarray(feats, dtype="uint64")

@@ -46,16 +46,20 @@ from .parser_templates import MAX_LABEL_TEMPLATES
 DEF MAX_LABEL_FEATS = 32  # parser_templates.MAX_LABEL_TEMPLATES
 # Score cache (see ArcStandardSystem.score): slots in the caller's cache
 # buffer (cache_size bytes); a slot is KEY_WORDS key words then nr_class
-# doubles, and a clock word follows the slots.
-DEF N_SLOTS = 8
+# doubles, and a clock word follows the slots. A depth-2 decision meets up
+# to 13 structures (the state, 3 children and 9 grandchildren, up to labels)
+# and the next one reuses 4: 32 slots score each about once on EWT (8 scored
+# a third more of them).
+DEF N_SLOTS = 32
 DEF KEY_WORDS = 22  # 18, and the second dependents of s0, s1 where templates read them
 # upper_after()'s scratch in the same buffer, after the score cache: a
 # direct-mapped cache of label-family bounds (LabelMaxC), a state and the
 # validity of an action row
 DEF LABEL_MAX_SLOTS = 4096
 # The bounds keep the classes apart in groups (the shifts, the left arcs, the
-# right arcs): a state's best action score is bounded per group it allows,
-# each feature's largest weight taken within the group (Weights.row_group_max)
+# right arcs): a feature whose label varies over a family of states is
+# bounded by its largest weight within the group of each class
+# (Weights.rows_group_max), the others add their own weights (dot_bounded)
 DEF N_GROUPS = 3
 
 assert MAX_LABEL_TEMPLATES == MAX_LABEL_FEATS
@@ -109,8 +113,10 @@ cdef class ArcStandardSystem(TransitionSystem):
         self.n_label_feats = len(self.features.label_templates)
         self.max_feats = len(self.features.structure_templates) + self.n_label_feats
         # features, then the score cache's slots and its clock (see score()),
-        # then the bounds' scratch: a state, two rows of validity, a feature per label
-        self.cache_size = self._family_offset() + n_labels * sizeof(feat_t)
+        # then the bounds' scratch: a state, two rows of validity, a feature
+        # per label, a row of scores
+        self.cache_size = (self._family_offset() + n_labels * sizeof(feat_t)
+                           + self.nr_class * sizeof(double))
         self.mem = Pool()
         self.group_of = <int*>self.mem.alloc(self.nr_class, sizeof(int))
         for a in range(self.nr_class):
@@ -233,49 +239,41 @@ cdef class ArcStandardSystem(TransitionSystem):
         W.dot(scores, buf, n)
 
     cdef double upper(self, const void* state, Weights W, feat_t* buf, void* cache) noexcept nogil:
-        """A bound of every valid action's score: per group of classes with
-        a valid action, its best structure score (cached) plus each label
-        feature's largest weight in the group, summed as score() sums it;
-        the largest of these."""
-        cdef const ParseStateC* s = <const ParseStateC*>state
-        cdef double best[N_GROUPS]
-        cdef double m[MAX_LABEL_FEATS * N_GROUPS]
+        """The best valid action's score itself: with the structure scores
+        cached, it costs what a bound of each label feature's row would."""
+        cdef double* row = self._scratch_row(cache)
         cdef int* valid = self._scratch_valid2(cache)
-        cdef int n, i
         if not self.score_cache:
             return TransitionSystem.upper(self, state, W, buf, cache)
         self.set_valid(valid, state)
-        self._group_best(best, self.structure_scores(s, W, buf, cache), valid)
-        n = self.features.extract_labels(buf, s)
-        W.each_row_group_max(buf, n, self.group_of, N_GROUPS, m)
-        return _sum_groups(best, m, n)
+        self.score(row, state, W, buf, cache)
+        return self._best_valid(row, valid)
 
-    cdef void _group_best(self, double* best, const double* row, const int* valid) noexcept nogil:
-        """best[g]: the best score in row of a valid action of group g (-inf:
-        none); where no action is valid (a stuck state, value -inf: any
-        bound holds), of every action."""
-        cdef int a, g
+    cdef double _best_valid(self, const double* row, const int* valid) noexcept nogil:
+        """The best score in row of a valid action; where none is valid (a
+        stuck state, value -inf: any bound holds), of every action."""
+        cdef int a
         cdef bint any_valid = False
-        for g in range(N_GROUPS):
-            best[g] = -INFINITY
+        cdef double best = -INFINITY
         for a in range(self.nr_class):
             if valid[a]:
                 any_valid = True
-                if row[a] > best[self.group_of[a]]:
-                    best[self.group_of[a]] = row[a]
+                if row[a] > best:
+                    best = row[a]
         if not any_valid:
             for a in range(self.nr_class):
-                if row[a] > best[self.group_of[a]]:
-                    best[self.group_of[a]] = row[a]
+                if row[a] > best:
+                    best = row[a]
+        return best
 
     cdef size_t _label_max_offset(self) noexcept nogil:
         return (N_SLOTS * (KEY_WORDS + self.nr_class) + 1) * sizeof(uint64_t)
 
     cdef double upper_after(self, const void* state, Weights W, feat_t* buf,
-                            void* cache) noexcept nogil:
+                            void* cache, double enough=INFINITY) noexcept nogil:
         """A bound of upper(child) over every child: the SHIFT (and
         SHIFT-ALT) child's own, and one for the L label siblings of each arc
-        direction."""
+        direction; +inf as soon as one reaches `enough`."""
         cdef const ParseStateC* s = <const ParseStateC*>state
         cdef int* valid = self._scratch_valid(cache)
         cdef double best = -INFINITY, bound
@@ -283,18 +281,19 @@ cdef class ArcStandardSystem(TransitionSystem):
         self.set_valid(valid, state)
         if valid[0]:
             best = self.family_bound(s, W, buf, cache, 0, False, -1, False)
-        if self.joint and valid[self.shift_alt]:
+        if self.joint and valid[self.shift_alt] and best < enough:
             bound = self.family_bound(s, W, buf, cache, self.shift_alt, False, -1, False)
             if bound > best:
                 best = bound
-        if valid[1]:  # arcs are valid or not together
+        if valid[1] and best < enough:  # arcs are valid or not together
             bound = self.family_bound(s, W, buf, cache, 1, True, -1, False)
             if bound > best:
                 best = bound
-            bound = self.family_bound(s, W, buf, cache, 1 + L, True, -1, False)
-            if bound > best:
-                best = bound
-        return best
+            if best < enough:
+                bound = self.family_bound(s, W, buf, cache, 1 + L, True, -1, False)
+                if bound > best:
+                    best = bound
+        return INFINITY if best >= enough else best
 
     cdef int sibling_group(self, const void* state, int action) noexcept nogil:
         """LEFT-ARC(l) for every l is one group (1), RIGHT-ARC(l) another (2);
@@ -350,6 +349,10 @@ cdef class ArcStandardSystem(TransitionSystem):
         """(family_bound's and upper's: _scratch_valid is held by their callers)"""
         return &self._scratch_valid(cache)[self.nr_class]
 
+    cdef double* _scratch_row(self, void* cache) noexcept nogil:
+        """upper's and family_bound's: a row of scores"""
+        return <double*>(<char*>cache + self._family_offset() + self.n_labels * sizeof(feat_t))
+
     cdef feat_t* _scratch_family(self, void* cache) noexcept nogil:
         """family_max's: a feature per label"""
         return <feat_t*>(<char*>cache + self._family_offset())
@@ -371,30 +374,30 @@ cdef class ArcStandardSystem(TransitionSystem):
         """A bound of the best action score of every state reached from s by
         action first (+ l for every label l if labels1), then action second
         (+ m for every m if labels2; none if second < 0): they share their
-        structure and their valid actions, so per group of classes with a
-        valid action its best structure score plus for each label feature
-        its largest weight in the group over the labels it reads (cached per
-        feature family), summed as upper() sums them; the largest of these.
-        0 if those states are final (search value 0)."""
+        structure, their valid actions and the label features that read no
+        varying label, so per class its structure score plus each label
+        feature's weight, or where the feature reads a varying label its
+        largest weight in the class's group over the labels it reads (cached
+        per feature family), summed as score() sums them (dot_bounded); the
+        largest over the valid classes. 0 if those states are final (search
+        value 0)."""
         cdef feat_t k00[MAX_LABEL_FEATS]
         cdef feat_t k10[MAX_LABEL_FEATS]
         cdef feat_t k01[MAX_LABEL_FEATS]
-        cdef double best[N_GROUPS]
         cdef double m[MAX_LABEL_FEATS * N_GROUPS]
-        cdef feat_t plain[MAX_LABEL_FEATS]  # (the features that read no varying label,
-        cdef double direct[MAX_LABEL_FEATS * N_GROUPS]  # their rows' maxima
-        cdef int at[MAX_LABEL_FEATS]                    # and their positions)
+        cdef bint varies[MAX_LABEL_FEATS]
         cdef void* child = self._scratch_state(cache)
         cdef int* valid = self._scratch_valid2(cache)
-        cdef int i, n, n_direct = 0
+        cdef double* row = self._scratch_row(cache)
+        cdef int i, n
         cdef bint dep1, dep2
         cdef bint vary1 = labels1 and self.n_labels > 1, vary2 = labels2 and self.n_labels > 1
         self._apply_pair(child, s, first, 0, second, 0)
         if self.is_final(child):
             return 0.0
         self.set_valid(valid, child)  # (the same for every label: validity reads no label)
-        self._group_best(best, self.structure_scores(<const ParseStateC*>child, W, buf, cache),
-                         valid)
+        memcpy(row, self.structure_scores(<const ParseStateC*>child, W, buf, cache),
+               self.nr_class * sizeof(double))
         n = self.features.extract_labels(k00, <const ParseStateC*>child)
         if vary1:
             self._apply_pair(child, s, first, 1, second, 0)
@@ -413,18 +416,12 @@ cdef class ArcStandardSystem(TransitionSystem):
             else:
                 dep1 = vary1 and k10[i] != k00[i]
                 dep2 = vary2 and k01[i] != k00[i]
-            if dep1 or dep2:
+            varies[i] = dep1 or dep2
+            if varies[i]:
                 self.family_max(&m[i * N_GROUPS], s, W, cache, first, dep1, second, dep2, i,
                                 k00[i])
-            else:
-                at[n_direct] = i
-                plain[n_direct] = k00[i]
-                n_direct += 1
-        # the rows of the features that read no varying label, at once
-        W.each_row_group_max(plain, n_direct, self.group_of, N_GROUPS, direct)
-        for i in range(n_direct):
-            memcpy(&m[at[i] * N_GROUPS], &direct[i * N_GROUPS], N_GROUPS * sizeof(double))
-        return _sum_groups(best, m, n)
+        W.dot_bounded(row, self.nr_class, k00, n, varies, m, self.group_of, N_GROUPS)
+        return self._best_valid(row, valid)
 
     cdef void family_max(self, double* out, const ParseStateC* s, Weights W, void* cache,
                          int first, bint dep1, int second, bint dep2, int position,
@@ -564,23 +561,6 @@ cdef class ArcStandardSystem(TransitionSystem):
         -1 where unknown. The output of an action sequence is the tree
         (heads, labels)."""
         return _ParseDoc(self, doc_input, gold)
-
-
-cdef inline double _sum_groups(const double* best, const double* m, int n) noexcept nogil:
-    """max over the groups g with best[g] > -inf of best[g] + m[0, g] + ...
-    + m[n - 1, g], added in score()'s order (floating-point addition is
-    monotone, so this bounds score()'s rounded sums too)."""
-    cdef double out = -INFINITY, bound
-    cdef int g, i
-    for g in range(N_GROUPS):
-        if best[g] == -INFINITY:
-            continue
-        bound = best[g]
-        for i in range(n):
-            bound += m[i * N_GROUPS + g]
-        if bound > out:
-            out = bound
-    return out
 
 
 cdef inline int _shared_length(int n) noexcept nogil:

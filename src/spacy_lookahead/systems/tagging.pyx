@@ -320,7 +320,7 @@ cdef class TaggingSystem(TransitionSystem):
         return self.bound_at_step(s, s.step + steps, W, buf, cache)
 
     cdef double upper_after(self, const void* state, Weights W, feat_t* buf,
-                            void* cache) noexcept nogil:
+                            void* cache, double enough=INFINITY) noexcept nogil:
         cdef const TagStateC* s = <const TagStateC*>state
         return self.bound_at_step(s, s.step + 1, W, buf, cache)
 
