@@ -18,8 +18,10 @@ same paths, first in class order on ties):
   bound of s's best action score (TransitionSystem.upper) cannot beat the
   best root value found; an action with two steps below it, when its
   child's best action score plus the system's bound for any grandchild
-  (TransitionSystem.upper_after, where the system has one) cannot. The most
-  promising first action (the best-scoring one) is searched first.
+  (TransitionSystem.upper_after, where the system has one; made of the
+  child's own group bounds where it groups sibling actions, so that the
+  child's search reuses them) cannot. The most promising first action (the
+  best-scoring one) is searched first.
 
 With a favoured action and a handicap (the margin perceptron's gold action
 and margin C), the decision is the argmax of the values with the handicap
@@ -28,6 +30,7 @@ and in full, so that its value and path are exact. Under branch-and-bound
 the values and paths of the other first actions that lose are not computed
 exactly (a pruned one has path length 0)."""
 from libc.math cimport INFINITY
+from libc.stdint cimport uint64_t
 from cymem.cymem cimport Pool
 
 from .system cimport TransitionSystem
@@ -125,20 +128,61 @@ cdef double _search(Workspace ws, Weights W, int level, int d, int* best_path,
 
 
 cdef void _enter_node(Workspace ws, Weights W, int level, int d) noexcept nogil:
-    """Reset the node's shared bounds: one for every child (upper_after),
+    """Reset the node's shared bounds: one for every child (_children_bound),
     before each child's own, and per group of sibling actions one for their
     children and one for their grandchildren (upper_group, computed when
-    first needed)."""
-    cdef int k
-    for k in range(ws.system.n_sibling_groups * 2):
-        ws.group_known[level * ws.system.n_sibling_groups * 2 + k] = False
+    first needed). Where _cannot_win_in_two has made them for this state
+    (children_known), they are kept."""
+    if not ws.children_known[level]:
+        _forget_groups(ws, level)
     if d == 1 and ws.pruning and ws.system.bounds_two_steps:
-        if not ws.children_known[level]:  # (_cannot_win_in_two may have made it)
-            ws.children_bound[level] = ws.system.upper_after(ws.state_at(level), W, ws.feats,
-                                                             ws.cache)
+        if not ws.children_known[level]:
+            ws.children_bound[level] = _children_bound(ws, W, level, INFINITY)
     else:
         ws.children_bound[level] = INFINITY
     ws.children_known[level] = False
+
+
+cdef inline void _forget_groups(Workspace ws, int level) noexcept nogil:
+    cdef int k
+    for k in range(ws.system.n_sibling_groups * 2):
+        ws.group_known[level * ws.system.n_sibling_groups * 2 + k] = False
+
+
+cdef double _children_bound(Workspace ws, Weights W, int level, double enough) noexcept nogil:
+    """A bound of the best action score of every child of the (expanded)
+    state at `level`: the system's upper_after, or where it groups sibling
+    actions, the node's own one-step group bounds (then shared with its
+    search) and upper() of each other valid child, in a scratch state one
+    level down. +inf as soon as it reaches `enough` (no use to the caller)."""
+    cdef int T = ws.nr_class, a, g
+    cdef const int* ok = &ws.valid[level * T]
+    cdef const void* state = ws.state_at(level)
+    cdef void* child
+    cdef uint64_t seen = 0
+    cdef double best = -INFINITY, bound
+    if not ws.system.n_sibling_groups or ws.system.n_sibling_groups > 64 or level + 1 > ws.depth:
+        return ws.system.upper_after(state, W, ws.feats, ws.cache, enough)
+    for a in range(T):
+        if not ok[a]:
+            continue
+        g = ws.system.sibling_group(state, a)
+        if g >= 0:
+            if seen & (<uint64_t>1 << g):
+                continue
+            seen |= <uint64_t>1 << g
+            bound = _group_bound(ws, W, level, g, 1)
+        else:
+            child = ws.state_at(level + 1)
+            ws.system.copy_state(child, state, ws.state_size)
+            ws.system.apply(child, a)
+            bound = 0.0 if ws.system.is_final(child) else ws.system.upper(child, W, ws.feats,
+                                                                           ws.cache)
+        if bound > best:
+            best = bound
+            if best >= enough:
+                return INFINITY
+    return best
 
 
 cdef double _group_bound(Workspace ws, Weights W, int level, int g, int steps) noexcept nogil:
@@ -193,6 +237,7 @@ cdef double _action_value(Workspace ws, Weights W, int level, int a, int d, int*
         if d == 2 and ws.pruning and ws.system.bounds_two_steps and not ws.system.is_final(child):
             _expand(ws, W, level + 1)
             ws.children_known[level + 1] = False
+            _forget_groups(ws, level + 1)
             if _cannot_win_in_two(ws, W, level, v, child, far if g >= 0 else INFINITY):
                 path_len[0] = 0
                 return -INFINITY
@@ -212,7 +257,7 @@ cdef bint _cannot_win_in_two(Workspace ws, Weights W, int level, double v,
     level + 1, expanded) is bounded by its best valid action score plus a
     bound of the best action score of any of its children: first the one
     its group of siblings shares (siblings_far, +inf: none), then its own
-    (TransitionSystem.upper_after)."""
+    (_children_bound)."""
     cdef int T = ws.nr_class, b
     cdef const double* row = &ws.scores[(level + 1) * T]
     cdef const int* ok = &ws.valid[(level + 1) * T]
@@ -227,10 +272,11 @@ cdef bint _cannot_win_in_two(Workspace ws, Weights W, int level, double v,
     # kept for the child's own search (_enter_node), which needs the same
     # bound; the system may give up (+inf) once it cannot prune: enough is
     # about where (any value is safe, it only saves time)
-    ws.children_bound[level + 1] = ws.system.upper_after(
-        child, W, ws.feats, ws.cache, _headroom(ws, level, v + best))
-    ws.children_known[level + 1] = True
-    return _bound_loses(ws, level, v + (best + ws.children_bound[level + 1]))
+    ws.children_bound[level + 1] = _children_bound(ws, W, level + 1, _headroom(ws, level, v + best))
+    if _bound_loses(ws, level, v + (best + ws.children_bound[level + 1])):
+        return True
+    ws.children_known[level + 1] = True  # the child's search comes next
+    return False
 
 
 cdef bint _cannot_win(Workspace ws, Weights W, int level, double v, const void* child) noexcept nogil:
