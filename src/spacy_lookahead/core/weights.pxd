@@ -82,10 +82,6 @@ cdef class Weights:
                             double* out) noexcept nogil
     cdef void rows_group_max(self, const feat_t* feats, int n_feats, const int* group_of,
                              int n_groups, double* out) noexcept nogil
-    cdef void each_row_group_max(self, const feat_t* feats, int n_feats, const int* group_of,
-                                 int n_groups, double* out) noexcept nogil
-    cdef void _group_max(self, const feat_t* feats, int n_feats, const int* group_of,
-                         int n_groups, double* out, bint each) noexcept nogil
     cdef void update(self, feat_t feat, int clas, double delta) except *
     cdef void update_all(self, const feat_t* feats, int n_feats, int clas, double delta) except *
     cdef Row* _row(self, feat_t feat) except NULL

@@ -269,36 +269,23 @@ cdef class Weights:
     cdef void rows_group_max(self, const feat_t* feats, int n_feats, const int* group_of,
                              int n_groups, double* out) noexcept nogil:
         """out[g] = max over the features of row_group_max(feat)[g]: a bound
-        of a family of features (one per label) at once."""
-        self._group_max(feats, n_feats, group_of, n_groups, out, False)
-
-    cdef void each_row_group_max(self, const feat_t* feats, int n_feats, const int* group_of,
-                                 int n_groups, double* out) noexcept nogil:
-        """out[i * n_groups + g] = row_group_max(feats[i])[g], the rows read
-        at once."""
-        self._group_max(feats, n_feats, group_of, n_groups, out, True)
-
-    cdef inline void _group_max(self, const feat_t* feats, int n_feats, const int* group_of,
-                                int n_groups, double* out, bint each) noexcept nogil:
-        """rows_group_max (each: each_row_group_max). In a frozen table the
-        probes of a batch go out together, as in dot(), so that their cache
-        misses overlap."""
+        of a family of features (one per label) at once. In a frozen table
+        the probes of a batch go out together, as in dot(), so that their
+        cache misses overlap."""
         cdef double m[8]
-        cdef double* o = out
         cdef const FrozenSlot* found[PROBE_BATCH]
         cdef const FrozenSlot* slot
         cdef const double* w
         cdef const int32_t* classes
         cdef int i, j, g, start, stop
-        for g in range(n_groups * n_feats if each else n_groups):
+        for g in range(n_groups):
             out[g] = 0.0
         if not self.frozen or n_groups > 8:
             for i in range(n_feats):
                 self.row_group_max(feats[i], group_of, n_groups, m)
-                o = &out[i * n_groups] if each else out
                 for g in range(n_groups):
-                    if m[g] > o[g]:
-                        o[g] = m[g]
+                    if m[g] > out[g]:
+                        out[g] = m[g]
             return
         for start in range(0, n_feats, PROBE_BATCH):
             stop = min(n_feats, start + PROBE_BATCH)
@@ -307,13 +294,12 @@ cdef class Weights:
                 slot = found[i]
                 if slot == NULL:
                     continue
-                o = &out[(start + i) * n_groups] if each else out
                 w = &self.arena[slot.offset + 1]
                 classes = <const int32_t*>&w[slot.length]
                 for j in range(slot.length):
                     g = group_of[classes[j]]
-                    if w[j] > o[g]:
-                        o[g] = w[j]
+                    if w[j] > out[g]:
+                        out[g] = w[j]
 
     cdef void probe_batch(self, const feat_t* feats, int start, int stop,
                           const FrozenSlot** found) noexcept nogil:

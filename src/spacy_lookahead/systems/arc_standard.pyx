@@ -46,7 +46,8 @@ from .parser_templates import MAX_LABEL_TEMPLATES
 DEF MAX_LABEL_FEATS = 32  # parser_templates.MAX_LABEL_TEMPLATES
 # Score cache (see ArcStandardSystem.score): slots in the caller's cache
 # buffer (cache_size bytes); a slot is KEY_WORDS key words then nr_class
-# doubles, and a clock word follows the slots. A depth-2 decision meets up
+# doubles; a clock word and a fingerprint per slot (of its key: the scan
+# reads them, not the slots) follow the slots. A depth-2 decision meets up
 # to 13 structures (the state, 3 children and 9 grandchildren, up to labels)
 # and the next one reuses 4: 32 slots score each about once on EWT (8 scored
 # a third more of them).
@@ -267,7 +268,7 @@ cdef class ArcStandardSystem(TransitionSystem):
         return best
 
     cdef size_t _label_max_offset(self) noexcept nogil:
-        return (N_SLOTS * (KEY_WORDS + self.nr_class) + 1) * sizeof(uint64_t)
+        return (N_SLOTS * (KEY_WORDS + self.nr_class + 1) + 1) * sizeof(uint64_t)
 
     cdef double upper_after(self, const void* state, Weights W, feat_t* buf,
                             void* cache, double enough=INFINITY) noexcept nogil:
@@ -468,19 +469,27 @@ cdef class ArcStandardSystem(TransitionSystem):
         cdef int slot_words = KEY_WORDS + self.nr_class
         cdef uint64_t* slots = <uint64_t*>cache
         cdef uint64_t* clock = &slots[N_SLOTS * slot_words]
+        cdef uint64_t* prints = &clock[1]
         cdef uint64_t* slot
+        cdef uint64_t fp = 0
         cdef double* cached
         cdef int k, j, n
         self.structure_key(key, s, W)
+        for j in range(KEY_WORDS):
+            fp = (fp ^ key[j]) * <uint64_t>0x9E3779B97F4A7C15
         for k in range(N_SLOTS):
+            if prints[k] != fp:
+                continue
             slot = &slots[k * slot_words]
             for j in range(KEY_WORDS):
                 if slot[j] != key[j]:
                     break
             else:
                 return <const double*>&slot[KEY_WORDS]
-        slot = &slots[(clock[0] % N_SLOTS) * slot_words]
+        k = clock[0] % N_SLOTS
         clock[0] += 1
+        prints[k] = fp
+        slot = &slots[k * slot_words]
         cached = <double*>&slot[KEY_WORDS]
         memset(cached, 0, self.nr_class * sizeof(double))
         n = self.features.extract_structure(buf, s)
