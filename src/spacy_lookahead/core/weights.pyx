@@ -69,6 +69,25 @@ cdef extern from *:
     int64_t la_next_version() noexcept nogil
 
 
+cdef inline void add_frozen_row(double* scores, const double* arena,
+                                const FrozenSlot* slot) noexcept nogil:
+    """scores[clas] += w for each class of a frozen row (its weights, then its
+    classes, in the arena)."""
+    cdef const double* w = &arena[slot.offset + 1]
+    cdef const int32_t* classes = <const int32_t*>&w[slot.length]
+    cdef int j
+    for j in range(slot.length):
+        scores[classes[j]] += w[j]
+
+
+cdef inline void add_row(double* scores, const Row* row, double scale) noexcept nogil:
+    """scores[clas] += scale * w for each entry of a training table's row."""
+    cdef const Entry* e = row.entries
+    cdef int j
+    for j in range(row.length):
+        scores[e[j].clas] += scale * e[j].w
+
+
 cdef inline int64_t next_version() noexcept nogil:
     return la_next_version()
 
@@ -133,13 +152,8 @@ cdef class Weights:
 
     cdef void dot(self, double* scores, const feat_t* feats, int n_feats) noexcept nogil:
         """Add the scores of n_feats features to scores[clas] for every class."""
-        cdef int i, j
+        cdef int i
         cdef const Row* row
-        cdef const Entry* e
-        cdef const FrozenSlot* slot
-        cdef const double* w
-        cdef const int32_t* classes
-        cdef double scale = self.scale
         cdef const FrozenSlot* found[PROBE_BATCH]
         cdef int start, stop
         if self.frozen:
@@ -150,22 +164,14 @@ cdef class Weights:
                 stop = min(n_feats, start + PROBE_BATCH)
                 self.probe_batch(feats, start, stop, found)
                 for i in range(stop - start):
-                    slot = found[i]
-                    if slot == NULL:
-                        continue
-                    w = &self.arena[slot.offset + 1]
-                    classes = <const int32_t*>&w[slot.length]
-                    for j in range(slot.length):
-                        scores[classes[j]] += w[j]
+                    if found[i] != NULL:
+                        add_frozen_row(scores, self.arena, found[i])
             return
         for i in range(n_feats):
             row = <const Row*>map_get(self.table.c_map, feats[i])
-            if row == NULL:
-                continue
-            e = row.entries
-            for j in range(row.length):
-                scores[e[j].clas] += scale * e[j].w
-        
+            if row != NULL:
+                add_row(scores, row, self.scale)
+
     cdef void dot_bounded(self, double* scores, int nr_class, const feat_t* feats, int n_feats,
                           const bint* bounded, const double* bounds, const int* group_of,
                           int n_groups) noexcept nogil:
@@ -177,14 +183,9 @@ cdef class Weights:
         monotone). A family of states that differ only in those features is
         bounded per class, not per feature (the row maxima of the rest would
         be added separately, and loosely)."""
-        cdef int i, j, c, start, stop
+        cdef int i, c, start, stop
         cdef const Row* row
-        cdef const Entry* e
-        cdef const FrozenSlot* slot
-        cdef const double* w
         cdef const double* b
-        cdef const int32_t* classes
-        cdef double scale = self.scale
         cdef const FrozenSlot* found[PROBE_BATCH]
         for start in range(0, n_feats, PROBE_BATCH):
             stop = min(n_feats, start + PROBE_BATCH)
@@ -196,18 +197,12 @@ cdef class Weights:
                     for c in range(nr_class):
                         scores[c] += b[group_of[c]]
                 elif self.frozen:  # scale is 1 (see dot)
-                    slot = found[i - start]
-                    if slot != NULL:
-                        w = &self.arena[slot.offset + 1]
-                        classes = <const int32_t*>&w[slot.length]
-                        for j in range(slot.length):
-                            scores[classes[j]] += w[j]
+                    if found[i - start] != NULL:
+                        add_frozen_row(scores, self.arena, found[i - start])
                 else:
                     row = <const Row*>map_get(self.table.c_map, feats[i])
                     if row != NULL:
-                        e = row.entries
-                        for j in range(row.length):
-                            scores[e[j].clas] += scale * e[j].w
+                        add_row(scores, row, self.scale)
 
     cdef const FrozenSlot* frozen_row(self, feat_t feat) noexcept nogil:
         """The frozen row of a feature, NULL if it has none."""
