@@ -366,6 +366,34 @@ def test_branch_and_bound_is_the_exhaustive_search(seed, rich):
             assert fast[1][rival] == ref[1][rival] and fast[2][rival] == ref[2][rival]
 
 
+@pytest.mark.parametrize("labels", [2, 3])
+def test_label_sets_that_differ_in_label_0_get_their_own_bounds(labels):
+    """family_max caches a label feature's maxima over the labels by the
+    feature made with label 0; a label set's label-0 feature leaves bit 0 of
+    the set open, so a state whose set holds label 0 and one whose set does
+    not shared an entry (the bound of the wrong family, below the true
+    score: branch-and-bound picked another action). Weight only where s0's
+    left-label set holds two labels or more, on SHIFT."""
+    system = ArcStandardSystem(labels, rich=True)
+    position = [t for t, _, _ in system.label_templates].index("ctag[s0] lset[s0]")
+    doc = atoms_of(WORDS, TAGS)
+    W = Weights()
+    for history in valid_sequences(system, doc, [], 6):
+        instance = system.instance(doc)  # (owns the state)
+        state = instance.state_after(history)
+        stack = system.slots_of(state)
+        if stack and bin(stack[-1].get("lset", 0)).count("1") >= 2:
+            f = int(system.label_features_of(state)[position])
+            if W.get(f, 0) == 0.0:
+                W.add(f, 0, 100.0)
+    assert len(W) > 0
+    W.tick()
+    rng = random.Random(labels)
+    for depth in (1, 2, 3):
+        for history in valid_sequences(system, doc, [], 4):
+            assert_fast_search_agrees(system, doc, history, W, depth, rng)
+
+
 @pytest.mark.parametrize("rich", [False, True, "templates", "state"])
 @pytest.mark.parametrize("seed", range(6))
 def test_bounds_dominate_what_they_bound(seed, rich):

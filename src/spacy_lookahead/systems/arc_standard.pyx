@@ -420,23 +420,27 @@ cdef class ArcStandardSystem(TransitionSystem):
             varies[i] = dep1 or dep2
             if varies[i]:
                 self.family_max(&m[i * N_GROUPS], s, W, cache, first, dep1, second, dep2, i,
-                                k00[i])
+                                k00[i], k10[i] if dep1 else k01[i])
         W.dot_bounded(row, self.nr_class, k00, n, varies, m, self.group_of, N_GROUPS)
         return self._best_valid(row, valid)
 
     cdef void family_max(self, double* out, const ParseStateC* s, Weights W, void* cache,
                          int first, bint dep1, int second, bint dep2, int position,
-                         feat_t key0) noexcept nogil:
+                         feat_t key0, feat_t key1) noexcept nogil:
         """out[g]: the max of row_group_max(the position-th label feature)[g]
         over the labels it reads (those of action first if dep1, of second
-        if dep2), cached by (key0 = its labels-0 version, the actions,
-        position) and the weights; where it reads both, the table's bound of
-        every weight (W.top)."""
-        cdef uint64_t parts[4]
+        if dep2), cached by (key0 and key1 = its label-0 and label-1
+        versions, the actions, position) and the weights; where it reads
+        both, the table's bound of every weight (W.top). (key0 alone names
+        the family of a feature that reads the label itself, not of one that
+        reads a label set: adding label 0 to a set hides whether it held
+        label 0 already; key1 tells.)"""
+        cdef uint64_t parts[5]
         parts[0] = key0
         parts[1] = <uint64_t>first | (<uint64_t>dep1 << 32)
         parts[2] = <uint64_t>(second + 1) | (<uint64_t>dep2 << 32)
         parts[3] = <uint64_t>position
+        parts[4] = key1
         cdef uint64_t key = hash64(parts, sizeof(parts), 17)
         cdef LabelMaxC* entry = &(<LabelMaxC*>(<char*>cache + self._label_max_offset()))[
             key & (LABEL_MAX_SLOTS - 1)]
