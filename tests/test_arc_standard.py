@@ -6,6 +6,7 @@ import random
 import numpy
 import pytest
 import spacy
+from hypothesis import given, settings, strategies as st
 from spacy_lookahead.core.features import token_atoms
 from spacy_lookahead.core.weights import Weights
 from spacy_lookahead.pipes.parser import ArcStandardParser  # noqa: F401 (registers the factory)
@@ -374,6 +375,17 @@ def test_branch_and_bound_with_weights_on_label_features_only(seed, rich):
     pruning. Random weights on every feature seldom expose a bad family
     bound; these found one (see the next test: 4 of these 400 cases fail
     with it, in 3 s)."""
+    check_label_only_weights(seed, rich)
+
+
+@settings(deadline=None)
+@given(seed=st.integers(200, 2 ** 32 - 1), rich=st.sampled_from([True, "state", "templates"]))
+def test_branch_and_bound_with_weights_on_label_features_only_property(seed, rich):
+    """The same with more seeds (`spacy project run properties` draws 1,000)."""
+    check_label_only_weights(seed, rich)
+
+
+def check_label_only_weights(seed, rich):
     rng = random.Random(seed)
     system = variant_system(rng.choice([2, 3]), rich)
     doc = atoms_of(WORDS, TAGS)
