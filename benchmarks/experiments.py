@@ -546,6 +546,14 @@ add(Experiment("pipeline_ewt", "raw-parser", "pipeline", "configs/pipeline_ewt.c
                "configs/pipeline_ewt.cfg (jackknifed tags, rich features, the tagger's alternatives, "
                "joint tagging, beam 8)",
                model="model-best"))
+# the shipped config with its parser's cluster templates reading, at s0 and
+# s1, the tag the parse chose (ctag), as preset:rich's own templates do under
+# joint tagging, instead of the tagger's tag
+PARSER_CLUSTERS_CTAG = [t.replace("tag[s", "ctag[s") for t in PARSER_CLUSTERS]
+add(Experiment("pipeline_ewt_ctag", "raw-parser", "pipeline", "configs/pipeline_ewt.cfg", "ewt",
+               "configs/pipeline_ewt.cfg, the parser's cluster templates with the parse's own "
+               "tags at s0 and s1 (ctag)", {P + "features": ["preset:rich", *PARSER_CLUSTERS_CTAG]},
+               model="model-best"))
 WSJ_BASE = {P + "search": "beam", P + "update": "max_violation", "training.max_epochs": 30,
             "training.patience": 2000}
 for name, (what, changed) in {
