@@ -4,7 +4,8 @@ import random
 
 import numpy
 import pytest
-from spacy_lookahead.core.weights import Weights
+import srsly
+from spacy_lookahead.core.weights import SERIAL_VERSION, Weights
 
 
 def dense(W, feats, nr_class):
@@ -107,18 +108,41 @@ def test_corrupt_bytes_raise_a_clear_error(data):
         Weights().from_bytes(data)
 
 
-def trained_table(seed, n_feats=300, nr_class=7, with_zero_key=True):
+def trained_table(seed, n_feats=300, nr_class=7, with_zero_key=True, long_rows=False):
     """A table after random updates and ticks, with L2 scaling, over random
-    64-bit keys (and the key 0)."""
+    64-bit keys (and the key 0). long_rows: 60 classes, a few features
+    updated often, each over a window of classes, so that frozen, most
+    rows of 8+ classes are span rows (kept dense over their class range) and
+    the rest sparse; the key 0 among the often-updated ones."""
     rng = random.Random(seed)
     feats = [rng.getrandbits(64) for _ in range(n_feats)] + ([0] if with_zero_key else [])
     W = Weights()
+    if long_rows:
+        nr_class = 60
+        hot = feats[-12:]
+        window = {f: (rng.randrange(40), rng.choice([10, 20, 60])) for f in hot}
     for step in range(400):
         for _ in range(rng.randint(0, 6)):
             W.add(rng.choice(feats), rng.randrange(nr_class), rng.choice([-1.0, 1.0, 0.37]))
+        if long_rows:
+            for _ in range(rng.randint(0, 8)):
+                f = rng.choice(hot)
+                lo, width = window[f]
+                W.add(f, min(nr_class - 1, lo + rng.randrange(width)), rng.choice([-1.0, 0.5, 2.0]))
         W.tick()
         if step % 50 == 49:
             W.shrink(0.9)
+    return W, feats, nr_class
+
+
+TABLES = ["short_rows", "long_rows"]
+
+
+def table_of(kind, seed):
+    W, feats, nr_class = trained_table(seed, long_rows=kind == "long_rows")
+    if kind == "long_rows":  # the span rows and the sparse ones are both there
+        frozen = W.average()
+        assert 0 < frozen.n_span_rows < len(frozen)
     return W, feats, nr_class
 
 
@@ -128,11 +152,14 @@ def unfrozen(table):
     return copy
 
 
+@pytest.mark.parametrize("kind", TABLES)
 @pytest.mark.parametrize("seed", [0, 1])
-def test_frozen_average_scores_bitwise_as_an_unfrozen_table(seed):
-    """average() is frozen (packed rows, open addressing); its scores are the
-    same sums, bit for bit, as a table of rows holding the same weights."""
-    W, feats, nr_class = trained_table(seed)
+def test_frozen_average_scores_bitwise_as_an_unfrozen_table(seed, kind):
+    """average() is frozen (packed rows, open addressing, long rows dense over
+    their class range); its scores are the same sums, bit for bit, as a table
+    of rows holding the same weights, and it gives back the same rows, in
+    their order."""
+    W, feats, nr_class = table_of(kind, seed)
     avg = W.average()
     assert avg.frozen and not W.frozen
     plain = unfrozen(avg)
@@ -149,8 +176,9 @@ def test_frozen_average_scores_bitwise_as_an_unfrozen_table(seed):
     assert avg.mean_abs() == pytest.approx(plain.mean_abs())
 
 
-def test_row_max_bounds_every_class():
-    W, feats, nr_class = trained_table(2)
+@pytest.mark.parametrize("kind", TABLES)
+def test_row_max_bounds_every_class(kind):
+    W, feats, nr_class = table_of(kind, 2)
     avg = W.average()
     for f in feats + [4242]:
         row = [avg.get(f, c) for c in range(nr_class)]
@@ -158,11 +186,12 @@ def test_row_max_bounds_every_class():
         assert W.max_weight(f) == pytest.approx(max([0.0] + [W.get(f, c) for c in range(nr_class)]))
 
 
+@pytest.mark.parametrize("kind", TABLES)
 @pytest.mark.parametrize("seed", [2, 5])
-def test_row_group_max_is_row_max_per_group(seed):
+def test_row_group_max_is_row_max_per_group(seed, kind):
     """row_group_max: the largest weight of each group of classes (absent
     classes 0), frozen or not; over one group, row_max."""
-    W, feats, nr_class = trained_table(seed)
+    W, feats, nr_class = table_of(kind, seed)
     rng = random.Random(seed)
     group_of = [rng.randrange(3) for _ in range(nr_class)]
     for table in (W, W.average()):
@@ -179,13 +208,14 @@ def test_row_group_max_is_row_max_per_group(seed):
                                                              for g in range(3)]
 
 
+@pytest.mark.parametrize("kind", TABLES)
 @pytest.mark.parametrize("seed", [3, 7])
-def test_bounded_scores_add_in_order_and_bound_every_stand_in(seed):
+def test_bounded_scores_add_in_order_and_bound_every_stand_in(seed, kind):
     """dot_bounded: dot() where a bounded feature adds its group's bound to
     every class, the terms added in the features' order (the same rounded
     sums as adding them one by one); with each bound a group maximum of the
     rows it stands for, the scores bound dot() of every choice of them."""
-    W, feats, nr_class = trained_table(seed)
+    W, feats, nr_class = table_of(kind, seed)
     rng = random.Random(seed)
     group_of = [rng.randrange(3) for _ in range(nr_class)]
     for table in (W, W.average()):
@@ -209,8 +239,31 @@ def test_bounded_scores_add_in_order_and_bound_every_stand_in(seed):
                 assert all(got >= exact)
 
 
-def test_frozen_tables_refuse_updates_and_survive_pickle():
-    W, feats, nr_class = trained_table(3)
+def test_a_row_that_names_a_class_twice_scores_as_it_reads_when_frozen():
+    """A crafted file's row may name a class twice: the weights add up as
+    they do unfrozen, long row or not (such a row is never kept dense)."""
+    keys = numpy.array([7, 9], dtype="uint64")
+    lengths = numpy.array([10, 10], dtype="int32")
+    classes = numpy.array([0, 1, 2, 3, 4, 5, 6, 7, 8, 3] + list(range(10)), dtype="int32")
+    ws = numpy.array([0.5 + i for i in range(20)], dtype="float64")
+    data = srsly.msgpack_dumps({"serial_version": SERIAL_VERSION, "time": 0, "scale": 1.0,
+                                "keys": keys.tobytes(), "lengths": lengths.tobytes(),
+                                "classes": classes.tobytes(), "w": ws.tobytes(),
+                                "total": numpy.zeros(20).tobytes(),
+                                "times": numpy.zeros(20, dtype="int64").tobytes()})
+    plain = Weights().from_bytes(data)
+    frozen = plain.frozen_copy()
+    assert frozen.n_span_rows == 1  # key 9's row; key 7's names class 3 twice
+    for fs in ([7], [9], [7, 9, 7]):
+        assert frozen.scores(fs, 10).tobytes() == plain.scores(fs, 10).tobytes()
+    assert frozen.scores([7], 10)[3] == 3.5 + 9.5
+    assert frozen.to_bytes() == plain.frozen_copy().to_bytes()
+    assert frozen.to_arrays()[2].tolist() == classes.tolist()
+
+
+@pytest.mark.parametrize("kind", TABLES)
+def test_frozen_tables_refuse_updates_and_survive_pickle(kind):
+    W, feats, nr_class = table_of(kind, 3)
     avg = W.average()
     with pytest.raises(RuntimeError, match="frozen"):
         avg.add(feats[0], 0, 1.0)
@@ -221,6 +274,7 @@ def test_frozen_tables_refuse_updates_and_survive_pickle():
     assert back.scores(feats, nr_class).tobytes() == avg.scores(feats, nr_class).tobytes()
     again = avg.average()
     assert again.frozen and again.to_bytes() == avg.to_bytes()
+    assert back.n_span_rows == again.n_span_rows == avg.n_span_rows
     empty = Weights().average()
     assert empty.frozen and len(empty) == 0 and empty.scores([1, 2], 3).tolist() == [0, 0, 0]
 

@@ -55,6 +55,7 @@ cdef class Weights:
     cdef uint64_t mask
     cdef FrozenSlot zero_slot   # the row of feature 0 (0 marks an empty slot)
     cdef double* arena
+    cdef readonly int64_t n_span_rows  # rows kept dense over their class range
     cdef readonly int64_t time
     cdef readonly double clock  # the sum of `scale` at each tick (= time while it is 1)
     cdef readonly double scale

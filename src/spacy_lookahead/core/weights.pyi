@@ -11,6 +11,7 @@ class Weights:
     frozen: Incomplete
     in_round: Incomplete
     n_entries: Incomplete
+    n_span_rows: Incomplete
     scale: Incomplete
     time: Incomplete
     top: Incomplete
