@@ -239,6 +239,28 @@ def test_bounded_scores_add_in_order_and_bound_every_stand_in(seed, kind):
                 assert all(got >= exact)
 
 
+def test_a_table_of_megabytes_freezes_and_scores_as_it_reads():
+    """A frozen table of 2 MB or more gets its memory another way (aligned,
+    for huge pages, zeroed by hand): its empty slots must read as empty and
+    its rows as written."""
+    rng = numpy.random.default_rng(0)
+    n = 200_000  # slots: 512k x 16 bytes; arena: 600k doubles
+    keys = numpy.unique(rng.integers(1, 2**63, size=n, dtype="uint64"))
+    n = len(keys)
+    classes = rng.integers(0, 5, size=n, dtype="int32")
+    ws = rng.normal(size=n)
+    plain = Weights().from_bytes(srsly.msgpack_dumps({
+        "serial_version": SERIAL_VERSION, "time": 0, "scale": 1.0, "keys": keys.tobytes(),
+        "lengths": numpy.ones(n, dtype="int32").tobytes(), "classes": classes.tobytes(),
+        "w": ws.tobytes(), "total": numpy.zeros(n).tobytes(),
+        "times": numpy.zeros(n, dtype="int64").tobytes()}))
+    frozen = plain.frozen_copy()
+    picked = [int(k) for k in keys[::997]] + [12345, 99, 7]  # (the last three absent)
+    assert frozen.scores(picked, 5).tobytes() == plain.scores(picked, 5).tobytes()
+    assert [frozen.get(int(k), int(c)) for k, c in zip(keys[:500], classes[:500])] == list(ws[:500])
+    assert len(frozen) == n and frozen.to_bytes() == plain.frozen_copy().to_bytes()
+
+
 def test_a_row_that_names_a_class_twice_scores_as_it_reads_when_frozen():
     """A crafted file's row may name a class twice: the weights add up as
     they do unfrozen, long row or not (such a row is never kept dense)."""
