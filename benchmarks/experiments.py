@@ -217,6 +217,13 @@ for name, extra, label in (
                    f"lookahead_tagger, depth 1, + {label}",
                    {**component(TAGGER, depth=1, **extra), **lexicon()}, model="model-best"))
 
+# ... and Tsuruoka et al.'s best POS setting (Table 1): depth 2 with tag trigrams
+add(Experiment("tagger_d2_koo_trigrams", "tagging", "tag", "configs/tagger_ewt.cfg", "ewt",
+               "lookahead_tagger, depth 2, + tag trigrams, clusters (4, 6 bits, whole path) and "
+               "probability bins",
+               {**component(TAGGER, depth=2, features=TAGGER_KOO, tag_trigrams=True), **lexicon()},
+               model="model-best"))
+
 # --- chunking (CoNLL-2000, Table 2) and bio-NER (JNLPBA, Table 3) ----------------
 for d in (0, 1, 2):
     add(Experiment(f"chunker_d{d}", "spans", "chunk", "configs/chunker_conll2000.cfg", "conll2000",
