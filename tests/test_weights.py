@@ -283,6 +283,44 @@ def test_a_row_that_names_a_class_twice_scores_as_it_reads_when_frozen():
     assert frozen.to_arrays()[2].tolist() == classes.tolist()
 
 
+def test_freezing_costs_memory_by_the_rows_not_by_the_largest_class_id():
+    """Class ids near 2**31 (from_bytes without n_classes accepts them): the
+    frozen table keeps them, span row or not, without scratch memory of the
+    ids' size."""
+    import tracemalloc
+    top = 2**31 - 1
+    plain = Weights()
+    for c in range(top - 9, top + 1):  # a long row at the very top: a span row
+        plain.add(5, c, 1.0 + (c % 7))
+    plain.add(9, top, 2.5)
+    plain.add(9, 3, -1.0)
+    tracemalloc.start()
+    try:
+        frozen = plain.frozen_copy()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
+    assert frozen.n_span_rows == 1
+    assert [frozen.get(5, c) for c in range(top - 10, top + 1)] == [
+        0.0] + [1.0 + (c % 7) for c in range(top - 9, top + 1)]
+    assert frozen.get(9, top) == 2.5 and frozen.get(9, 3) == -1.0
+    assert frozen.to_bytes() == plain.frozen_copy().to_bytes()
+
+
+def test_family_maxima_over_many_groups():
+    """family_max_weights with more groups than the batched path's old
+    limit (8), frozen or not: the largest weight of each group."""
+    W = Weights()
+    for c in range(200):
+        W.add(5, c, 1.0 + c)
+        W.add(6, c, 300.0 - c)
+    group_of = numpy.arange(200, dtype="int32") // 2
+    want = [max(2.0 * g + 2.0, 300.0 - 2 * g) for g in range(100)]
+    for table in (W, W.average()):
+        assert table.family_max_weights([5, 6, 7, 5], group_of) == want
+
+
 @pytest.mark.parametrize("kind", TABLES)
 def test_frozen_tables_refuse_updates_and_survive_pickle(kind):
     W, feats, nr_class = table_of(kind, 3)

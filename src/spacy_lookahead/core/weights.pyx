@@ -377,21 +377,25 @@ cdef class Weights:
         """out[g] = max over the features of row_group_max(feat)[g]: a bound
         of a family of features (one per label) at once. In a frozen table
         the probes of a batch go out together, as in dot(), so that their
-        cache misses overlap."""
-        cdef double m[8]
+        cache misses overlap. Each row is folded into out as it is read (the
+        maxima are exact in any order), so any number of groups is fine."""
         cdef const FrozenSlot* found[PROBE_BATCH]
         cdef const FrozenSlot* slot
-        cdef const double* w
-        cdef const int32_t* classes
+        cdef const Row* row
+        cdef double x
         cdef int i, j, g, start, stop
         for g in range(n_groups):
             out[g] = 0.0
-        if not self.frozen or n_groups > 8:
+        if not self.frozen:
             for i in range(n_feats):
-                self.row_group_max(feats[i], group_of, n_groups, m)
-                for g in range(n_groups):
-                    if m[g] > out[g]:
-                        out[g] = m[g]
+                row = <const Row*>map_get(self.table.c_map, feats[i])
+                if row == NULL:
+                    continue
+                for j in range(row.length):
+                    x = self.scale * row.entries[j].w
+                    g = group_of[row.entries[j].clas]
+                    if x > out[g]:
+                        out[g] = x
             return
         for start in range(0, n_feats, PROBE_BATCH):
             stop = min(n_feats, start + PROBE_BATCH)
@@ -598,28 +602,32 @@ cdef class Weights:
         cdef int32_t[::1] lv = numpy.ascontiguousarray(lengths, dtype="int32")
         cdef int32_t[::1] cv = numpy.ascontiguousarray(classes, dtype="int32")
         # each row's class range, its width where it is kept dense (a span
-        # row), else 0; a row naming a class twice (a crafted file) stays sparse
+        # row), else 0; a row naming a class twice (a crafted file) stays
+        # sparse. The repeats are looked for within the range, so the scratch
+        # is bounded by the longest row, not by the largest class id.
         spans = numpy.zeros((n_rows,), dtype="int32")
         los = numpy.zeros((n_rows,), dtype="int32")
         cdef int32_t[::1] spv = spans
         cdef int32_t[::1] lov = los
-        cdef bint spans_ok = n == 0 or int(numpy.min(classes)) >= 0
-        stamps = numpy.zeros((int(numpy.max(classes)) + 1 if n and spans_ok else 1,), dtype="int64")
+        stamps = numpy.zeros((SPAN_FILL * (int(numpy.max(lengths)) if n_rows else 0) + 1,),
+                             dtype="int64")
         cdef int64_t[::1] stamp = stamps
-        cdef int32_t lo, hi
+        cdef int64_t lo, hi
         cdef bint twice
         for r in range(n_rows):
-            if lv[r] >= SPAN_MIN_LENGTH and spans_ok:
+            if lv[r] >= SPAN_MIN_LENGTH:
                 lo = hi = cv[start]
-                twice = False
                 for j in range(start, start + lv[r]):
                     lo = min(lo, cv[j])
                     hi = max(hi, cv[j])
-                    twice = twice or stamp[cv[j]] == r + 1
-                    stamp[cv[j]] = r + 1
-                if not twice and <int64_t>hi - lo + 1 <= <int64_t>SPAN_FILL * lv[r]:
-                    spv[r] = hi - lo + 1
-                    lov[r] = lo
+                if lo >= 0 and hi - lo + 1 <= <int64_t>SPAN_FILL * lv[r]:
+                    twice = False
+                    for j in range(start, start + lv[r]):
+                        twice = twice or stamp[cv[j] - lo] == r + 1
+                        stamp[cv[j] - lo] = r + 1
+                    if not twice:
+                        spv[r] = <int32_t>(hi - lo + 1)
+                        lov[r] = <int32_t>lo
             size += (2 + spv[r] if spv[r] else 1 + lv[r]) + (lv[r] + 1) // 2
             start += lv[r]
         start = 0
