@@ -195,6 +195,20 @@ cdef inline void add_row_group_max(double* out, const double* arena, const Froze
             out[g] = w[j]
 
 
+cdef inline void add_entries_group_max(double* out, const Row* row, double scale,
+                                       const int* group_of) noexcept nogil:
+    """add_row_group_max() for a training table's row (NULL: none)."""
+    cdef double x
+    cdef int j, g
+    if row == NULL:
+        return
+    for j in range(row.length):
+        x = scale * row.entries[j].w
+        g = group_of[row.entries[j].clas]
+        if x > out[g]:
+            out[g] = x
+
+
 cdef inline void add_row(double* scores, const Row* row, double scale) noexcept nogil:
     """scores[clas] += scale * w for each entry of a training table's row."""
     cdef const Entry* e = row.entries
@@ -351,26 +365,16 @@ cdef class Weights:
         a tighter bound where a state allows only some groups (a parser's
         shifts, left arcs, right arcs). One probe and one read of the row."""
         cdef const FrozenSlot* slot
-        cdef const Row* row
-        cdef const double* w
-        cdef const int32_t* classes
-        cdef double x
-        cdef int j, g
+        cdef int g
         for g in range(n_groups):
             out[g] = 0.0
         if self.frozen:
             slot = probe(self.slots, self.mask, feat) if feat else self.frozen_row(0)
-            if slot == NULL:
-                return
-            add_row_group_max(out, self.arena, slot, group_of)
+            if slot != NULL:
+                add_row_group_max(out, self.arena, slot, group_of)
             return
-        row = <const Row*>map_get(self.table.c_map, feat)
-        if row != NULL:
-            for j in range(row.length):
-                x = self.scale * row.entries[j].w
-                g = group_of[row.entries[j].clas]
-                if x > out[g]:
-                    out[g] = x
+        add_entries_group_max(out, <const Row*>map_get(self.table.c_map, feat), self.scale,
+                              group_of)
 
     cdef void rows_group_max(self, const feat_t* feats, int n_feats, const int* group_of,
                              int n_groups, double* out) noexcept nogil:
@@ -381,21 +385,13 @@ cdef class Weights:
         maxima are exact in any order), so any number of groups is fine."""
         cdef const FrozenSlot* found[PROBE_BATCH]
         cdef const FrozenSlot* slot
-        cdef const Row* row
-        cdef double x
-        cdef int i, j, g, start, stop
+        cdef int i, g, start, stop
         for g in range(n_groups):
             out[g] = 0.0
         if not self.frozen:
             for i in range(n_feats):
-                row = <const Row*>map_get(self.table.c_map, feats[i])
-                if row == NULL:
-                    continue
-                for j in range(row.length):
-                    x = self.scale * row.entries[j].w
-                    g = group_of[row.entries[j].clas]
-                    if x > out[g]:
-                        out[g] = x
+                add_entries_group_max(out, <const Row*>map_get(self.table.c_map, feats[i]),
+                                      self.scale, group_of)
             return
         for start in range(0, n_feats, PROBE_BATCH):
             stop = min(n_feats, start + PROBE_BATCH)
