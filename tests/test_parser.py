@@ -93,6 +93,32 @@ def test_lookahead_setting_predicts_with_depth(greedy_nlp):
         assert ((heads >= 0) & (heads < len(heads))).all()
 
 
+def test_predict_width_is_the_beam_at_prediction_only(shared_data):
+    """Beam.v1's predict_width: training runs the beam of `width` (the same
+    weights, bit for bit), prediction the wider beam (the same parses as a
+    parser whose training width is that wide, given those weights)."""
+    beam = {"@search": "spacy_lookahead.Beam.v1", "width": 2, "update": "early"}
+    learner = {"@learners": "spacy_lookahead.ViolationFixing.v1"}
+    narrow = train_parser({"search": beam, "learner": learner}, 200, 1, n_sents=1)
+    wide = train_parser({"search": {**beam, "predict_width": 16}, "learner": learner}, 200, 1,
+                        n_sents=1)
+    a, b = narrow.get_pipe("arc_standard_parser"), wide.get_pipe("arc_standard_parser")
+    assert b.search == Beam(width=2, update="early", predict_width=16)
+    assert b.cfg["search"]["predict_width"] == 16 and "predict_width" not in a.cfg["search"]
+    assert a.weights.to_bytes() == b.weights.to_bytes()
+    gold = gold_docs(narrow.vocab, "ewt", "dev", 100)
+    inputs = a._inputs([words_only(narrow.vocab, d, tags=True) for d in gold])
+    W = a.averaged_weights
+    k2, k16 = (predict(a.system, inputs, W, search="beam", beam_width=k) for k in (2, 16))
+    assert any((x[0] != y[0]).any() for x, y in zip(k2, k16))  # the width matters here
+
+    def parses(nlp):
+        docs = nlp.pipe(words_only(nlp.vocab, d, tags=True) for d in gold)
+        return [[t.head.i for t in doc] for doc in docs]
+    assert parses(wide) == [list(heads) for heads, _ in k16]
+    assert parses(narrow) == [list(heads) for heads, _ in k2]
+
+
 def check_tree(doc):
     heads = numpy.array([t.head.i for t in doc])
     for t in doc:  # no cycles: every token reaches a root
@@ -255,6 +281,8 @@ def test_a_rich_model_whose_cfg_says_base_is_refused(rich_nlp, tmp_path):
     ("search", {"@search": "spacy_lookahead.Beam.v1", "width": 0},
      "width must be an integer in 1..1000"),
     ("search", {"@search": "spacy_lookahead.Beam.v1", "update": "late"}, r"update[\s\S]*late"),
+    ("search", {"@search": "spacy_lookahead.Beam.v1", "predict_width": 0},
+     r"predict_width must be an integer in 1..1000 or null"),
     ("min_label_freq", 0, "min_label_freq must be an integer >= 1"),
     ("features", "richer", r"features[\s\S]*richer"),
 ])

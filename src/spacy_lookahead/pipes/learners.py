@@ -76,7 +76,7 @@ class Learner(metaclass=Block):
         """The engine's decoder and its arguments after the instances."""
         search = pipe.search
         return decoding.decode, (pipe.averaged_weights, search.kind, search.depth,
-                                 search.beam_width(1))
+                                 search.predict_beam_width(1))
 
     def predictions(self, pipe: "TransitionPipe", results: list) -> List[Prediction]:
         """The decoder's results as predictions (the best output of each doc)."""
@@ -185,7 +185,7 @@ class SAPO(Learner):
 
     def decoder(self, pipe: "TransitionPipe") -> Tuple[Callable, tuple]:
         search = pipe.search
-        return decoding.nbest, (pipe.averaged_weights, self.n, search.beam_width(1),
+        return decoding.nbest, (pipe.averaged_weights, self.n, search.predict_beam_width(1),
                                 search.exact_topn(pipe.system, pipe.name))
 
     def predictions(self, pipe: "TransitionPipe", results: list) -> List[Prediction]:

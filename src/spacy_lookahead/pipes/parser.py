@@ -420,7 +420,7 @@ class ArcStandardParser(TransitionPipe):
         if self.learner.probabilistic:
             return self.learner.n
         if isinstance(self.search, Beam):
-            return self.search.width
+            return self.search.predict_beam_width(1)
         raise ValueError(
             f"[{self.name}] head probabilities come from the beam's n best parses, and this "
             f"perceptron parser searches with {self.search.registered}: a wider search would "
@@ -445,7 +445,7 @@ class ArcStandardParser(TransitionPipe):
     def _decoder(self) -> Tuple[Callable, tuple]:
         if not self.calibrated:
             return super()._decoder()
-        width = self.search.width  # n = width: the beam is decode's, not max(n, width)
+        width = self.search.predict_beam_width(1)  # n = width: decode's beam, not max(n, width)
         return decoding.nbest, (self.averaged_weights, width, width,
                                 self.search.exact_topn(self.system, self.name))
 

@@ -9,14 +9,14 @@ how the engine looks for an output, in training and at prediction.
 | --- | --- | --- |
 | `Greedy.v1` | one action at a time (lookahead of depth 0) | none |
 | `Lookahead.v1` | Tsuruoka et al. 2011, Figure 2 | `depth` D |
-| `Beam.v1` | Huang et al. 2012 | `width` k, violation-fixing `update` |
+| `Beam.v1` | Huang et al. 2012 | `width` k, violation-fixing `update`, `predict_width` |
 | `TopN.v1` | Sun et al.: SAPO's top-n search | `width`, `update` (the beam where A* is not exact) |
 
 A block holds only what its search reads, so a setting that does not apply
 cannot be written; which learner trains with which search is the learner's
 `searches` (pipes/learners.py)."""
 from dataclasses import asdict, dataclass
-from typing import Any, ClassVar, Dict, Literal, Tuple, get_args
+from typing import Any, ClassVar, Dict, Literal, Optional, Tuple, get_args
 
 from thinc.api import ConfigValidationError
 
@@ -77,13 +77,20 @@ class Search(metaclass=Block):
     exact_nbest: ClassVar[bool] = True
 
     def config(self) -> Dict[str, Any]:
-        """The block as a config writes it (saved in the component's cfg)."""
-        return {"@search": self.registered, **asdict(self)}
+        """The block as a config writes it (saved in the component's cfg;
+        a setting left at null is left out, as configs before it read)."""
+        return {"@search": self.registered,
+                **{k: v for k, v in asdict(self).items() if v is not None}}
 
     def beam_width(self, default: int) -> int:
         """The beam width k where a beam is used; `default` where this
         search has none (the n best of a lookahead model)."""
         return getattr(self, "width", default)
+
+    def predict_beam_width(self, default: int) -> int:
+        """The beam width at prediction (spaCy's evaluation during training
+        too): a beam's `predict_width` where set, else beam_width()."""
+        return getattr(self, "predict_width", None) or self.beam_width(default)
 
     def exact_topn(self, system: TransitionSystem, name: str) -> bool:
         """Whether the n best come from A* (exact): a first-order system
@@ -122,6 +129,7 @@ class Beam(Search):
     exact_nbest: ClassVar[bool] = False
     width: int = 8
     update: str = "max_violation"
+    predict_width: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -148,11 +156,18 @@ def lookahead(depth: int = 1) -> Lookahead:
 
 
 @registry.search(Beam.registered)
-def beam(width: int = 8, update: Update = "max_violation") -> Beam:
+def beam(width: int = 8, update: Update = "max_violation",
+         predict_width: Optional[int] = None) -> Beam:
     """Beam search of `width` k; in training the violation-fixing `update`
     (Huang et al. 2012, Sections 4-5): standard, early, max_violation,
-    hybrid or latest."""
-    return Beam(check_int("Beam.v1", "width", width, 1, MAX_WIDTH), _update("Beam.v1", update))
+    hybrid or latest. `predict_width`: the beam at prediction, where it
+    differs from training's (a wider one can find parses that score
+    higher under the same weights; null: `width`)."""
+    if predict_width is not None:
+        predict_width = check_int("Beam.v1", "predict_width", predict_width, 1, MAX_WIDTH,
+                                  " or null (the training width)")
+    return Beam(check_int("Beam.v1", "width", width, 1, MAX_WIDTH), _update("Beam.v1", update),
+                predict_width)
 
 
 @registry.search(TopN.registered)

@@ -300,7 +300,7 @@ class TransitionPipe(SearchPipe):
         for (outputs, scores), index, doc in zip(
                 in_threads(decoding.nbest, self.instances(docs, None, indexes, inputs),
                            self.cfg["n_threads"],
-                           self.averaged_weights, n, self.search.beam_width(self.nbest_width),
+                           self.averaged_weights, n, self.search.predict_beam_width(self.nbest_width),
                            self.search.exact_topn(self.system, self.name)),
                 indexes, docs):
             if index is not None:
