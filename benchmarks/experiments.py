@@ -101,7 +101,9 @@ def as_blocks(config: str, overrides: Dict[str, object]) -> Dict[str, object]:
     """The table writes search and learner settings in the papers' flat terms
     (depth, beam_width, learner = "sapo" ...): each component's, over its
     blocks in the config, as whole @search and @learners blocks (an override
-    replaces a block: spacy train --components.NAME.search '{...}')."""
+    replaces a block: spacy train --components.NAME.search '{...}'). A
+    rebuilt block predicts with its training width (predict_width null), as
+    every row written in flat terms was run."""
     from spacy_lookahead.pipes import legacy
     flat: Dict[str, Dict[str, object]] = {}
     for key, value in overrides.items():
@@ -147,7 +149,7 @@ add(Experiment("spacy_tagger", "tagging", "tag", "configs/baseline_tagger_ewt.cf
 # --- knowledge from unlabelled text: Brown clusters and word probabilities ------
 # (spacy-lookups-data's English tables through [initialize.lookups]; the
 # templates' atoms in src/spacy_lookahead/systems/templates.py)
-def lexicon(max_words: int = 200000) -> Dict[str, object]:
+def lexicon(max_words: Optional[int] = 200000) -> Dict[str, object]:
     return {"initialize.lookups": {"@misc": "spacy_lookahead.lexeme_tables.v1", "lang": "en",
                                    "max_words": max_words}}
 
@@ -216,6 +218,12 @@ for name, extra, label in (
     add(Experiment(name, "tagging", "tag", "configs/tagger_ewt.cfg", "ewt",
                    f"lookahead_tagger, depth 1, + {label}",
                    {**component(TAGGER, depth=1, **extra), **lexicon()}, model="model-best"))
+# ... with all of the tables' million words, not the 200,000 most probable
+add(Experiment("tagger_d1_koo_1m", "tagging", "tag", "configs/tagger_ewt.cfg", "ewt",
+               "lookahead_tagger, depth 1, + clusters (4, 6 bits, whole path) and probability "
+               "bins of all the tables' million words",
+               {**component(TAGGER, depth=1, features=TAGGER_KOO), **lexicon(None)},
+               model="model-best"))
 
 # ... and Tsuruoka et al.'s best POS setting (Table 1): depth 2 with tag trigrams
 add(Experiment("tagger_d2_koo_trigrams", "tagging", "tag", "configs/tagger_ewt.cfg", "ewt",
@@ -385,6 +393,18 @@ for name, scheme, label, feats, extra in (
                                 pos_features=True, scheme=scheme, **extra), **lexicon(),
                     **TAGGED_HELD_OUT},
                    model="model-best"))
+# ... the best of those with the whole tables (a million words, not the
+# 200,000 most probable: a bio-entity's words are rare in general English;
+# 53% of JNLPBA train's entity tokens have a cluster then, against 52%, and
+# 73% a probability, against 61%)
+add(Experiment("ner_rtl_d1_biluo_pos_affixes_1m", "spans", "ner", "configs/ner_jnlpba.cfg",
+               "jnlpba", "lookahead_ner, right-to-left, depth 1, BILUO, neighbours' affixes and "
+               "shapes, words with tags, + clusters and probability bins of all the tables' "
+               "million words, + POS tags of the EWT tagger (dev: held-out tenth)",
+               {**component(NER, depth=1, features=[*NER_LEXICON, *NER_AFFIXES], direction="rtl",
+                            pos_features=True, scheme="biluo"), **lexicon(None),
+                **TAGGED_HELD_OUT},
+               model="model-best"))
 
 # ... the best there (BILUO, the lexicon, POS tags) on all of train, as a
 # pipeline: the EWT tagger (sourced, frozen, annotating) and the NER
@@ -401,7 +421,16 @@ add(Experiment("ner_rtl_d1_biluo_pos_full", "spans", "ner", "configs/ner_jnlpba_
                "right-to-left, depth 1, BILUO, + clusters and probability bins, + the tagger's "
                "POS tags, + neighbours' affixes and shapes, words with tags",
                {"paths.tagger": "training/tagger_d1_context_lexicon/model-best"},
-               quick={"paths.tagger": "training/quick/tagger_d1_context_lexicon/model-best"}))
+               quick={"paths.tagger": "training/quick/tagger_d1_context_lexicon/model-best"}),
+    # ... with the whole tables (ner_rtl_d1_biluo_pos_affixes_1m: 79.08 on the
+    # held-out tenth against 79.02)
+    Experiment("ner_rtl_d1_biluo_pos_affixes_1m_full", "spans", "ner",
+               "configs/ner_jnlpba_tagged.cfg", "jnlpba", "EWT tagger + lookahead_ner, "
+               "right-to-left, depth 1, BILUO, + clusters and probability bins of all the "
+               "tables' million words, + the tagger's POS tags, + neighbours' affixes and "
+               "shapes, words with tags",
+               {"paths.tagger": "training/tagger_d1_context_lexicon/model-best",
+                "initialize.lookups.max_words": None}))
 
 # ... and the templates chosen there, trained on the whole training set for
 # the fixed budget of chunker_d1 / ner_rtl_d1 (model-last: no selection)
@@ -551,15 +580,22 @@ for name, (what, changed) in RAW_PARSER.items():
 # configs/pipeline_ewt.cfg as shipped: what en_lookahead_ewt packages
 add(Experiment("pipeline_ewt", "raw-parser", "pipeline", "configs/pipeline_ewt.cfg", "ewt",
                "configs/pipeline_ewt.cfg (jackknifed tags, rich features, the tagger's alternatives, "
-               "joint tagging, beam 8)",
+               "joint tagging, beam 8, predicted with beam 10)",
                model="model-best"))
+# the same training with prediction (and dev selection) at the training beam:
+# the shipped setting until predict_width was chosen on dev
+PREDICT_AT_TRAINING_WIDTH = {P + "search.predict_width": None}
+add(Experiment("pipeline_ewt_beam8", "raw-parser", "pipeline", "configs/pipeline_ewt.cfg", "ewt",
+               "configs/pipeline_ewt.cfg, predicted with the training beam (8)",
+               PREDICT_AT_TRAINING_WIDTH, model="model-best"))
 # the shipped config with its parser's cluster templates reading, at s0 and
 # s1, the tag the parse chose (ctag), as preset:rich's own templates do under
 # joint tagging, instead of the tagger's tag
 PARSER_CLUSTERS_CTAG = [t.replace("tag[s", "ctag[s") for t in PARSER_CLUSTERS]
 add(Experiment("pipeline_ewt_ctag", "raw-parser", "pipeline", "configs/pipeline_ewt.cfg", "ewt",
                "configs/pipeline_ewt.cfg, the parser's cluster templates with the parse's own "
-               "tags at s0 and s1 (ctag)", {P + "features": ["preset:rich", *PARSER_CLUSTERS_CTAG]},
+               "tags at s0 and s1 (ctag)", {P + "features": ["preset:rich", *PARSER_CLUSTERS_CTAG],
+                                            **PREDICT_AT_TRAINING_WIDTH},
                model="model-best"))
 WSJ_BASE = {P + "search": "beam", P + "update": "max_violation", "training.max_epochs": 30,
             "training.patience": 2000}
@@ -739,7 +775,8 @@ SPEEDS: Dict[str, Speed] = {s.name: s for s in (
     Speed("raw_parser_speed", "raw-parser", "pipeline", "ewt",
           ("spacy_parser", "greedy=raw_parser/jk_greedy", "beam8=raw_parser/jk_b8_early",
            "beam8_rich=raw_parser/jk_rich_b8_early", "beam8_rich_alt=raw_parser/jkalt_rich_b8_early",
-           "beam8_rich_alt_joint=pipeline_ewt", "beam8_rich_alt_joint_2_threads=pipeline_ewt@n_threads=2")),
+           "beam8_rich_alt_joint=pipeline_ewt_beam8", "beam8_predict10_rich_alt_joint=pipeline_ewt",
+           "beam8_predict10_rich_alt_joint_2_threads=pipeline_ewt@n_threads=2")),
     Speed("depth_speed_tag", "depth", "tag", "ewt",
           ("spacy_tagger", "tagger_d0=tagger_d1@depth=0", "tagger_d1",
            "tagger_d2=tagger_d1@depth=2", "tagger_d3=tagger_d1@depth=3"), quick=False),

@@ -587,6 +587,33 @@ def parser_section(metrics: Path, scale: str) -> List[str]:
     return lines
 
 
+def raw_parser_section(metrics: Path, scale: str) -> List[str]:
+    """The parser from words only (tagger + parser trained together,
+    configs/pipeline_ewt.cfg): the rows of the raw-parser group scored on
+    test; the rows without a test score are the ones that lost on dev."""
+    rows = [e for e in X.group("raw-parser", scale) if e.task == "pipeline"]
+    lines = ["## The parser from words only: tagger + arc_standard_parser (UD English EWT)", ""]
+    lines += table("setting", "LAS no punct", "UAS no punct", "tags", "best dev LAS no punct",
+                   "best dev epoch", "epochs run", "training")
+    runs = []
+    for e in rows:
+        t, c = read_json(metrics / f"{e.name}.json"), curve_summary(metrics, e)
+        timing = read_json(metrics / f"time_{e.name}.json")
+        if not t and not c:
+            continue
+        lines.append(row(e.label, *((pct(t["las_nopunct"]), pct(t["uas_nopunct"]), pct(t["tag_acc"]))
+                                    if t else ("- (not scored: lost on dev)", "-", "-")),
+                         *((pct(c["best_dev"]), c["best_epoch"], c["epochs_run"]) if c else ("-",) * 3),
+                         f"{timing['wall_seconds']:.0f} s wall" if timing else "-"))
+        runs.append(e)
+    lines += ["", "EWT test from its words (gold tokenisation, no tags): the tagger tags, the parser "
+                  "parses its tags (benchmarks/parser_eval.py); model-best by dev LAS without "
+                  "punctuation, dev scored the same way.", ""]
+    if runs:
+        lines += ["Runs:", ""] + commands(runs, scale)
+    return lines
+
+
 # --- FR phrase recognisers ------------------------------------------------------------
 SHORT = {"clauses_fr": "FR", "clauses_co": "CO"}  # column prefixes of the filtering table
 
@@ -1037,6 +1064,7 @@ def render(metrics: Path, scale: str) -> str:
         body += score_table(task, metrics, scale) + [""]
     body += scaling_section(metrics, scale) + scale_section(metrics) + figures_section(metrics)
     body += sapo_section(metrics) + parser_section(metrics, scale) + [""]
+    body += raw_parser_section(metrics, scale) + [""]
     body += phrases_section(metrics, scale) + ["", ""] + engine_section(metrics)
     body += [""] + depth_section(metrics) + [""] + distributed_section(metrics)
     return "\n".join(header(metrics, scale) + body).rstrip() + "\n"

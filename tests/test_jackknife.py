@@ -131,8 +131,11 @@ def test_jackknife_tags_every_training_doc_with_a_model_that_never_saw_it(tmp_pa
         "paths.train_tags": str(tmp_path / "jk.spacy"), "training.max_epochs": 5,
         "training.eval_frequency": 3, "corpora.train.inputs": ["tag", "tag_alternatives"],
         "components.lookahead_tagger.alternatives": True, P + "tag_alternatives": True,
-        P + "search.width": 4, "initialize.lookups": {"@misc": "test_lookahead.word_tables.v1",
-                                                    "path": str(tmp_path / "train.spacy")}},
+        # (a small beam, predicting with it too: the shipped predict_width
+        # was chosen on dev for the full model)
+        P + "search.width": 4, P + "search.predict_width": None,
+        "initialize.lookups": {"@misc": "test_lookahead.word_tables.v1",
+                               "path": str(tmp_path / "train.spacy")}},
         interpolate=False)
     assert any(f.startswith("cluster") for f in config["components"]["lookahead_tagger"]["features"])
     assert any(f.startswith("cluster") for f in config["components"]["arc_standard_parser"]["features"])
@@ -147,7 +150,7 @@ def test_jackknife_tags_every_training_doc_with_a_model_that_never_saw_it(tmp_pa
     assert parsed.vocab["the"].cluster == 0b101 and parsed.vocab["the"].prob < -1
     scores = parsed.evaluate([Example(Doc(parsed.vocab, words=[t.text for t in d]), d)
                               for d in gold_docs(parsed.vocab, "ewt", "dev", 40)])
-    # 150 sentences, 5 epochs: about 0.5 UAS (attaching each word to the next: 0.3)
+    # 150 sentences, 5 epochs: about 0.42 UAS (attaching each word to the next: 0.3)
     assert scores["dep_uas"] > 0.4, scores
 
 

@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 import numpy
 import pytest
 import spacy
-from spacy.lookups import Lookups
+from spacy.lookups import Lookups, Table
 from spacy.tokens import Doc
 
 from spacy_lookahead.core import views
@@ -293,6 +293,34 @@ def test_a_tagger_learns_from_clusters_and_carries_its_table(shared_data, tmp_pa
     docs = [Doc(other.vocab, words=[t.text for t in eg.reference]) for eg in dev]
     assert [[t.tag_ for t in doc] for doc in other.pipe(docs)] == tags
     assert other.vocab["the"].cluster == clusters["the"]
+    # ... into a pipeline whose vocab has another table of that name (another
+    # component's, say, with more words): it reads its own, the one it was
+    # trained with, and never reads the whole of the vocab's per batch
+    third = spacy.blank("en")
+    theirs = CountedTable("lexeme_cluster", {word: 0b111111 for word in clusters})
+    third.vocab.lookups.set_table("lexeme_cluster", theirs)
+    third.add_pipe("lookahead_tagger", source=loaded)
+    CountedTable.whole_reads = 0
+    docs = [Doc(third.vocab, words=[t.text for t in eg.reference]) for eg in dev]
+    assert [[t.tag_ for t in doc] for doc in third.pipe(docs, batch_size=5)] == tags
+    assert third.vocab["the"].cluster == 0b111111 and CountedTable.whole_reads == 0
+
+
+class CountedTable(Table):
+    """A lookups table that counts the reads of all its words at once."""
+    whole_reads = 0
+
+    def keys(self):
+        CountedTable.whole_reads += 1
+        return super().keys()
+
+    def items(self):
+        CountedTable.whole_reads += 1
+        return super().items()
+
+    def __iter__(self):
+        CountedTable.whole_reads += 1
+        return super().__iter__()
 
 
 def test_ambiguity_classes_are_learnt_at_initialize_and_saved(shared_data, tmp_path):

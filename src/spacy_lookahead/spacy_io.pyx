@@ -147,7 +147,8 @@ cdef class LexemeAtoms:
             raise ValueError("this LexemeAtoms does not compute substrings")
         return self.docs_inputs([doc])["substrings"]
 
-    def docs_inputs(self, docs, bint tags=False, bint ent_iob=False, bint sent_starts=False):
+    def docs_inputs(self, docs, bint tags=False, bint ent_iob=False, bint sent_starts=False,
+                    own=(None, None)):
         """The word inputs of a batch of docs as one set of arrays over their
         tokens one after the other: "atoms" (N, N_ATOMS) (the input columns
         A_TAG (but see `tags`), A_CHUNK left 0 for the caller), "starts" (n_docs + 1,) int64
@@ -158,12 +159,14 @@ cdef class LexemeAtoms:
         number of docs with a word (not whitespace) but no token tagged;
         with `ent_iob`, "ent_iob" (N,) uint8 (token.ent_iob),
         with `sent_starts`, "sent_starts" (N,) bool (token.is_sent_start).
+        `own`: the component's (cluster, probability) tables, each read
+        instead of the vocab's where given (None: the vocab's).
         Read from the docs' TokenC arrays: the GIL is held only to look up
         word types first seen in this batch."""
         with self.lock:
-            return self._docs_inputs(docs, tags, ent_iob, sent_starts)
+            return self._docs_inputs(docs, tags, ent_iob, sent_starts, own)
 
-    def _docs_inputs(self, docs, bint tags, bint ent_iob, bint sent_starts):
+    def _docs_inputs(self, docs, bint tags, bint ent_iob, bint sent_starts, own):
         cdef int n_docs = len(docs), d, i, j
         cdef int64_t k = 0, N = 0, n_space = 0, n_subs = 0, missing = 0, untagged = 0
         cdef bint has_word, has_tag
@@ -199,7 +202,7 @@ cdef class LexemeAtoms:
         cdef int64_t t0 = now_ns()
         if one_vocab and n_docs:  # the cached word types without the GIL, then the others
             vocab = (<Doc>docs[0]).vocab
-            tables = self._tables(vocab)
+            tables = self._tables(vocab, own)
             t0 = now_ns()
             with nogil:
                 for d in range(n_docs):
@@ -222,7 +225,7 @@ cdef class LexemeAtoms:
                 if doc.vocab is not vocab:
                     pools.append(self.mem)
                     vocab = doc.vocab
-                    tables = self._tables(vocab)
+                    tables = self._tables(vocab, own)
                 for i in range(st[d + 1] - st[d]):
                     lex = <const WordC*>map_get(self.cache.c_map, tokens[d][i].lex.orth)
                     lexes[k] = lex if lex != NULL else self.get(tokens[d][i].lex.orth, vocab, tables)
@@ -277,10 +280,13 @@ cdef class LexemeAtoms:
         out["substrings"] = (offsets, hashes)
         return out
 
-    def _tables(self, vocab):
-        """The vocab's tables; the cache is emptied where they are not the
-        ones it was made with (once per batch and vocab: a look-up, no copy)."""
-        tables = vocab_tables(vocab)
+    def _tables(self, vocab, own):
+        """The tables read: each of `own` given, else the vocab's; the cache
+        is emptied where they are not the ones it was made with (once per
+        batch and vocab: a look-up, no copy)."""
+        in_vocab = vocab_tables(vocab)
+        tables = (own[0] if own[0] is not None else in_vocab[0],
+                  own[1] if own[1] is not None else in_vocab[1])
         if self.lexicon is None or self.lexicon[0] is not tables[0] \
                 or self.lexicon[1] is not tables[1]:
             self.mem = Pool()

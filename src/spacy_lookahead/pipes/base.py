@@ -21,7 +21,7 @@ from thinc.api import Model
 from ..core.batch import shared_pool, thread_count
 from ..core.features import A_CHUNK_COLUMN as A_CHUNK, A_TAG_COLUMN as A_TAG
 from ..core.weights import Weights
-from ..spacy_io import ChunkAtoms, check_tags
+from ..spacy_io import CLUSTER_TABLE, PROB_TABLE, ChunkAtoms, check_tags
 from .aligned import aligned_values
 from .integrity import ModelFileError, seal, unseal
 from .settings import config_error
@@ -580,16 +580,30 @@ class SearchPipe(TrainablePipe):
             if self.vocab.lookups.has_table(name):
                 self.lexicon.set_table(name, self.vocab.lookups.get_table(name))
 
-    def install_lexicon(self, vocab: Vocab) -> None:
+    def install_lexicon(self, vocab: Vocab, share: bool = False) -> None:
         """Put the component's tables into a vocab that has none of that
-        name; where the vocab has the same table (a pipeline loaded from
-        disk has both), keep one of them in memory."""
+        name (spaCy's `source` copies no lookups tables). `share` (on
+        loading: a pipeline loaded from disk has both): where the vocab's
+        table has the same words and values, keep one of them in memory.
+        The component reads its own tables either way (_own_tables): a
+        vocab's table of that name may be another one, e.g. another
+        component's, with more words."""
         for name in self.lexicon.tables:
             own = self.lexicon.get_table(name)
             if not vocab.lookups.has_table(name):
                 vocab.lookups.set_table(name, own)
-            elif vocab.lookups.get_table(name) is not own and dict(vocab.lookups.get_table(name)) == dict(own):
-                self.lexicon.set_table(name, vocab.lookups.get_table(name))
+            elif share:
+                theirs = vocab.lookups.get_table(name)
+                if theirs is not own and len(theirs) == len(own) and dict(theirs) == dict(own):
+                    self.lexicon.set_table(name, theirs)
+
+    def _own_tables(self) -> tuple:
+        """The (cluster, probability) tables the component was trained with
+        (None where it has none: the vocab's are read), for
+        LexemeAtoms.docs_inputs."""
+        lexicon = self.lexicon
+        return tuple(lexicon.get_table(name) if lexicon.has_table(name) else None
+                     for name in (CLUSTER_TABLE, PROB_TABLE))
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         serialize = {
@@ -616,7 +630,7 @@ class SearchPipe(TrainablePipe):
         if "lexicon" in msg:
             self.lexicon.from_bytes(msg["lexicon"])
         self._load(cfg, weights_bytes, "the component's weights bytes")
-        self.install_lexicon(self.vocab)
+        self.install_lexicon(self.vocab, share=True)
         return self
 
     def to_disk(self, path, *, exclude: Iterable[str] = tuple()) -> None:
@@ -652,7 +666,7 @@ class SearchPipe(TrainablePipe):
                 raise ValueError(f"[{self.name}] corrupt file {path / 'lexicon'} ({err}). "
                                  "Save the pipeline again or re-train it.") from err
         self._load(cfg, (path / "weights").read_bytes(), f"weights file {path / 'weights'}")
-        self.install_lexicon(self.vocab)
+        self.install_lexicon(self.vocab, share=True)
         return self
 
     def __reduce__(self):

@@ -336,7 +336,7 @@ class ArcStandardParser(TransitionPipe):
         """Each doc's input and its content positions, from one read of the
         batch's tokens in C (words, tags, whitespace: LexemeAtoms.docs_inputs)."""
         self._check_lexicon(docs)
-        batch = self._atoms.docs_inputs(docs, tags=True)
+        batch = self._atoms.docs_inputs(docs, tags=True, own=self._own_tables())
         self._tag_columns(docs, batch, examples, "parsing")
         every, space = batch["atoms"], batch["space"]
         bounds = batch["starts"].tolist()

@@ -141,7 +141,7 @@ class PhrasePipe(SearchPipe):
         whitespace and sentence starts read in C) with the input columns.
         POS tags: the sequence labellers' helper (gold tags while training
         when the predicted doc has none; an error at prediction time)."""
-        batch = self._atoms.docs_inputs(docs, tags=True, sent_starts=True)
+        batch = self._atoms.docs_inputs(docs, tags=True, sent_starts=True, own=self._own_tables())
         self._tag_columns(docs, batch, examples, self.gold_description)
         self.batch_columns(docs, batch, examples)
         return batch

@@ -201,7 +201,7 @@ class SequencePipe(TransitionPipe):
         whitespace token)."""
         self._check_lexicon(docs)
         batch = self._atoms.docs_inputs(docs, sent_starts=bool(self.cfg.get("respect_sent_starts")),
-                                        **self.token_columns())
+                                        own=self._own_tables(), **self.token_columns())
         atoms, starts = batch["atoms"], batch["starts"]
         if not self.cfg.get("respect_sent_starts") or not len(atoms):
             batch.pop("sent_starts", None)
