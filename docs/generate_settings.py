@@ -107,7 +107,8 @@ _FEATURES_SEQUENCE = (
     "The feature templates: a list of presets (`\"preset:$preset\"`) and "
     "templates such as `\"cluster6[0]\"` or `\"lower[-1] lower[0]\"` (see "
     "[feature templates](guide.md#feature-templates)). Templates that read "
-    "`cluster*` or `prob` need the vocab's tables (`[initialize.lookups]`).")
+    "`cluster*` or `prob` need the tables (`[initialize.lookups]`; a trained "
+    "component carries its own copy and reads it).")
 _SPANS_SCORER = (
     "spaCy's span-group scorer on `doc.spans[spans_key]`: "
     "`spans_chunks_p/r/f` and `spans_chunks_per_type` (exact match, "

@@ -117,6 +117,15 @@ def test_predict_width_is_the_beam_at_prediction_only(shared_data):
         return [[t.head.i for t in doc] for doc in docs]
     assert parses(wide) == [list(heads) for heads, _ in k16]
     assert parses(narrow) == [list(heads) for heads, _ in k2]
+    # the n best come from the beam at prediction too (their best: its parse)
+    docs = [words_only(wide.vocab, d, tags=True) for d in gold]
+    best = [list(outputs[0][0]) for outputs, _ in b.nbest_scores(docs, 3)]
+    assert best == [list(heads) for heads, _ in k16]
+    # a beam at prediction narrower than training's is allowed (faster), with
+    # a warning: a config that widens `width` alone would otherwise narrow it
+    with pytest.warns(UserWarning, match="predict_width = null"):
+        spacy.blank("en").add_pipe("arc_standard_parser", config={
+            "search": {**beam, "width": 16, "predict_width": 10}, "learner": learner})
 
 
 def check_tree(doc):
@@ -490,6 +499,14 @@ def test_a_parser_with_cluster_templates_learns_and_round_trips(shared_data, tmp
     again = [[t.head.i for t in d] for d in loaded.pipe(words_only(loaded.vocab, d, tags=True)
                                                         for d in gold)]
     assert again == heads and loaded.get_pipe("arc_standard_parser").cfg["features"] == features
+    # ... sourced into a pipeline whose vocab has another cluster table: it
+    # reads its own, the table it was trained with
+    other = spacy.blank("en")
+    other.vocab.lookups.add_table("lexeme_cluster", {word: 0b1000001 for word in clusters})
+    other.add_pipe("arc_standard_parser", source=loaded)
+    sourced = [[t.head.i for t in d] for d in other.pipe(words_only(other.vocab, d, tags=True)
+                                                         for d in gold)]
+    assert sourced == heads and other.vocab["the"].cluster == 0b1000001
 
 
 @pytest.mark.parametrize("features,words", [

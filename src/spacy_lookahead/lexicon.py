@@ -14,7 +14,11 @@ probable ones (the others read as words the tables lack), so that the
 trained pipeline, which carries the tables in its vocab, stays small and
 runs without spacy-lookups-data installed. Each component that reads them
 also keeps its own copy (saved with it, `lexicon`), so that it brings them
-into a pipeline it is sourced into (`source = ...` copies no tables).
+into a pipeline it is sourced into (`source = ...` copies no tables). A
+trained component's features read its own copy, the tables it was trained
+with, even where the vocab holds another table of that name (another
+component's, with more words, say); `token.cluster` and `token.prob` read
+the vocab's.
 """
 from typing import Dict, List, Optional
 
@@ -81,7 +85,8 @@ def require_tables(component: str, vocab: Vocab, needs: Dict[str, bool]) -> None
                if needs.get(atom) and not vocab.lookups.has_table(table)]
     if missing:
         raise ValueError(
-            f"[{component}] its feature templates read the vocab's {' and '.join(missing)} "
-            "table, and the vocab has none. Load the tables when the pipeline is initialised: "
+            f"[{component}] its feature templates read the {' and '.join(missing)} table, and "
+            "neither the component nor the vocab has one. Load the tables when the pipeline is "
+            "initialised: "
             "[initialize.lookups] @misc = \"spacy_lookahead.lexeme_tables.v1\" (needs "
             f"{INSTALL}); a trained pipeline carries them in its vocab.")

@@ -41,8 +41,9 @@ cdef struct WordC:
     bint is_space   # spaCy's IS_SPACE: the text is whitespace
 
 
-# The vocab's lookups tables the lexeme atoms A_CLUSTER and A_PROB read
-# (spacy-lookups-data's, loaded by [initialize.lookups]).
+# The lookups tables the lexeme atoms A_CLUSTER and A_PROB read
+# (spacy-lookups-data's, loaded into the vocab by [initialize.lookups]; a
+# trained component reads its own copy: docs_inputs' `own`).
 CLUSTER_TABLE = "lexeme_cluster"
 PROB_TABLE = "lexeme_prob"
 # A_PROB of a word in the table: PROB_BIN_BASE + floor(-log p), at most
@@ -80,13 +81,13 @@ cdef class LexemeAtoms:
     Grows with the vocabulary; written with the GIL held, and read by the
     nogil passes of docs_inputs: `lock` keeps a call's reads apart from
     another thread's writes (two pipe() calls on one component at once).
-    Made again when the vocab's cluster or probability table changes (e.g.
+    Made again when the cluster or probability table it reads changes (e.g.
     after [initialize.lookups] or loading a pipeline)."""
     cdef PreshMap cache
     cdef Pool mem
     cdef object lock
     cdef readonly bint substrings
-    cdef readonly object lexicon  # what the cache was made with: the vocab's tables
+    cdef readonly object lexicon  # the tables the cache was made with
     cdef readonly dict classes    # word text -> A_CLASS (the component's tag dictionary)
 
     def __init__(self, bint substrings=False):

@@ -158,7 +158,7 @@ class PhrasePipe(SearchPipe):
         """What prediction decodes as one unit (spacy_io.sentence_units):
         the positions of the words (no whitespace tokens) of each sentence
         where the doc has sentence boundaries, else of the whole doc."""
-        batch = self._atoms.docs_inputs([doc], sent_starts=True)
+        batch = self._atoms.docs_inputs([doc], sent_starts=True, own=self._own_tables())
         words, unit_starts, *_ = sentence_units([doc], batch["starts"], batch["space"],
                                                 batch["sent_starts"])
         return [words[a:b] for a, b in zip(unit_starts[:-1], unit_starts[1:])]

@@ -15,6 +15,7 @@ how the engine looks for an output, in training and at prediction.
 A block holds only what its search reads, so a setting that does not apply
 cannot be written; which learner trains with which search is the learner's
 `searches` (pipes/learners.py)."""
+import warnings
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Dict, Literal, Optional, Tuple, get_args
 
@@ -166,6 +167,11 @@ def beam(width: int = 8, update: Update = "max_violation",
     if predict_width is not None:
         predict_width = check_int("Beam.v1", "predict_width", predict_width, 1, MAX_WIDTH,
                                   " or null (the training width)")
+        if predict_width < width:
+            warnings.warn(f"Beam.v1: predict_width = {predict_width} is narrower than the beam "
+                          f"it trains with (width = {width}): prediction and the dev scores "
+                          "during training use the narrower one. Set predict_width = null to "
+                          "predict with width.", UserWarning, stacklevel=2)
     return Beam(check_int("Beam.v1", "width", width, 1, MAX_WIDTH), _update("Beam.v1", update),
                 predict_width)
 
