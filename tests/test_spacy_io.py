@@ -248,3 +248,25 @@ def test_sentence_units_are_the_docs_sentences(nlp):
     assert got == expected
     assert longest == max(sum(not t.is_space for t in doc) for doc in docs
                           if len(doc) < 2 or not doc.has_annotation("SENT_START"))
+
+
+def test_word_atoms_come_from_the_given_tables_and_each_doc_s_own_vocab():
+    """LexemeAtoms.docs_inputs: the cluster atom from `own` where given (a
+    component's own table), else from the vocab's; the lexeme attributes
+    from each doc's vocab, even when a batch mixes vocabs."""
+    from spacy.attrs import NORM
+    from spacy.lookups import Table
+    from spacy.vocab import Vocab
+    from spacy_lookahead.core.features import A_COLUMNS
+    A_CLUSTER, A_NORM = A_COLUMNS["cluster"], A_COLUMNS["NORM"]
+    plain = spacy.blank("en").vocab
+    shouting = Vocab(lex_attr_getters={NORM: lambda text: text.upper()})
+    plain.lookups.add_table("lexeme_cluster", {"cat": 5})
+    own = Table("lexeme_cluster", {"cat": 9})
+    atoms = LexemeAtoms()
+    docs = [Doc(plain, words=["cat"]), Doc(shouting, words=["cat"]), Doc(plain, words=["cat"])]
+    got = atoms.docs_inputs(docs, own=(own, None))["atoms"]
+    assert got[:, A_CLUSTER].tolist() == [9, 9, 9]
+    assert got[:, A_NORM].tolist() == [plain.strings["cat"], plain.strings.add("CAT"),
+                                       plain.strings["cat"]]
+    assert atoms.docs_inputs(docs[:1])["atoms"][0, A_CLUSTER] == 5  # the vocab's

@@ -87,7 +87,7 @@ cdef class LexemeAtoms:
     cdef Pool mem
     cdef object lock
     cdef readonly bint substrings
-    cdef readonly object lexicon  # the tables the cache was made with
+    cdef readonly object lexicon  # the tables and the vocab the cache was made with
     cdef readonly dict classes    # word text -> A_CLASS (the component's tag dictionary)
 
     def __init__(self, bint substrings=False):
@@ -283,16 +283,17 @@ cdef class LexemeAtoms:
 
     def _tables(self, vocab, own):
         """The tables read: each of `own` given, else the vocab's; the cache
-        is emptied where they are not the ones it was made with (once per
-        batch and vocab: a look-up, no copy)."""
+        is emptied where they, or the vocab (its lexeme attributes), are not
+        the ones it was made with (once per batch and vocab: a look-up, no
+        copy)."""
         in_vocab = vocab_tables(vocab)
         tables = (own[0] if own[0] is not None else in_vocab[0],
                   own[1] if own[1] is not None else in_vocab[1])
         if self.lexicon is None or self.lexicon[0] is not tables[0] \
-                or self.lexicon[1] is not tables[1]:
+                or self.lexicon[1] is not tables[1] or self.lexicon[2] is not vocab:
             self.mem = Pool()
             self.cache = PreshMap()
-            self.lexicon = tables
+            self.lexicon = (tables[0], tables[1], vocab)
         return tables
 
     def __reduce__(self):
