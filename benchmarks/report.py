@@ -611,6 +611,9 @@ def raw_parser_section(metrics: Path, scale: str) -> List[str]:
                   "punctuation, dev scored the same way.", ""]
     if runs:
         lines += ["Runs:", ""] + commands(runs, scale)
+    else:
+        lines += ["No row at this scale: these runs have no quick budget (the full workflow's "
+                  "`raw-parser` command trains them).", ""]
     return lines
 
 

@@ -164,6 +164,7 @@ def beam(width: int = 8, update: Update = "max_violation",
     hybrid or latest. `predict_width`: the beam at prediction, where it
     differs from training's (a wider one can find parses that score
     higher under the same weights; null: `width`)."""
+    width = check_int("Beam.v1", "width", width, 1, MAX_WIDTH)
     if predict_width is not None:
         predict_width = check_int("Beam.v1", "predict_width", predict_width, 1, MAX_WIDTH,
                                   " or null (the training width)")
@@ -172,8 +173,7 @@ def beam(width: int = 8, update: Update = "max_violation",
                           f"it trains with (width = {width}): prediction and the dev scores "
                           "during training use the narrower one. Set predict_width = null to "
                           "predict with width.", UserWarning, stacklevel=2)
-    return Beam(check_int("Beam.v1", "width", width, 1, MAX_WIDTH), _update("Beam.v1", update),
-                predict_width)
+    return Beam(width, _update("Beam.v1", update), predict_width)
 
 
 @registry.search(TopN.registered)
