@@ -1,7 +1,9 @@
 """The arc_standard_parser component: learning on real slices (floors a
 broken model fails), outputs on odd docs, sentence boundaries, inputs,
 round trips and bad configs."""
+import dataclasses
 import random
+import warnings
 
 import numpy
 import pytest
@@ -566,10 +568,18 @@ def test_a_calibrated_beam_perceptron_writes_head_probabilities(beam_nlp, tmp_pa
     for how in ("bytes", "disk"):
         again = reload_pipeline(nlp, how, tmp_path / how)
         assert again.get_pipe("arc_standard_parser").temperature == tau
-        docs = list(again.pipe(d.copy() for d in held))
+        assert again.get_pipe("arc_standard_parser").cfg["fitted_width"] == 4
+        with warnings.catch_warnings():
+            warnings.filterwarnings("error", ".*temperature was fitted")  # (fitted for this beam)
+            docs = list(again.pipe(d.copy() for d in held))
         assert arcs(docs) == arcs(plain)
         assert [[t._.head_prob for t in d] for d in docs] == \
             [[t._.head_prob for t in d] for d in calibrated]
+    # predicting with another beam: the temperature was fitted on the n best
+    # of the beam of 4, and a warning says so
+    parser.search = dataclasses.replace(parser.search, predict_width=8)
+    with pytest.warns(UserWarning, match="fitted on the n best of a beam of 4"):
+        list(nlp.pipe(d.copy() for d in held[:5]))
 
 
 def test_a_greedy_perceptron_parser_is_not_calibrated(greedy_nlp):

@@ -6,6 +6,7 @@ al.), which also gives each token's head probability; so does a beam
 perceptron calibrated on held-out data (`fit_temperature`). Non-projective training
 trees are lifted with label decoration and restored on output (spaCy's
 nonproj)."""
+import warnings
 from collections import Counter
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
@@ -165,7 +166,8 @@ class ArcStandardParser(TransitionPipe):
     # the root label is learnt from the data, like the labels; the feature
     # set is the one the weights were trained with
     model_settings = TransitionPipe.model_settings + ("root_label", "features",
-                                                      "tag_alternatives", "joint_tagging")
+                                                      "tag_alternatives", "joint_tagging",
+                                                      "fitted_width")
     model_settings_before = {"features": "base", "tag_alternatives": False,
                              "joint_tagging": False}
 
@@ -442,7 +444,23 @@ class ArcStandardParser(TransitionPipe):
     def has_temperature(self) -> bool:
         return self.learner.probabilistic or self.calibrated
 
+    def fit_temperature(self, examples: List[Example]) -> float:
+        """TransitionPipe.fit_temperature; also keeps the width of the beam
+        whose n best it was fitted on (the prediction width)."""
+        tau = super().fit_temperature(examples)
+        if self.cfg.get("fitted_temperature") is not None:
+            self.cfg["fitted_width"] = self.search.predict_beam_width(1)
+        return tau
+
     def _decoder(self) -> Tuple[Callable, tuple]:
+        fitted, width = self.cfg.get("fitted_width"), self.search.predict_beam_width(1)
+        if fitted is not None and fitted != width and self.has_temperature \
+                and self.cfg.get("temperature") is None:
+            warnings.warn(
+                f"[{self.name}] its temperature was fitted on the n best of a beam of {fitted}, "
+                f"and it predicts with a beam of {width}: its head probabilities are not "
+                f"calibrated for that beam. Fit it again (fit_temperature on held-out "
+                f"examples), or predict with predict_width = {fitted}.", UserWarning)
         if not self.calibrated:
             return super()._decoder()
         width = self.search.predict_beam_width(1)  # n = width: decode's beam, not max(n, width)
