@@ -232,11 +232,24 @@ cdef class TaggingSystem(TransitionSystem):
             for a in range(self.nr_class):
                 is_valid[a] = 1
             return self.nr_class
+        # static_ok()'s tests, made once for the position rather than per label
+        cdef const int* first = self.at_start if i == sent_lo(s.doc, i) else NULL
+        cdef const int* last = self.at_end if i == sent_hi(s.doc, i) - 1 else NULL
+        cdef const unsigned char* feasible = (&s.doc.feasible[s.step * self.nr_class]
+                                              if s.doc.feasible != NULL else NULL)
+        cdef int ok
         for a in range(self.nr_class):
-            is_valid[a] = row[a] and self.static_ok(s.doc, i, a)
-            if s.doc.feasible != NULL and not s.doc.feasible[s.step * self.nr_class + a]:
-                is_valid[a] = 0  # a dead end: a later preset could not follow
-            n += is_valid[a]
+            ok = row[a] != 0
+            if first != NULL and not first[a]:
+                ok = 0
+            if last != NULL and not last[a]:
+                ok = 0
+            if forced >= 0 and a != forced:
+                ok = 0
+            if feasible != NULL and not feasible[a]:
+                ok = 0  # a dead end: a later preset could not follow
+            is_valid[a] = ok
+            n += ok
         return n
 
     cdef bint static_ok(self, const TagDocC* doc, int i, int a) noexcept nogil:
