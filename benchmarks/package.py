@@ -107,9 +107,9 @@ PIPELINES: Dict[str, Dict[str, Any]] = {
         "config": "configs/pipeline_chunks.cfg",
         "sources": {
             "full": {"tagger": "training/tagger_conll2000/model-last",
-                     "chunker": "training/chunker_d1_biluo_lexicon_full/model-last"},
+                     "chunker": "training/chunker_d1_biluo_lexicon_koo_near_full/model-last"},
             "quick": {"tagger": "training/quick/tagger_conll2000/model-last",
-                      "chunker": "training/quick/chunker_d1_biluo_lexicon_full/model-last"},
+                      "chunker": "training/quick/chunker_d1_biluo_lexicon_koo_near_full/model-last"},
         },
         # spacy evaluate shows the spans of key "sc" unless given --spans-key:
         # the chunk scores also under it (scoring.py, chunk_scorer.v2)
@@ -120,22 +120,22 @@ PIPELINES: Dict[str, Dict[str, Any]] = {
         # the quick models trained on the first 1,000 sentences of train: its
         # last tenth is held out
         # the full tagger and chunker: the temperatures of their twins on the
-        # held-out tenth (tagger_conll2000_heldout, chunker_d1_lexicon_biluo:
+        # held-out tenth (tagger_conll2000_heldout, chunker_d1_lexicon_biluo_koo_near:
         # the same recipes, trained on the other nine tenths)
         "calibration": {"full": {"lookahead_tagger": {
                                      "path": "corpus/conll2000/train.spacy", "last": 0.1,
                                      "twin": "training/tagger_conll2000_heldout/model-last"},
                                  "lookahead_chunker": {
                                      "path": "corpus/conll2000/train.spacy", "last": 0.1,
-                                     "twin": "training/chunker_d1_lexicon_biluo/model-best"}},
+                                     "twin": "training/chunker_d1_lexicon_biluo_koo_near/model-best"}},
                         "quick": {"lookahead_tagger": {"path": "corpus/conll2000/train.spacy",
                                                        "last": 0.1},
                                   "lookahead_chunker": {"path": "corpus/conll2000/train.spacy",
                                                         "last": 0.1}}},
         "data": [CONLL2000, EWT, LOOKUPS],
         "benchmark": {
-            setting: [("chunker_d1_biluo_lexicon_full.json", "f", "spans_chunks_f_gold_pos"),
-                      ("chunk_speed.json", "models.chunker_d1_biluo_lexicon_full.tokens_per_second",
+            setting: [("chunker_d1_biluo_lexicon_koo_near_full.json", "f", "spans_chunks_f_gold_pos"),
+                      ("chunk_speed.json", "models.chunker_d1_biluo_lexicon_koo_near_full.tokens_per_second",
                        "chunker_tokens_per_second")]
             for setting in ("full", "quick")},
         "description": "Base phrases (CoNLL-2000 chunks: NP, VP, PP, ...) in "

@@ -273,6 +273,46 @@ def score_table(task, metrics: Path, setting: str) -> List[str]:
         X.EXPERIMENTS[r[0]] for r in task["systems"] if r[0] in X.EXPERIMENTS) + [""]
 
 
+# --- the new features' cost: each component with and without them ---------------
+FEATURE_SPEEDS = (
+    ("lexicon_speed_tag", "POS tagging, EWT test (words in)"),
+    ("lexicon_speed_chunk", "chunking, CoNLL-2000 test (words + POS in)"),
+    ("lexicon_speed_ner", "bio-NER right-to-left, JNLPBA test (words in)"),
+    ("affixes_speed_ner", "bio-NER right-to-left, JNLPBA test tagged by the EWT tagger"))
+
+
+def feature_speed_section(metrics: Path) -> List[str]:
+    """The speed runs that time a component with the templates and schemes
+    the knowledge work added against the same component without them (the
+    first model of each run), as ratios of the same run. No accuracy column:
+    the models are the held-out rows, chosen on held-out data."""
+    tables = []
+    for name, title in FEATURE_SPEEDS:
+        rec = read_json(metrics / f"{name}.json")
+        if not rec:
+            continue
+        models = rec.get("models", {})
+        ref = rec.get("reference")
+        lines = [f"{title} (`{name}`, {rec.get('interleaved_rounds') or '-'} interleaved rounds; "
+                 f"against `{ref}`):", ""] + table(
+            "model", "what", "tokens/s", "x without, one after the other", "x without, interleaved",
+            "peak RSS MB")
+        for model, r in models.items():
+            e = X.EXPERIMENTS.get(model)
+            lines.append(row(f"`{model}`", e.label if e else "-", fmt(rate(r), ",.0f"),
+                             fmt(r.get("ratio_vs_reference"), ".2f"),
+                             fmt(r.get("ratio_interleaved"), ".2f"), r.get("peak_rss_mb", "-")))
+        tables += lines + [""]
+    if not tables:
+        return []
+    return ["## The new features' cost in speed", "",
+            "Each component with the templates that read the lexicon (clusters, probability bins), the "
+            "wider templates and BILUO, against the same component without them, timed in one run "
+            "(benchmarks/speed.py: one process per model, then the models side by side, "
+            "`--pairs` rounds, whose median ratio is the steadier figure on a shared machine). "
+            "Which setting each pipeline ships, and why, is in NOTES.md.", ""] + tables
+
+
 # --- scaling over cores, long docs -------------------------------------------------
 def scaling_section(metrics: Path, setting: str) -> List[str]:
     """nlp.pipe with n_process = 1 and 2 (benchmarks/scaling.py)."""
@@ -1065,6 +1105,7 @@ def render(metrics: Path, scale: str) -> str:
     body = []
     for task in TASKS:
         body += score_table(task, metrics, scale) + [""]
+    body += feature_speed_section(metrics)
     body += scaling_section(metrics, scale) + scale_section(metrics) + figures_section(metrics)
     body += sapo_section(metrics) + parser_section(metrics, scale) + [""]
     body += raw_parser_section(metrics, scale) + [""]

@@ -143,3 +143,25 @@ def test_parser_eval_scores_punctuation_apart():
     pred = Doc(vocab, words=["We", "left", "."], heads=[1, 1, 0], deps=["obj", "ROOT", "punct"])
     s = attachment_scores([pred], [gold])
     assert (s["uas"], s["las"], s["uas_nopunct"], s["las_nopunct"]) == (2 / 3, 1 / 3, 1.0, 0.5)
+
+
+def test_the_feature_speed_runs_are_reported_as_ratios_without_test_scores(tmp_path):
+    """report.py shows each component's speed with and without the new
+    features (the speed harness's ratios, the reference first) and leaves
+    out the test score the harness checks: the rows are held-out rows."""
+    from benchmarks import report
+    models = {"chunker_d1_heldout": {"tokens_per_second": 600000.0, "ratio_vs_reference": 1.0,
+                                     "ratio_interleaved": 1.0, "peak_rss_mb": 200, "f1_check": 0.9364},
+              "chunker_d1_lexicon_biluo_koo_near": {"tokens_per_second": 420000.0,
+                                                    "ratio_vs_reference": 0.7,
+                                                    "ratio_interleaved": 0.744, "peak_rss_mb": 330,
+                                                    "f1_check": 0.9407}}
+    srsly.write_json(tmp_path / "lexicon_speed_chunk.json",
+                     {"reference": "chunker_d1_heldout", "interleaved_rounds": 11, "models": models})
+    lines = report.feature_speed_section(tmp_path)
+    text = "\n".join(lines)
+    assert "`lexicon_speed_chunk`, 11 interleaved rounds; against `chunker_d1_heldout`" in text
+    koo = next(line for line in lines if line.startswith("| `chunker_d1_lexicon_biluo_koo_near`"))
+    assert koo.split(" | ")[2:] == ["420,000", "0.70", "0.74", "330 |"]
+    assert "0.9407" not in text and "94.07" not in text
+    assert report.feature_speed_section(tmp_path / "none") == []
