@@ -356,6 +356,17 @@ for name, task, config, data, comp, feats, epochs, label in (
                     "training.eval_frequency": 190 if comp == CHUNKER else 451},
                    model="model-best", dev_is_train=True))
 
+# ... and the shipped chunker's margin C, on the held-out tenth (50 was set
+# from the scale of R^2, Appendix A, not tuned)
+for c in (10, 200):
+    add(Experiment(f"chunker_d1_lexicon_biluo_koo_near_margin{c}", "spans", "chunk",
+                   "configs/chunker_conll2000.cfg", "conll2000",
+                   f"lookahead_chunker, depth 1, margin C = {c}, BILUO, + clusters (4, 6 bits, "
+                   "whole path) of w-1..w+1 and probability bins (dev: held-out tenth)",
+                   {**component(CHUNKER, depth=1, features=CHUNK_KOO_NEAR, scheme="biluo", margin=c),
+                    **lexicon(), "training.max_epochs": 10, "training.eval_frequency": 190},
+                   model="model-best", dev_is_train=True))
+
 # NER beyond the window (Ratinov and Roth 2009's context aggregation): the
 # JNLPBA files have no document markers, so docs of 10 sentences in a row
 # (an abstract has 9.4 on average) in train, the held-out tenth and test;
