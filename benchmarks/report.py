@@ -283,9 +283,10 @@ FEATURE_SPEEDS = (
 
 def feature_speed_section(metrics: Path) -> List[str]:
     """The speed runs that time a component with the templates and schemes
-    the knowledge work added against the same component without them (the
-    first model of each run), as ratios of the same run. No accuracy column:
-    the models are the held-out rows, chosen on held-out data."""
+    the knowledge work added against the same component with fewer of them
+    (the first model of each run), as ratios of the same run. No accuracy
+    column: the speed harness's check is a test score, and the models are
+    rows chosen on dev or the held-out tenth."""
     tables = []
     for name, title in FEATURE_SPEEDS:
         rec = read_json(metrics / f"{name}.json")
@@ -301,13 +302,14 @@ def feature_speed_section(metrics: Path) -> List[str]:
             e = X.EXPERIMENTS.get(model)
             lines.append(row(f"`{model}`", e.label if e else "-", fmt(rate(r), ",.0f"),
                              fmt(r.get("ratio_vs_reference"), ".2f"),
-                             fmt(r.get("ratio_interleaved"), ".2f"), r.get("peak_rss_mb", "-")))
+                             fmt(r.get("ratio_interleaved"), ".2f"), fmt(r.get("peak_rss_mb"), ".0f")))
         tables += lines + [""]
     if not tables:
         return []
     return ["## The new features' cost in speed", "",
             "Each component with the templates that read the lexicon (clusters, probability bins), the "
-            "wider templates and BILUO, against the same component without them, timed in one run "
+            "wider templates and BILUO, against the same component without them (the NER's affixes: "
+            "against the same NER without the affix templates), timed in one run "
             "(benchmarks/speed.py: one process per model, then the models side by side, "
             "`--pairs` rounds, whose median ratio is the steadier figure on a shared machine). "
             "Which setting each pipeline ships, and why, is in NOTES.md.", ""] + tables

@@ -107,3 +107,20 @@ def test_span_probabilities_equal_counting_spans(scheme):
                     for span in best]
         numpy.testing.assert_allclose(span_probabilities(best, nbest, probs, kinds, types),
                                       expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("direction", ["ltr", "rtl"])
+def test_a_preset_label_is_the_only_valid_action_without_a_scheme(direction):
+    """set_valid keeps a preset (forced) label alone at its token, in either
+    direction, also where no scheme constrains the labels (the engine API)."""
+    from spacy_lookahead.core import views
+    from spacy_lookahead.core.features import ATOMS_PER_TOKEN
+    from spacy_lookahead.systems.tagging import TaggingSystem
+    system = TaggingSystem(4, direction=direction)
+    doc = {"atoms": numpy.zeros((3, ATOMS_PER_TOKEN), dtype="uint64"),
+           "forced": numpy.array([-1, 2, -1], dtype="int32")}
+    every = [0, 1, 2, 3]
+    assert views.valid_actions(system, doc, []) == (every, False)
+    assert views.valid_actions(system, doc, [1]) == ([2], False)  # the middle token, either way
+    assert views.valid_actions(system, doc, [1, 2]) == (every, False)
+    assert views.valid_actions(system, doc, [1, 2, 0]) == ([], True)

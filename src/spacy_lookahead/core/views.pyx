@@ -32,8 +32,10 @@ def valid_actions(TransitionSystem system, doc_input, history):
     cdef const void* state = inst.after(history)
     valid = numpy.zeros((system.nr_class,), dtype="int32")
     cdef int[::1] vv = valid
+    if system.is_final(state):  # as the engine: no action, and set_valid is never asked
+        return [], True
     system.set_valid(&vv[0], state)
-    return [a for a in range(system.nr_class) if valid[a]], bool(system.is_final(state))
+    return [a for a in range(system.nr_class) if valid[a]], False
 
 
 def lookahead(TransitionSystem system, doc_input, history, Weights W, int depth,
@@ -82,6 +84,8 @@ def group_bounds(TransitionSystem system, doc_input, history, Weights W, int ste
     cdef int a, g
     valid = numpy.zeros((system.nr_class,), dtype="int32")
     cdef int[::1] vv = valid
+    if system.is_final(state):
+        return out
     system.set_valid(&vv[0], state)
     for a in range(system.nr_class):
         if not vv[a]:
