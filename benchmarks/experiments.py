@@ -470,6 +470,51 @@ add(Experiment("ner_rtl_d1_biluo_pos_full", "spans", "ner", "configs/ner_jnlpba_
                {"paths.tagger": "training/tagger_d1_context_lexicon/model-best",
                 "initialize.lookups.max_words": None}))
 
+# A two-stage NER (Krishnan and Manning 2006; Ratinov and Roth's extended
+# prediction history in its two-stage form): configs/ner_jnlpba_stacked.cfg,
+# a first NER (configs/ner_jnlpba_stage1.cfg: the shipped NER's templates, writing
+# doc.spans["ner_stage1"]) and lookahead_ner reading its labels, trained on
+# the first stage's jackknifed labels (the STEPS below). On the held-out
+# tenth: the jackknife covers the other nine tenths only, and the held-out
+# docs get the labels of the first stage trained beside the second on the nine
+# tenths (it never sees a held-out doc).
+STAGE1_REST = {"paths.train": "corpus/jnlpba/train.stage1_rest.spacy",
+               "paths.train_stage1": "corpus/jnlpba/train.stage1_rest.jackknifed.spacy",
+               "paths.dev": "corpus/jnlpba/train.stage1_held_out.spacy",
+               "paths.tagger": "training/tagger_d1_context_lexicon/model-best",
+               "training.eval_frequency": 451}
+NER_SHIPPED = [*NER_LEXICON, *NER_AFFIXES]
+NER_HISTORY = ["chunk[doc+0]"]
+# ... the first stage left to right, the second right to left: each reads
+# what the other direction decided (the stage-1 labels of the nine tenths
+# jackknifed left to right)
+STAGE1_LTR = {"paths.train_stage1": "corpus/jnlpba/train.stage1_rest_ltr.jackknifed.spacy",
+              "components.ner_stage1.direction": "ltr"}
+STAGE1_RTL = {"components.ner_stage1.direction": "rtl"}
+for name, feats, label, extra in (
+        ("ner_rtl_d1_stacked", NER_SHIPPED, "the labels at w-2..w+2 of a first stage labelling "
+         "right to left", STAGE1_RTL),
+        ("ner_rtl_d1_stacked_history", [*NER_SHIPPED, *NER_HISTORY],
+         "the labels at w-2..w+2 and at the word's other occurrences of a first stage labelling "
+         "right to left", STAGE1_RTL),
+        ("ner_rtl_d1_stacked_ltr", NER_SHIPPED, "the labels at w-2..w+2 of a first stage "
+         "labelling left to right", STAGE1_LTR)):
+    add(Experiment(name, "spans", "ner", "configs/ner_jnlpba_stacked.cfg", "jnlpba",
+                   "EWT tagger + first NER + lookahead_ner, right-to-left, depth 1, BILUO, the "
+                   f"shipped templates + {label} (dev: held-out tenth)",
+                   {**STAGE1_REST, f"components.{NER}.features": feats, **extra},
+                   model="model-best"))
+# ... the best there (the first stage left to right), on all of train for the
+# fixed budget (model-last): the first stage's labels jackknifed on all of it
+add(Experiment("ner_rtl_d1_stacked_ltr_full", "spans", "ner", "configs/ner_jnlpba_stacked.cfg",
+               "jnlpba", "EWT tagger + first NER (left to right) + lookahead_ner, right-to-left, "
+               "depth 1, BILUO, the shipped templates + the first stage's labels at w-2..w+2",
+               {"paths.train": "corpus/jnlpba/train.stage1.spacy",
+                "paths.train_stage1": "corpus/jnlpba/train.jackknifed_stage1_ltr.spacy",
+                "paths.dev": "corpus/jnlpba/test.stage1.spacy",
+                "paths.tagger": "training/tagger_d1_context_lexicon/model-best",
+                "components.ner_stage1.direction": "ltr"}))
+
 # ... and the templates chosen there, trained on the whole training set for
 # the fixed budget of chunker_d1 / ner_rtl_d1 (model-last: no selection)
 add(Experiment("chunker_d1_lexicon_full", "spans", "chunk", "configs/chunker_conll2000.cfg",
@@ -811,6 +856,10 @@ SPEEDS: Dict[str, Speed] = {s.name: s for s in (
            "chunker_d1_biluo_only", "chunker_d1_lexicon_biluo_koo_bits",
            "chunker_d1_lexicon_biluo_near", "chunker_d1_lexicon_biluo_koo_near"),
           pairs=11, quick=False),
+    # the two-stage NER against the shipped single-stage one (both behind the tagger)
+    Speed("stacked_speed_ner", "spans", "ner", "jnlpba",
+          ("ner_rtl_d1_biluo_pos_affixes_full", "ner_rtl_d1_stacked_ltr_full"), pairs=11,
+          quick=False),
     Speed("lexicon_speed_ner", "spans", "ner", "jnlpba",
           ("ner_rtl_d1_heldout", "ner_rtl_d1_lexicon", "ner_rtl_d1_lexicon_biluo"), pairs=11,
           quick=False),
@@ -896,6 +945,29 @@ STEPS: Tuple[Step, ...] = (
     Step("spans", "before", (PY, "-m", "benchmarks.columns_to_docbin", "chunk",
                              "corpus/jnlpba/test.tagged.iob2", "corpus/jnlpba/test.tagged.spacy"),
          ("full",)),
+    # the two-stage NER's corpora (gold entities also in doc.spans["ner_stage1"]: the
+    # first stage's gold) and the first stage's jackknifed labels: of the nine
+    # tenths (held-out rows) and of all of train (ner_rtl_d1_stacked_ltr_full)
+    *(Step("spans", "before", (PY, "-m", "benchmarks.columns_to_docbin", "ner", src, dest,
+                               "--spans-key", "ner_stage1", *split), ("full",))
+      for src, dest, split in (
+          ("assets/jnlpba/train.iob2", "corpus/jnlpba/train.stage1.spacy", ()),
+          ("assets/jnlpba/test.iob2", "corpus/jnlpba/test.stage1.spacy", ()),
+          ("assets/jnlpba/train.iob2", "corpus/jnlpba/train.stage1_rest.spacy",
+           ("--held-out", "0.1", "--part", "rest")),
+          ("assets/jnlpba/train.iob2", "corpus/jnlpba/train.stage1_held_out.spacy",
+           ("--held-out", "0.1", "--part", "held_out")))),
+    *(Step("spans", "before", (PY, "-m", "spacy_lookahead", "jackknife", "configs/ner_jnlpba_stage1.cfg",
+                               train, out, "--folds", "10", "--jobs", "2", "--model", "last",
+                               "--paths.dev", dev, *extra), ("full",))
+      for train, out, dev, *extra in (
+          ("corpus/jnlpba/train.stage1_rest.spacy", "corpus/jnlpba/train.stage1_rest.jackknifed.spacy",
+           "corpus/jnlpba/train.stage1_held_out.spacy", "--components.ner_stage1.direction", "rtl"),
+          ("corpus/jnlpba/train.stage1_rest.spacy",
+           "corpus/jnlpba/train.stage1_rest_ltr.jackknifed.spacy",
+           "corpus/jnlpba/train.stage1_held_out.spacy", "--components.ner_stage1.direction", "ltr"),
+          ("corpus/jnlpba/train.stage1.spacy", "corpus/jnlpba/train.jackknifed_stage1_ltr.spacy",
+           "corpus/jnlpba/test.stage1.spacy", "--components.ner_stage1.direction", "ltr"))),
     # jackknifed tags for the parser's training data (10 folds of configs/tagger_ewt.cfg)
     Step("raw-parser", "before", (PY, "-m", "spacy_lookahead", "jackknife", "configs/tagger_ewt.cfg",
                                   "corpus/ewt/train.spacy", "corpus/ewt/train.jackknifed.spacy",

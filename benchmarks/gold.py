@@ -40,10 +40,11 @@ class Gold(NamedTuple):
 
 
 def read_gold(path, limit: int = 0, vocab: Optional[Vocab] = None, task: str = "tag",
-              held_out: float = 0.0) -> List[Doc]:
+              held_out: float = 0.0, part: str = "held_out") -> List[Doc]:
     """The non-empty gold docs of a DocBin, a CoNLL-U file or a column file
     read by the package's readers (clauses: CoNLL-2001, chunk: CoNLL-2000,
-    ner: IOB); of a column file's last `held_out` share of sentences if given."""
+    ner: IOB); of a column file's last `held_out` share of sentences if given
+    (part "rest": the sentences before them)."""
     vocab, path = vocab or Vocab(), Path(path)
     if held_out and path.suffix in (".spacy", ".conllu"):
         raise ValueError(f"held_out is for column files; {path} is read whole")
@@ -61,8 +62,8 @@ def read_gold(path, limit: int = 0, vocab: Optional[Vocab] = None, task: str = "
                    "ner": create_iob_reader}
         if task not in readers:
             raise ValueError(f"task {task!r} reads a .spacy or .conllu file, got {path}")
-        part = {"held_out": held_out, "part": "held_out"} if held_out else {}
-        reader = readers[task](path, limit=limit, **part)
+        split = {"held_out": held_out, "part": part} if held_out else {}
+        reader = readers[task](path, limit=limit, **split)
         docs = [eg.reference for eg in reader(spacy.blank("en", vocab=vocab)) if len(eg.reference)]
     return docs[:limit] if limit else docs
 

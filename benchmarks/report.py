@@ -278,7 +278,9 @@ FEATURE_SPEEDS = (
     ("lexicon_speed_tag", "POS tagging, EWT test (words in)"),
     ("lexicon_speed_chunk", "chunking, CoNLL-2000 test (words + POS in)"),
     ("lexicon_speed_ner", "bio-NER right-to-left, JNLPBA test (words in)"),
-    ("affixes_speed_ner", "bio-NER right-to-left, JNLPBA test tagged by the EWT tagger"))
+    ("affixes_speed_ner", "bio-NER right-to-left, JNLPBA test tagged by the EWT tagger"),
+    ("stacked_speed_ner", "bio-NER, two stages against one, JNLPBA test (words in; both behind the "
+                          "EWT tagger)"))
 
 
 def feature_speed_section(metrics: Path) -> List[str]:

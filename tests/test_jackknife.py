@@ -186,3 +186,103 @@ def test_tag_alternatives_travel_with_their_sentence(tmp_path):
     plain = create_keep_inputs_reader(tmp_path / "gold.spacy", inputs=["tag", "tag_alternatives"])
     with pytest.raises(ValueError, match="alternatives = true"):
         list(plain(nlp))
+
+
+def test_span_counts_give_each_folds_f1_and_the_pooled_f1():
+    from spacy_lookahead.jackknife import SpanCounts
+    nlp = spacy.blank("en")
+
+    def doc(spans, other=True):
+        d = Doc(nlp.vocab, words=list("abcdef"))
+        d.spans["ner_stage1"] = [d.char_span(2 * s, 2 * e - 1, label=l) for s, e, l in spans]
+        if other:
+            d.spans["other"] = []
+        return d
+    counts = SpanCounts(["ner_stage1", "other"])
+    # fold 1: 1 of 2 found right (a wrong label, then a right span), 3 gold
+    fold1 = counts.add([doc([(0, 2, "P"), (3, 4, "D")])],
+                       [doc([(0, 2, "D"), (3, 4, "D"), (5, 6, "P")])])
+    assert fold1["ner_stage1"] == pytest.approx(2 * 1 / (2 + 3))
+    assert fold1["other"] == 1.0  # nothing predicted, nothing to find
+    # fold 2: all right; a key the gold lacks is not counted
+    right = doc([(1, 3, "R")])
+    extra = doc([(1, 3, "R")])
+    extra.spans["only_here"] = [extra[0:1]]
+    assert counts.add([extra], [right])["ner_stage1"] == 1.0
+    assert counts.f1()["ner_stage1"] == pytest.approx(2 * 2 / (3 + 4))
+    assert "only_here" not in counts.f1()
+    # a gold doc without the group has it empty: what was labelled there is wrong
+    counts = SpanCounts(["ner_stage1"])
+    assert counts.add([doc([(0, 1, "P")]), doc([(2, 3, "P")])],
+                      [doc([(0, 1, "P")]), Doc(nlp.vocab, words=list("abcdef"))]
+                      )["ner_stage1"] == pytest.approx(2 * 1 / (2 + 1))
+
+
+def fake_folds(monkeypatch, tmp_path, calls):
+    """train_fold, recording what it was asked for, returning a blank
+    pipeline (its folds "trained" already): the jackknife's own logic only."""
+    import spacy_lookahead.jackknife as jk
+    blank = tmp_path / "blank"
+    spacy.blank("en").to_disk(blank)
+
+    def train_fold(config, train, model_dir, overrides, code, model="best"):
+        calls.append((Path(config).name, model))
+        return blank
+    monkeypatch.setattr(jk, "train_fold", train_fold)
+
+
+def test_model_last_labels_with_each_folds_model_last_and_says_so(tmp_path, monkeypatch):
+    import json
+    nlp = spacy.blank("en")
+    DocBin(docs=sentences(nlp, [["A", "B", "C"]] * 4)).to_disk(tmp_path / "t.spacy")
+    calls = []
+    fake_folds(monkeypatch, tmp_path, calls)
+    config = tmp_path / "c.cfg"
+    config.write_text((ROOT / "configs" / "tagger_ewt.cfg").read_text())
+    jackknife(config, tmp_path / "t.spacy", tmp_path / "o.spacy", folds=2, model="last")
+    # the folds train from the work dir's copy of the config, not the config
+    assert calls == [("config.cfg", "last")] * 2
+    assert (tmp_path / "o.folds" / "config.cfg").read_text() == config.read_text()
+    assert json.loads((tmp_path / "o.json").read_text())["model"] == "model-last"
+    # a finished fold has both models: the same folds serve --model best
+    jackknife(config, tmp_path / "t.spacy", tmp_path / "o.spacy", folds=2, model="best")
+    assert calls[2:] == [("config.cfg", "best")] * 2
+    assert json.loads((tmp_path / "o.json").read_text())["model"] == "model-best"
+    # ... but folds of another config are not reused
+    config.write_text("# edited\n" + config.read_text())
+    with pytest.raises(ValueError, match="config_sha256 differ"):
+        jackknife(config, tmp_path / "t.spacy", tmp_path / "o.spacy", folds=2)
+
+
+def test_a_fold_whose_training_did_not_finish_is_trained_again(tmp_path, monkeypatch):
+    """spaCy writes model-best and model-last from the first evaluation on
+    (and again when training fails): only `trained` says a fold finished."""
+    import subprocess
+    import spacy_lookahead.jackknife as jk
+    fold = tmp_path / "fold0"
+    (fold / "model-last").mkdir(parents=True)
+    (fold / "model-last" / "meta.json").write_text("{}")  # left by a failed run
+    runs = []
+
+    def run(cmd, stdout=None, stderr=None):
+        runs.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0)
+    monkeypatch.setattr(jk.subprocess, "run", run)
+    assert jk.train_fold(tmp_path / "c.cfg", tmp_path / "r.spacy", fold, [], None, "last") == \
+        fold / "model-last"
+    assert len(runs) == 1 and (fold / "trained").exists()
+    jk.train_fold(tmp_path / "c.cfg", tmp_path / "r.spacy", fold, [], None, "best")
+    assert len(runs) == 1  # finished: not trained again, for either model
+
+    def failed(cmd, stdout=None, stderr=None):
+        return subprocess.CompletedProcess(cmd, 1)
+    monkeypatch.setattr(jk.subprocess, "run", failed)
+    with pytest.raises(RuntimeError, match="failed"):
+        jk.train_fold(tmp_path / "c.cfg", tmp_path / "r.spacy", tmp_path / "fold1", [], None)
+    assert not (tmp_path / "fold1" / "trained").exists()
+
+
+def test_jackknife_refuses_an_unknown_model_and_names_the_choices(tmp_path):
+    with pytest.raises(ValueError, match=r"\('best', 'last'\)"):
+        jackknife(ROOT / "configs" / "tagger_ewt.cfg", tmp_path / "t.spacy", tmp_path / "o.spacy",
+                  model="final")

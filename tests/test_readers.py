@@ -481,3 +481,31 @@ def test_real_jnlpba(nlp, shared_data):
     # the counts of shared/data/README.md
     assert (n, tokens, sum(types.values())) == (3856, 101039, 8662)
     assert types == {"protein": 5067, "DNA": 1056, "cell_type": 1921, "cell_line": 500, "RNA": 118}
+
+
+def test_docbin_parts_are_the_readers_parts_and_carry_the_first_stage_gold(shared_data, tmp_path):
+    """benchmarks/columns_to_docbin.py --held-out/--part: the rest and the
+    held-out sentences, disjoint and in order, are the whole file, as the
+    readers split it; --spans-key copies the entities to a span group."""
+    from spacy.tokens import DocBin
+    from benchmarks.columns_to_docbin import convert
+    from spacy_lookahead.readers.columns import create_iob_reader
+    # the first 200 sentences of JNLPBA's training file
+    text = (shared_data / "jnlpba" / "train.iob2").read_text(encoding="utf8")
+    src = tmp_path / "train.iob2"
+    src.write_text("\n\n".join(text.strip().split("\n\n")[:200]) + "\n", encoding="utf8")
+    nlp = spacy.blank("en")
+    words = lambda docs: [[t.text for t in d] for d in docs]  # noqa: E731
+    parts = {}
+    for part in ("rest", "held_out"):
+        convert("ner", src, tmp_path / f"{part}.spacy", spans_key="s1", held_out=0.1, part=part)
+        parts[part] = list(DocBin().from_disk(tmp_path / f"{part}.spacy").get_docs(nlp.vocab))
+        read = [eg.reference for eg in create_iob_reader(src, held_out=0.1, part=part)(nlp)]
+        assert words(parts[part]) == words(read)
+        assert all([(s.start, s.end, s.label_) for s in d.spans["s1"]]
+                   == [(e.start, e.end, e.label_) for e in d.ents] for d in parts[part])
+    whole = [eg.reference for eg in create_iob_reader(src)(nlp)]
+    assert words(parts["rest"]) + words(parts["held_out"]) == words(whole)
+    assert len(parts["held_out"]) == 20 and any(d.ents for d in parts["held_out"])
+    with pytest.raises(ValueError, match="needs --held-out"):
+        convert("ner", src, tmp_path / "x.spacy", part="rest")

@@ -1,7 +1,8 @@
 """Jackknifing: a training corpus annotated by models that never saw it.
 
     python -m spacy_lookahead jackknife CONFIG TRAIN.spacy OUTPUT.spacy
-        [--folds 10] [--jobs 2] [--work-dir DIR] [--code F] [--section.key value ...]
+        [--folds 10] [--jobs 2] [--model best|last] [--work-dir DIR] [--code F]
+        [--section.key value ...]
 
 A parser trained on gold POS tags has never seen a tagging mistake, and
 parses worse from a tagger's tags than it should. The standard remedy
@@ -14,14 +15,25 @@ pipeline predicted (e.g. `token.tag_`); the gold annotation stays in TRAIN.
 `spacy_lookahead.keep_inputs.v1` with `inputs_path = OUTPUT` then trains a
 parser on those tags against TRAIN's trees.
 
+The same goes for a second stage of any kind: a first NER's entities on
+the training docs (a span group, e.g. doc.spans["ner_stage1"]), for a
+second NER that reads them (Krishnan and Manning 2006; configs/
+ner_jnlpba_stage1.cfg and ner_jnlpba_stacked.cfg).
+
 The overrides go to every fold's `spacy train` (e.g. `--paths.dev
 corpus/ewt/dev.spacy`: model selection on dev, never on the held-out fold).
-Folds train in `--jobs` processes; a fold whose model is already in
-WORK_DIR is not trained again, so an interrupted run resumes. WORK_DIR
-records what its folds were made from (jackknife.json: the config's, the
-corpus's and the code file's sha256, the folds and the overrides), and a
-run with other inputs or settings is refused there rather than reusing a
-stale fold."""
+`--model last` annotates with each fold's model-last instead of its
+model-best: for a data set without a dev split, whose folds train for a
+fixed number of epochs.
+Folds train in `--jobs` processes, from a copy of CONFIG in WORK_DIR (an
+edit of CONFIG during a run changes no fold); a fold whose training
+finished (its `trained` file, written once `spacy train` exits cleanly) is
+not trained again, so an interrupted run resumes. WORK_DIR records what its
+folds were made from (jackknife.json: the config's, the corpus's and the
+code file's sha256, the folds and the overrides), and a run with other
+inputs or settings is refused there rather than reusing a stale fold. A
+finished fold has both models, so --model may differ between runs;
+OUTPUT's .json says which one labelled it."""
 import argparse
 import hashlib
 import json
@@ -30,7 +42,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, TextIO
+from typing import Any, Dict, Iterable, List, Optional, Sequence, TextIO
 
 import spacy
 from spacy.tokens import Doc, DocBin
@@ -59,11 +71,19 @@ def annotate_fold(nlp, gold: Sequence[Doc]) -> List[Doc]:
     return out
 
 
+MODELS = ("best", "last")
+
+
 def train_fold(config: Path, train: Path, model_dir: Path, overrides: List[str],
-               code: Optional[Path]) -> Path:
-    best = model_dir / "model-best"
-    if (best / "meta.json").exists():
-        return best
+               code: Optional[Path], model: str = "best") -> Path:
+    """The fold's model-best or model-last, trained unless its training
+    finished before (`trained`: spaCy writes both models from the first
+    evaluation on, and again when training fails, so they alone do not say
+    that it finished)."""
+    chosen = model_dir / f"model-{model}"
+    done = model_dir / "trained"
+    if done.exists():
+        return chosen
     cmd = [sys.executable, "-m", "spacy", "train", str(config), "--output", str(model_dir),
            "--paths.train", str(train), *overrides]
     if code:
@@ -74,7 +94,45 @@ def train_fold(config: Path, train: Path, model_dir: Path, overrides: List[str],
     if result.returncode != 0:
         raise RuntimeError(f"jackknife: training {model_dir.name} failed (exit "
                            f"{result.returncode}); see {log}")
-    return best
+    done.write_text(" ".join(cmd) + "\n")
+    return chosen
+
+
+class SpanCounts:
+    """Exact-match counts of the gold corpus's span groups (`keys`: the
+    keys any gold doc has) in the annotated docs: what a first-stage span
+    labeller got right on the parts it never saw. A doc without a group
+    has it empty, on either side; a key no annotated doc has is left out
+    (nothing labelled it)."""
+
+    def __init__(self, keys: Iterable[str]) -> None:
+        self.keys = sorted(set(keys))
+        self.counts: Dict[str, List[int]] = {}  # key -> [right, predicted, gold]
+
+    def add(self, docs: Sequence[Doc], gold: Sequence[Doc]) -> Dict[str, float]:
+        """Count one fold's docs; returns that fold's F1 per key."""
+        fold: Dict[str, List[int]] = {}
+        keys = [key for key in self.keys if any(key in doc.spans for doc in docs)]
+        for doc, ref in zip(docs, gold):
+            for key in keys:
+                found = {(s.start, s.end, s.label_) for s in doc.spans.get(key, ())}
+                truth = {(s.start, s.end, s.label_) for s in ref.spans.get(key, ())}
+                c = fold.setdefault(key, [0, 0, 0])
+                c[0] += len(found & truth)
+                c[1] += len(found)
+                c[2] += len(truth)
+        for key, c in fold.items():
+            total = self.counts.setdefault(key, [0, 0, 0])
+            for j in range(3):
+                total[j] += c[j]
+        return {key: _f1(*c) for key, c in fold.items()}
+
+    def f1(self) -> Dict[str, float]:
+        return {key: _f1(*c) for key, c in self.counts.items()}
+
+
+def _f1(right: int, predicted: int, gold: int) -> float:
+    return 2 * right / (predicted + gold) if predicted + gold else 1.0
 
 
 def _sha256(path: Path) -> str:
@@ -103,10 +161,16 @@ def _check_work_dir(work: Path, made_from: Dict[str, object]) -> None:
 
 def jackknife(config: Path, train: Path, output: Path, *, folds: int = 10, jobs: int = 1,
               work_dir: Optional[Path] = None, overrides: Sequence[str] = (),
-              code: Optional[Path] = None, progress: Optional[TextIO] = None) -> Dict[str, float]:
+              code: Optional[Path] = None, progress: Optional[TextIO] = None,
+              model: str = "best") -> Dict[str, Any]:
     """Write OUTPUT (see the module docstring); returns the held-out tag
-    accuracy per fold and overall where the gold has tags. progress: a
-    line per fold as it is trained (or reused) and as it tags its part."""
+    accuracy per fold and overall where the gold has tags, and the F1 of
+    each span group of the gold that the output has (e.g. "ner_stage1_f";
+    their keys in "span_keys").
+    progress: a line per fold as it is trained (or reused) and as it tags
+    its part. model: annotate with each fold's model-best or model-last."""
+    if model not in MODELS:
+        raise ValueError(f"jackknife: model must be one of {MODELS}, got {model!r}")
     def say(line: str) -> None:
         if progress is not None:
             print(f"jackknife: {line}", file=progress, flush=True)
@@ -119,6 +183,10 @@ def jackknife(config: Path, train: Path, output: Path, *, folds: int = 10, jobs:
     _check_work_dir(work, {"config_sha256": _sha256(config), "train_sha256": _sha256(train),
                            "code_sha256": _sha256(code) if code else None, "folds": folds,
                            "overrides": list(overrides)})
+    # the folds train from this copy: an edit of CONFIG meanwhile changes none
+    fold_config = work / "config.cfg"
+    if not fold_config.exists():
+        fold_config.write_bytes(Path(config).read_bytes())
     rests = []
     for k, fold in enumerate(bounds):
         rest = work / f"rest{k}.spacy"
@@ -127,22 +195,27 @@ def jackknife(config: Path, train: Path, output: Path, *, folds: int = 10, jobs:
         rests.append(rest)
     def trained(k: int) -> Path:
         start = time.perf_counter()
-        reused = (work / f"fold{k}" / "model-best" / "meta.json").exists()
-        model = train_fold(config, rests[k], work / f"fold{k}", list(overrides), code)
+        reused = (work / f"fold{k}" / "trained").exists()
+        path = train_fold(fold_config, rests[k], work / f"fold{k}", list(overrides), code, model)
         say(f"fold {k + 1}/{folds} " + ("reused" if reused else
             f"trained in {time.perf_counter() - start:.0f} s (log: {work / f'fold{k}.log'})"))
-        return model
+        return path
 
     say(f"{len(gold)} docs in {folds} folds, {max(jobs, 1)} trained at once, in {work}")
     with ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
         models = list(pool.map(trained, range(folds)))
     annotated: List[Doc] = []
-    report: Dict[str, float] = {}
+    report: Dict[str, Any] = {}
     right = total = 0
-    for k, (fold, model) in enumerate(zip(bounds, models)):
-        nlp = spacy.load(model)
+    spans = SpanCounts(key for doc in gold for key in doc.spans)
+    for k, (fold, path) in enumerate(zip(bounds, models)):
+        nlp = spacy.load(path)
         docs = annotate_fold(nlp, gold[fold.start:fold.stop])
         annotated.extend(docs)
+        for key, f in spans.add(docs, gold[fold.start:fold.stop]).items():
+            report[f"fold{k}_{key}_f"] = f
+            say(f"fold {k + 1}/{folds} labelled its {len(docs)} docs: held-out "
+                f"doc.spans[{key!r}] F1 {100 * f:.2f}")
         pairs = [(t.tag_, g.tag_) for d, r in zip(docs, gold[fold.start:fold.stop])
                  for t, g in zip(d, r) if g.tag_]
         if pairs:
@@ -154,10 +227,12 @@ def jackknife(config: Path, train: Path, output: Path, *, folds: int = 10, jobs:
                 f"{100 * fold_right / len(pairs):.2f}")
     if total:
         report["tag_acc"] = right / total
+    report.update({f"{key}_f": f for key, f in spans.f1().items()})
+    report["span_keys"] = sorted(spans.f1())
     DocBin(docs=annotated, store_user_data=True).to_disk(output)
     output.with_suffix(".json").write_text(json.dumps(
         {"config": str(config), "train": str(train), "folds": folds, "overrides": list(overrides),
-         **report}, indent=2) + "\n")
+         "model": f"model-{model}", **report}, indent=2) + "\n")
     return report
 
 
@@ -170,6 +245,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("output", type=Path, help="the jackknifed corpus to write (DocBin)")
     ap.add_argument("--folds", type=int, default=10)
     ap.add_argument("--jobs", type=int, default=1, help="folds trained at once")
+    ap.add_argument("--model", choices=MODELS, default="best",
+                    help="annotate with each fold's model-best (default) or model-last (no dev "
+                         "split: a fixed number of epochs)")
     ap.add_argument("--work-dir", type=Path, default=None,
                     help="the folds' corpora and models (default: OUTPUT with suffix .folds)")
     ap.add_argument("--code", "-c", type=Path, default=None)
@@ -183,8 +261,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             ap.error(f"{what} not found: {path}")
     report = jackknife(args.config, args.train, args.output, folds=args.folds, jobs=args.jobs,
                        work_dir=args.work_dir, overrides=overrides, code=args.code,
-                       progress=sys.stderr)
+                       progress=sys.stderr, model=args.model)
     summary = f", held-out tag accuracy {100 * report['tag_acc']:.2f}" if "tag_acc" in report else ""
+    summary += "".join(f", held-out doc.spans[{key!r}] F1 {100 * report[key + '_f']:.2f}"
+                       for key in report.get("span_keys", ()))
     print(f"jackknifed {args.train} in {args.folds} folds -> {args.output}{summary}")
     return 0
 
