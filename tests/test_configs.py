@@ -162,3 +162,15 @@ def test_two_stage_ner_trains_on_jackknifed_first_stage_labels(shared_data, conl
         d.set_ents([], default="missing")
     without = [[(e.start, e.end, e.label_) for e in d.ents] for d in ner.pipe(first)]
     assert with_labels != without
+
+
+def test_the_two_stage_configs_share_one_first_stage():
+    """ner_jnlpba_stacked.cfg trains the first stage that ner_jnlpba_stage1.cfg
+    jackknifes: the same block, or the second stage learns from labels of
+    another model than the one that labels at prediction."""
+    stage1 = load_config(CONFIGS / "ner_jnlpba_stage1.cfg", interpolate=False)
+    stacked = load_config(CONFIGS / "ner_jnlpba_stacked.cfg", interpolate=False)
+    assert stage1["components"]["ner_stage1"] == stacked["components"]["ner_stage1"]
+    assert stage1["components"]["lookahead_tagger"] == stacked["components"]["lookahead_tagger"]
+    ner = stacked["components"]["lookahead_ner"]
+    assert ner["chunk_features"] and ner["chunks_key"] == stage1["components"]["ner_stage1"]["spans_key"]

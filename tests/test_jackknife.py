@@ -188,8 +188,8 @@ def test_tag_alternatives_travel_with_their_sentence(tmp_path):
         list(plain(nlp))
 
 
-def test_span_counts_give_each_folds_f1_and_the_pooled_f1():
-    from spacy_lookahead.jackknife import SpanCounts
+def test_span_f1_scores_each_gold_group_the_annotated_docs_have():
+    from spacy_lookahead.jackknife import span_f1
     nlp = spacy.blank("en")
 
     def doc(spans, other=True):
@@ -198,24 +198,23 @@ def test_span_counts_give_each_folds_f1_and_the_pooled_f1():
         if other:
             d.spans["other"] = []
         return d
-    counts = SpanCounts(["ner_stage1", "other"])
-    # fold 1: 1 of 2 found right (a wrong label, then a right span), 3 gold
-    fold1 = counts.add([doc([(0, 2, "P"), (3, 4, "D")])],
-                       [doc([(0, 2, "D"), (3, 4, "D"), (5, 6, "P")])])
-    assert fold1["ner_stage1"] == pytest.approx(2 * 1 / (2 + 3))
-    assert fold1["other"] == 1.0  # nothing predicted, nothing to find
-    # fold 2: all right; a key the gold lacks is not counted
-    right = doc([(1, 3, "R")])
+    keys = ["ner_stage1", "other", "gold_only"]
+    # 1 of 2 found right (a wrong label, then a right span), 3 gold
+    f = span_f1([doc([(0, 2, "P"), (3, 4, "D")])], [doc([(0, 2, "D"), (3, 4, "D"), (5, 6, "P")])],
+                keys)
+    assert f["ner_stage1"] == pytest.approx(2 * 1 / (2 + 3))
+    assert f["other"] is None  # nothing predicted, nothing to find
+    assert "gold_only" not in f  # nothing labelled it
+    # a key the gold lacks is not scored; two docs pool their counts
     extra = doc([(1, 3, "R")])
     extra.spans["only_here"] = [extra[0:1]]
-    assert counts.add([extra], [right])["ner_stage1"] == 1.0
-    assert counts.f1()["ner_stage1"] == pytest.approx(2 * 2 / (3 + 4))
-    assert "only_here" not in counts.f1()
+    f = span_f1([extra, doc([(0, 1, "P")])], [doc([(1, 3, "R")]), doc([(0, 1, "P"), (2, 3, "P")])],
+                keys)
+    assert f["ner_stage1"] == pytest.approx(2 * 2 / (2 + 3)) and "only_here" not in f
     # a gold doc without the group has it empty: what was labelled there is wrong
-    counts = SpanCounts(["ner_stage1"])
-    assert counts.add([doc([(0, 1, "P")]), doc([(2, 3, "P")])],
-                      [doc([(0, 1, "P")]), Doc(nlp.vocab, words=list("abcdef"))]
-                      )["ner_stage1"] == pytest.approx(2 * 1 / (2 + 1))
+    f = span_f1([doc([(0, 1, "P")]), doc([(2, 3, "P")])],
+                [doc([(0, 1, "P")]), Doc(nlp.vocab, words=list("abcdef"))], ["ner_stage1"])
+    assert f["ner_stage1"] == pytest.approx(2 * 1 / (2 + 1))
 
 
 def fake_folds(monkeypatch, tmp_path, calls):

@@ -46,6 +46,9 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, TextIO
 
 import spacy
 from spacy.tokens import Doc, DocBin
+from spacy.training import Example
+
+from .scoring import score_chunks
 
 
 def fold_bounds(n_docs: int, folds: int) -> List[range]:
@@ -98,41 +101,17 @@ def train_fold(config: Path, train: Path, model_dir: Path, overrides: List[str],
     return chosen
 
 
-class SpanCounts:
-    """Exact-match counts of the gold corpus's span groups (`keys`: the
-    keys any gold doc has) in the annotated docs: what a first-stage span
-    labeller got right on the parts it never saw. A doc without a group
-    has it empty, on either side; a key no annotated doc has is left out
-    (nothing labelled it)."""
-
-    def __init__(self, keys: Iterable[str]) -> None:
-        self.keys = sorted(set(keys))
-        self.counts: Dict[str, List[int]] = {}  # key -> [right, predicted, gold]
-
-    def add(self, docs: Sequence[Doc], gold: Sequence[Doc]) -> Dict[str, float]:
-        """Count one fold's docs; returns that fold's F1 per key."""
-        fold: Dict[str, List[int]] = {}
-        keys = [key for key in self.keys if any(key in doc.spans for doc in docs)]
-        for doc, ref in zip(docs, gold):
-            for key in keys:
-                found = {(s.start, s.end, s.label_) for s in doc.spans.get(key, ())}
-                truth = {(s.start, s.end, s.label_) for s in ref.spans.get(key, ())}
-                c = fold.setdefault(key, [0, 0, 0])
-                c[0] += len(found & truth)
-                c[1] += len(found)
-                c[2] += len(truth)
-        for key, c in fold.items():
-            total = self.counts.setdefault(key, [0, 0, 0])
-            for j in range(3):
-                total[j] += c[j]
-        return {key: _f1(*c) for key, c in fold.items()}
-
-    def f1(self) -> Dict[str, float]:
-        return {key: _f1(*c) for key, c in self.counts.items()}
-
-
-def _f1(right: int, predicted: int, gold: int) -> float:
-    return 2 * right / (predicted + gold) if predicted + gold else 1.0
+def span_f1(docs: Sequence[Doc], gold: Sequence[Doc], keys: Iterable[str]
+            ) -> Dict[str, Optional[float]]:
+    """The F1 of each span group of `keys` that the annotated docs have,
+    against the gold (the project's span scorer, spaCy's spancat one; a doc
+    without the group has it empty, on either side): what a first-stage
+    span labeller got right on the parts it never saw. None where neither
+    side has a span."""
+    examples = [Example(doc, ref) for doc, ref in zip(docs, gold)]
+    return {key: score_chunks(examples, spans_key=key, has_annotation=lambda doc: True)[
+                f"spans_{key}_f"]
+            for key in sorted(set(keys)) if any(key in doc.spans for doc in docs)}
 
 
 def _sha256(path: Path) -> str:
@@ -207,15 +186,15 @@ def jackknife(config: Path, train: Path, output: Path, *, folds: int = 10, jobs:
     annotated: List[Doc] = []
     report: Dict[str, Any] = {}
     right = total = 0
-    spans = SpanCounts(key for doc in gold for key in doc.spans)
+    keys = {key for doc in gold for key in doc.spans}
     for k, (fold, path) in enumerate(zip(bounds, models)):
         nlp = spacy.load(path)
         docs = annotate_fold(nlp, gold[fold.start:fold.stop])
         annotated.extend(docs)
-        for key, f in spans.add(docs, gold[fold.start:fold.stop]).items():
+        for key, f in span_f1(docs, gold[fold.start:fold.stop], keys).items():
             report[f"fold{k}_{key}_f"] = f
             say(f"fold {k + 1}/{folds} labelled its {len(docs)} docs: held-out "
-                f"doc.spans[{key!r}] F1 {100 * f:.2f}")
+                f"doc.spans[{key!r}] F1 {100 * (f or 0):.2f}")
         pairs = [(t.tag_, g.tag_) for d, r in zip(docs, gold[fold.start:fold.stop])
                  for t, g in zip(d, r) if g.tag_]
         if pairs:
@@ -227,8 +206,9 @@ def jackknife(config: Path, train: Path, output: Path, *, folds: int = 10, jobs:
                 f"{100 * fold_right / len(pairs):.2f}")
     if total:
         report["tag_acc"] = right / total
-    report.update({f"{key}_f": f for key, f in spans.f1().items()})
-    report["span_keys"] = sorted(spans.f1())
+    pooled = span_f1(annotated, gold, keys)
+    report.update({f"{key}_f": f for key, f in pooled.items()})
+    report["span_keys"] = sorted(pooled)
     DocBin(docs=annotated, store_user_data=True).to_disk(output)
     output.with_suffix(".json").write_text(json.dumps(
         {"config": str(config), "train": str(train), "folds": folds, "overrides": list(overrides),
@@ -263,7 +243,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                        work_dir=args.work_dir, overrides=overrides, code=args.code,
                        progress=sys.stderr, model=args.model)
     summary = f", held-out tag accuracy {100 * report['tag_acc']:.2f}" if "tag_acc" in report else ""
-    summary += "".join(f", held-out doc.spans[{key!r}] F1 {100 * report[key + '_f']:.2f}"
+    summary += "".join(f", held-out doc.spans[{key!r}] F1 {100 * (report[key + '_f'] or 0):.2f}"
                        for key in report.get("span_keys", ()))
     print(f"jackknifed {args.train} in {args.folds} folds -> {args.output}{summary}")
     return 0
