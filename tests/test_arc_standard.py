@@ -501,6 +501,39 @@ def test_label_family_bounds_cover_every_label(seed, rich):
                     assert bound >= (0.0 if final else views.bounds(system, doc, h, W)[0])
 
 
+
+@pytest.mark.parametrize("labels", [2, 3, 5])
+def test_a_family_whose_feature_reads_both_labels_is_bounded_exactly(labels):
+    """After RIGHT-ARC(l) then LEFT-ARC(m), s0 has a left dependent of label m
+    and a right one of label l: "ctag[s0] label[s0l] label[s0r]" reads both.
+    The bound of the L^2 grandchildren is then the largest weight of those
+    L^2 features (family_pair_max), not the table's largest weight (W.top,
+    here a decoy: the same template at another tag), for the training table
+    and its frozen average; and the search still decides as exhaustively."""
+    system = ArcStandardSystem(labels)
+    L = system.n_labels
+    position = [t for t, _, _ in system.label_templates].index("ctag[s0] label[s0l] label[s0r]")
+    doc = atoms_of(WORDS, TAGS)
+    history, first, second = [0, 0, 0], 1 + L, 1  # stack: I saw her
+    rng = random.Random(labels)
+    W = Weights()
+    ends = [history + [first + l, second + m] for l in range(L) for m in range(L)]
+    for h in ends:
+        instance = system.instance(doc)  # (owns the state)
+        f = int(system.label_features_of(instance.state_after(h))[position])
+        W.add(f, SHIFT, float(rng.randint(1, 9)))
+    instance = system.instance(atoms_of(WORDS, ["NN"] * 5))
+    W.add(int(system.label_features_of(instance.state_after(ends[0]))[position]), SHIFT, 100.0)
+    W.tick()
+    for table in (W, W.average()):
+        instance = system.instance(doc)
+        bound = system.family_bound_of(instance.state_after(history), table, first, True, second,
+                                       True)
+        exact = max(views.bounds(system, doc, h, table)[0] for h in ends)
+        assert table.top == 100.0 and bound == exact < 10
+        for depth in (2, 3):
+            assert_fast_search_agrees(system, doc, history, table, depth, rng)
+
 def random_trees(system, rng, n_docs):
     """Random labelled projective trees over WORDS: random valid derivations
     (a joint system's: also which words take their alternative tag)."""

@@ -34,7 +34,7 @@ cimport numpy as cnp
 
 cnp.import_array()
 
-from ..core.features cimport N_ATOMS, A_TAG_ALT, ATOM_SURE
+from ..core.features cimport N_ATOMS, A_TAG_ALT, ATOM_SURE, MAX_CONJUNCTION
 from ..core.instance cimport Instance
 from ..core.system cimport TransitionSystem
 from ..core.weights cimport Weights, feat_t
@@ -116,9 +116,10 @@ cdef class ArcStandardSystem(TransitionSystem):
         self.max_feats = len(self.features.structure_templates) + self.n_label_feats
         # features, then the score cache's slots and its clock (see score()),
         # then the bounds' scratch: a state, two rows of validity, a feature
-        # per label, a row of scores
+        # per label, a row of scores, two label templates' atoms per label
         self.cache_size = (self._family_offset() + n_labels * sizeof(feat_t)
-                           + self.nr_class * sizeof(double))
+                           + self.nr_class * sizeof(double)
+                           + 2 * n_labels * MAX_CONJUNCTION * sizeof(uint64_t))
         self.mem = Pool()
         self.group_of = <int*>self.mem.alloc(self.nr_class, sizeof(int))
         for a in range(self.nr_class):
@@ -355,6 +356,10 @@ cdef class ArcStandardSystem(TransitionSystem):
         """upper's and family_bound's: a row of scores"""
         return <double*>(<char*>cache + self._family_offset() + self.n_labels * sizeof(feat_t))
 
+    cdef uint64_t* _scratch_atoms(self, void* cache) noexcept nogil:
+        """family_pair_max's: a label template's atoms, 2 x n_labels times"""
+        return <uint64_t*>(<char*>self._scratch_row(cache) + self.nr_class * sizeof(double))
+
     cdef feat_t* _scratch_family(self, void* cache) noexcept nogil:
         """family_max's: a feature per label"""
         return <feat_t*>(<char*>cache + self._family_offset())
@@ -421,50 +426,109 @@ cdef class ArcStandardSystem(TransitionSystem):
             varies[i] = dep1 or dep2
             if varies[i]:
                 self.family_max(&m[i * N_GROUPS], s, W, cache, first, dep1, second, dep2, i,
-                                k00[i], k10[i] if dep1 else k01[i])
+                                k00[i], k10[i] if dep1 else k01[i], k01[i] if dep1 and dep2 else 0)
         W.dot_bounded(row, self.nr_class, k00, n, varies, m, self.group_of, N_GROUPS)
         return self._best_valid(row, valid)
 
     cdef void family_max(self, double* out, const ParseStateC* s, Weights W, void* cache,
                          int first, bint dep1, int second, bint dep2, int position,
-                         feat_t key0, feat_t key1) noexcept nogil:
+                         feat_t key0, feat_t key1, feat_t key2) noexcept nogil:
         """out[g]: the max of row_group_max(the position-th label feature)[g]
         over the labels it reads (those of action first if dep1, of second
         if dep2), cached by (key0 and key1 = its label-0 and label-1
-        versions, the actions, position) and the weights; where it reads
-        both, the table's bound of every weight (W.top). (key0 alone names
-        the family of a feature that reads the label itself, not of one that
-        reads a label set: adding label 0 to a set hides whether it held
-        label 0 already; key1 tells.)"""
-        cdef uint64_t parts[5]
+        versions, the actions, position; where it reads both, key2, its
+        version with label 1 in the second action only) and the weights.
+        (key0 alone names the family of a feature that reads the label
+        itself, not of one that reads a label set: adding label 0 to a set
+        hides whether it held label 0 already; key1 tells.) Where it reads
+        both, the L^2 features by their atoms (family_pair_max), or, for a
+        label set (which both arcs may add to), the table's bound of every
+        weight (W.top)."""
+        cdef uint64_t parts[6]
         parts[0] = key0
         parts[1] = <uint64_t>first | (<uint64_t>dep1 << 32)
         parts[2] = <uint64_t>(second + 1) | (<uint64_t>dep2 << 32)
         parts[3] = <uint64_t>position
         parts[4] = key1
+        parts[5] = key2
         cdef uint64_t key = hash64(parts, sizeof(parts), 17)
         cdef LabelMaxC* entry = &(<LabelMaxC*>(<char*>cache + self._label_max_offset()))[
             key & (LABEL_MAX_SLOTS - 1)]
         cdef void* child = self._scratch_state(cache)
         cdef feat_t* family = self._scratch_family(cache)
         cdef int l, g, n = self.n_labels
-        if dep1 and dep2:  # L^2 features: the table's bound of any weight instead
-            for g in range(N_GROUPS):
+        if dep1 and dep2 and self.features.labels.templates[position].reads_set:
+            for g in range(N_GROUPS):  # (a set both arcs may add to: see family_pair_max)
                 out[g] = W.top
             return
         if entry.key == key and entry.table == <uint64_t><size_t><void*>W and entry.version == W.version:
             memcpy(out, entry.value, sizeof(entry.value))
             return
-        # the family's features first, then their rows at once (their cache
-        # misses overlap: Weights.rows_group_max)
-        for l in range(n):
-            self._apply_pair(child, s, first, l if dep1 else 0, second, 0 if dep1 else l)
-            family[l] = self.features.label_feature(<const ParseStateC*>child, position)
-        W.rows_group_max(family, n, self.group_of, N_GROUPS, out)
+        if dep1 and dep2:
+            if not self.family_pair_max(out, s, W, cache, first, second, position):
+                for g in range(N_GROUPS):  # (cannot happen: only a label set reads two labels)
+                    out[g] = W.top
+        else:
+            # the family's features first, then their rows at once (their
+            # cache misses overlap: Weights.rows_group_max)
+            for l in range(n):
+                self._apply_pair(child, s, first, l if dep1 else 0, second, 0 if dep1 else l)
+                family[l] = self.features.label_feature(<const ParseStateC*>child, position)
+            W.rows_group_max(family, n, self.group_of, N_GROUPS, out)
         entry.key = key
         entry.table = <uint64_t><size_t><void*>W
         entry.version = W.version
         memcpy(entry.value, out, sizeof(entry.value))
+
+    cdef bint family_pair_max(self, double* out, const ParseStateC* s, Weights W, void* cache,
+                              int first, int second, int position) noexcept nogil:
+        """out[g]: the max over every label l, m of row_group_max(the
+        position-th label feature after actions first + l, second + m)[g],
+        exactly, with 2L states instead of L^2. Each atom reads one field of
+        the state: an arc's label is written in one place, and which atom
+        reads it depends on the structure, never on a label. So an atom that
+        varies with l (at m = 0) takes its values of the states (first + l,
+        second), one that varies with m those of (first, second + m), and
+        the L^2 features are hashed from those values. False (out unset)
+        where an atom varies with both: a label set both arcs add to."""
+        cdef uint64_t v00[MAX_CONJUNCTION]
+        cdef uint64_t values[MAX_CONJUNCTION]
+        cdef double row[N_GROUPS]
+        cdef uint64_t* va = self._scratch_atoms(cache)
+        cdef uint64_t* vb = &va[self.n_labels * MAX_CONJUNCTION]
+        cdef void* child = self._scratch_state(cache)
+        cdef feat_t* family = self._scratch_family(cache)
+        cdef int L = self.n_labels, l, m, j, g, n
+        cdef unsigned a_bits = 0, b_bits = 0
+        self._apply_pair(child, s, first, 0, second, 0)
+        n = self.features.label_atoms(v00, <const ParseStateC*>child, position)
+        for l in range(L):
+            self._apply_pair(child, s, first, l, second, 0)
+            self.features.label_atoms(&va[l * MAX_CONJUNCTION], <const ParseStateC*>child, position)
+            self._apply_pair(child, s, first, 0, second, l)
+            self.features.label_atoms(&vb[l * MAX_CONJUNCTION], <const ParseStateC*>child, position)
+            for j in range(n):
+                a_bits |= <unsigned>(va[l * MAX_CONJUNCTION + j] != v00[j]) << j
+                b_bits |= <unsigned>(vb[l * MAX_CONJUNCTION + j] != v00[j]) << j
+        if a_bits & b_bits:
+            return False
+        for g in range(N_GROUPS):
+            out[g] = 0.0
+        memcpy(values, v00, sizeof(values))
+        for l in range(L):
+            for j in range(n):
+                if a_bits >> j & 1:
+                    values[j] = va[l * MAX_CONJUNCTION + j]
+            for m in range(L):
+                for j in range(n):
+                    if b_bits >> j & 1:
+                        values[j] = vb[m * MAX_CONJUNCTION + j]
+                family[m] = self.features.label_hash(values, position)
+            W.rows_group_max(family, L, self.group_of, N_GROUPS, row)
+            for g in range(N_GROUPS):
+                if row[g] > out[g]:
+                    out[g] = row[g]
+        return True
 
     cdef const double* structure_scores(self, const ParseStateC* s, Weights W, feat_t* buf,
                                         void* cache) noexcept nogil:

@@ -40,3 +40,5 @@ cdef class ParseFeatures:
     cdef int extract_structure(self, feat_t* f, const ParseStateC* s) noexcept nogil
     cdef int extract_labels(self, feat_t* f, const ParseStateC* s) noexcept nogil
     cdef feat_t label_feature(self, const ParseStateC* s, int position) noexcept nogil
+    cdef int label_atoms(self, uint64_t* values, const ParseStateC* s, int position) noexcept nogil
+    cdef feat_t label_hash(self, const uint64_t* values, int position) noexcept nogil

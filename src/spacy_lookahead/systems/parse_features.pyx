@@ -180,23 +180,32 @@ cdef inline int extract_group(feat_t* f, const FeatureGroupC* g, const ParseView
     return n
 
 
-cdef inline feat_t template_feature(const FeatureGroupC* g, int k, const ParseStateC* s
-                                    ) noexcept nogil:
-    """The k-th template's feature of a group that keeps zeros (the labels:
-    one feature each), only its own atoms read."""
-    cdef uint64_t values[MAX_CONJUNCTION]
-    cdef GroupTemplateC t = g.templates[k]
+cdef inline int template_atoms(uint64_t* values, const FeatureGroupC* g, int k,
+                               const ParseStateC* s) noexcept nogil:
+    """The values of the k-th template's atoms at the state, in its order
+    (only its own atoms read). Returns how many."""
+    cdef const GroupTemplateC* t = &g.templates[k]
     cdef const GroupAtomC* a
     cdef unsigned char alt
     cdef int j, i
-    cdef feat_t out = 0
     for j in range(t.n):
         a = &g.atoms[t.atom[j]]
         i = position_of(s, a.slot, &alt)
         values[j] = parse_atom(s, a, i, alt)
-        t.atom[j] = j
-    group_feature(&out, &t, values)
-    return out
+    return t.n
+
+
+cdef inline feat_t template_hash(const FeatureGroupC* g, int k, const uint64_t* values
+                                 ) noexcept nogil:
+    """The k-th template's feature from its atoms' values (template_atoms),
+    as group_feature makes it (0: none)."""
+    cdef const GroupTemplateC* t = &g.templates[k]
+    cdef int j
+    if not t.keep_zero:
+        for j in range(t.n):
+            if values[j] == 0:
+                return 0
+    return hash64(<void*>values, t.n * sizeof(uint64_t), t.id)
 
 
 cdef FeatureGroupC make_group(Pool mem, dict arrays) except *:
@@ -255,4 +264,17 @@ cdef class ParseFeatures:
     cdef feat_t label_feature(self, const ParseStateC* s, int position) noexcept nogil:
         """The position-th feature of extract_labels (branch-and-bound computes
         one feature over every label)."""
-        return template_feature(&self.labels, position, s)
+        cdef uint64_t values[MAX_CONJUNCTION]
+        template_atoms(values, &self.labels, position, s)
+        return template_hash(&self.labels, position, values)
+
+    cdef int label_atoms(self, uint64_t* values, const ParseStateC* s, int position
+                         ) noexcept nogil:
+        """The atoms' values of the position-th label template at the state
+        (MAX_CONJUNCTION at most; returns how many): label_hash(values,
+        position) is its label_feature, and a family of states whose values
+        differ in known atoms is enumerated without the states."""
+        return template_atoms(values, &self.labels, position, s)
+
+    cdef feat_t label_hash(self, const uint64_t* values, int position) noexcept nogil:
+        return template_hash(&self.labels, position, values)
