@@ -501,7 +501,6 @@ def test_label_family_bounds_cover_every_label(seed, rich):
                     assert bound >= (0.0 if final else views.bounds(system, doc, h, W)[0])
 
 
-
 @pytest.mark.parametrize("labels", [2, 3, 5])
 def test_a_family_whose_feature_reads_both_labels_is_bounded_exactly(labels):
     """After RIGHT-ARC(l) then LEFT-ARC(m), s0 has a left dependent of label m
@@ -533,6 +532,7 @@ def test_a_family_whose_feature_reads_both_labels_is_bounded_exactly(labels):
         assert table.top == 100.0 and bound == exact < 10
         for depth in (2, 3):
             assert_fast_search_agrees(system, doc, history, table, depth, rng)
+
 
 def random_trees(system, rng, n_docs):
     """Random labelled projective trees over WORDS: random valid derivations

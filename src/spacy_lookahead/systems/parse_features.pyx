@@ -277,4 +277,6 @@ cdef class ParseFeatures:
         return template_atoms(values, &self.labels, position, s)
 
     cdef feat_t label_hash(self, const uint64_t* values, int position) noexcept nogil:
+        """The position-th label template's feature from its atoms' values
+        (label_atoms' layout)."""
         return template_hash(&self.labels, position, values)
