@@ -876,3 +876,85 @@ def test_bounds_keep_the_groups_of_classes_apart(seed, rich):
             assert_bounds_hold(system, doc, history, table, valid)
             for depth in (1, 2):
                 assert_fast_search_agrees(system, doc, history, table, depth, rng)
+
+
+def random_parse_batch(system, rng, lengths):
+    """Docs of the given lengths over WORDS and TAGS (joint: with their
+    ALTERNATIVES) as one batch, each with a random valid derivation's tree
+    as its gold; a third of the docs with given sentences (sent_ids)."""
+    from spacy_lookahead.core.features import A_TAG_ALT_COLUMN, ATOMS_PER_TOKEN, SURE
+    inputs, golds = [], []
+    for n in lengths:
+        picks = [rng.randrange(len(WORDS)) for _ in range(n)]
+        atoms = numpy.array([token_atoms(WORDS[k], TAGS[k], None, ALTERNATIVES[k]) for k in picks],
+                            dtype="uint64").reshape((n, ATOMS_PER_TOKEN))
+        if n:
+            atoms[[ALTERNATIVES[k] is None for k in picks], A_TAG_ALT_COLUMN] = SURE
+        path = []
+        while n:
+            valid, final = views.valid_actions(system, atoms, path)
+            if final or not valid:
+                break
+            path.append(rng.choice(valid))
+        golds.append(views.output(system, atoms, numpy.array(path, dtype="int32")))
+        item = {"atoms": atoms}
+        if n and rng.random() < 0.35:
+            item["sent_ids"] = numpy.cumsum([i == 0 or rng.random() < 0.2
+                                             for i in range(n)]).astype("int32")
+        inputs.append(item)
+    starts = numpy.zeros((len(lengths) + 1,), dtype="int64")
+    numpy.cumsum(lengths, out=starts[1:])
+    batch = {"atoms": numpy.concatenate([x["atoms"] for x in inputs]), "starts": starts,
+             "sent_ids": numpy.concatenate([x.get("sent_ids", numpy.zeros(len(x["atoms"]), "int32"))
+                                            for x in inputs]),
+             "sent_docs": numpy.array(["sent_ids" in x for x in inputs], dtype="uint8")}
+    return inputs, golds, batch
+
+
+@pytest.mark.parametrize("how", ["greedy", "lookahead-1", "lookahead-2", "beam-4"])
+@pytest.mark.parametrize("variant", [False, True, "joint"])
+def test_decode_docs_is_decode_of_each_instance(how, variant):
+    """The parser's batch (batch_docs: one object for the batch, every
+    state sized for its longest doc) decoded at once (decode_docs) gives
+    decode()'s tree of each doc's instance (and joint's alternative-tag
+    flags), with given sentences in some docs, long docs among short ones,
+    and empty docs: in one call, and from threads sharing the output."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from spacy_lookahead.core.decode import DocsOutput, decode_docs
+    joint = variant == "joint"
+    system = ArcStandardSystem(3, rich=variant is True, alternatives=joint, joint=joint)
+    rng = random.Random(7 + 10 * ("-" in how) + 20 * joint)
+    lengths = [rng.choice([0, 1, 2, 3, 5, 8, 12, 20]) for _ in range(60)] + [70, 0, 130]
+    rng.shuffle(lengths)
+    inputs, golds, batch = random_parse_batch(system, rng, lengths)
+    W = Weights()
+    for _ in range(3):
+        learners.margin_perceptron(system.instances([x["atoms"] for x in inputs], golds), W, 1,
+                                   1.0)
+    W = W.average()
+    search, depth = (how.split("-")[0], int(how.split("-")[1]) if "-" in how else 0)
+    width = depth if search == "beam" else 0
+    expected = predict(system, inputs, W, search, 0 if width else depth, max(width, 1))
+    assert len({tuple(tree[0]) for tree in expected if len(tree[0]) > 3}) > 5
+    assert any(x["sent_ids"].max() > 1 for x in inputs if "sent_ids" in x)
+    docs = system.batch_docs(batch)
+    assert docs.width == (3 if joint else 2)
+
+    def trees(output):
+        planes, starts = output.planes, batch["starts"]
+        return [[p[a:b].tolist() for p in planes] for a, b in zip(starts, starts[1:])]
+
+    want = [[numpy.asarray(p).tolist() for p in tree] for tree in expected]
+    one = DocsOutput(docs)
+    decode_docs(docs, W, 0 if width else depth, one, width)
+    assert trees(one) == want
+    if joint:
+        assert any(any(tree[2]) for tree in want)
+    for threads in (2, 5):
+        shared = DocsOutput(docs)
+        with ThreadPoolExecutor(threads) as pool:
+            calls = [pool.submit(decode_docs, docs, W, 0 if width else depth, shared, width)
+                     for _ in range(threads)]
+            [call.result() for call in calls]
+        assert trees(shared) == want

@@ -11,6 +11,7 @@ import spacy
 from spacy.tokens import Doc
 from spacy.training import Example
 from spacy_lookahead.pipes.parser import ArcStandardParser  # noqa: F401 (registers the factory)
+from spacy_lookahead.pipes.prediction import Trees
 from spacy_lookahead.pipes.transition import Prediction
 
 from conftest import reload_pipeline
@@ -591,3 +592,64 @@ def test_a_greedy_perceptron_parser_is_not_calibrated(greedy_nlp):
     with pytest.raises(ValueError, match="Beam.v1"):
         parser.fit_temperature(dev)
     assert parser.cfg.get("fitted_temperature") is None and not parser.calibrated
+
+
+def spaced(vocab, gold, k):
+    """A words-and-tags copy of a gold doc; every third doc with a
+    whitespace token inserted (the parser attaches it by rule)."""
+    doc = words_only(vocab, gold, tags=True)
+    if k % 3 or len(doc) < 2:
+        return doc
+    words = [t.text for t in doc]
+    tags = [t.tag_ for t in doc]
+    at = 1 + k % (len(doc) - 1)
+    return Doc(vocab, words=words[:at] + ["\n"] + words[at:], tags=tags[:at] + ["_SP"] + tags[at:])
+
+
+@pytest.mark.parametrize("search", [Greedy(), Lookahead(depth=2), Beam(width=4)])
+@pytest.mark.parametrize("sent_starts", [False, True])
+def test_a_batch_decoded_at_once_parses_as_each_doc_alone(greedy_nlp, search, sent_starts):
+    """pipe() decodes a batch at once (decode_docs: no instance or
+    Prediction per doc) and writes it whole; the arcs, labels and sentences
+    are those of the decoder's instances one by one, with whitespace tokens,
+    empty docs, given sentences and lifted (decorated) labels."""
+    parser = greedy_nlp.get_pipe("arc_standard_parser")
+    vocab = greedy_nlp.vocab
+    gold = gold_docs(vocab, "ewt", "dev", 150)
+    docs = [spaced(vocab, g, k) for k, g in enumerate(gold)]
+    docs.insert(40, Doc(vocab, words=[], tags=[]))
+    if sent_starts:  # several given sentences per doc
+        docs = [Doc(vocab, words=[t.text for d in docs[k:k + 3] for t in d],
+                    tags=[t.tag_ for d in docs[k:k + 3] for t in d],
+                    sent_starts=[t.i == 0 for d in docs[k:k + 3] for t in d])
+                for k in range(0, len(docs), 3)]
+    before = parser.search, parser.cfg["respect_sent_starts"]
+    parser.search, parser.cfg["respect_sent_starts"] = search, sent_starts
+    try:
+        predicted = parser.predict([d.copy() for d in docs])
+        assert isinstance(predicted, Trees)
+        batch = [arcs_and_sents(d) for d in parser.pipe([d.copy() for d in docs], batch_size=64)]
+        alone = type(parser)._decodes_docs
+        type(parser)._decodes_docs = lambda self, run, args: False
+        try:
+            expected = parser.predict([d.copy() for d in docs])
+            one_by_one = [arcs_and_sents(d) for d in parser.pipe([d.copy() for d in docs],
+                                                                  batch_size=64)]
+        finally:
+            type(parser)._decodes_docs = alone
+    finally:
+        parser.search, parser.cfg["respect_sent_starts"] = before
+    assert not isinstance(expected, Trees) and len(predicted) == len(expected) == len(docs)
+    lifted = [i for i, label in enumerate(parser.labels) if "||" in label]
+    assert numpy.isin(predicted.labels, lifted).any()  # some arcs deprojectivized
+    for tree, want in zip(predicted, expected):
+        assert [x.tolist() for x in tree.best] == [x.tolist() for x in want.best]
+    assert batch == one_by_one
+    assert any("dep" in labels for _, labels, _ in batch)  # whitespace attached
+    if sent_starts:
+        assert [starts for _, _, starts in batch] == [
+            [t.is_sent_start for t in d] for d in docs]
+
+
+def arcs_and_sents(doc):
+    return ([t.head.i for t in doc], [t.dep_ for t in doc], [t.is_sent_start for t in doc])

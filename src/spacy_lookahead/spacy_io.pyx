@@ -549,39 +549,44 @@ def write_tags(docs, outputs, hashes, starts=None):
             doc.c[i].tag = _hash_of(h, ids[i], "write_tags")
 
 
-def write_arcs(docs, heads, labels, hashes, decorated=None):
+def write_arcs(docs, heads, labels, hashes, decorated=None, starts=None):
     """token.head and token.dep of each doc's tokens (heads: absolute
     positions; labels: ids into hashes, -1 the last), then the children,
     edges and sentence starts by spaCy's set_children_from_heads: what
-    Doc.from_array([HEAD, DEP]) does, without the array. decorated: per
-    label id, 1 where the label is a projectivised one ("x||y"); returns
-    per doc (uint8) whether it has such a label (and needs
-    deprojectivizing)."""
+    Doc.from_array([HEAD, DEP]) does, without the array. heads, labels:
+    per doc, or with `starts` (n_docs + 1,) every doc's in one array (doc
+    k's at starts[k]:starts[k + 1], as write_tags). decorated: per label
+    id, 1 where the label is a projectivised one ("x||y"); returns per doc
+    (uint8) whether it has such a label (and needs deprojectivizing)."""
     cdef const uint64_t[::1] h = numpy.ascontiguousarray(hashes, dtype="uint64")
     cdef const unsigned char[::1] deco = numpy.ascontiguousarray(
         numpy.zeros((len(h),), dtype="uint8") if decorated is None else decorated, dtype="uint8")
     if deco.shape[0] != h.shape[0]:
         raise ValueError(f"write_arcs: {deco.shape[0]} decorated flags for {h.shape[0]} labels")
+    cdef _Outputs head_out = _Outputs(docs, heads, starts, "write_arcs")
+    cdef _Outputs label_out = _Outputs(docs, labels, starts, "write_arcs")
     out = numpy.zeros((len(docs),), dtype="uint8")
     cdef unsigned char[::1] flags = out
     cdef const int* head_ids
     cdef const int* label_ids
     cdef Doc doc
     cdef int i, d = -1, n = h.shape[0]
-    keep = []
-    for doc, doc_heads, doc_labels in zip(docs, heads, labels):
+    for doc in docs:
         d += 1
         if not doc.length:
             continue
-        head_ids = _ids(doc_heads, doc, "write_arcs", keep)
-        label_ids = _ids(doc_labels, doc, "write_arcs", keep)
+        head_ids = head_out.of(d, doc, "write_arcs")
+        label_ids = label_out.of(d, doc, "write_arcs")
         for i in range(doc.length):
             if head_ids[i] < 0 or head_ids[i] >= doc.length:
                 raise ValueError(f"write_arcs: head {head_ids[i]} of token {i} is outside "
                                  f"its doc of {doc.length} tokens")
+            if label_ids[i] >= n or label_ids[i] < -n:
+                raise ValueError(f"write_arcs: label id {label_ids[i]} out of range for {n} "
+                                 "labels")
         for i in range(doc.length):
             doc.c[i].head = head_ids[i] - i
-            doc.c[i].dep = _hash_of(h, label_ids[i], "write_arcs")
+            doc.c[i].dep = h[label_ids[i] if label_ids[i] >= 0 else n + label_ids[i]]
             if deco[label_ids[i] if label_ids[i] >= 0 else n + label_ids[i]]:
                 flags[d] = 1
         set_children_from_heads(doc.c, 0, doc.length)

@@ -9,7 +9,10 @@ cdef class Beam:
 
     API (all cdef methods except reset() run without the GIL):
       reset(start, max_steps)  copy the start state into item 0 of step 0
-                               (allocates; needs the GIL).
+                               (allocates; needs the GIL): reserve(max_steps),
+                               then restart(start).
+      reserve(max_steps)       room for derivations of max_steps actions (GIL);
+      restart(start)           then, without the GIL, a new search from start.
       advance(W)               one step: BEST_k of all one-action extensions
                                of the current items; a final item is carried
                                over unchanged (action -1), so derivations of
@@ -51,6 +54,8 @@ cdef class Beam:
 
     cdef void _push(self, int* n, double score, int parent, int action) noexcept nogil
     cdef int reset(self, const void* start, int max_steps) except -1
+    cdef int reserve(self, int max_steps) except -1
+    cdef void restart(self, const void* start) noexcept nogil
     cdef int advance(self, Weights W) noexcept nogil
     cdef int search(self, Weights W) noexcept nogil
     cdef bint is_done(self) noexcept nogil

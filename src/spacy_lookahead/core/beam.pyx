@@ -45,6 +45,12 @@ cdef class Beam:
         self.size = 0
 
     cdef int reset(self, const void* start, int max_steps) except -1:
+        self.reserve(max_steps)
+        self.restart(start)
+        return 0
+
+    cdef int reserve(self, int max_steps) except -1:
+        """Lattice rows for derivations of up to max_steps actions."""
         if max_steps < 0:
             raise ValueError("max_steps must be >= 0")
         if max_steps > self.max_steps:
@@ -59,6 +65,11 @@ cdef class Beam:
             self.scores = <double*>self.mem.alloc(rows, sizeof(double))
             self.sizes = <int*>self.mem.alloc(max_steps + 1, sizeof(int))
             self.max_steps = max_steps
+        return 0
+
+    cdef void restart(self, const void* start) noexcept nogil:
+        """A new search from `start` (its derivations no longer than
+        reserve() made room for)."""
         self.system.copy_state(self.states, start, self.state_size)
         self.step = 0
         self.size = 1
@@ -66,7 +77,6 @@ cdef class Beam:
         self.parents[0] = -1
         self.actions[0] = -1
         self.scores[0] = 0.0
-        return 0
 
     cdef bint is_done(self) noexcept nogil:
         cdef int j

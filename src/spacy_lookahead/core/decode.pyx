@@ -7,7 +7,7 @@ import numpy
 
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 from cymem.cymem cimport Pool
 
 from .beam cimport Beam, beam_for, padded_size
@@ -157,12 +157,14 @@ cdef extern from *:
 
 cdef class DocsOutput:
     """The outputs of a batch decoded at once (decode_docs), shared by the
-    threads that decode it: doc i's (Docs.output: length(i) ints) at
-    offsets[i] of one int32 array, the next doc not yet taken, and whether a
-    thread met a doc with no valid output (then the others stop)."""
+    threads that decode it: Docs.width planes of one int32 array (width,
+    N), doc i's (Docs.output: length(i) ints per plane) at offsets[i] of
+    each; the next doc not yet taken, and whether a thread met a doc with
+    no valid output (then the others stop)."""
     cdef object out
     cdef Docs docs  # the batch it was sized for (and kept alive by)
     cdef int64_t[::1] offsets
+    cdef int64_t stride  # ints from one plane to the next
     cdef int most, n_docs, next_doc, stop
 
     def __init__(self, Docs docs):
@@ -175,33 +177,48 @@ cdef class DocsOutput:
         for i in range(docs.n_docs):
             self.offsets[i + 1] = self.offsets[i] + docs.length(i)
             self.most = max(self.most, docs.max_steps(i))
-        self.out = numpy.zeros((max(1, self.offsets[docs.n_docs]),), dtype="int32")
+        self.stride = max(1, self.offsets[docs.n_docs])
+        self.out = numpy.zeros((max(1, docs.width), self.stride), dtype="int32")
 
     @property
     def labels(self):
-        """Every doc's output, one after the other."""
-        return self.out[:self.offsets[self.n_docs]]
+        """Every doc's output, one after the other (the first plane)."""
+        return self.out[0, :self.offsets[self.n_docs]]
+
+    @property
+    def planes(self):
+        """Every plane of every doc's output, (width, N): plane p's doc i at
+        offsets[i]:offsets[i + 1]."""
+        return self.out[:, :self.offsets[self.n_docs]]
 
 
-def decode_docs(Docs docs, Weights W, int depth, DocsOutput into):
-    """Greedy (depth 0) or depth-D lookahead decoding of the docs of a batch,
-    as decode() gives each, without a Python object per doc, into `into`
-    (DocsOutput(docs)). Any number of threads may run it at once on the same
-    `into`: each call takes the next doc not yet taken until none is left
-    (the threads balance themselves, with one call, one nogil loop and one
-    workspace each), and the outputs do not depend on which thread took
-    which doc. A DocsOutput serves one pass: once its docs are taken, a
-    further call finds none left. A doc whose derivation gets stuck stops every call and raises
-    NoValidOutput in the call that met it."""
+def decode_docs(Docs docs, Weights W, int depth, DocsOutput into, int beam_width=0):
+    """Greedy (depth 0), depth-D lookahead or (beam_width > 0) beam
+    decoding of the docs of a batch, as decode() gives each, without a
+    Python object per doc, into `into` (DocsOutput(docs)). Any number of
+    threads may run it at once on the same `into`: each call takes the
+    next doc not yet taken until none is left (the threads balance
+    themselves, with one call, one nogil loop and one workspace or beam
+    each), and the outputs do not depend on which thread took which doc.
+    A DocsOutput serves one pass: once its docs are taken, a further call
+    finds none left. A doc whose derivation gets stuck stops every call and
+    raises NoValidOutput in the call that met it."""
     if into.docs is not docs:
         raise ValueError(f"the output was made for another batch ({into.n_docs} docs; this "
                          f"one has {docs.n_docs}): make a DocsOutput(docs) for each batch")
     cdef int i, k = 0, stuck = -1, n = docs.n_docs
-    cdef int[::1] ov = into.out
+    cdef int[:, ::1] ov = into.out
+    cdef int64_t stride = into.stride
     cdef int64_t[::1] offsets = into.offsets
     cdef int* counter = &into.next_doc
     cdef int* stop = &into.stop
-    cdef Workspace ws = Workspace(docs.system, depth, docs.state_size)
+    cdef Workspace ws = None
+    cdef Beam beam = None
+    if beam_width > 0:
+        beam = Beam(docs.system, beam_width, docs.state_size)
+        beam.reserve(into.most)
+    else:
+        ws = Workspace(docs.system, depth, docs.state_size)
     cdef size_t size = padded_size(docs.state_size)  # as Instance.start()'s states
     cdef void* state = malloc(size)
     cdef int* actions = <int*>malloc(into.most * sizeof(int))
@@ -219,12 +236,24 @@ def decode_docs(Docs docs, Weights W, int depth, DocsOutput into):
                 continue
             memset(state, 0, size)
             docs.init_state(i, state)
-            k = lookahead_decode(ws, W, state, actions, docs.max_steps(i))
+            if beam is None:
+                k = lookahead_decode(ws, W, state, actions, docs.max_steps(i))
+            else:
+                beam.restart(state)
+                beam.search(W)
+                # the best item's state is where its path leads (decode's _complete)
+                if beam.size_at(beam.step) == 0:
+                    k = 0
+                    memset(state, 0, size)
+                    docs.init_state(i, state)  # (not final: a doc with words)
+                else:
+                    k = beam.path(beam.step, 0, actions)
+                    memcpy(state, beam.state(0), size)
             if not docs.system.is_final(state):
                 stuck = i
                 la_store(stop, 1)
                 break
-            docs.output(i, actions, k, &ov[offsets[i]])
+            docs.output(i, actions, k, &ov[0, offsets[i]], stride, state)
     add_since(t0)
     free(state)
     free(actions)

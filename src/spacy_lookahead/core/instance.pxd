@@ -1,3 +1,4 @@
+from libc.stdint cimport int64_t
 from cymem.cymem cimport Pool
 
 from .system cimport TransitionSystem
@@ -32,8 +33,10 @@ cdef class Docs:
     cdef readonly TransitionSystem system
     cdef readonly int n_docs
     cdef readonly size_t state_size   # bytes of one state (every doc's)
+    cdef readonly int width           # ints of output per token (output's planes)
 
     cdef int length(self, int i) noexcept nogil      # tokens of doc i; 0: nothing to search
     cdef int max_steps(self, int i) noexcept nogil   # no derivation of doc i has more actions
     cdef void init_state(self, int i, void* state) noexcept nogil  # (state_size zeroed bytes)
-    cdef void output(self, int i, const int* actions, int k, int* out) noexcept nogil
+    cdef void output(self, int i, const int* actions, int k, int* out, int64_t stride,
+                     void* scratch) noexcept nogil

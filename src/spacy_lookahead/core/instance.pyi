@@ -10,6 +10,7 @@ class Docs:
     n_docs: Incomplete
     state_size: Incomplete
     system: Incomplete
+    width: Incomplete
     def __init__(self, *args, **kwargs) -> None: ...
     def __len__(self) -> int: ...
 

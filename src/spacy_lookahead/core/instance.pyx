@@ -100,10 +100,11 @@ cdef class Instance:
 
 
 cdef class Docs:
-    def __init__(self, TransitionSystem system, int n_docs):
+    def __init__(self, TransitionSystem system, int n_docs, int width=1):
         self.system = system
         self.n_docs = n_docs
         self.state_size = system.state_size
+        self.width = width
 
     def __len__(self):
         return self.n_docs
@@ -117,7 +118,11 @@ cdef class Docs:
     cdef void init_state(self, int i, void* state) noexcept nogil:
         pass
 
-    cdef void output(self, int i, const int* actions, int k, int* out) noexcept nogil:
-        """Doc i's output (length(i) ints at `out`: e.g. a label per token in
-        document order) from the k actions of a complete derivation."""
+    cdef void output(self, int i, const int* actions, int k, int* out, int64_t stride,
+                     void* scratch) noexcept nogil:
+        """Doc i's output from the k actions of a complete derivation: `width`
+        planes of length(i) ints, plane p at out + p * stride (e.g. a label
+        per token in document order; a parser's heads, then its labels).
+        scratch: state_size bytes the writer may use (a state to replay
+        the actions on)."""
         pass

@@ -8,7 +8,7 @@ trees are lifted with label decoration and restored on output (spaCy's
 nonproj)."""
 import warnings
 from collections import Counter
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
 from spacy.language import Language
@@ -31,11 +31,11 @@ from .learners import Learner
 from .search import Beam, Search
 from .sequence import PERCEPTRON_MAX_TEMPERATURE
 from .settings import MAX_TEMPERATURE, SEARCH_DEFAULTS, ParserFeatures, config_error
-from .spaces import SPACE_DEP, compact_heads, expand_tree
+from .spaces import SPACE_DEP, compact_heads, expand_tree, without_whitespace
 from .tagger import TAG_ALTERNATIVE, TAG_ALTERNATIVE_PROB, TAG_PROBS
 from . import noun_chunks
-from .prediction import nbest_prediction
-from .transition import Prediction, TransitionPipe, softmax, token_probability
+from .prediction import Trees, nbest_prediction
+from .transition import DocsLayout, Prediction, TransitionPipe, softmax, token_probability
 
 # doc.user_data key of the head probabilities (SAPO, a calibrated beam perceptron)
 HEAD_PROBS = "head_probs"
@@ -333,25 +333,43 @@ class ArcStandardParser(TransitionPipe):
     def _inputs(self, docs: List[Doc], examples: Optional[List[Example]] = None) -> list:
         return self.inputs_and_indexes(docs, examples)[0]
 
-    def inputs_and_indexes(self, docs: List[Doc], examples: Optional[List[Example]] = None
-                           ) -> Tuple[list, List[Optional[numpy.ndarray]]]:
-        """Each doc's input and its content positions, from one read of the
-        batch's tokens in C (words, tags, whitespace: LexemeAtoms.docs_inputs)."""
+    def _batch_columns(self, docs: List[Doc], examples: Optional[List[Example]] = None
+                       ) -> Dict[str, Any]:
+        """The batch's tokens read once in C (words, tags, whitespace:
+        LexemeAtoms.docs_inputs), with the columns the settings add:
+        tag_alternatives' column in the atoms, and with respect_sent_starts
+        "sent_ids" (N,) int32 (equal within a given sentence of a doc) and
+        "sent_docs" (n_docs,) uint8, 1 for the docs whose sentences are
+        given (only they read their sent_ids)."""
         self._check_lexicon(docs)
         batch = self._atoms.docs_inputs(docs, tags=True, own=self._own_tables())
         self._tag_columns(docs, batch, examples, "parsing")
-        every, space = batch["atoms"], batch["space"]
-        bounds = batch["starts"].tolist()
-        inputs: List[Dict[str, Any]] = [{"atoms": every[a:b]} for a, b in zip(bounds, bounds[1:])]
+        every, bounds = batch["atoms"], batch["starts"]
         alternatives, sent_starts = self.tag_alternatives, self.cfg["respect_sent_starts"]
+        if sent_starts:
+            batch["sent_ids"] = numpy.zeros((len(every),), dtype="int32")
+            batch["sent_docs"] = numpy.zeros((len(docs),), dtype="uint8")
         for k, doc in enumerate(docs) if alternatives or sent_starts else ():
-            item = inputs[k]
+            a, b = bounds[k], bounds[k + 1]
             if alternatives:
-                self._alternative_column(doc, item["atoms"], examples[k] if examples else None)
+                self._alternative_column(doc, every[a:b], examples[k] if examples else None)
             if sent_starts and doc.has_annotation("SENT_START") and len(doc):
                 starts = doc.to_array("SENT_START") == 1
                 starts[0] = True
-                item["sent_ids"] = numpy.cumsum(starts).astype("int32")
+                batch["sent_ids"][a:b] = numpy.cumsum(starts)
+                batch["sent_docs"][k] = 1
+        return batch
+
+    def inputs_and_indexes(self, docs: List[Doc], examples: Optional[List[Example]] = None
+                           ) -> Tuple[list, List[Optional[numpy.ndarray]]]:
+        """Each doc's input (an instance's: its atoms, and its sent_ids where
+        its sentences are given) and its content positions (_batch_columns)."""
+        batch = self._batch_columns(docs, examples)
+        every, space = batch["atoms"], batch["space"]
+        bounds = batch["starts"].tolist()
+        inputs: List[Dict[str, Any]] = [{"atoms": every[a:b]} for a, b in zip(bounds, bounds[1:])]
+        for k in numpy.flatnonzero(batch.get("sent_docs", ())).tolist():
+            inputs[k]["sent_ids"] = batch["sent_ids"][bounds[k]:bounds[k + 1]]
         if space is None:
             return inputs, [None] * len(docs)
         indexes = []
@@ -359,6 +377,19 @@ class ArcStandardParser(TransitionPipe):
             words = space[a:b]
             indexes.append(numpy.flatnonzero(words == 0).astype("int32") if words.any() else None)
         return inputs, indexes
+
+    def batch_inputs(self, docs: List[Doc]) -> Tuple[Dict[str, Any], List[Optional[numpy.ndarray]]]:
+        """The batch input of ArcStandardSystem.batch_docs (_batch_columns,
+        whitespace tokens left out) and each doc's content positions."""
+        batch = self._batch_columns(docs)
+        held = {"atoms": batch["atoms"], "starts": batch["starts"],
+                "sent_ids": batch.get("sent_ids")}
+        if batch["space"] is not None:
+            held, indexes = without_whitespace(held, batch["space"])
+        else:
+            indexes = [None] * len(docs)
+        held["sent_docs"] = batch.get("sent_docs")
+        return held, indexes
 
     def _alternative_column(self, doc: Doc, atoms: numpy.ndarray,
                             example: Optional[Example]) -> None:
@@ -467,8 +498,31 @@ class ArcStandardParser(TransitionPipe):
         return decoding.nbest, (self.averaged_weights, width, width,
                                 self.search.exact_topn(self.system, self.name))
 
-    def _predictions(self, docs: List[Doc], indexes: list, results: list) -> List[Prediction]:
-        if not self.calibrated:
+    def _docs_predictions(self, docs: List[Doc], layout: DocsLayout) -> Trees:
+        """The trees of a batch decoded at once (the output's planes: heads
+        as content positions, labels, joint's alts) over the docs' tokens:
+        heads as doc positions; the docs with whitespace expanded one by
+        one (expand)."""
+        planes = layout.output.planes
+        starts = layout.starts
+        heads, labels = planes[0], planes[1]
+        alts = planes[2].astype("uint8") if len(planes) > 2 else None
+        if any(index is not None for index in layout.indexes):
+            trees = [tuple(plane[starts[k]:starts[k + 1]] for plane in (heads, labels, alts)
+                           if plane is not None)
+                     for k in range(len(docs))]
+            trees = [tree if index is None else self.expand(tree, index, len(doc))
+                     for tree, index, doc in zip(trees, layout.indexes, docs)]
+            heads, labels = (numpy.concatenate([t[p] for t in trees] or [heads[:0]])
+                             .astype("int32", copy=False) for p in (0, 1))
+            if alts is not None:
+                alts = numpy.concatenate([t[2] for t in trees] or [alts[:0]]).astype("uint8")
+            starts = numpy.zeros((len(docs) + 1,), dtype="int64")
+            numpy.cumsum([len(doc) for doc in docs], out=starts[1:])
+        return Trees(heads, labels, alts, starts)
+
+    def _predictions(self, docs: List[Doc], indexes: Any, results: list) -> Sequence:
+        if isinstance(indexes, DocsLayout) or not self.calibrated:
             return super()._predictions(docs, indexes, results)
         tau = self.temperature
         return [self._in_doc(nbest_prediction(outputs, scores, tau), i, len(doc))
@@ -540,6 +594,21 @@ class ArcStandardParser(TransitionPipe):
         (doc.user_data["head_probs"])."""
         vocab, label_hashes = None, None
         docs = list(docs)
+        if isinstance(predictions, Trees) and all(doc.vocab is self.vocab for doc in docs):
+            # a batch decoded at once: its arrays written whole, no Python per
+            # doc but where a doc has a lifted arc or chose alternative tags
+            label_hashes, decorated = self._label_hashes()
+            needs = write_arcs(docs, predictions.heads, predictions.labels, label_hashes,
+                               decorated, starts=predictions.starts)
+            for k in numpy.flatnonzero(needs).tolist():
+                nonproj.deprojectivize(docs[k])
+            if predictions.alts is not None:
+                total = numpy.zeros((len(predictions.alts) + 1,), dtype="int64")
+                numpy.cumsum(predictions.alts, out=total[1:])
+                starts = predictions.starts
+                for k in numpy.flatnonzero(total[starts[1:]] > total[starts[:-1]]).tolist():
+                    self._write_extras(docs[k], predictions[k])
+            return
         if all(doc.vocab is self.vocab for doc in docs):  # the arcs in C, the whole batch
             label_hashes, decorated = self._label_hashes()
             needs = write_arcs(docs, [out.best[0] for out in predictions],

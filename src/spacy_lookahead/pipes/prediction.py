@@ -40,6 +40,29 @@ class Predictions(Sequence):
         return Prediction(self.labels[self.starts[k]:self.starts[k + 1]])
 
 
+class Trees(Predictions):
+    """predict()'s output for a parser's batch decoded at once: every doc's
+    best tree in one set of arrays over the docs' tokens (heads as
+    positions in their doc, label ids; joint tagging: alts, 1 where the
+    alternative tag was chosen), doc k's at starts[k]:starts[k + 1]
+    (write_arcs takes them whole); predictions[k] is doc k's Prediction,
+    its best (heads, labels[, alts]) as the parser's decoder gives it."""
+
+    def __init__(self, heads: numpy.ndarray, labels: numpy.ndarray,
+                 alts: Optional[numpy.ndarray], starts: numpy.ndarray) -> None:
+        super().__init__(labels, starts)
+        self.heads = heads
+        self.alts = alts
+
+    def __getitem__(self, k: int) -> Prediction:
+        if not -len(self) <= k < len(self):
+            raise IndexError(k)
+        k %= len(self)
+        a, b = self.starts[k], self.starts[k + 1]
+        tree = (self.heads[a:b], self.labels[a:b])
+        return Prediction(tree if self.alts is None else (*tree, self.alts[a:b]))
+
+
 ONE = numpy.ones((1,))  # the probability of a single output
 ONE.flags.writeable = False
 

@@ -2,7 +2,7 @@
 system built from the config, its inputs per doc, and the gold labels; the
 search and the learner are the shared ones of `TransitionPipe`."""
 from collections import Counter, defaultdict
-from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy
 from spacy.tokens import Doc
@@ -10,7 +10,6 @@ from spacy.training import Example
 from spacy.vocab import Vocab
 
 from ..core import decode as decoding
-from ..core.batch import thread_count
 from ..core.features import string_atoms
 from ..core.calibration import fit_temperature, gold_derivations, minimise_over_temperature
 from ..core.marginals import Lattice, Transitions, _each_lattice, best_with_probabilities
@@ -22,7 +21,7 @@ from . import settings
 from .settings import PROBABILITY_SETTINGS, SEARCH_DEFAULTS, config_error
 from .spaces import without_whitespace
 from .prediction import Predictions
-from .transition import Prediction, TransitionPipe
+from .transition import DocsLayout, Prediction, TransitionPipe
 
 # The shared settings of the sequence components (see settings.py), as
 # their factories' default config. The n best of a lookahead model
@@ -47,24 +46,6 @@ PERCEPTRON_MAX_TEMPERATURE = 1000.0
 # words have none, in training as at prediction, as unseen words.
 CLASS_MIN_COUNT = 3
 CLASS_MIN_SHARE = 0.05
-
-
-class DocsLayout(NamedTuple):
-    """Where a batch decoded at once (decode_docs) has each doc: its
-    content tokens' labels at starts[k]:starts[k + 1] of output.labels,
-    and its content positions (None: no whitespace token)."""
-    starts: numpy.ndarray
-    indexes: List[Optional[numpy.ndarray]]
-    output: Any  # core.decode.DocsOutput
-
-
-def _decode_shared(parts: List[tuple], W: Weights, depth: int) -> List[numpy.ndarray]:
-    """decode_docs of a batch shared by the threads (each (docs, output)
-    part is one thread's call; they take the docs in turn): the labels are
-    in the shared DocsOutput."""
-    for docs, output in parts:
-        decoding.decode_docs(docs, W, depth, output)
-    return []
 
 
 class SequencePipe(TransitionPipe):
@@ -221,26 +202,15 @@ class SequencePipe(TransitionPipe):
             return batch, [None] * len(docs)
         return without_whitespace(batch, space)
 
+    def batch_inputs(self, docs: List[Doc]) -> Tuple[Dict[str, Any], List[Optional[numpy.ndarray]]]:
+        return self.inputs_and_indexes(docs)
+
     def _decoding(self, docs: List[Doc]) -> Tuple[Any, Callable, Iterable, tuple]:
         """As TransitionPipe's; with SAPO and marginal probabilities,
-        the best output and the exact probabilities of its parts. The best
-        output alone by greedy or lookahead search (`_decodes_docs`): the
-        batch decoded at once (decode_docs: one call per thread, which take
-        its docs in turn; no instance, array or Prediction per doc); the
-        positions are then a DocsLayout."""
-        run, args = self._decoder()
-        if self._decodes_docs(run, args):
-            self._require_labels()
-            self._start_tally()
-            inputs, indexes = self.inputs_and_indexes(docs)
-            self._warn_unseen_tags()
-            held = self.system.batch_docs(inputs)
-            output = decoding.DocsOutput(held)
-            threads = max(1, min(thread_count(self.cfg["n_threads"]), len(docs)))
-            return (DocsLayout(inputs["starts"], indexes, output), _decode_shared,
-                    [(held, output)] * threads, (args[0], args[2]))
+        the best output and the exact probabilities of its parts."""
         indexes, run, instances, args = super()._decoding(docs)
-        if self.learner.probabilistic and self.uses_marginals:
+        if not isinstance(indexes, DocsLayout) and self.learner.probabilistic \
+                and self.uses_marginals:
             return indexes, self._best_and_marginals, instances, (self.averaged_weights,)
         return indexes, run, instances, args
 
@@ -257,13 +227,7 @@ class SequencePipe(TransitionPipe):
         return (not self.learner.probabilistic and self.cfg.get("fitted_temperature") is not None
                 and not self.cfg[self.history_setting] and self.lattice_fits())
 
-    def _decodes_docs(self, run: Callable, args: tuple) -> bool:
-        """Whether the output is the best by greedy or lookahead search
-        (decode) and nothing else: no probabilities (SAPO, `calibrated`)."""
-        return (run is decoding.decode and args[1] in ("greedy", "lookahead")
-                and not self.learner.probabilistic and not self.calibrated)
-
-    def _docs_predictions(self, docs: List[Doc], layout: DocsLayout, results: list) -> Predictions:
+    def _docs_predictions(self, docs: List[Doc], layout: DocsLayout) -> Predictions:
         """The labels of a batch decoded at once (the shared DocsOutput) over
         the docs' tokens: the docs with whitespace expanded one by one."""
         labels = layout.output.labels
@@ -282,9 +246,7 @@ class SequencePipe(TransitionPipe):
         """As TransitionPipe's; a calibrated perceptron (`calibrated`) also
         gives the probabilities of its output's parts; a batch decoded at
         once (`_decoding`), its Predictions."""
-        if isinstance(indexes, DocsLayout):
-            return self._docs_predictions(docs, indexes, results)
-        if not self.calibrated:
+        if isinstance(indexes, DocsLayout) or not self.calibrated:
             return super()._predictions(docs, indexes, results)
         inputs, _ = self.inputs_and_indexes(docs)
         instances = self.instances(docs, None, indexes, inputs)

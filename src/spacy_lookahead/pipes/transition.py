@@ -4,7 +4,8 @@ shares: the search and learner blocks chosen by the config (`search.py`,
 instances of a batch of docs, prediction by the learner's decoder, and the
 n best outputs with their probabilities."""
 import functools
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import (Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional,
+                    Sequence, Tuple, Union)
 
 import numpy
 from spacy.tokens import Doc, Token
@@ -12,7 +13,7 @@ from spacy.training import Example
 from spacy.vocab import Vocab
 
 from ..core import decode as decoding
-from ..core.batch import Started, chunks_for, in_threads
+from ..core.batch import Started, chunks_for, in_threads, thread_count
 from ..core.system import TransitionSystem
 from ..core.weights import Weights
 from .base import SearchPipe
@@ -43,6 +44,25 @@ def token_probability(extension: str, key: str) -> None:
 # predict_nbest's largest n (as the `n` setting's): its memory grows with n
 # times the doc's length
 MAX_NBEST = 1000
+
+
+class DocsLayout(NamedTuple):
+    """Where a batch decoded at once (decode_docs) has each doc: its
+    content tokens' outputs at starts[k]:starts[k + 1] of output's planes,
+    and its content positions (None: no whitespace token)."""
+    starts: numpy.ndarray
+    indexes: List[Optional[numpy.ndarray]]
+    output: Any  # core.decode.DocsOutput
+
+
+def decode_shared(parts: List[tuple], W: Weights, depth: int, beam_width: int
+                  ) -> List[numpy.ndarray]:
+    """decode_docs of a batch shared by the threads (each (docs, output)
+    part is one thread's call; they take the docs in turn): the outputs are
+    in the shared DocsOutput."""
+    for docs, output in parts:
+        decoding.decode_docs(docs, W, depth, output, beam_width)
+    return []
 
 
 
@@ -249,24 +269,63 @@ class TransitionPipe(SearchPipe):
                     f"{doc.text[:60]!r}{'...' if len(doc.text) > 60 else ''}): {err}")
         return err
 
-    def _decoding(self, docs: List[Doc]) -> Tuple[list, Callable, Iterable, tuple]:
+    def _decoding(self, docs: List[Doc]) -> Tuple[Any, Callable, Iterable, tuple]:
         """(the docs' content positions, the engine's decoder, the docs'
         instances (made as the decoder takes them, where the system makes
         them one at a time), the decoder's other arguments): everything
-        but the search."""
+        but the search. The best output alone (`_decodes_docs`): the batch
+        decoded at once (decode_docs: one call
+        per thread, which take its docs in turn; no instance, array or
+        Prediction per doc); the positions are then a DocsLayout."""
         self._require_labels()
         self._start_tally()
+        run, args = self._decoder()
+        if self._decodes_docs(run, args):
+            inputs, indexes = self.batch_inputs(docs)
+            self._warn_unseen_tags()
+            held = self.system.batch_docs(inputs)
+            output = decoding.DocsOutput(held)
+            threads = max(1, min(thread_count(self.cfg["n_threads"]), len(docs)))
+            return (DocsLayout(inputs["starts"], indexes, output), decode_shared,
+                    [(held, output)] * threads,
+                    (args[0], args[2], args[3] if args[1] == "beam" else 0))
         inputs, indexes = self.inputs_and_indexes(docs)
         self._warn_unseen_tags()
-        instances = self.instances(docs, None, indexes, inputs)
-        run, args = self._decoder()
-        return indexes, run, instances, args
+        return indexes, run, self.instances(docs, None, indexes, inputs), args
 
     def _decoder(self) -> Tuple[Callable, tuple]:
         """The learner's decoder and its arguments after the instances."""
         return self.learner.decoder(self)
 
-    def _predictions(self, docs: List[Doc], indexes: list, results: list) -> List[Prediction]:
+    @property
+    def calibrated(self) -> bool:
+        """Whether the component writes probabilities fitted on held-out
+        data (subclasses say when)."""
+        return False
+
+    def _decodes_docs(self, run: Callable, args: tuple) -> bool:
+        """Whether the output is the best by greedy, lookahead or beam
+        search (decode) and nothing else: no probabilities (SAPO,
+        `calibrated`)."""
+        return (run is decoding.decode and not self.learner.probabilistic
+                and not self.calibrated)
+
+    def batch_inputs(self, docs: List[Doc]) -> Tuple[Dict[str, Any], List[Optional[numpy.ndarray]]]:
+        """The system input of the whole batch without its whitespace tokens
+        (the system's batch_docs reads it: per-token arrays over the docs'
+        tokens one after the other, "starts" where each doc's begin), and
+        the positions of each doc's content tokens (None: no whitespace
+        token)."""
+        raise NotImplementedError
+
+    def _docs_predictions(self, docs: List[Doc], layout: DocsLayout) -> Sequence:
+        """The outputs of a batch decoded at once (the shared DocsOutput)
+        over the docs' tokens, as a sequence of Prediction."""
+        raise NotImplementedError
+
+    def _predictions(self, docs: List[Doc], indexes: Any, results: list) -> Sequence:
+        if isinstance(indexes, DocsLayout):
+            return self._docs_predictions(docs, indexes)
         predictions = self.learner.predictions(self, results)
         if not any(i is not None for i in indexes):
             return predictions

@@ -27,6 +27,7 @@ from libc.stdint cimport int64_t, uint64_t
 from libc.math cimport INFINITY
 from libc.string cimport memcpy, memset
 from cymem.cymem cimport Pool
+from libcpp.vector cimport vector
 from murmurhash.mrmr cimport hash64
 
 import numpy
@@ -35,7 +36,7 @@ cimport numpy as cnp
 cnp.import_array()
 
 from ..core.features cimport N_ATOMS, A_TAG_ALT, ATOM_SURE, MAX_CONJUNCTION
-from ..core.instance cimport Instance
+from ..core.instance cimport Docs, Instance
 from ..core.system cimport TransitionSystem
 from ..core.weights cimport Weights, feat_t
 from .parse_features cimport ParseFeatures
@@ -640,6 +641,16 @@ cdef class ArcStandardSystem(TransitionSystem):
         (heads, labels)."""
         return _ParseDoc(self, doc_input, gold)
 
+    def batch_docs(self, dict batch):
+        """The docs of a batch for core.decode.decode_docs, without a Python
+        object per doc: "atoms" (N, N_ATOMS), the docs' tokens one after the
+        other; "starts" (n_docs + 1,) where each doc's begin; optionally
+        "sent_ids" (N,) int32 with "sent_docs" (n_docs,): 1 where doc d's
+        sentences are given (its tokens' sent_ids, as an instance's).
+        Prediction only (no gold); the output planes are the heads, the
+        labels and (joint) the alternative-tag flags (write_tree)."""
+        return _ParseBatch(self, batch)
+
 
 cdef inline int _shared_length(int n) noexcept nogil:
     """The doc length a state is sized for: 64 up to 64 words, else the next
@@ -730,42 +741,123 @@ cdef class _ParseDoc(Instance):
         return 0
 
     def output(self, actions):
-        """(heads, labels) after the actions: words left on the stack (and
-        any never shifted) are roots (head = self, label -1). Joint: (heads,
-        labels, alts), alts 1 for the words shifted with their alternative
-        tag (SHIFT-ALT)."""
+        """(heads, labels) after the actions (write_tree): words left on
+        the stack (and any never shifted) are roots (head = self, label -1).
+        Joint: (heads, labels, alts), alts 1 for the words shifted with
+        their alternative tag (SHIFT-ALT)."""
         cdef int n = self.c.length
-        cdef ParseStateC* s = <ParseStateC*>self.start()
-        cdef int L = self.parsing.n_labels, shift_alt = self.parsing.shift_alt, a, s0, s1
-        # one array for heads and labels, filled in C through numpy's C API
-        # (numpy.full, arange and typed memoryviews cost more than a short parse)
-        both = numpy.empty((2, n), dtype="int32")
-        heads, labels = both[0], both[1]
-        alts = numpy.zeros((n,), dtype="uint8") if self.parsing.joint else None
-        cdef int* hv = <int*>cnp.PyArray_DATA(both)
-        cdef int* lv = hv + n
-        cdef unsigned char* tv = <unsigned char*>cnp.PyArray_DATA(alts) if alts is not None else NULL
+        cdef bint joint = self.parsing.joint
+        # one array for heads and labels (joint: and alts), filled in C
+        # through numpy's C API (numpy.full, arange and typed memoryviews
+        # cost more than a short parse)
+        planes = numpy.empty((3 if joint else 2, n), dtype="int32")
+        cdef int* hv = <int*>cnp.PyArray_DATA(planes)
         cdef cnp.ndarray acts = actions if isinstance(actions, cnp.ndarray) else None
         if acts is None or cnp.PyArray_TYPE(acts) != cnp.NPY_INT32 \
                 or not cnp.PyArray_IS_C_CONTIGUOUS(acts) or cnp.PyArray_NDIM(acts) != 1:
             acts = numpy.ascontiguousarray(actions, dtype="int32").reshape(-1)
-        cdef const int* av = <const int*>cnp.PyArray_DATA(acts)
-        cdef int k, n_actions = cnp.PyArray_DIM(acts, 0)
-        for k in range(n):
-            hv[k] = k
-            lv[k] = -1
-        for k in range(n_actions):
-            a = av[k]
-            if a == shift_alt and tv != NULL:
-                tv[s.i] = 1
-            elif a > 0:
-                s0 = s_at(s, 0)
-                s1 = s_at(s, 1)
-                if a <= L:
-                    hv[s1] = s0
-                    lv[s1] = a - 1
-                else:
-                    hv[s0] = s1
-                    lv[s0] = a - 1 - L
-            self.system.apply(s, a)
-        return (heads, labels, alts) if self.parsing.joint else (heads, labels)
+        write_tree(self.parsing, <ParseStateC*>self.start(), <const int*>cnp.PyArray_DATA(acts),
+                   cnp.PyArray_DIM(acts, 0), hv, n)
+        if joint:
+            return planes[0], planes[1], planes[2].astype("uint8")
+        return planes[0], planes[1]
+
+
+cdef void write_tree(ArcStandardSystem system, ParseStateC* s, const int* actions, int k,
+                     int* out, int64_t stride) noexcept nogil:
+    """The tree the k actions build from the start state s (replayed on it):
+    out[i] the head of word i (itself for a root: a word left on the stack
+    or never shifted), out[stride + i] its label id (-1 for a root), and
+    with joint out[2 * stride + i] 1 where SHIFT-ALT shifted it (the
+    alternative tag)."""
+    cdef int n = s.n, L = system.n_labels, shift_alt = system.shift_alt, a, j, s0, s1
+    cdef int* heads = out
+    cdef int* labels = out + stride
+    cdef int* alts = out + 2 * stride if system.joint else NULL
+    for j in range(n):
+        heads[j] = j
+        labels[j] = -1
+        if alts != NULL:
+            alts[j] = 0
+    for j in range(k):
+        a = actions[j]
+        if a == shift_alt and alts != NULL:
+            alts[s.i] = 1
+        elif a > 0:
+            s0 = s_at(s, 0)
+            s1 = s_at(s, 1)
+            if a <= L:
+                heads[s1] = s0
+                labels[s1] = a - 1
+            else:
+                heads[s0] = s1
+                labels[s0] = a - 1 - L
+        system.apply(s, a)
+
+
+cdef class _ParseBatch(Docs):
+    """The docs of a batch as ArcStandardSystem.batch_docs reads them: one
+    ParseDocC per doc pointing into the batch's arrays, every state sized
+    for the longest doc (a larger state parses as a smaller one: only the
+    stack's depth is used)."""
+    cdef ArcStandardSystem parsing
+    cdef vector[ParseDocC] docs
+    cdef object atoms, sents
+
+    def __init__(self, ArcStandardSystem system, dict batch):
+        starts = numpy.ascontiguousarray(batch["starts"], dtype="int64")
+        cdef int n_docs = starts.shape[0] - 1
+        if n_docs < 0 or starts[0] != 0 or (n_docs and numpy.any(numpy.diff(starts) < 0)):
+            raise ValueError("starts must rise from 0 to the number of tokens")
+        Docs.__init__(self, system, n_docs, 3 if system.joint else 2)
+        self.parsing = system
+        cdef int64_t N = starts[n_docs] if n_docs else 0
+        self.atoms = numpy.ascontiguousarray(batch["atoms"], dtype="uint64")
+        if self.atoms.size == 0 and N == 0:
+            self.atoms = numpy.zeros((0, N_ATOMS), dtype="uint64")
+        if self.atoms.ndim != 2 or self.atoms.shape[1] != N_ATOMS or self.atoms.shape[0] != N:
+            raise ValueError(f"expected ({N}, {N_ATOMS}) word atoms, got {self.atoms.shape}")
+        cdef const unsigned char[::1] given = None
+        cdef const int[::1] iv = None
+        if batch.get("sent_ids") is not None:
+            self.sents = numpy.ascontiguousarray(batch["sent_ids"], dtype="int32")
+            given = numpy.ascontiguousarray(batch["sent_docs"], dtype="uint8")
+            if self.sents.shape != (N,) or given.shape[0] != n_docs:
+                raise ValueError("sent_ids and sent_docs do not match the batch")
+            iv = self.sents
+        cdef const uint64_t[:, ::1] av = self.atoms
+        cdef const int64_t[::1] sv = starts
+        cdef int d, n, longest = 0
+        cdef ParseDocC* c
+        global _next_doc_uid
+        self.docs.resize(n_docs)
+        for d in range(n_docs):
+            n = <int>(sv[d + 1] - sv[d])
+            c = &self.docs[d]
+            memset(c, 0, sizeof(ParseDocC))
+            _next_doc_uid += 1  # (the score cache's key: see _ParseDoc)
+            c.uid = _next_doc_uid
+            c.length = n
+            if n:
+                c.atoms = &av[sv[d], 0]
+                if given is not None and given[d]:
+                    c.sent_ids = &iv[sv[d]]
+            longest = max(longest, n)
+        self.state_size = state_size_for(_shared_length(longest))
+
+    cdef int length(self, int i) noexcept nogil:
+        return self.docs[i].length
+
+    cdef int max_steps(self, int i) noexcept nogil:
+        return 2 * self.docs[i].length + 2
+
+    cdef void init_state(self, int i, void* state) noexcept nogil:
+        cdef ParseStateC* s = <ParseStateC*>state
+        s.doc = &self.docs[i]
+        s.n = self.docs[i].length
+        s.i = s.depth = s.done = 0
+
+    cdef void output(self, int i, const int* actions, int k, int* out, int64_t stride,
+                     void* scratch) noexcept nogil:
+        self.init_state(i, scratch)
+        write_tree(self.parsing, <ParseStateC*>scratch, actions, k, out, stride)
