@@ -344,19 +344,22 @@ def test_first_order_bounds_dominate_what_they_bound(direction):
 
 
 @pytest.mark.parametrize("direction", ["ltr", "rtl"])
-@pytest.mark.parametrize("depth", [0, 1, 3])
+@pytest.mark.parametrize("depth", [0, 1, 3, "beam"])
 @pytest.mark.parametrize("constrained", [False, True])
 def test_decode_docs_is_decode_of_each_instance(direction, depth, constrained):
-    """The batch decoder (one object for the batch, one workspace and state
-    per call: core.decode.decode_docs) gives decode()'s outputs of the
-    batch's instances one after the other, with preset labels and sentence
-    starts: in one call, and in several calls at once from threads that
-    share the batch's DocsOutput (each takes the next doc in turn)."""
+    """The batch decoder (one object for the batch, one workspace or beam
+    and state per call: core.decode.decode_docs) gives decode()'s outputs
+    (lookahead of depth D, or a beam of 3) of the batch's instances one
+    after the other, with preset labels and sentence starts: in one call,
+    and in several calls at once from threads that share the batch's
+    DocsOutput (each takes the next doc in turn)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from spacy_lookahead.core.decode import DocsOutput, decode_docs
     from spacy_lookahead.core.learners import margin_perceptron
-    rng = numpy.random.default_rng(depth + 10 * (direction == "rtl") + 20 * constrained)
+    width = 3 if depth == "beam" else 0
+    depth = 0 if width else depth
+    rng = numpy.random.default_rng(depth + 10 * (direction == "rtl") + 20 * constrained + width)
     system = constrained_system(3, direction, constrained)
     lengths = rng.integers(0, 9, 300)
     starts = numpy.zeros((len(lengths) + 1,), dtype="int64")
@@ -370,18 +373,19 @@ def test_decode_docs_is_decode_of_each_instance(direction, depth, constrained):
     for _ in range(3):
         margin_perceptron(system.batch_instances(batch, golds)[:30], W, depth, 1.0)
     W = W.average()
-    expected = [a for out in predict_batch(system, batch, W, depth) for a in out.tolist()]
+    expected = [a for out in predict_batch(system, batch, W, depth, width) for a in out.tolist()]
     docs = system.batch_docs(batch)
     one = DocsOutput(docs)
-    decode_docs(docs, W, depth, one)
+    decode_docs(docs, W, depth, one, width)
     assert one.labels.dtype == numpy.int32 and one.labels.tolist() == expected
     assert len(set(expected)) >= 2
-    decode_docs(docs, W, depth, one)  # every doc taken: nothing more to do
+    decode_docs(docs, W, depth, one, width)  # every doc taken: nothing more to do
     assert one.labels.tolist() == expected
     for threads in (2, 7):
         shared = DocsOutput(docs)
         with ThreadPoolExecutor(threads) as pool:
-            calls = [pool.submit(decode_docs, docs, W, depth, shared) for _ in range(threads)]
+            calls = [pool.submit(decode_docs, docs, W, depth, shared, width)
+                     for _ in range(threads)]
             [call.result() for call in calls]
         assert shared.labels.tolist() == expected
     empty = system.batch_docs({key: value[:1] if key == "starts" else value[:0]
@@ -395,6 +399,8 @@ def test_decode_docs_is_decode_of_each_instance(direction, depth, constrained):
         decode_docs(system.batch_docs(batch), W, depth, DocsOutput(docs))
 
 
-def predict_batch(system, batch, W, depth):
+def predict_batch(system, batch, W, depth, width=0):
     from spacy_lookahead.core.decode import decode
+    if width:
+        return decode(system.batch_instances(batch), W, "beam", 0, width)
     return decode(system.batch_instances(batch), W, "lookahead", depth)

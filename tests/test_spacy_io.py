@@ -81,9 +81,25 @@ def test_write_arcs_is_from_array(nlp):
         assert (a.to_array([HEAD, DEP, SENT_START]) == b.to_array([HEAD, DEP, SENT_START])).all()
         assert [(t.left_edge.i, t.right_edge.i, t.n_lefts, t.n_rights) for t in a] == \
             [(t.left_edge.i, t.right_edge.i, t.n_lefts, t.n_rights) for t in b]
+    # every doc's arcs in one pair of arrays (starts): the same docs
+    whole, _ = copies(docs)
+    starts = numpy.zeros((len(docs) + 1,), dtype="int64")
+    numpy.cumsum([len(d) for d in docs], out=starts[1:])
+    assert write_arcs(whole, numpy.concatenate(heads), numpy.concatenate(labels), hashes,
+                      decorated, starts=starts).tolist() == needs.tolist()
+    for a, b in zip(whole, theirs):
+        assert (a.to_array([HEAD, DEP, SENT_START]) == b.to_array([HEAD, DEP, SENT_START])).all()
     with pytest.raises(ValueError, match="outside"):
         write_arcs([Doc(nlp.vocab, words=["a", "b"])], [numpy.asarray([0, 2], "int32")],
                    [numpy.asarray([0, -1], "int32")], hashes)
+    with pytest.raises(ValueError, match="starts do not match"):
+        write_arcs(whole, numpy.concatenate(heads), numpy.concatenate(labels), hashes,
+                   starts=starts[:-1])
+    untouched = Doc(nlp.vocab, words=["a", "b"])
+    with pytest.raises(ValueError, match="label id 4 out of range for 4 labels"):
+        write_arcs([untouched], [numpy.asarray([1, 1], "int32")],
+                   [numpy.asarray([0, 4], "int32")], hashes)
+    assert not untouched.has_annotation("DEP")  # checked before anything is written
 
 
 @pytest.mark.parametrize("scheme", ["iob2", "biluo"])
@@ -270,3 +286,13 @@ def test_word_atoms_come_from_the_given_tables_and_each_doc_s_own_vocab():
     assert got[:, A_NORM].tolist() == [plain.strings["cat"], plain.strings.add("CAT"),
                                        plain.strings["cat"]]
     assert atoms.docs_inputs(docs[:1])["atoms"][0, A_CLUSTER] == 5  # the vocab's
+
+
+def test_in_vocab_is_whether_every_doc_is_of_the_vocab():
+    from spacy.vocab import Vocab
+    from spacy_lookahead.spacy_io import in_vocab
+    vocab, other = Vocab(), Vocab()
+    docs = [Doc(vocab, words=["a"]), Doc(vocab, words=[])]
+    assert in_vocab(docs, vocab) and in_vocab([], vocab)
+    assert not in_vocab(docs + [Doc(other, words=["a"])], vocab)
+    assert not in_vocab(docs, other)

@@ -458,6 +458,16 @@ def check_tags(tags, words, known):
 
 
 # --- writing outputs into the docs ------------------------------------------
+def in_vocab(docs, vocab):
+    """Whether every doc is of `vocab` (the writers put the component's
+    string hashes in the tokens): a C loop, not a generator per doc."""
+    cdef Doc doc
+    for doc in docs:
+        if doc.vocab is not vocab:
+            return False
+    return True
+
+
 cdef const int* _ids(output, Doc doc, str what, list keep) except NULL:
     """An output's label ids as int32, one per token of the doc: a pointer
     into the array itself where it is C-contiguous int32 (the decoders'

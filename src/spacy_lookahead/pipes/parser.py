@@ -20,7 +20,7 @@ from spacy.vocab import Vocab
 from ..core import decode as decoding
 from ..core.features import A_TAG_ALT_COLUMN as A_TAG_ALT, SURE
 from ..core.calibration import minimise_over_temperature
-from ..spacy_io import LexemeAtoms, write_arcs
+from ..spacy_io import LexemeAtoms, in_vocab, write_arcs
 from ..systems.arc_standard import ArcStandardSystem
 from ..systems.parser_templates import parser_groups
 from ..systems.templates import (PARSER_SLOTS, PARSER_STATE_ATOMS, TemplateError,
@@ -31,7 +31,7 @@ from .learners import Learner
 from .search import Beam, Search
 from .sequence import PERCEPTRON_MAX_TEMPERATURE
 from .settings import MAX_TEMPERATURE, SEARCH_DEFAULTS, ParserFeatures, config_error
-from .spaces import SPACE_DEP, compact_heads, expand_tree, without_whitespace
+from .spaces import SPACE_DEP, any_spaced, compact_heads, expand_tree, without_whitespace
 from .tagger import TAG_ALTERNATIVE, TAG_ALTERNATIVE_PROB, TAG_PROBS
 from . import noun_chunks
 from .prediction import Trees, nbest_prediction
@@ -507,7 +507,7 @@ class ArcStandardParser(TransitionPipe):
         starts = layout.starts
         heads, labels = planes[0], planes[1]
         alts = planes[2].astype("uint8") if len(planes) > 2 else None
-        if any(index is not None for index in layout.indexes):
+        if any_spaced(layout.indexes):
             trees = [tuple(plane[starts[k]:starts[k + 1]] for plane in (heads, labels, alts)
                            if plane is not None)
                      for k in range(len(docs))]
@@ -594,7 +594,7 @@ class ArcStandardParser(TransitionPipe):
         (doc.user_data["head_probs"])."""
         vocab, label_hashes = None, None
         docs = list(docs)
-        if isinstance(predictions, Trees) and all(doc.vocab is self.vocab for doc in docs):
+        if isinstance(predictions, Trees) and in_vocab(docs, self.vocab):
             # a batch decoded at once: its arrays written whole, no Python per
             # doc but where a doc has a lifted arc or chose alternative tags
             label_hashes, decorated = self._label_hashes()
@@ -609,7 +609,7 @@ class ArcStandardParser(TransitionPipe):
                 for k in numpy.flatnonzero(total[starts[1:]] > total[starts[:-1]]).tolist():
                     self._write_extras(docs[k], predictions[k])
             return
-        if all(doc.vocab is self.vocab for doc in docs):  # the arcs in C, the whole batch
+        if in_vocab(docs, self.vocab):  # the arcs in C, the whole batch
             label_hashes, decorated = self._label_hashes()
             needs = write_arcs(docs, [out.best[0] for out in predictions],
                                [out.best[1] for out in predictions], label_hashes, decorated)

@@ -17,7 +17,7 @@ from spacy.vocab import Vocab
 from ..core.batch import Started, chunks_for, in_threads, ranges_by_cost, thread_count
 from ..core.fr_perceptron import FEEDBACKS, fr_perceptron, recognise
 from ..core.weights import Weights
-from ..spacy_io import LexemeAtoms, sentence_units, write_phrases
+from ..spacy_io import LexemeAtoms, in_vocab, sentence_units, write_phrases
 from ..systems.phrases import PhraseSystem, recognise_units
 from .base import SearchPipe
 from .settings import Feedback, check_threads, config_error
@@ -278,7 +278,7 @@ class PhrasePipe(SearchPipe):
         docs = list(docs)
         if not isinstance(phrases, Phrases):
             phrases = Phrases.of(list(phrases))
-        if all(doc.vocab is self.vocab for doc in docs):  # in C: no Python per span
+        if in_vocab(docs, self.vocab):  # in C: no Python per span
             write_phrases(docs, phrases.rows, self.string_hashes(self.labels), key, phrases.offsets)
             return
         labels = self.labels

@@ -19,7 +19,7 @@ from ..systems.tagging import TaggingSystem
 from ..systems.templates import TemplateError, expand, uses_lexicon
 from . import settings
 from .settings import PROBABILITY_SETTINGS, SEARCH_DEFAULTS, config_error
-from .spaces import without_whitespace
+from .spaces import any_spaced, without_whitespace
 from .prediction import Predictions
 from .transition import DocsLayout, Prediction, TransitionPipe
 
@@ -232,7 +232,7 @@ class SequencePipe(TransitionPipe):
         the docs' tokens: the docs with whitespace expanded one by one."""
         labels = layout.output.labels
         starts = layout.starts
-        if any(index is not None for index in layout.indexes):
+        if any_spaced(layout.indexes):
             labels = numpy.concatenate(
                 [labels[starts[k]:starts[k + 1]] if index is None
                  else self.expand(labels[starts[k]:starts[k + 1]], index, len(doc))

@@ -7,6 +7,8 @@ doc), with the label `dep`.
 
 The mapping is per doc and vectorised: no Python per token.
 """
+from itertools import repeat
+from operator import is_
 from typing import List, Optional, Sequence, Tuple
 
 import numpy
@@ -27,6 +29,13 @@ def content_index(doc: Doc) -> Optional[numpy.ndarray]:
     if not space.any():
         return None
     return numpy.flatnonzero(space == 0).astype("int32")
+
+
+def any_spaced(indexes: Sequence[Optional[numpy.ndarray]]) -> bool:
+    """Whether some doc of a batch has whitespace tokens (its content
+    positions are not None): a C loop over the batch (list.count(None)
+    would compare the arrays)."""
+    return not all(map(is_, indexes, repeat(None)))
 
 
 def compact_substrings(offsets: numpy.ndarray, hashes: numpy.ndarray,

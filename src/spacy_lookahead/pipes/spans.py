@@ -13,7 +13,7 @@ from spacy.util import filter_spans
 from spacy.vocab import Vocab
 
 from .. import scoring  # noqa: F401  (registers the scorers a saved config names)
-from ..spacy_io import has_entities, write_spans
+from ..spacy_io import has_entities, in_vocab, write_spans
 from ..core.marginals import Lattice
 from ..systems.span_ids import span_scores
 from ..systems.schemes import (ALIASES, SCHEMES, action_arrays, ids_to_spans, label_constraints,
@@ -81,7 +81,7 @@ class SpanLabeller(SequencePipe):
     def writes_in_c(self, docs: List[Doc]) -> bool:
         """Whether the batch's spans can be written by spacy_io.write_spans:
         one vocab, nothing a subclass must keep (e.g. preset entities)."""
-        return all(doc.vocab is self.vocab for doc in docs)
+        return in_vocab(docs, self.vocab)
 
     # --- subclasses: where the gold and the output spans live -----------------
     def reference_spans(self, doc: Doc) -> Optional[Iterable[Span]]:

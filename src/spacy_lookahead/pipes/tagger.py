@@ -9,7 +9,7 @@ from spacy.training import Example
 from spacy.vocab import Vocab
 
 from ..core.marginals import Transitions, _each_lattice, second_best_steps
-from ..spacy_io import write_tags
+from ..spacy_io import in_vocab, write_tags
 from .aligned import aligned_values, hashes_for
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
 from . import settings
@@ -303,7 +303,7 @@ class LookaheadTagger(SequencePipe):
         vocab, label_hashes = None, None
         attrs = [self.attr]
         docs = list(docs)
-        in_c = self.attr == "TAG" and all(doc.vocab is self.vocab for doc in docs)
+        in_c = self.attr == "TAG" and in_vocab(docs, self.vocab)
         if in_c:  # token.tag in C, the whole batch (spacy_io.write_tags)
             label_hashes = self.string_hashes(self.output_strings())[:, None]
             if isinstance(predictions, Predictions):  # a batch decoded at once: labels only

@@ -23,7 +23,7 @@ from ..registry import resolve_block
 from .prediction import Prediction, softmax
 from .search import Lookahead, Search
 from .settings import check_unused, check_values, config_error
-from .spaces import compact_input, content_index
+from .spaces import any_spaced, compact_input, content_index
 
 
 def _token_probability(token: Token, key: str) -> Optional[float]:
@@ -327,7 +327,7 @@ class TransitionPipe(SearchPipe):
         if isinstance(indexes, DocsLayout):
             return self._docs_predictions(docs, indexes)
         predictions = self.learner.predictions(self, results)
-        if not any(i is not None for i in indexes):
+        if not any_spaced(indexes):
             return predictions
         return [self._in_doc(p, i, len(doc)) for p, i, doc in zip(predictions, indexes, docs)]
 
