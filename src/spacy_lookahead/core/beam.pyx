@@ -123,7 +123,10 @@ cdef class Beam:
             self.system.score(s, st, W, self.feats, self.cache)
             self.system.set_valid(v, st)
             for a in range(self.nr_class):
-                if v[a]:
+                # (_push's own first test, without the call: most candidates
+                # of a full beam score below its last item)
+                if v[a] and (n < self.width
+                             or not base + s[a] <= self.top_scores[self.width - 1]):
                     self._push(&n, base + s[a], j, a)
         cdef char* swap
         for j in range(n):
