@@ -306,9 +306,11 @@ class TransitionPipe(SearchPipe):
     def _decodes_docs(self, run: Callable, args: tuple) -> bool:
         """Whether the output is the best by greedy, lookahead or beam
         search (decode) and nothing else: no probabilities (SAPO,
-        `calibrated`)."""
+        `calibrated`), and a learner that takes decode's outputs as they
+        are (Learner.predictions)."""
         return (run is decoding.decode and not self.learner.probabilistic
-                and not self.calibrated)
+                and not self.calibrated
+                and type(self.learner).predictions is Learner.predictions)
 
     def batch_inputs(self, docs: List[Doc]) -> Tuple[Dict[str, Any], List[Optional[numpy.ndarray]]]:
         """The system input of the whole batch without its whitespace tokens
