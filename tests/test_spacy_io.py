@@ -296,3 +296,29 @@ def test_in_vocab_is_whether_every_doc_is_of_the_vocab():
     assert in_vocab(docs, vocab) and in_vocab([], vocab)
     assert not in_vocab(docs + [Doc(other, words=["a"])], vocab)
     assert not in_vocab(docs, other)
+
+
+def test_sentence_ids_are_the_docs_given_sentences(nlp):
+    """sentence_ids: per doc whether Doc.has_annotation("SENT_START"), and
+    per token its sentence's number from the doc's sentence starts (what
+    the parser's respect_sent_starts reads)."""
+    from spacy_lookahead.spacy_io import sentence_ids
+    words = "a b c d e f".split()
+    docs = [Doc(nlp.vocab, words=words, sent_starts=[1, 0, 0, 1, 0, 1]),  # given
+            Doc(nlp.vocab, words=words),  # not given
+            Doc(nlp.vocab, words=[]), Doc(nlp.vocab, words=["a"]),
+            Doc(nlp.vocab, words=words[:3], sent_starts=[1, -1, -1]),  # given: no other start
+            Doc(nlp.vocab, words=words[:3])]
+    docs[5].user_hooks["sents"] = lambda doc: iter([doc[:]])  # a hook: given
+    starts = numpy.zeros((len(docs) + 1,), dtype="int64")
+    numpy.cumsum([len(d) for d in docs], out=starts[1:])
+    ids, given = sentence_ids(docs, starts)
+    assert given.tolist() == [int(bool(len(d)) and d.has_annotation("SENT_START")) for d in docs] \
+        == [1, 0, 0, 1, 1, 1]
+    for doc, a, b in zip(docs, starts, starts[1:]):
+        first = doc.to_array("SENT_START") == 1
+        first[:1] = True
+        assert ids[a:b].tolist() == numpy.cumsum(first).tolist()
+    assert ids[:6].tolist() == [1, 1, 1, 2, 2, 3]
+    with pytest.raises(ValueError, match="starts do not match"):
+        sentence_ids(docs, starts[:-1])

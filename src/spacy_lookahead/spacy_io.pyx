@@ -844,6 +844,44 @@ def sentence_units(docs, starts, space, sent_starts):
     return (_int64s(words), _int64s(unit_starts), _int64s(unit_base), _int64s(unit_doc), longest)
 
 
+def sentence_ids(docs, starts):
+    """The given sentences of a batch's docs (their tokens one after the
+    other from `starts`, (n_docs + 1,)): per token the number of its
+    sentence in its doc, int32 (1 from the doc's first token on, one more
+    at each token.sent_start == 1), and per doc, uint8, whether its
+    sentences are given, as Doc.has_annotation("SENT_START") says (a "sents"
+    hook, a doc of one token, or a sentence start or its absence set on a
+    token after the first). A C loop: no Python per doc but the hook's look-up."""
+    cdef const int64_t[::1] sv = numpy.ascontiguousarray(starts, dtype="int64")
+    cdef int64_t n_docs = len(docs)
+    if sv.shape[0] != n_docs + 1:
+        raise ValueError("sentence_ids: the starts do not match the docs")
+    ids = numpy.zeros((sv[n_docs] if n_docs else 0,), dtype="int32")
+    given = numpy.zeros((n_docs,), dtype="uint8")
+    cdef int[::1] iv = ids
+    cdef unsigned char[::1] gv = given
+    cdef Doc doc
+    cdef int64_t d = 0, i, n, base
+    cdef int sentence
+    for doc in docs:
+        n = sv[d + 1] - sv[d]
+        if n != doc.length:
+            raise ValueError("sentence_ids: the starts do not match the docs")
+        if n:
+            gv[d] = n == 1 or "sents" in doc.user_hooks
+            for i in range(1, n):
+                if gv[d]:
+                    break
+                gv[d] = doc.c[i].sent_start != 0
+            base, sentence = sv[d], 1
+            iv[base] = 1
+            for i in range(1, n):
+                sentence += doc.c[i].sent_start == 1
+                iv[base + i] = sentence
+        d += 1
+    return ids, given
+
+
 cdef object _int64s(const vector[int64_t]& values):
     out = numpy.empty((values.size(),), dtype="int64")
     cdef int64_t[::1] view = out

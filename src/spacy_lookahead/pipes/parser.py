@@ -20,7 +20,7 @@ from spacy.vocab import Vocab
 from ..core import decode as decoding
 from ..core.features import A_TAG_ALT_COLUMN as A_TAG_ALT, SURE
 from ..core.calibration import minimise_over_temperature
-from ..spacy_io import LexemeAtoms, in_vocab, write_arcs
+from ..spacy_io import LexemeAtoms, in_vocab, sentence_ids, write_arcs
 from ..systems.arc_standard import ArcStandardSystem
 from ..systems.parser_templates import parser_groups
 from ..systems.templates import (PARSER_SLOTS, PARSER_STATE_ATOMS, TemplateError,
@@ -347,17 +347,10 @@ class ArcStandardParser(TransitionPipe):
         every, bounds = batch["atoms"], batch["starts"]
         alternatives, sent_starts = self.tag_alternatives, self.cfg["respect_sent_starts"]
         if sent_starts:
-            batch["sent_ids"] = numpy.zeros((len(every),), dtype="int32")
-            batch["sent_docs"] = numpy.zeros((len(docs),), dtype="uint8")
-        for k, doc in enumerate(docs) if alternatives or sent_starts else ():
-            a, b = bounds[k], bounds[k + 1]
-            if alternatives:
-                self._alternative_column(doc, every[a:b], examples[k] if examples else None)
-            if sent_starts and doc.has_annotation("SENT_START") and len(doc):
-                starts = doc.to_array("SENT_START") == 1
-                starts[0] = True
-                batch["sent_ids"][a:b] = numpy.cumsum(starts)
-                batch["sent_docs"][k] = 1
+            batch["sent_ids"], batch["sent_docs"] = sentence_ids(docs, bounds)
+        for k, doc in enumerate(docs) if alternatives else ():
+            self._alternative_column(doc, every[bounds[k]:bounds[k + 1]],
+                                     examples[k] if examples else None)
         return batch
 
     def inputs_and_indexes(self, docs: List[Doc], examples: Optional[List[Example]] = None
