@@ -218,3 +218,38 @@ def test_noun_chunks_of_a_clearnlp_parse_are_spacys():
     other = spacy.blank("de")
     other.add_pipe("arc_standard_parser")  # another language keeps its own iterator
     assert other.vocab.get_noun_chunks is not noun_chunks.noun_chunks
+
+
+def _written(doc):
+    """Everything a calibrated component writes, bit for bit."""
+    return ([t.tag_ for t in doc], [t._.tag_prob for t in doc], [t._.tag_alternative for t in doc],
+            {k: ([(s.start, s.end, s.label_) for s in g], list(g.attrs.get("scores", [])))
+             for k, g in doc.spans.items()})
+
+
+@pytest.mark.parametrize("alternatives", [False, True])
+def test_calibrated_outputs_come_alike_from_a_batch_decoded_at_once(chunks_pipeline, alternatives,
+                                                                     monkeypatch):
+    """A calibrated tagger (with or without alternatives) and chunker decode
+    a batch at once and read their probabilities from lattices over the
+    decoded batch (its cached scores): the tags, spans, probabilities and
+    alternatives are those of the instance path, whitespace included."""
+    from spacy_lookahead.pipes.transition import TransitionPipe
+    nlp = spacy.blank("en")
+    tagger = nlp.add_pipe("lookahead_tagger", config={"alternatives": alternatives})
+    examples = ewt_examples(nlp.vocab, "train", 150)
+    nlp.initialize(lambda: examples)
+    nlp.update(examples, sgd=no_optimizer())
+    tagger.fit_temperature(ewt_examples(nlp.vocab, "dev", 40))
+    assert tagger.calibrated
+    texts = ["Two  spaces here .\n", "", *[eg.reference.text for eg in ewt_examples(nlp.vocab, "dev", 60)]]
+    chunks, _ = chunks_pipeline
+    chunk_texts = ["The big cat barks .", "A  dog is old .", "The cat sleeps ."] * 5
+    batch = ([_written(d) for d in nlp.pipe(texts, batch_size=16)],
+             [_written(d) for d in chunks.pipe(chunk_texts, batch_size=4)])
+    monkeypatch.setattr(TransitionPipe, "_decodes_docs", lambda self, run, args: False)
+    one_by_one = ([_written(d) for d in nlp.pipe(texts, batch_size=16)],
+                  [_written(d) for d in chunks.pipe(chunk_texts, batch_size=4)])
+    assert batch == one_by_one
+    assert any(p is not None and p < 1 for doc in batch[0] for p in doc[1])
+    assert any(doc[3]["chunks"][1] for doc in batch[1])

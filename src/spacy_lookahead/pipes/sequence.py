@@ -246,10 +246,16 @@ class SequencePipe(TransitionPipe):
         """As TransitionPipe's; a calibrated perceptron (`calibrated`) also
         gives the probabilities of its output's parts; a batch decoded at
         once (`_decoding`), its Predictions."""
-        if isinstance(indexes, DocsLayout) or not self.calibrated:
+        if not self.calibrated:
             return super()._predictions(docs, indexes, results)
-        inputs, _ = self.inputs_and_indexes(docs)
-        instances = self.instances(docs, None, indexes, inputs)
+        if isinstance(indexes, DocsLayout):  # the lattices over the decoded batch
+            labels, starts = indexes.output.labels, indexes.starts
+            results = [labels[starts[k]:starts[k + 1]] for k in range(len(docs))]
+            instances = self.system.docs_instances(indexes.held)
+            indexes = indexes.indexes
+        else:
+            inputs, _ = self.inputs_and_indexes(docs)
+            instances = self.instances(docs, None, indexes, inputs)
         probs = self._part_probabilities(instances, results, self.averaged_weights,
                                          self.temperature)
         predictions = [Prediction(out, scores=p) for out, p in zip(results, probs)]

@@ -18,7 +18,7 @@ from .search import Search
 from .settings import Direction, Probabilities, Target, config_error
 from .spaces import SPACE_POS, SPACE_TAG
 from .prediction import Predictions
-from .transition import Prediction, token_probability
+from .transition import DocsLayout, Prediction, token_probability
 
 TARGETS = ("tag", "pos")
 TAG_PROBS = "tag_probs"  # doc.user_data key of the SAPO tag probabilities
@@ -194,36 +194,44 @@ class LookaheadTagger(SequencePipe):
         Both predict() and the threaded pipe() come through here."""
         if not self.cfg["alternatives"]:
             return super()._predictions(docs, indexes, results)
+        layout = indexes if isinstance(indexes, DocsLayout) else None
         if self.calibrated:
-            predictions = [self._in_doc(Prediction(out), i, len(doc))
-                           for out, i, doc in zip(results, indexes, docs)]
-            found = self._tag_marginals(docs, [p.best for p in predictions])
+            predictions = (self._docs_predictions(docs, layout) if layout is not None else
+                           [self._in_doc(Prediction(out), i, len(doc))
+                            for out, i, doc in zip(results, indexes, docs)])
+            found = self._tag_marginals(docs, [p.best for p in predictions], layout)
             return [p._replace(scores=probs, alternatives=(alt, alt_probs))
                     for p, (probs, alt, alt_probs) in zip(predictions, found)]
         predictions = super()._predictions(docs, indexes, results)
         return [p._replace(alternatives=a)
-                for p, a in zip(predictions, self.second_best(docs, [p.best for p in predictions]))]
+                for p, a in zip(predictions,
+                                self.second_best(docs, [p.best for p in predictions], layout))]
 
-    def _lattice_setup(self, docs: List[Doc]) -> tuple:
+    def _lattice_setup(self, docs: List[Doc], layout: Optional[DocsLayout] = None) -> tuple:
         """What a pass over the docs' lattices needs: their instances and
-        content indexes, the weights, tau, the transition scores shared by
-        the docs (homogeneous systems) and whether the steps run from the
-        last token (rtl)."""
+        content indexes (of a batch decoded at once: views of its arrays,
+        whose static scores the search cached), the weights, tau, the
+        transition scores shared by the docs (homogeneous systems) and
+        whether the steps run from the last token (rtl)."""
         self._check_alternatives()
-        inputs, indexes = self.inputs_and_indexes(docs)
-        instances = self.instances(docs, None, indexes, inputs)
+        if layout is not None:
+            instances, indexes = self.system.docs_instances(layout.held), layout.indexes
+        else:
+            inputs, indexes = self.inputs_and_indexes(docs)
+            instances = self.instances(docs, None, indexes, inputs)
         W, tau, system = self.averaged_weights, self.temperature, self.system
         transitions = Transitions(system, W, tau) if system.homogeneous else None
         return instances, indexes, W, tau, transitions, self.cfg["direction"] == "rtl"
 
-    def _tag_marginals(self, docs: List[Doc], best: List[numpy.ndarray]
+    def _tag_marginals(self, docs: List[Doc], best: List[numpy.ndarray],
+                       layout: Optional[DocsLayout] = None
                        ) -> List[Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]]:
         """Per doc, from one lattice (its marginals, core/marginals.pyx):
         each token's tag probability in `best` (1 on whitespace), and its
         most probable other tag and that tag's probability, as second_best
         gives them (first in tag order on ties; -1 and 0 on whitespace and
         where there is no other tag)."""
-        instances, indexes, W, tau, transitions, rtl = self._lattice_setup(docs)
+        instances, indexes, W, tau, transitions, rtl = self._lattice_setup(docs, layout)
         out = []
         for (_, lattice), tags, index, doc in zip(_each_lattice(instances, W, tau, transitions),
                                                   best, indexes, docs):
@@ -251,14 +259,15 @@ class LookaheadTagger(SequencePipe):
             out.append((full_probs, full_alt, full_alt_probs))
         return out
 
-    def second_best(self, docs: List[Doc], best: List[numpy.ndarray]
+    def second_best(self, docs: List[Doc], best: List[numpy.ndarray],
+                    layout: Optional[DocsLayout] = None
                     ) -> List[Tuple[numpy.ndarray, numpy.ndarray]]:
         """Per doc: the id of each token's most probable tag other than its
         tag in `best` (ids over the doc's tokens), and its marginal
         probability under p(y | x) = exp(w . Phi / tau) / Z (the exact
         marginals of the first-order lattice, core/marginals.pyx);
         -1 and 0 on whitespace tokens and where there is no other tag."""
-        instances, indexes, W, tau, transitions, rtl = self._lattice_setup(docs)
+        instances, indexes, W, tau, transitions, rtl = self._lattice_setup(docs, layout)
         contents = [tags if index is None else tags[index] for tags, index in zip(best, indexes)]
         steps = second_best_steps(instances, [c[::-1] if rtl else c for c in contents], W, tau,
                                   transitions)

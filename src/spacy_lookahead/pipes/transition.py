@@ -53,6 +53,7 @@ class DocsLayout(NamedTuple):
     starts: numpy.ndarray
     indexes: List[Optional[numpy.ndarray]]
     output: Any  # core.decode.DocsOutput
+    held: Any  # the system's batch_docs, decoded (e.g. for lattices over its cached scores)
 
 
 def decode_shared(parts: List[tuple], W: Weights, depth: int, beam_width: int
@@ -286,7 +287,7 @@ class TransitionPipe(SearchPipe):
             held = self.system.batch_docs(inputs)
             output = decoding.DocsOutput(held)
             threads = max(1, min(thread_count(self.cfg["n_threads"]), len(docs)))
-            return (DocsLayout(inputs["starts"], indexes, output), decode_shared,
+            return (DocsLayout(inputs["starts"], indexes, output, held), decode_shared,
                     [(held, output)] * threads,
                     (args[0], args[2], args[3] if args[1] == "beam" else 0))
         inputs, indexes = self.inputs_and_indexes(docs)
@@ -305,11 +306,12 @@ class TransitionPipe(SearchPipe):
 
     def _decodes_docs(self, run: Callable, args: tuple) -> bool:
         """Whether the output is the best by greedy, lookahead or beam
-        search (decode) and nothing else: no probabilities (SAPO,
-        `calibrated`), and a learner that takes decode's outputs as they
-        are (Learner.predictions)."""
+        search (decode), by a learner that takes decode's outputs as they
+        are (Learner.predictions), with no n best (SAPO's, a calibrated
+        parser's: their decoder is not decode): then the batch is decoded
+        at once, and probabilities of its parts (a calibrated sequence
+        labeller's) come after, from its lattices."""
         return (run is decoding.decode and not self.learner.probabilistic
-                and not self.calibrated
                 and type(self.learner).predictions is Learner.predictions)
 
     def batch_inputs(self, docs: List[Doc]) -> Tuple[Dict[str, Any], List[Optional[numpy.ndarray]]]:

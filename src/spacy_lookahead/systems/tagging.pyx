@@ -463,6 +463,23 @@ cdef class TaggingSystem(TransitionSystem):
             out.append(inst)
         return out
 
+    def docs_instances(self, _TagBatch held):
+        """The instances of a batch made by batch_docs, viewing its arrays
+        (and its cache of static scores, filled by a search of the same
+        weights: a lattice after the decoder scores no token again).
+        Prediction only (no gold)."""
+        cdef const int64_t[::1] sv = held.starts
+        cdef _TagDoc inst
+        cdef int i
+        out = []
+        for i in range(held.n_docs):
+            inst = _TagDoc.__new__(_TagDoc)
+            inst.view(self, held, sv[i], sv[i + 1], None)
+            if <size_t>i < held.docs.size():  # the rows' weights, as the search's view knows them
+                inst.c.cache_owner = held.docs[i].cache_owner
+            out.append(inst)
+        return out
+
     def batch_docs(self, dict batch):
         """The docs of a batch (arrays as batch_instances reads them) for
         core.decode.decode_docs: one object for the batch, no instance per
