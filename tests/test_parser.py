@@ -653,3 +653,37 @@ def test_a_batch_decoded_at_once_parses_as_each_doc_alone(greedy_nlp, search, se
 
 def arcs_and_sents(doc):
     return ([t.head.i for t in doc], [t.dep_ for t in doc], [t.is_sent_start for t in doc])
+
+
+def test_the_alternative_columns_of_a_batch_are_each_docs(greedy_nlp):
+    """_alternative_columns (one numpy pass over the docs whose tagger kept
+    its alternatives as arrays) writes what _alternative_column writes doc
+    by doc: the likely alternatives, SURE elsewhere, lists read too."""
+    from spacy_lookahead.core.features import A_TAG_ALT_COLUMN, ATOMS_PER_TOKEN, SURE
+    from spacy_lookahead.pipes.parser import ALTERNATIVE_MIN_PROB
+    from spacy_lookahead.pipes.tagger import TAG_ALTERNATIVE, TAG_ALTERNATIVE_PROB
+    parser, vocab = greedy_nlp.get_pipe("arc_standard_parser"), greedy_nlp.vocab
+    rng = numpy.random.default_rng(0)
+    docs = []
+    for k, n in enumerate([3, 0, 5, 1, 4, 6]):
+        doc = Doc(vocab, words=["w"] * n, tags=["NN"] * n)
+        alts = rng.integers(1, 10 ** 6, n).astype("uint64")
+        probs = rng.choice([0.0, ALTERNATIVE_MIN_PROB / 2, ALTERNATIVE_MIN_PROB, 0.3], n)
+        doc.user_data[TAG_ALTERNATIVE] = alts.tolist() if k == 4 else alts
+        doc.user_data[TAG_ALTERNATIVE_PROB] = probs
+        docs.append(doc)
+    starts = numpy.zeros((len(docs) + 1,), dtype="int64")
+    numpy.cumsum([len(d) for d in docs], out=starts[1:])
+    for some in (docs, docs[:1] + docs[2:4]):
+        bounds = starts[:len(some) + 1] if some is docs else numpy.cumsum([0, 3, 5, 1])
+        atoms = numpy.zeros((bounds[-1], ATOMS_PER_TOKEN), dtype="uint64")
+        parser._alternative_columns(some, atoms, bounds, None)
+        each = numpy.zeros_like(atoms)
+        for k, doc in enumerate(some):
+            parser._alternative_column(doc, each[bounds[k]:bounds[k + 1]], None)
+        assert (atoms == each).all()
+        assert (atoms[:, A_TAG_ALT_COLUMN] == SURE).any() and (atoms[:, A_TAG_ALT_COLUMN] != SURE).any()
+    with pytest.raises(ValueError, match="alternatives = true on the lookahead_tagger"):
+        parser._alternative_columns([Doc(vocab, words=["a"], tags=["NN"])],
+                                    numpy.zeros((1, ATOMS_PER_TOKEN), dtype="uint64"),
+                                    numpy.array([0, 1]), None)

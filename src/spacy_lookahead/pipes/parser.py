@@ -348,9 +348,8 @@ class ArcStandardParser(TransitionPipe):
         alternatives, sent_starts = self.tag_alternatives, self.cfg["respect_sent_starts"]
         if sent_starts:
             batch["sent_ids"], batch["sent_docs"] = sentence_ids(docs, bounds)
-        for k, doc in enumerate(docs) if alternatives else ():
-            self._alternative_column(doc, every[bounds[k]:bounds[k + 1]],
-                                     examples[k] if examples else None)
+        if alternatives:
+            self._alternative_columns(docs, every, bounds, examples)
         return batch
 
     def inputs_and_indexes(self, docs: List[Doc], examples: Optional[List[Example]] = None
@@ -383,6 +382,32 @@ class ArcStandardParser(TransitionPipe):
             indexes = [None] * len(docs)
         held["sent_docs"] = batch.get("sent_docs")
         return held, indexes
+
+    def _alternative_columns(self, docs: List[Doc], atoms: numpy.ndarray, starts: numpy.ndarray,
+                             examples: Optional[List[Example]]) -> None:
+        """_alternative_column over a batch: the docs whose tagger kept its
+        alternatives (the tagger's arrays, of the doc's length) in one
+        numpy pass over their tokens, the others doc by doc."""
+        alts, probs, kept = [], [], []
+        for k, doc in enumerate(docs):
+            a, p = doc.user_data.get(TAG_ALTERNATIVE), doc.user_data.get(TAG_ALTERNATIVE_PROB)
+            if (isinstance(a, numpy.ndarray) and isinstance(p, numpy.ndarray)
+                    and len(a) == len(doc) == len(p) and len(doc)):
+                alts.append(a)
+                probs.append(p)
+                kept.append(k)
+            else:
+                self._alternative_column(doc, atoms[starts[k]:starts[k + 1]],
+                                         examples[k] if examples else None)
+        if not kept:
+            return
+        likely = numpy.concatenate(probs) >= ALTERNATIVE_MIN_PROB
+        column = numpy.where(likely, numpy.concatenate(alts).astype("uint64", copy=False), SURE)
+        if len(kept) == len(docs):
+            atoms[:, A_TAG_ALT] = column
+        else:
+            rows = numpy.concatenate([numpy.arange(starts[k], starts[k + 1]) for k in kept])
+            atoms[rows, A_TAG_ALT] = column
 
     def _alternative_column(self, doc: Doc, atoms: numpy.ndarray,
                             example: Optional[Example]) -> None:
