@@ -70,16 +70,23 @@ def test_a_calibrated_perceptron_tagger_writes_its_tags_marginals(direction, tmp
         assert [t._.tag_prob for t in doc] == pytest.approx(marginal.tolist(), abs=1e-9)
 
 
-def test_a_calibrated_tagger_with_alternatives_reads_both_from_one_lattice():
-    """The alternative tags and their probabilities are those of
-    second_best (the compiled second_best_steps), and the tags' own
-    probabilities come with them."""
+def calibrated_tagger(alternatives):
+    """A tagger trained one epoch on 150 EWT sentences, its temperature
+    fitted on 40 dev sentences."""
     nlp = spacy.blank("en")
-    tagger = nlp.add_pipe("lookahead_tagger", config={"alternatives": True})
+    tagger = nlp.add_pipe("lookahead_tagger", config={"alternatives": alternatives})
     examples = ewt_examples(nlp.vocab, "train", 150)
     nlp.initialize(lambda: examples)
     nlp.update(examples, sgd=no_optimizer())
     tagger.fit_temperature(ewt_examples(nlp.vocab, "dev", 40))
+    return nlp, tagger
+
+
+def test_a_calibrated_tagger_with_alternatives_reads_both_from_one_lattice():
+    """The alternative tags and their probabilities are those of
+    second_best (the compiled second_best_steps), and the tags' own
+    probabilities come with them."""
+    nlp, tagger = calibrated_tagger(alternatives=True)
     texts = ["Two  spaces here .\n", *[eg.reference.text for eg in ewt_examples(nlp.vocab, "dev", 40)]]
     docs = list(nlp.pipe(texts))
     ids = {label: i for i, label in enumerate(tagger.labels)}
@@ -235,12 +242,7 @@ def test_calibrated_outputs_come_alike_from_a_batch_decoded_at_once(chunks_pipel
     decoded batch (its cached scores): the tags, spans, probabilities and
     alternatives are those of the instance path, whitespace included."""
     from spacy_lookahead.pipes.transition import TransitionPipe
-    nlp = spacy.blank("en")
-    tagger = nlp.add_pipe("lookahead_tagger", config={"alternatives": alternatives})
-    examples = ewt_examples(nlp.vocab, "train", 150)
-    nlp.initialize(lambda: examples)
-    nlp.update(examples, sgd=no_optimizer())
-    tagger.fit_temperature(ewt_examples(nlp.vocab, "dev", 40))
+    nlp, tagger = calibrated_tagger(alternatives)
     assert tagger.calibrated
     texts = ["Two  spaces here .\n", "", *[eg.reference.text for eg in ewt_examples(nlp.vocab, "dev", 60)]]
     chunks, _ = chunks_pipeline
