@@ -209,8 +209,7 @@ class SequencePipe(TransitionPipe):
         """As TransitionPipe's; with SAPO and marginal probabilities,
         the best output and the exact probabilities of its parts."""
         indexes, run, instances, args = super()._decoding(docs)
-        if not isinstance(indexes, DocsLayout) and self.learner.probabilistic \
-                and self.uses_marginals:
+        if self.learner.probabilistic and self.uses_marginals:  # (never a DocsLayout)
             return indexes, self._best_and_marginals, instances, (self.averaged_weights,)
         return indexes, run, instances, args
 

@@ -275,9 +275,9 @@ class TransitionPipe(SearchPipe):
         instances (made as the decoder takes them, where the system makes
         them one at a time), the decoder's other arguments): everything
         but the search. The best output alone (`_decodes_docs`): the batch
-        decoded at once (decode_docs: one call
-        per thread, which take its docs in turn; no instance, array or
-        Prediction per doc); the positions are then a DocsLayout."""
+        decoded at once (decode_docs: one call per thread, which take its
+        docs in turn; no instance, array or Prediction per doc); the
+        positions are then a DocsLayout."""
         self._require_labels()
         self._start_tally()
         run, args = self._decoder()
