@@ -162,11 +162,12 @@ def test_step_probabilities_read_a_strided_array_as_its_values():
 @pytest.mark.parametrize("keep,factored,pruned", [(True, True, True), (True, True, False),
                                                    (True, False, False), (False, False, False)])
 def test_one_lattice_through_a_batch_gives_each_doc_its_own_figures(keep, factored, pruned):
-    """best_with_probabilities and second_best_steps run a batch through one
+    """best_with_probabilities and step_alternatives run a batch through one
     lattice (its chain's spine grows for a longer doc and is reused for a
     shorter one): per doc, bitwise what a lattice of its own gives -- the
     best path, its score, its steps' probabilities or a scorer's figures,
-    and the most probable other action of each step by its marginals."""
+    and of a given derivation each step's probability and the most probable
+    other action there by its marginals, either way round."""
     rng = random.Random(11)
     keep_rows(keep, factored)
     marginals_module.PRUNED_VITERBI = pruned
@@ -189,14 +190,28 @@ def test_one_lattice_through_a_batch_gives_each_doc_its_own_figures(keep, factor
         other = [rng.choice(range(4)) for _ in range(7)]
         given = [path if k % 2 else numpy.asarray(other[:lat.T], dtype="int32")
                  for k, (lat, (path, _)) in enumerate(zip(own, best))]
-        for lat, taken, (ids, probs) in zip(
-                own, given, marginals_module.second_best_steps(instances, given, W, 0.6)):
-            m = lat.marginals()
-            m[numpy.arange(lat.T), taken] = -1.0
-            assert ids.tolist() == m.argmax(axis=1).tolist()
-            assert probs.tobytes() == m[numpy.arange(lat.T), ids].tobytes()
+        starts = numpy.cumsum([0] + [len(g) for g in given])
+        for reverse in (False, True):  # reverse: each derivation stored last step first
+            stored = numpy.concatenate([g[::-1] if reverse else g for g in given])
+            own_p, alt, alt_p = marginals_module.step_alternatives(instances, stored, starts, W, 0.6,
+                                                                   None, reverse)
+            for k, (lat, taken) in enumerate(zip(own, given)):
+                a, b = starts[k], starts[k + 1]
+                ids, probs, mine = alt[a:b], alt_p[a:b], own_p[a:b]
+                if reverse:
+                    ids, probs, mine = ids[::-1], probs[::-1], mine[::-1]
+                m = lat.marginals()
+                steps = numpy.arange(lat.T)
+                assert mine.tobytes() == m[steps, taken].tobytes()
+                m[steps, taken] = -1.0
+                assert ids.tolist() == m.argmax(axis=1).tolist()
+                assert probs.tobytes() == m[steps, ids].tobytes()
         with pytest.raises(ValueError, match="2 actions for a derivation of 3 steps"):
-            marginals_module.second_best_steps(instances[:1], [[0, 1]], W, 0.6)
+            marginals_module.step_alternatives(instances[:1], [0, 1], [0, 2], W, 0.6)
+        with pytest.raises(ValueError, match="action 9 out of range"):
+            marginals_module.step_alternatives(instances[:1], [0, 1, 9], [0, 3], W, 0.6)
+        with pytest.raises(ValueError, match="must bound 2 derivations"):
+            marginals_module.step_alternatives(instances[:2], [0, 1, 2], [0, 3], W, 0.6)
         with pytest.raises(ValueError, match="temperature must be > 0"):
             marginals_module.best_with_probabilities(instances, W, 0.0)
     finally:

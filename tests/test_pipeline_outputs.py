@@ -83,20 +83,37 @@ def calibrated_tagger(alternatives):
 
 
 def test_a_calibrated_tagger_with_alternatives_reads_both_from_one_lattice():
-    """The alternative tags and their probabilities are those of
-    second_best (the compiled second_best_steps), and the tags' own
-    probabilities come with them."""
+    """Each token's tag probability, its most probable other tag and that
+    tag's probability are the marginals of its doc's own lattice (Lattice:
+    the tag's, and the largest of the others', first in tag order on ties),
+    whitespace aside (1, none), whether the batch is decoded at once or one
+    doc at a time."""
+    from spacy_lookahead.pipes.transition import TransitionPipe
     nlp, tagger = calibrated_tagger(alternatives=True)
     texts = ["Two  spaces here .\n", *[eg.reference.text for eg in ewt_examples(nlp.vocab, "dev", 40)]]
-    docs = list(nlp.pipe(texts))
-    ids = {label: i for i, label in enumerate(tagger.labels)}
-    best = [numpy.asarray([ids.get(t.tag_, -1) for t in d], dtype="int32") for d in docs]
-    for doc, (alt, alt_p) in zip(docs, tagger.second_best([nlp.make_doc(t) for t in texts], best)):
-        assert [t._.tag_alternative for t in doc] == [
-            None if a < 0 else (tagger.labels[a], pytest.approx(p, abs=1e-12))
-            for a, p in zip(alt, alt_p)]
-        assert all(0 < t._.tag_prob <= 1 for t in doc)
-        assert all(t._.tag_prob == 1.0 for t in doc if t.is_space)
+    for decode_docs in (True, False):
+        with pytest.MonkeyPatch.context() as patch:
+            if not decode_docs:
+                patch.setattr(TransitionPipe, "_decodes_docs", lambda self, run, args: False)
+            docs = list(nlp.pipe(texts, batch_size=8))
+        ids = {label: i for i, label in enumerate(tagger.labels)}
+        for doc, text in zip(docs, texts):
+            plain = nlp.make_doc(text)
+            inputs, indexes = tagger.inputs_and_indexes([plain])
+            inst = tagger.instances([plain], None, indexes, inputs)[0]
+            m = Lattice(inst, tagger.averaged_weights, tagger.temperature).marginals()
+            content = [t for t in doc if not t.is_space]
+            assert len(content) == len(m)
+            for t, row in zip(content, m):
+                own = ids[t.tag_]
+                assert t._.tag_prob == row[own]
+                others = row.copy()
+                others[own] = -1.0
+                alt = int(others.argmax())
+                assert t._.tag_alternative == (tagger.labels[alt], row[alt])
+            assert all(t._.tag_prob == 1.0 and t._.tag_alternative is None
+                       for t in doc if t.is_space)
+            assert any(t.is_space for t in doc) == ("  " in text or "\n" in text)
 
 
 def test_joint_tagging_gives_the_written_tags_probability():

@@ -946,43 +946,67 @@ def _each_lattice(instances, Weights W, double temperature, Transitions transiti
         yield inst, lattice
 
 
-def second_best_steps(instances, derivations, Weights W, double temperature=1.0,
-                      Transitions transitions=None):
-    """Per instance and a derivation of it (T actions in the order the
-    system takes them, e.g. its best): (at each step, the most probable
-    action other than the derivation's, first in class order on ties, -1
-    where the system has one action only (T,) int32; its marginal
-    probability (T,) float64), with one lattice, chain and Workspace
-    reused over the batch as in best_with_probabilities."""
-    cdef Lattice lattice
-    cdef const int[::1] taken
-    cdef int[::1] alt
-    cdef double[::1] prob
-    cdef int t, c, C, arg
+def step_alternatives(instances, derivations, starts, Weights W, double temperature=1.0,
+                      Transitions transitions=None, bint reverse=False):
+    """For a batch of instances and a derivation of each (e.g. its best),
+    instance k's T actions at derivations[starts[k]:starts[k + 1]] in the
+    order the system takes them (reverse: the other way round, step t at
+    starts[k + 1] - 1 - t, e.g. an rtl tagger's tags in document order):
+    three arrays over the same positions, from one lattice, chain and
+    Workspace reused over the batch (as best_with_probabilities), with no
+    numpy per doc: each step's marginal probability of its own action
+    (float64; 0 where no derivation is valid); the most probable other
+    action, first in class order on ties (int32; -1 where the system has one
+    action only); and that action's marginal probability (float64; 0
+    there)."""
+    cdef const int[::1] taken = numpy.ascontiguousarray(derivations, dtype="int32")
+    cdef const int64_t[::1] sv = numpy.ascontiguousarray(starts, dtype="int64")
+    cdef Py_ssize_t N = taken.shape[0]
+    own_np = numpy.zeros((N,), dtype="float64")
+    alt_np = numpy.full((N,), -1, dtype="int32")
+    alt_probs_np = numpy.zeros((N,), dtype="float64")
+    cdef double[::1] own = own_np, alt_probs = alt_probs_np
+    cdef int[::1] alt = alt_np
+    cdef Lattice lattice = Lattice.__new__(Lattice)
+    cdef Workspace ws = None
+    cdef Instance inst
+    cdef int64_t first, pos
+    cdef int k = 0, t, c, a, arg
     cdef double m, top
-    out = []
-    for (_, lattice), derivation in zip(_each_lattice(instances, W, temperature, transitions),
-                                        derivations):
-        taken = numpy.ascontiguousarray(derivation, dtype="int32")
-        if taken.shape[0] != lattice.T:
-            raise ValueError(f"{taken.shape[0]} actions for a derivation of {lattice.T} steps")
-        ids = numpy.full((lattice.T,), -1, dtype="int32")
-        probs = numpy.zeros((lattice.T,), dtype="float64")
-        C = lattice.C
-        if lattice.T and C > 1:
-            alt, prob = ids, probs
-            with nogil:
-                for t in range(lattice.T):
-                    arg, top = -1, -1.0
-                    for c in range(C):
-                        if c == taken[t]:
-                            continue
-                        m = lattice._marginal(t, c) if lattice.log_z != -INFINITY else 0.0
-                        if m > top:
-                            arg, top = c, m
-                    alt[t], prob[t] = arg, top
-        out.append((ids, probs))
-    return out
+    if not temperature > 0.0:
+        raise ValueError(f"temperature must be > 0, got {temperature!r}")
+    if sv.shape[0] != len(instances) + 1 or (sv.shape[0] and sv[sv.shape[0] - 1] != N):
+        raise ValueError(f"starts ({sv.shape[0]}) must bound {len(instances)} derivations "
+                         f"over {N} actions")
+    for inst in instances:
+        ws = workspace_for(ws, inst.system, inst.state_size, 0)
+        lattice._reset(inst, W, temperature, True, transitions, ws)
+        transitions = lattice.trans if lattice.trans is not None else transitions
+        first = sv[k]
+        if sv[k + 1] - first != lattice.T:
+            raise ValueError(f"{sv[k + 1] - first} actions for a derivation of {lattice.T} steps")
+        for t in range(lattice.T):
+            if not 0 <= taken[first + t] < lattice.C:
+                raise ValueError(f"action {taken[first + t]} out of range "
+                                 f"(the system has {lattice.C})")
+        with nogil:
+            for t in range(lattice.T):
+                pos = first + (lattice.T - 1 - t if reverse else t)
+                a = taken[pos]
+                if lattice.log_z != -INFINITY:
+                    own[pos] = lattice._marginal(t, a)
+                if lattice.C < 2:
+                    continue
+                arg, top = -1, -1.0
+                for c in range(lattice.C):
+                    if c == a:
+                        continue
+                    m = lattice._marginal(t, c) if lattice.log_z != -INFINITY else 0.0
+                    if m > top:
+                        arg, top = c, m
+                alt[pos], alt_probs[pos] = arg, top
+        k += 1
+    return own_np, alt_np, alt_probs_np
 
 
 def marginals(instances, Weights W, double temperature=1.0):

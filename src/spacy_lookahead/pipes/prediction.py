@@ -40,6 +40,29 @@ class Predictions(Sequence):
         return Prediction(self.labels[self.starts[k]:self.starts[k + 1]])
 
 
+class TagPredictions(Predictions):
+    """predict()'s output for a tagger with `alternatives` whose batch was
+    decoded at once: as Predictions, and over the same tokens each token's
+    most probable other tag (alt: its id, -1 where none) and its
+    probability (alt_probs); calibrated, also each tag's own probability
+    (probs; else None). predictions[k] is doc k's Prediction (scores,
+    alternatives)."""
+
+    def __init__(self, labels: numpy.ndarray, starts: numpy.ndarray, alt: numpy.ndarray,
+                 alt_probs: numpy.ndarray, probs: Optional[numpy.ndarray] = None) -> None:
+        super().__init__(labels, starts)
+        self.alt = alt
+        self.alt_probs = alt_probs
+        self.probs = probs
+
+    def __getitem__(self, k: int) -> Prediction:
+        best = super().__getitem__(k).best
+        k %= len(self)
+        a, b = self.starts[k], self.starts[k + 1]
+        return Prediction(best, scores=None if self.probs is None else self.probs[a:b],
+                          alternatives=(self.alt[a:b], self.alt_probs[a:b]))
+
+
 class Trees(Predictions):
     """predict()'s output for a parser's batch decoded at once: every doc's
     best tree in one set of arrays over the docs' tokens (heads as

@@ -1,6 +1,6 @@
 """`lookahead_tagger`: POS tagging with depth-D lookahead search and the
 margin perceptron (Tsuruoka et al. 2011, Sections 3 and 4.1)."""
-from typing import Callable, Iterable, List, Optional, Tuple
+from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
 from spacy.language import Language
@@ -8,7 +8,7 @@ from spacy.tokens import Doc, Token
 from spacy.training import Example
 from spacy.vocab import Vocab
 
-from ..core.marginals import Transitions, _each_lattice, second_best_steps
+from ..core.marginals import Transitions, step_alternatives
 from ..spacy_io import in_vocab, write_tags
 from .aligned import aligned_values, hashes_for
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
@@ -16,8 +16,8 @@ from . import settings
 from .learners import Learner
 from .search import Search
 from .settings import Direction, Probabilities, Target, config_error
-from .spaces import SPACE_POS, SPACE_TAG
-from .prediction import Predictions
+from .spaces import SPACE_POS, SPACE_TAG, any_spaced
+from .prediction import Predictions, TagPredictions
 from .transition import DocsLayout, Prediction, token_probability
 
 TARGETS = ("tag", "pos")
@@ -187,25 +187,30 @@ class LookaheadTagger(SequencePipe):
         gold = self._label_hashes.ids_of(aligned_values(example, self.attr))
         return gold if index is None else gold[index]
 
-    def _predictions(self, docs: List[Doc], indexes: list, results: list) -> List[Prediction]:
+    def _predictions(self, docs: List[Doc], indexes: list, results: list) -> Sequence[Prediction]:
         """As SequencePipe's; with `alternatives`, also each token's
         alternative tag (second_best); a calibrated perceptron with
         alternatives reads its tags' probabilities from the same lattices.
-        Both predict() and the threaded pipe() come through here."""
+        Both predict() and the threaded pipe() come through here; a batch
+        decoded at once gives TagPredictions (arrays over the batch)."""
         if not self.cfg["alternatives"]:
             return super()._predictions(docs, indexes, results)
         layout = indexes if isinstance(indexes, DocsLayout) else None
+        if layout is not None:
+            predictions = self._docs_predictions(docs, layout)
+            own, alt, alt_probs, _ = self._alternatives(docs, None, layout)
+            return TagPredictions(predictions.labels, predictions.starts, alt, alt_probs,
+                                  own if self.calibrated else None)
         if self.calibrated:
-            predictions = (self._docs_predictions(docs, layout) if layout is not None else
-                           [self._in_doc(Prediction(out), i, len(doc))
-                            for out, i, doc in zip(results, indexes, docs)])
-            found = self._tag_marginals(docs, [p.best for p in predictions], layout)
-            return [p._replace(scores=probs, alternatives=(alt, alt_probs))
-                    for p, (probs, alt, alt_probs) in zip(predictions, found)]
-        predictions = super()._predictions(docs, indexes, results)
-        return [p._replace(alternatives=a)
-                for p, a in zip(predictions,
-                                self.second_best(docs, [p.best for p in predictions], layout))]
+            predictions = [self._in_doc(Prediction(out), i, len(doc))
+                           for out, i, doc in zip(results, indexes, docs)]
+        else:
+            predictions = super()._predictions(docs, indexes, results)
+        own, alt, alt_probs, starts = self._alternatives(docs, [p.best for p in predictions])
+        bounds = starts.tolist()
+        return [p._replace(scores=own[a:b] if self.calibrated else None,
+                           alternatives=(alt[a:b], alt_probs[a:b]))
+                for p, a, b in zip(predictions, bounds, bounds[1:])]
 
     def _lattice_setup(self, docs: List[Doc], layout: Optional[DocsLayout] = None) -> tuple:
         """What a pass over the docs' lattices needs: their instances and
@@ -223,41 +228,41 @@ class LookaheadTagger(SequencePipe):
         transitions = Transitions(system, W, tau) if system.homogeneous else None
         return instances, indexes, W, tau, transitions, self.cfg["direction"] == "rtl"
 
-    def _tag_marginals(self, docs: List[Doc], best: List[numpy.ndarray],
-                       layout: Optional[DocsLayout] = None
-                       ) -> List[Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]]:
-        """Per doc, from one lattice (its marginals, core/marginals.pyx):
-        each token's tag probability in `best` (1 on whitespace), and its
-        most probable other tag and that tag's probability, as second_best
-        gives them (first in tag order on ties; -1 and 0 on whitespace and
-        where there is no other tag)."""
+    def _alternatives(self, docs: List[Doc], best: Optional[List[numpy.ndarray]],
+                      layout: Optional[DocsLayout] = None
+                      ) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+        """Over the docs' tokens, one doc after another (doc k's at
+        starts[k]:starts[k + 1], the last array), from one lattice per doc
+        (its marginals, core/marginals.pyx: step_alternatives, no numpy per
+        doc): each token's probability of its tag in `best` (ids over the
+        doc's tokens; a batch decoded at once: its own labels), its most
+        probable other tag (first in tag order on ties) and that tag's
+        probability; on whitespace 1, -1 and 0, and -1 and 0 where there is
+        no other tag."""
         instances, indexes, W, tau, transitions, rtl = self._lattice_setup(docs, layout)
-        out = []
-        for (_, lattice), tags, index, doc in zip(_each_lattice(instances, W, tau, transitions),
-                                                  best, indexes, docs):
-            content = numpy.asarray(tags if index is None else tags[index], dtype="int64")
-            marginals = lattice.marginals()  # (steps, C), in the order the system takes them
-            if rtl:
-                marginals = marginals[::-1]
-            steps = numpy.arange(len(content))
-            probs = marginals[steps, content] if len(content) else numpy.zeros((0,))
-            alt = numpy.full((len(content),), -1, dtype="int32")
-            alt_probs = numpy.zeros((len(content),), dtype="float64")
-            if len(content) and marginals.shape[1] > 1:
-                others = marginals.copy()
-                others[steps, content] = -1.0
-                alt = others.argmax(axis=1).astype("int32")
-                alt_probs = others[steps, alt]
-            if index is None:
-                out.append((probs, alt, alt_probs))
-                continue
-            n = len(doc)
-            full_probs, full_alt, full_alt_probs = (numpy.ones((n,), dtype="float64"),
-                                                    numpy.full((n,), -1, dtype="int32"),
-                                                    numpy.zeros((n,), dtype="float64"))
-            full_probs[index], full_alt[index], full_alt_probs[index] = probs, alt, alt_probs
-            out.append((full_probs, full_alt, full_alt_probs))
-        return out
+        if layout is not None:
+            derivations, starts = layout.output.labels, layout.starts
+        else:
+            contents = [tags if index is None else tags[index] for tags, index in zip(best, indexes)]
+            derivations = numpy.concatenate([numpy.asarray(c, dtype="int32") for c in contents]
+                                            or [numpy.zeros((0,), dtype="int32")])
+            starts = numpy.zeros((len(docs) + 1,), dtype="int64")
+            numpy.cumsum([len(c) for c in contents], out=starts[1:])
+        own, alt, alt_probs = step_alternatives(instances, derivations, starts, W, tau, transitions,
+                                                rtl)
+        if not any_spaced(indexes):
+            return own, alt, alt_probs, starts
+        doc_starts = numpy.zeros((len(docs) + 1,), dtype="int64")
+        numpy.cumsum([len(doc) for doc in docs], out=doc_starts[1:])
+        content = numpy.concatenate([start + (numpy.arange(len(doc)) if index is None else index)
+                                     for start, index, doc in zip(doc_starts, indexes, docs)]
+                                    or [numpy.zeros((0,), dtype="int64")])
+        n = int(doc_starts[-1])
+        full_own, full_alt, full_alt_probs = (numpy.ones((n,), dtype="float64"),
+                                              numpy.full((n,), -1, dtype="int32"),
+                                              numpy.zeros((n,), dtype="float64"))
+        full_own[content], full_alt[content], full_alt_probs[content] = own, alt, alt_probs
+        return full_own, full_alt, full_alt_probs, doc_starts
 
     def second_best(self, docs: List[Doc], best: List[numpy.ndarray],
                     layout: Optional[DocsLayout] = None
@@ -267,23 +272,9 @@ class LookaheadTagger(SequencePipe):
         probability under p(y | x) = exp(w . Phi / tau) / Z (the exact
         marginals of the first-order lattice, core/marginals.pyx);
         -1 and 0 on whitespace tokens and where there is no other tag."""
-        instances, indexes, W, tau, transitions, rtl = self._lattice_setup(docs, layout)
-        contents = [tags if index is None else tags[index] for tags, index in zip(best, indexes)]
-        steps = second_best_steps(instances, [c[::-1] if rtl else c for c in contents], W, tau,
-                                  transitions)
-        out = []
-        for (alt, p), index, doc in zip(steps, indexes, docs):
-            if rtl:
-                alt, p = numpy.ascontiguousarray(alt[::-1]), numpy.ascontiguousarray(p[::-1])
-            if index is None:
-                out.append((alt, p))
-                continue
-            ids = numpy.full((len(doc),), -1, dtype="int32")
-            probs = numpy.zeros((len(doc),), dtype="float64")
-            ids[index] = alt
-            probs[index] = p
-            out.append((ids, probs))
-        return out
+        _, alt, alt_probs, starts = self._alternatives(docs, best, layout)
+        bounds = starts.tolist()
+        return [(alt[a:b], alt_probs[a:b]) for a, b in zip(bounds, bounds[1:])]
 
     def expand(self, output: numpy.ndarray, index: numpy.ndarray, n: int) -> numpy.ndarray:
         """-1 (the space tag) on the whitespace tokens."""
@@ -315,8 +306,10 @@ class LookaheadTagger(SequencePipe):
         in_c = self.attr == "TAG" and in_vocab(docs, self.vocab)
         if in_c:  # token.tag in C, the whole batch (spacy_io.write_tags)
             label_hashes = self.string_hashes(self.output_strings())[:, None]
-            if isinstance(predictions, Predictions):  # a batch decoded at once: labels only
+            if isinstance(predictions, Predictions):  # a batch decoded at once
                 write_tags(docs, predictions.labels, label_hashes[:, 0], predictions.starts)
+                if isinstance(predictions, TagPredictions):
+                    self._write_alternatives(docs, predictions, label_hashes[:, 0])
                 return
             write_tags(docs, [out.best for out in predictions], label_hashes[:, 0])
             if all(out.alternatives is None and out.scores is None and out.probs is None
@@ -341,3 +334,19 @@ class LookaheadTagger(SequencePipe):
                 agree = nbest == out.best
                 # (a sum of the agreeing outputs' p: rounding can pass 1)
                 doc.user_data[TAG_PROBS] = numpy.minimum(agree.T.astype("float64") @ out.probs, 1.0)
+
+    @staticmethod
+    def _write_alternatives(docs: List[Doc], predictions: TagPredictions,
+                            label_hashes: numpy.ndarray) -> None:
+        """doc.user_data's alternatives (and tag probabilities) of a batch:
+        the tag hashes looked up once for the batch, each doc's entries
+        views of the batch's arrays."""
+        alt = numpy.where(predictions.alt >= 0, label_hashes[predictions.alt], 0).astype("uint64")
+        bounds = predictions.starts.tolist()
+        probs = predictions.probs
+        for doc, a, b in zip(docs, bounds, bounds[1:]):
+            user_data = doc.user_data
+            user_data[TAG_ALTERNATIVE] = alt[a:b]
+            user_data[TAG_ALTERNATIVE_PROB] = predictions.alt_probs[a:b]
+            if probs is not None:
+                user_data[TAG_PROBS] = probs[a:b]
