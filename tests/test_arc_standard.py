@@ -958,3 +958,52 @@ def test_decode_docs_is_decode_of_each_instance(how, variant):
                      for _ in range(threads)]
             [call.result() for call in calls]
         assert trees(shared) == want
+
+
+@pytest.mark.parametrize("variant", [False, "joint"])
+def test_decode_docs_keeps_the_n_best_of_nbest(variant):
+    """A batch decoded at once with its beam's n best kept (DocsOutput's
+    keep: a calibrated parser's prediction) keeps per doc what nbest() gives
+    its instance, in the same order and with the same scores, the first
+    being the best tree; fewer where the beam ends with fewer, none for an
+    empty doc; also from threads sharing the output."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from spacy_lookahead.core.decode import DocsOutput, decode_docs, nbest
+    joint = variant == "joint"
+    system = ArcStandardSystem(3, alternatives=joint, joint=joint)
+    rng = random.Random(5 + joint)
+    lengths = [rng.choice([0, 1, 2, 3, 5, 8, 12]) for _ in range(40)] + [60, 0]
+    inputs, golds, batch = random_parse_batch(system, rng, lengths)
+    W = Weights()
+    for _ in range(2):
+        learners.margin_perceptron(system.instances([x["atoms"] for x in inputs], golds), W, 1,
+                                   1.0)
+    W = W.average()
+    n = 4
+    expected = nbest(system.instances(inputs), W, n, n, False)
+    docs = system.batch_docs(batch)
+    starts = batch["starts"]
+    with pytest.raises(ValueError, match="need a beam at least as wide"):
+        decode_docs(docs, W, 0, DocsOutput(docs, n), n - 1)
+    for threads in (1, 3):
+        out = DocsOutput(docs, n)
+        with ThreadPoolExecutor(threads) as pool:
+            [call.result() for call in [pool.submit(decode_docs, docs, W, 0, out, n)
+                                        for _ in range(threads)]]
+        kept, scores, counts = out.kept
+        assert kept.shape == (n, docs.width, starts[-1])
+        for i, (outputs, want_scores) in enumerate(expected):
+            a, b = starts[i], starts[i + 1]
+            if a == b:
+                assert counts[i] == 0
+                continue
+            assert counts[i] == len(outputs)
+            assert scores[i, :counts[i]].tolist() == numpy.asarray(want_scores).tolist()
+            for j, tree in enumerate(outputs):
+                assert [p[a:b].tolist() for p in kept[j]] == [numpy.asarray(p).tolist()
+                                                              for p in tree]
+            assert [p[a:b].tolist() for p in kept[0]] == [p[a:b].tolist() for p in out.planes]
+        assert any(c == n for c in counts) and any(0 < c < n for c in counts)
+    with pytest.raises(ValueError, match="keeps no n best"):
+        DocsOutput(docs).kept

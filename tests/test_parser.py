@@ -12,7 +12,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from spacy_lookahead.pipes.parser import ArcStandardParser  # noqa: F401 (registers the factory)
 from spacy_lookahead.pipes.prediction import Trees
-from spacy_lookahead.pipes.transition import Prediction
+from spacy_lookahead.pipes.transition import Prediction, TransitionPipe
 
 from conftest import reload_pipeline
 from engine import predict
@@ -558,6 +558,22 @@ def test_a_calibrated_beam_perceptron_writes_head_probabilities(beam_nlp, tmp_pa
         everywhere_agreed += agree.all(axis=0).sum()
         assert [t.head.i for t in doc] == [int(h) for h in trees[0][0]]  # the beam's best
     assert 0 < everywhere_agreed < sum(len(d) for d in held)
+    # the batch decoded at once (its beams' n best kept, DocsOutput) writes
+    # what the docs decoded one by one get, bit for bit, whitespace and
+    # empty docs included
+    spaced = [Doc(nlp.vocab, words=w, spaces=[False] * len(w), tags=t) for w, t in [
+        (["The", " ", "dog", "barks", "\n"], ["DT", "_SP", "NN", "VBZ", "_SP"]), ([], []),
+        ([" "], ["_SP"]), (["Dogs"], ["NNS"])]]
+    mixed = [*spaced, *held[:40]]
+    batch = list(nlp.pipe((d.copy() for d in mixed), batch_size=16))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(TransitionPipe, "_decodes_docs", lambda self, run, args: False)
+        one_by_one = list(nlp.pipe((d.copy() for d in mixed), batch_size=16))
+    assert arcs(batch) == arcs(one_by_one)
+    assert [[t._.head_prob for t in d] for d in batch] == \
+        [[t._.head_prob for t in d] for d in one_by_one]
+    assert [t._.head_prob for t in batch[0]][1::3] == [1.0, 1.0]  # the whitespace
+    assert batch[1].user_data.get("head_probs") is None
     parser.cfg["n_threads"] = 2  # the pipelined batches: the same
     threaded = list(nlp.pipe((d.copy() for d in held), batch_size=40))
     parser.cfg["n_threads"] = 1

@@ -14,6 +14,8 @@ def nbest(instances, W: Weights, n: int, beam_width: int=..., exact: bool=...) -
     ...
 
 class DocsOutput:
+    keep: Incomplete
+    kept: Incomplete
     labels: Incomplete
     planes: Incomplete
     def __init__(self, *args, **kwargs) -> None: ...

@@ -160,14 +160,22 @@ cdef class DocsOutput:
     threads that decode it: Docs.width planes of one int32 array (width,
     N), doc i's (Docs.output: length(i) ints per plane) at offsets[i] of
     each; the next doc not yet taken, and whether a thread met a doc with
-    no valid output (then the others stop)."""
+    no valid output (then the others stop). keep = n > 0 (beam search
+    only): also the n best final items of each doc's beam, best first (the
+    same beam, so the first is the best output), as nbest() gives them:
+    item j's planes at kept[j, :, offsets[i]:offsets[i + 1]], its score at
+    kept_scores[i, j], their number kept_n[i] (0 for a doc without words)."""
     cdef object out
     cdef Docs docs  # the batch it was sized for (and kept alive by)
     cdef int64_t[::1] offsets
     cdef int64_t stride  # ints from one plane to the next
     cdef int most, n_docs, next_doc, stop
+    cdef readonly int keep
+    cdef object _kept, _kept_scores, _kept_n
 
-    def __init__(self, Docs docs):
+    def __init__(self, Docs docs, int keep=0):
+        if keep < 0:
+            raise ValueError(f"keep must be >= 0, got {keep}")
         self.docs = docs
         self.n_docs = docs.n_docs
         offsets = numpy.zeros((docs.n_docs + 1,), dtype="int64")
@@ -179,6 +187,11 @@ cdef class DocsOutput:
             self.most = max(self.most, docs.max_steps(i))
         self.stride = max(1, self.offsets[docs.n_docs])
         self.out = numpy.zeros((max(1, docs.width), self.stride), dtype="int32")
+        self.keep = keep
+        if keep:
+            self._kept = numpy.zeros((keep, max(1, docs.width), self.stride), dtype="int32")
+            self._kept_scores = numpy.zeros((docs.n_docs, keep), dtype="float64")
+            self._kept_n = numpy.zeros((docs.n_docs,), dtype="int32")
 
     @property
     def labels(self):
@@ -190,6 +203,14 @@ cdef class DocsOutput:
         """Every plane of every doc's output, (width, N): plane p's doc i at
         offsets[i]:offsets[i + 1]."""
         return self.out[:, :self.offsets[self.n_docs]]
+
+    @property
+    def kept(self):
+        """keep > 0: (n best items, (keep, width, N) int32, as `planes`;
+        their scores (n_docs, keep); how many each doc has (n_docs,))."""
+        if not self.keep:
+            raise ValueError("this output keeps no n best (DocsOutput(docs, keep=n))")
+        return (self._kept[:, :, :self.offsets[self.n_docs]], self._kept_scores, self._kept_n)
 
 
 def decode_docs(Docs docs, Weights W, int depth, DocsOutput into, int beam_width=0):
@@ -214,6 +235,15 @@ def decode_docs(Docs docs, Weights W, int depth, DocsOutput into, int beam_width
     cdef int* stop = &into.stop
     cdef Workspace ws = None
     cdef Beam beam = None
+    cdef int j, kj, n_kept, keep = into.keep
+    cdef int[:, :, ::1] kv
+    cdef double[:, ::1] ks
+    cdef int[::1] kn
+    if keep:
+        if beam_width < keep:
+            raise ValueError(f"the n best of a beam ({keep}) need a beam at least as wide "
+                             f"(beam_width {beam_width})")
+        kv, ks, kn = into._kept, into._kept_scores, into._kept_n
     if beam_width > 0:
         beam = Beam(docs.system, beam_width, docs.state_size)
         beam.reserve(into.most)
@@ -254,6 +284,13 @@ def decode_docs(Docs docs, Weights W, int depth, DocsOutput into, int beam_width
                 la_store(stop, 1)
                 break
             docs.output(i, actions, k, &ov[0, offsets[i]], stride, state)
+            if keep:  # the n best final items, as nbest() reads the beam's last row
+                n_kept = min(keep, beam.size_at(beam.step))
+                for j in range(n_kept):
+                    kj = beam.path(beam.step, j, actions)
+                    docs.output(i, actions, kj, &kv[j, 0, offsets[i]], stride, state)
+                    ks[i, j] = beam.score_at(beam.step, j)
+                kn[i] = n_kept
     add_since(t0)
     free(state)
     free(actions)

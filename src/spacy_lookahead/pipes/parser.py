@@ -20,6 +20,7 @@ from spacy.vocab import Vocab
 from ..core import decode as decoding
 from ..core.features import A_TAG_ALT_COLUMN as A_TAG_ALT, SURE
 from ..core.calibration import minimise_over_temperature
+from ..core.weights import Weights
 from ..spacy_io import LexemeAtoms, in_vocab, sentence_ids, write_arcs
 from ..systems.arc_standard import ArcStandardSystem
 from ..systems.parser_templates import parser_groups
@@ -516,6 +517,16 @@ class ArcStandardParser(TransitionPipe):
         return decoding.nbest, (self.averaged_weights, width, width,
                                 self.search.exact_topn(self.system, self.name))
 
+    def _decodes_docs(self, run: Callable, args: tuple) -> bool:
+        """As TransitionPipe's; calibrated, too: the beam's n best are kept
+        per batch (decode_docs with DocsOutput's keep), as nbest() gives them."""
+        return super()._decodes_docs(run, args) or (self.calibrated and run is decoding.nbest)
+
+    def _docs_decode_args(self, run: Callable, args: tuple) -> Tuple[Weights, int, int, int]:
+        if run is decoding.nbest:  # (W, n, beam width, exact): the beam's n best
+            return args[0], 0, max(args[1], args[2]), args[1]
+        return super()._docs_decode_args(run, args)
+
     def _docs_predictions(self, docs: List[Doc], layout: DocsLayout) -> Trees:
         """The trees of a batch decoded at once (the output's planes: heads
         as content positions, labels, joint's alts) over the docs' tokens:
@@ -537,7 +548,41 @@ class ArcStandardParser(TransitionPipe):
                 alts = numpy.concatenate([t[2] for t in trees] or [alts[:0]]).astype("uint8")
             starts = numpy.zeros((len(docs) + 1,), dtype="int64")
             numpy.cumsum([len(doc) for doc in docs], out=starts[1:])
-        return Trees(heads, labels, alts, starts)
+        head_probs = None
+        if layout.output.keep:
+            head_probs = self._kept_head_probs(layout)
+            if any_spaced(layout.indexes):  # whitespace: 1 (every parse attaches it alike)
+                content = numpy.concatenate(
+                    [start + (numpy.arange(len(doc)) if index is None else index)
+                     for start, index, doc in zip(starts.tolist(), layout.indexes, docs)]
+                    or [numpy.zeros((0,), dtype="int64")])
+                full = numpy.ones((int(starts[-1]),), dtype="float64")
+                full[content] = head_probs
+                head_probs = full
+        return Trees(heads, labels, alts, starts, head_probs)
+
+    def _kept_head_probs(self, layout: DocsLayout) -> numpy.ndarray:
+        """Each content token's head probability from the n best parses a
+        batch decoded at once kept (DocsOutput.kept), computed as
+        _write_extras computes it per doc: each doc's softmax of its n best
+        scores at the temperature (prediction.softmax, its rows at once),
+        and 1 less the mass of the parses that give the token another head
+        or label, summed in the parses' order."""
+        kept, scores, counts = layout.output.kept
+        tau = self.temperature
+        probs = numpy.zeros(scores.shape, dtype="float64")
+        for k in numpy.unique(counts).tolist():  # docs of k parses: a softmax over rows of k
+            rows = numpy.flatnonzero(counts == k)
+            if k == 1:
+                probs[rows, 0] = 1.0
+            elif k > 1:
+                x = scores[rows, :k] / tau
+                e = numpy.exp(x - x.max(axis=1, keepdims=True))
+                probs[rows, :k] = e / e.sum(axis=1, keepdims=True)
+        lengths = numpy.diff(layout.starts)
+        per_token = probs[numpy.repeat(numpy.arange(len(lengths)), lengths)].T  # (keep, N)
+        differ = (kept[:, 0, :] != kept[0, 0, :]) | (kept[:, 1, :] != kept[0, 1, :])
+        return numpy.clip(1.0 - (per_token * differ).sum(axis=0), 0.0, 1.0)
 
     def _predictions(self, docs: List[Doc], indexes: Any, results: list) -> Sequence:
         if isinstance(indexes, DocsLayout) or not self.calibrated:
@@ -626,6 +671,7 @@ class ArcStandardParser(TransitionPipe):
                 starts = predictions.starts
                 for k in numpy.flatnonzero(total[starts[1:]] > total[starts[:-1]]).tolist():
                     self._write_extras(docs[k], predictions[k])
+            self._write_head_probs(docs, predictions)
             return
         if in_vocab(docs, self.vocab):  # the arcs in C, the whole batch
             label_hashes, decorated = self._label_hashes()
@@ -653,6 +699,19 @@ class ArcStandardParser(TransitionPipe):
             doc.from_array(["HEAD", "DEP"], arr)
             nonproj.deprojectivize(doc)
             self._write_extras(doc, out)
+        if isinstance(predictions, Trees):
+            self._write_head_probs(docs, predictions)
+
+    @staticmethod
+    def _write_head_probs(docs: List[Doc], trees: Trees) -> None:
+        """A calibrated batch's head probabilities (Trees.head_probs), each
+        doc's a view of the batch's array."""
+        if trees.head_probs is None:
+            return
+        bounds = trees.starts.tolist()
+        for doc, a, b in zip(docs, bounds, bounds[1:]):
+            if b > a:
+                doc.user_data[HEAD_PROBS] = trees.head_probs[a:b]
 
     def _label_hashes(self) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """The hashes of label_names() in the component's vocab (its output
@@ -673,7 +732,9 @@ class ArcStandardParser(TransitionPipe):
         if out.probs is not None:
             # 1 less the mass of the parses that differ: exactly 1 where all
             # n agree (a sum of the agreeing masses rounds to either side of 1)
+            # (the mass summed in the parses' order, as a batch decoded at once sums it)
             heads = numpy.array([tree[0] for tree in out.nbest])
             labels = numpy.array([tree[1] for tree in out.nbest])
-            differ = out.probs @ ((heads != out.best[0]) | (labels != out.best[1]))
-            doc.user_data[HEAD_PROBS] = numpy.clip(1.0 - differ, 0.0, 1.0)
+            differ = (heads != out.best[0]) | (labels != out.best[1])
+            mass = (numpy.asarray(out.probs, dtype="float64")[:, None] * differ).sum(axis=0)
+            doc.user_data[HEAD_PROBS] = numpy.clip(1.0 - mass, 0.0, 1.0)

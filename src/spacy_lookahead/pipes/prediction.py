@@ -68,14 +68,18 @@ class Trees(Predictions):
     best tree in one set of arrays over the docs' tokens (heads as
     positions in their doc, label ids; joint tagging: alts, 1 where the
     alternative tag was chosen), doc k's at starts[k]:starts[k + 1]
-    (write_arcs takes them whole); predictions[k] is doc k's Prediction,
-    its best (heads, labels[, alts]) as the parser's decoder gives it."""
+    (write_arcs takes them whole); a calibrated parser's head_probs, each
+    token's head probability from the beam's n best (else None);
+    predictions[k] is doc k's Prediction, its best (heads, labels[, alts])
+    as the parser's decoder gives it."""
 
     def __init__(self, heads: numpy.ndarray, labels: numpy.ndarray,
-                 alts: Optional[numpy.ndarray], starts: numpy.ndarray) -> None:
+                 alts: Optional[numpy.ndarray], starts: numpy.ndarray,
+                 head_probs: Optional[numpy.ndarray] = None) -> None:
         super().__init__(labels, starts)
         self.heads = heads
         self.alts = alts
+        self.head_probs = head_probs
 
     def __getitem__(self, k: int) -> Prediction:
         if not -len(self) <= k < len(self):

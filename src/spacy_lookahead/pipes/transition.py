@@ -285,11 +285,11 @@ class TransitionPipe(SearchPipe):
             inputs, indexes = self.batch_inputs(docs)
             self._warn_unseen_tags()
             held = self.system.batch_docs(inputs)
-            output = decoding.DocsOutput(held)
+            W, depth, beam_width, keep = self._docs_decode_args(run, args)
+            output = decoding.DocsOutput(held, keep)
             threads = max(1, min(thread_count(self.cfg["n_threads"]), len(docs)))
             return (DocsLayout(inputs["starts"], indexes, output, held), decode_shared,
-                    [(held, output)] * threads,
-                    (args[0], args[2], args[3] if args[1] == "beam" else 0))
+                    [(held, output)] * threads, (W, depth, beam_width))
         inputs, indexes = self.inputs_and_indexes(docs)
         self._warn_unseen_tags()
         return indexes, run, self.instances(docs, None, indexes, inputs), args
@@ -313,6 +313,12 @@ class TransitionPipe(SearchPipe):
         labeller's) come after, from its lattices."""
         return (run is decoding.decode and not self.learner.probabilistic
                 and type(self.learner).predictions is Learner.predictions)
+
+    def _docs_decode_args(self, run: Callable, args: tuple) -> Tuple[Weights, int, int, int]:
+        """decode_docs' arguments for a decoder that `_decodes_docs`: the
+        weights, the depth, the beam width (0: none) and how many of the
+        beam's best final items to keep (DocsOutput's keep; 0: the best)."""
+        return args[0], args[2], args[3] if args[1] == "beam" else 0, 0
 
     def batch_inputs(self, docs: List[Doc]) -> Tuple[Dict[str, Any], List[Optional[numpy.ndarray]]]:
         """The system input of the whole batch without its whitespace tokens
