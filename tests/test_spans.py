@@ -185,3 +185,36 @@ def test_models_saved_with_the_old_scheme_name_load(shared_data):
 
     ours, theirs = chunks(pipe), chunks(other)
     assert ours == theirs and any(ours)
+
+
+def test_a_calibrated_ner_writes_alike_from_a_batch_decoded_at_once(shared_data, monkeypatch):
+    """A calibrated NER (rtl, IOB2) decodes a batch at once and scores its
+    entities from one pass over the batch's lattices (batch_span_scores):
+    doc.ents and the scores group (the same entities, their probabilities
+    in attrs["scores"]) are those of the docs decoded one by one, bit for
+    bit, whitespace, empty docs and a doc with preset entities (the Python
+    path) included."""
+    from spacy_lookahead.pipes.transition import TransitionPipe
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("lookahead_ner", config=blocks("lookahead_ner", {"depth": 1,
+                                                                         "direction": "rtl"}))
+    train(nlp, jnlpba(shared_data, nlp.vocab, "train", 400), 1)
+    ner.fit_temperature(jnlpba(shared_data, nlp.vocab, "test", 60))
+    assert ner.calibrated
+    held = [eg.reference for eg in jnlpba(shared_data, nlp.vocab, "test", 120)[60:]]
+    preset = Doc(nlp.vocab, words="IL-2 activates T cells".split())
+    preset.set_ents([Span(preset, 0, 1, "GENE")])
+    docs = [Doc(nlp.vocab, words=["IL-2", " ", "binds", "\n"]), Doc(nlp.vocab, words=[]),
+            *[Doc(nlp.vocab, words=[t.text for t in d]) for d in held], preset]
+
+    def written(docs):
+        return [([(e.start, e.end, e.label_) for e in d.ents],
+                 {k: ([(s.start, s.end, s.label_) for s in g], g.attrs.get("scores").tobytes())
+                  for k, g in d.spans.items()}) for d in docs]
+
+    batch = written(nlp.pipe((d.copy() for d in docs), batch_size=16))
+    monkeypatch.setattr(TransitionPipe, "_decodes_docs", lambda self, run, args: False)
+    assert batch == written(nlp.pipe((d.copy() for d in docs), batch_size=16))
+    scored = [s for _, groups in batch for s in groups["ents"][0]]
+    assert len(scored) > 20 and batch[-1][0][0] == (0, 1, "GENE")
+    assert all(groups["ents"][0] == ents for ents, groups in batch[:-1])

@@ -41,15 +41,16 @@ class Predictions(Sequence):
 
 
 class TagPredictions(Predictions):
-    """predict()'s output for a tagger with `alternatives` whose batch was
-    decoded at once: as Predictions, and over the same tokens each token's
-    most probable other tag (alt: its id, -1 where none) and its
-    probability (alt_probs); calibrated, also each tag's own probability
-    (probs; else None). predictions[k] is doc k's Prediction (scores,
-    alternatives)."""
+    """predict()'s output for a tagger with `alternatives`, or calibrated,
+    whose batch was decoded at once: as Predictions, and over the same
+    tokens with alternatives each token's most probable other tag (alt: its
+    id, -1 where none) and its probability (alt_probs); calibrated, each
+    tag's own probability (probs); None where not. predictions[k] is doc k's
+    Prediction (scores, alternatives)."""
 
-    def __init__(self, labels: numpy.ndarray, starts: numpy.ndarray, alt: numpy.ndarray,
-                 alt_probs: numpy.ndarray, probs: Optional[numpy.ndarray] = None) -> None:
+    def __init__(self, labels: numpy.ndarray, starts: numpy.ndarray,
+                 alt: Optional[numpy.ndarray], alt_probs: Optional[numpy.ndarray],
+                 probs: Optional[numpy.ndarray] = None) -> None:
         super().__init__(labels, starts)
         self.alt = alt
         self.alt_probs = alt_probs
@@ -60,7 +61,27 @@ class TagPredictions(Predictions):
         k %= len(self)
         a, b = self.starts[k], self.starts[k + 1]
         return Prediction(best, scores=None if self.probs is None else self.probs[a:b],
-                          alternatives=(self.alt[a:b], self.alt_probs[a:b]))
+                          alternatives=None if self.alt is None
+                          else (self.alt[a:b], self.alt_probs[a:b]))
+
+
+class SpanPredictions(Predictions):
+    """predict()'s output for a calibrated span labeller whose batch was
+    decoded at once: as Predictions, and each span's probability
+    (span_scores, float32: the docs' spans one after another, doc k's at
+    span_starts[k]:span_starts[k + 1], in the order its labels encode
+    them). predictions[k] is doc k's Prediction (scores)."""
+
+    def __init__(self, labels: numpy.ndarray, starts: numpy.ndarray, span_scores: numpy.ndarray,
+                 span_starts: numpy.ndarray) -> None:
+        super().__init__(labels, starts)
+        self.span_scores = span_scores
+        self.span_starts = span_starts
+
+    def __getitem__(self, k: int) -> Prediction:
+        best = super().__getitem__(k).best
+        k %= len(self)
+        return Prediction(best, scores=self.span_scores[self.span_starts[k]:self.span_starts[k + 1]])
 
 
 class Trees(Predictions):

@@ -14,8 +14,8 @@ from spacy.vocab import Vocab
 
 from .. import scoring  # noqa: F401  (registers the scorers a saved config names)
 from ..spacy_io import has_entities, in_vocab, write_spans
-from ..core.marginals import Lattice
-from ..systems.span_ids import span_scores
+from ..core.marginals import Lattice, Transitions
+from ..systems.span_ids import batch_span_scores, span_scores
 from ..systems.schemes import (ALIASES, SCHEMES, action_arrays, ids_to_spans, label_constraints,
                                 scheme_actions, span_probabilities, spans_to_ids)
 from .base import any_per_doc
@@ -24,8 +24,8 @@ from .learners import Learner, MarginPerceptron
 from .search import Search
 from .settings import Direction, Probabilities, Scheme, config_error
 from .spaces import compact_spans, content_index, expand_spans
-from .prediction import Predictions
-from .transition import Prediction
+from .prediction import Predictions, SpanPredictions
+from .transition import DocsLayout, Prediction
 
 SpanTuple = Tuple[int, int, str]
 # Default perceptron margin C. Appendix A of the paper: the learnt margin
@@ -77,6 +77,12 @@ class SpanLabeller(SequencePipe):
 
     # --- writing in C (spacy_io.write_spans): no Python per span ---------------
     c_spans_key: Optional[str] = None  # None: doc.ents
+
+    @property
+    def scores_key(self) -> str:
+        """The span group whose attrs["scores"] holds the spans'
+        probabilities (write_spans)."""
+        raise NotImplementedError
 
     def writes_in_c(self, docs: List[Doc]) -> bool:
         """Whether the batch's spans can be written by spacy_io.write_spans:
@@ -162,6 +168,26 @@ class SpanLabeller(SequencePipe):
                              index)
         return spans_to_ids(n, spans, self.actions, self.cfg["scheme"])
 
+    def _predictions(self, docs: List[Doc], indexes: Any, results: list) -> Any:
+        """As SequencePipe's; calibrated with a batch decoded at once: its
+        SpanPredictions, every span's probability from one pass over the
+        batch's lattices (batch_span_scores: the exact_scorer's figures, no
+        numpy per doc)."""
+        if not (self.calibrated and isinstance(indexes, DocsLayout)):
+            return super()._predictions(docs, indexes, results)
+        predictions = self._docs_predictions(docs, indexes)
+        kinds, types = self._kinds_types()
+        parts, closed = self._span_parts()
+        W, tau, system = self.averaged_weights, self.temperature, self.system
+        scores, span_starts = batch_span_scores(
+            system.docs_instances(indexes.held), W, tau,
+            Transitions(system, W, tau) if system.homogeneous else None,
+            indexes.output.labels, indexes.starts, kinds, types,
+            numpy.asarray(parts, dtype="int32").reshape((-1, 4)),
+            numpy.asarray(closed, dtype="uint8").reshape((len(parts), -1)),
+            self.cfg["scheme"] == "biluo", self.cfg["direction"] == "rtl")
+        return SpanPredictions(predictions.labels, predictions.starts, scores, span_starts)
+
     def exact_scorer(self) -> Callable[[Lattice, numpy.ndarray], numpy.ndarray]:
         """Each span's probability: that its tokens take exactly its labels
         (B-X I-X ..., or B-X ... L-X / U-X) and, in IOB2, that the next token
@@ -203,8 +229,17 @@ class SpanLabeller(SequencePipe):
         labels = self.labels
         docs = list(docs)
         if isinstance(predictions, Predictions) and self.writes_in_c(docs):
-            write_spans(docs, predictions.labels, kinds, types, self.string_hashes(labels),
-                        self.c_spans_key, predictions.starts)
+            hashes = self.string_hashes(labels)
+            write_spans(docs, predictions.labels, kinds, types, hashes, self.c_spans_key,
+                        predictions.starts)
+            if isinstance(predictions, SpanPredictions):
+                key = self.scores_key
+                if key != self.c_spans_key:  # a group of the same spans, for their scores
+                    write_spans(docs, predictions.labels, kinds, types, hashes, key,
+                                predictions.starts)
+                bounds = predictions.span_starts.tolist()
+                for doc, a, b in zip(docs, bounds, bounds[1:]):
+                    doc.spans[key].attrs["scores"] = predictions.span_scores[a:b]
             return
         if self.writes_in_c(docs) and all(out.scores is None and out.probs is None
                                           for out in predictions):
@@ -301,6 +336,10 @@ class LookaheadChunker(SpanLabeller):
 
     @property
     def c_spans_key(self) -> Optional[str]:  # type: ignore[override]
+        return self.cfg["spans_key"]
+
+    @property
+    def scores_key(self) -> str:
         return self.cfg["spans_key"]
 
     def batch_columns(self, docs: List[Doc], batch: Dict[str, Any],
@@ -415,6 +454,10 @@ class LookaheadNER(SpanLabeller):
     def writes_in_c(self, docs: List[Doc]) -> bool:
         """As SpanLabeller's, and no doc has preset entities (they are kept)."""
         return super().writes_in_c(docs) and not has_entities(docs).any()
+
+    @property
+    def scores_key(self) -> str:
+        return self.cfg["scores_key"]
 
     def preset_docs(self, docs: List[Doc], batch: Dict[str, Any]) -> Iterable[int]:
         """The docs with preset entities (token.ent_iob set on some token)."""

@@ -193,13 +193,16 @@ class LookaheadTagger(SequencePipe):
         alternatives reads its tags' probabilities from the same lattices.
         Both predict() and the threaded pipe() come through here; a batch
         decoded at once gives TagPredictions (arrays over the batch)."""
-        if not self.cfg["alternatives"]:
+        alternatives = self.cfg["alternatives"]
+        if not (alternatives or self.calibrated):
             return super()._predictions(docs, indexes, results)
         layout = indexes if isinstance(indexes, DocsLayout) else None
         if layout is not None:
             predictions = self._docs_predictions(docs, layout)
             own, alt, alt_probs, _ = self._alternatives(docs, None, layout)
-            return TagPredictions(predictions.labels, predictions.starts, alt, alt_probs,
+            return TagPredictions(predictions.labels, predictions.starts,
+                                  alt if alternatives else None,
+                                  alt_probs if alternatives else None,
                                   own if self.calibrated else None)
         if self.calibrated:
             predictions = [self._in_doc(Prediction(out), i, len(doc))
@@ -209,7 +212,7 @@ class LookaheadTagger(SequencePipe):
         own, alt, alt_probs, starts = self._alternatives(docs, [p.best for p in predictions])
         bounds = starts.tolist()
         return [p._replace(scores=own[a:b] if self.calibrated else None,
-                           alternatives=(alt[a:b], alt_probs[a:b]))
+                           alternatives=(alt[a:b], alt_probs[a:b]) if alternatives else None)
                 for p, a, b in zip(predictions, bounds, bounds[1:])]
 
     def _lattice_setup(self, docs: List[Doc], layout: Optional[DocsLayout] = None) -> tuple:
@@ -341,12 +344,16 @@ class LookaheadTagger(SequencePipe):
         """doc.user_data's alternatives (and tag probabilities) of a batch:
         the tag hashes looked up once for the batch, each doc's entries
         views of the batch's arrays."""
-        alt = numpy.where(predictions.alt >= 0, label_hashes[predictions.alt], 0).astype("uint64")
+        alt = None
+        if predictions.alt is not None:
+            alt = numpy.where(predictions.alt >= 0, label_hashes[predictions.alt], 0
+                              ).astype("uint64")
         bounds = predictions.starts.tolist()
         probs = predictions.probs
         for doc, a, b in zip(docs, bounds, bounds[1:]):
             user_data = doc.user_data
-            user_data[TAG_ALTERNATIVE] = alt[a:b]
-            user_data[TAG_ALTERNATIVE_PROB] = predictions.alt_probs[a:b]
+            if alt is not None:
+                user_data[TAG_ALTERNATIVE] = alt[a:b]
+                user_data[TAG_ALTERNATIVE_PROB] = predictions.alt_probs[a:b]
             if probs is not None:
                 user_data[TAG_PROBS] = probs[a:b]

@@ -2,11 +2,16 @@
 every output they write (and SAPO from each of the n best), so this runs once
 per doc at prediction time and a few numpy calls per doc cost more than the
 search of a short sentence."""
+from libc.stdint cimport int64_t
 from libcpp.vector cimport vector
 
 import numpy
 
-from ..core.marginals cimport Lattice
+from ..core.clock cimport add_since, now_ns
+from ..core.instance cimport Instance
+from ..core.marginals cimport Lattice, Transitions
+from ..core.search cimport Workspace, workspace_for
+from ..core.weights cimport Weights
 
 cdef enum:
     O = 0
@@ -64,35 +69,105 @@ def span_scores(Lattice lattice, best, kinds, types, parts, closed, bint biluo, 
     ids of B, I, L, U per span type; closed: (types, C) 0/1, the actions
     that do not continue a span of the type. For rtl the lattice's steps run
     from the last token. In C, one call per doc."""
-    spans = ids_to_spans(best, kinds, types)
-    out = numpy.zeros((len(spans),), dtype="float32")
-    if not spans:
+    cdef const int[::1] seq = numpy.ascontiguousarray(best, dtype="int32")
+    cdef const signed char[::1] kind = numpy.ascontiguousarray(kinds, dtype="int8")
+    cdef const int[::1] typ = numpy.ascontiguousarray(types, dtype="int32")
+    cdef vector[int] spans
+    if seq.shape[0]:
+        id_spans(&seq[0], seq.shape[0], &kind[0], &typ[0], kind.shape[0], &spans)
+    out = numpy.zeros((spans.size() // 3,), dtype="float32")
+    if not spans.size():
         return out
     cdef float[::1] o = out
+    cdef vector[int] lab
     cdef const int[:, ::1] pv = parts
     cdef const unsigned char[:, ::1] cv = closed
-    cdef int n = len(best), start, end, t, k, length, j = 0
+    _segment_scores(lattice, seq.shape[0], spans, 0, spans.size(), &pv[0, 0], &cv[0, 0],
+                    cv.shape[1], biluo, rtl, lab, &o[0])
+    return out
+
+
+def batch_span_scores(instances, Weights W, double temperature, Transitions transitions, labels,
+                      starts, kinds, types, parts, closed, bint biluo, bint rtl):
+    """span_scores of a batch: instance k's best output at
+    labels[starts[k]:starts[k + 1]] (label ids in document order), each
+    doc's lattice made in turn (one Lattice, chain and Workspace reused, as
+    marginals.step_alternatives), no numpy per doc. Returns every span's
+    probability, the docs' spans one after another (float32), and where each
+    doc's begin (n_docs + 1,) int64."""
+    cdef const int[::1] seq = numpy.ascontiguousarray(labels, dtype="int32")
+    cdef const int64_t[::1] sv = numpy.ascontiguousarray(starts, dtype="int64")
+    cdef const signed char[::1] kind = numpy.ascontiguousarray(kinds, dtype="int8")
+    cdef const int[::1] typ = numpy.ascontiguousarray(types, dtype="int32")
+    if not temperature > 0.0:
+        raise ValueError(f"temperature must be > 0, got {temperature!r}")
+    if sv.shape[0] != len(instances) + 1 or sv[sv.shape[0] - 1] != seq.shape[0]:
+        raise ValueError(f"starts ({sv.shape[0]}) must bound {len(instances)} outputs over "
+                         f"{seq.shape[0]} labels")
+    cdef const int[:, ::1] pv = parts
+    cdef const unsigned char[:, ::1] cv = closed
+    cdef vector[int] spans
+    span_starts_np = numpy.zeros((len(instances) + 1,), dtype="int64")
+    cdef int64_t[::1] span_starts = span_starts_np
+    cdef int k
+    for k in range(len(instances)):  # every doc's spans first: the output's size
+        if sv[k + 1] > sv[k]:
+            id_spans(&seq[sv[k]], <int>(sv[k + 1] - sv[k]), &kind[0], &typ[0], kind.shape[0],
+                     &spans)
+        span_starts[k + 1] = spans.size() // 3
+    out = numpy.zeros((spans.size() // 3,), dtype="float32")
+    cdef float[::1] o = out
+    cdef Lattice lattice = Lattice.__new__(Lattice)
+    cdef Workspace ws = None
+    cdef Instance inst
     cdef vector[int] lab
+    cdef int64_t t0
+    k = 0
+    for inst in instances:
+        if span_starts[k + 1] > span_starts[k]:  # (a doc without spans needs no lattice)
+            ws = workspace_for(ws, inst.system, inst.state_size, 0)
+            lattice._reset(inst, W, temperature, True, transitions, ws)
+            transitions = lattice.trans if lattice.trans is not None else transitions
+            if lattice.T != sv[k + 1] - sv[k]:
+                raise ValueError(f"{sv[k + 1] - sv[k]} labels for a doc of {lattice.T} steps")
+            t0 = now_ns()
+            with nogil:
+                _segment_scores(lattice, lattice.T, spans, <size_t>span_starts[k] * 3,
+                                <size_t>span_starts[k + 1] * 3, &pv[0, 0], &cv[0, 0],
+                                cv.shape[1], biluo, rtl, lab, &o[span_starts[k]])
+            add_since(t0)
+        k += 1
+    return out, span_starts_np
+
+
+cdef void _segment_scores(Lattice lattice, int n, const vector[int]& spans, size_t first,
+                          size_t last, const int* pv, const unsigned char* cv, Py_ssize_t C,
+                          bint biluo, bint rtl, vector[int]& lab, float* out) noexcept nogil:
+    """span_scores' probabilities of the (start, end, type) triples at
+    spans[first:last] (the spans of one doc of n steps), into out. pv:
+    `parts` (types, 4); cv: `closed` (types, C)."""
+    cdef int start, end, t, k, length, j = 0
+    cdef size_t x
     cdef const unsigned char* ends_it
-    for start, end, t in spans:
+    for x in range(first, last, 3):
+        start, end, t = spans[x], spans[x + 1], spans[x + 2]
         ends_it = NULL
         if not biluo:
-            ends_it = &cv[t, 0]
+            ends_it = &cv[t * C]
         length = end - start
         lab.resize(length)
         if biluo and length == 1:
-            lab[0] = pv[t, 3]
+            lab[0] = pv[t * 4 + 3]
         else:
-            lab[0] = pv[t, 0]
+            lab[0] = pv[t * 4]
             for k in range(1, length):
-                lab[k] = pv[t, 1]
+                lab[k] = pv[t * 4 + 1]
             if biluo:
-                lab[length - 1] = pv[t, 2]
+                lab[length - 1] = pv[t * 4 + 2]
         if rtl:  # steps run from the last token: the token after the span comes before it
             for k in range(length // 2):
                 lab[k], lab[length - 1 - k] = lab[length - 1 - k], lab[k]
-            o[j] = lattice.segment(n - end, lab.data(), length, ends_it, NULL)
+            out[j] = lattice.segment(n - end, lab.data(), length, ends_it, NULL)
         else:
-            o[j] = lattice.segment(start, lab.data(), length, NULL, ends_it)
+            out[j] = lattice.segment(start, lab.data(), length, NULL, ends_it)
         j += 1
-    return out
