@@ -11,6 +11,7 @@ from spacy.tokens import Doc
 from conftest import reload_pipeline
 from ewt import ewt_examples
 from span_data import conll2000, jnlpba, train, words_only
+from spacy_lookahead.systems.span_ids import ids_to_spans
 from blocks import blocks
 
 SAPO = {"learner": "sapo", "n": 5, "learning_rate": 0.1, "l2": 1.0}
@@ -322,3 +323,54 @@ def test_exact_search_is_refused_above_its_label_limit(monkeypatch):
     monkeypatch.setattr(settings, "MAX_LABELS_LATTICE", 12)
     assert pipe.uses_marginals and pipe._fits_temperature()
     assert search.TopN().exact_topn(pipe.system, pipe.name)
+
+
+def test_sapo_with_marginals_writes_each_docs_own_lattice_figures(ner_to_calibrate, shared_data):
+    """SAPO's best with its parts' probabilities decoded per batch
+    (span_ids.best_parts, a chunk per thread): each doc's entities are the
+    Viterbi best of its own lattice and their scores that lattice's span
+    probabilities (span_scores), bit for bit, on one thread and on two,
+    whitespace and empty docs included; a tagger's tag probabilities
+    likewise (its lattice's step marginals, 1 on whitespace)."""
+    from spacy_lookahead.core.marginals import Lattice, Transitions
+    from spacy_lookahead.systems.span_ids import span_scores
+    nlp = ner_to_calibrate
+    ner = nlp.get_pipe("lookahead_ner")
+    texts = [[t.text for t in eg.reference] for eg in jnlpba(shared_data, nlp.vocab, "test", 90)]
+    texts[3:3] = [["IL-2", " ", "binds", "\n"], [], [" "]]
+    kinds, types, parts, closed, biluo = ner.span_parts()
+    W, tau = ner.averaged_weights, ner.temperature
+    for threads in (1, 2):
+        ner.cfg["n_threads"] = threads
+        docs = list(nlp.pipe((Doc(nlp.vocab, words=w) for w in texts), batch_size=32))
+        assert sum(len(d.ents) for d in docs) > 10
+        for doc, words in zip(docs, texts):
+            plain = Doc(nlp.vocab, words=words)
+            inputs, indexes = ner.inputs_and_indexes([plain])
+            [inst] = ner.instances([plain], None, indexes, inputs)
+            lattice = Lattice(inst, W, tau, True, Transitions(ner.system, W, tau))
+            path, _ = lattice.best()
+            best = inst.output(path)
+            want = span_scores(lattice, best, kinds, types, parts, closed, biluo, True)
+            group = doc.spans["ents"]
+            assert group.attrs["scores"].tobytes() == want.tobytes()
+            content = [i for i, t in enumerate(doc) if not t.is_space]
+            spans = [(content[s], content[e - 1] + 1) for s, e, _ in ids_to_spans(best, kinds, types)]
+            assert [(e.start, e.end) for e in doc.ents] == spans
+    ner.cfg["n_threads"] = 1
+    tagger = spacy.blank("en")
+    tagger.add_pipe("lookahead_tagger", config=blocks("lookahead_tagger", {**SAPO, "direction": "rtl"}))
+    train(tagger, ewt_examples(tagger.vocab, "train", 300), 1)
+    pipe = tagger.get_pipe("lookahead_tagger")
+    words = [[t.text for t in eg.reference] for eg in ewt_examples(tagger.vocab, "dev", 40)]
+    words[1:1] = [["Two", " ", "spaces"], []]
+    for doc, w in zip(tagger.pipe((Doc(tagger.vocab, words=x) for x in words), batch_size=8), words):
+        plain = Doc(tagger.vocab, words=w)
+        inputs, indexes = pipe.inputs_and_indexes([plain])
+        [inst] = pipe.instances([plain], None, indexes, inputs)
+        lattice = Lattice(inst, pipe.averaged_weights, pipe.temperature)
+        path, _ = lattice.best()
+        probs = lattice.step_probabilities(path)[::-1].tolist()  # rtl: document order
+        assert [t._.tag_prob for t in doc if not t.is_space] == probs
+        assert all(t._.tag_prob == 1.0 for t in doc if t.is_space)
+        assert [t.tag_ for t in doc if not t.is_space] == [pipe.labels[a] for a in path[::-1]]

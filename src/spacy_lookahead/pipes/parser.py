@@ -32,7 +32,8 @@ from .learners import Learner
 from .search import Beam, Search
 from .sequence import PERCEPTRON_MAX_TEMPERATURE
 from .settings import MAX_TEMPERATURE, SEARCH_DEFAULTS, ParserFeatures, config_error
-from .spaces import SPACE_DEP, any_spaced, compact_heads, expand_tree, without_whitespace
+from .spaces import (SPACE_DEP, any_spaced, compact_heads, content_positions, expand_tree,
+                     over_doc_tokens, without_whitespace)
 from .tagger import TAG_ALTERNATIVE, TAG_ALTERNATIVE_PROB, TAG_PROBS
 from . import noun_chunks
 from .prediction import Trees, nbest_prediction
@@ -552,13 +553,8 @@ class ArcStandardParser(TransitionPipe):
         if layout.output.keep:
             head_probs = self._kept_head_probs(layout)
             if any_spaced(layout.indexes):  # whitespace: 1 (every parse attaches it alike)
-                content = numpy.concatenate(
-                    [start + (numpy.arange(len(doc)) if index is None else index)
-                     for start, index, doc in zip(starts.tolist(), layout.indexes, docs)]
-                    or [numpy.zeros((0,), dtype="int64")])
-                full = numpy.ones((int(starts[-1]),), dtype="float64")
-                full[content] = head_probs
-                head_probs = full
+                content, _ = content_positions(docs, layout.indexes)
+                head_probs = over_doc_tokens(head_probs, content, int(starts[-1]), 1.0)
         return Trees(heads, labels, alts, starts, head_probs)
 
     def _kept_head_probs(self, layout: DocsLayout) -> numpy.ndarray:

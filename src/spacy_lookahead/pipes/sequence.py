@@ -2,7 +2,7 @@
 system built from the config, its inputs per doc, and the gold labels; the
 search and the learner are the shared ones of `TransitionPipe`."""
 from collections import Counter, defaultdict
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 import numpy
 from spacy.tokens import Doc
@@ -19,8 +19,9 @@ from ..systems.tagging import TaggingSystem
 from ..systems.templates import TemplateError, expand, uses_lexicon
 from . import settings
 from .settings import PROBABILITY_SETTINGS, SEARCH_DEFAULTS, config_error
-from .spaces import any_spaced, without_whitespace
-from .prediction import Predictions
+from ..systems.span_ids import best_parts
+from .spaces import any_spaced, content_positions, over_doc_tokens, without_whitespace
+from .prediction import Predictions, TagPredictions
 from .transition import DocsLayout, Prediction, TransitionPipe
 
 # The shared settings of the sequence components (see settings.py), as
@@ -46,6 +47,27 @@ PERCEPTRON_MAX_TEMPERATURE = 1000.0
 # words have none, in training as at prediction, as unseen words.
 CLASS_MIN_COUNT = 3
 CLASS_MIN_SHARE = 0.05
+
+
+class PartsLayout(NamedTuple):
+    """Where SAPO's best outputs with their parts' probabilities (decoded by
+    span_ids.best_parts, a chunk of the batch per thread) put each doc: the
+    docs' content positions."""
+    indexes: List[Optional[numpy.ndarray]]
+
+
+def join_chunks(chunks: list) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+    """best_parts' (labels, starts, parts, part starts) of a batch's chunks,
+    in order, as one."""
+    if len(chunks) == 1:
+        return tuple(chunks[0])
+    out = []
+    for values, bounds in ((0, 1), (2, 3)):
+        out.append(numpy.concatenate([c[values] for c in chunks]))
+        offsets = numpy.cumsum([0] + [len(c[values]) for c in chunks[:-1]])
+        out.append(numpy.concatenate([c[bounds][:-1] + o for c, o in zip(chunks, offsets)]
+                                     + [numpy.asarray([len(out[-1])], dtype="int64")]))
+    return out[0], out[1], out[2], out[3]
 
 
 class SequencePipe(TransitionPipe):
@@ -210,7 +232,7 @@ class SequencePipe(TransitionPipe):
         the best output and the exact probabilities of its parts."""
         indexes, run, instances, args = super()._decoding(docs)
         if self.learner.probabilistic and self.uses_marginals:  # (never a DocsLayout)
-            return indexes, self._best_and_marginals, instances, (self.averaged_weights,)
+            return PartsLayout(indexes), self._best_parts, instances, (self.averaged_weights,)
         return indexes, run, instances, args
 
     @property
@@ -229,22 +251,32 @@ class SequencePipe(TransitionPipe):
     def _docs_predictions(self, docs: List[Doc], layout: DocsLayout) -> Predictions:
         """The labels of a batch decoded at once (the shared DocsOutput) over
         the docs' tokens: the docs with whitespace expanded one by one."""
-        labels = layout.output.labels
-        starts = layout.starts
-        if any_spaced(layout.indexes):
+        return Predictions(*self._expanded_labels(docs, layout.output.labels, layout.starts,
+                                                  layout.indexes))
+
+    def _expanded_labels(self, docs: List[Doc], labels: numpy.ndarray, starts: numpy.ndarray,
+                         indexes: List[Optional[numpy.ndarray]]
+                         ) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """A batch's labels over its content tokens (doc k's at
+        starts[k]:starts[k + 1]) over all its tokens, and where each doc's
+        begin: the docs with whitespace expanded one by one."""
+        if any_spaced(indexes):
             labels = numpy.concatenate(
                 [labels[starts[k]:starts[k + 1]] if index is None
                  else self.expand(labels[starts[k]:starts[k + 1]], index, len(doc))
-                 for k, (index, doc) in enumerate(zip(layout.indexes, docs))]
+                 for k, (index, doc) in enumerate(zip(indexes, docs))]
                 or [labels[:0]]).astype("int32", copy=False)
             starts = numpy.zeros((len(docs) + 1,), dtype="int64")
             numpy.cumsum([len(doc) for doc in docs], out=starts[1:])
-        return Predictions(labels, starts)
+        return labels, starts
 
     def _predictions(self, docs: List[Doc], indexes: Any, results: list) -> List[Prediction]:
         """As TransitionPipe's; a calibrated perceptron (`calibrated`) also
         gives the probabilities of its output's parts; a batch decoded at
-        once (`_decoding`), its Predictions."""
+        once (`_decoding`), its Predictions; SAPO's best with the
+        probabilities of its parts (PartsLayout), theirs."""
+        if isinstance(indexes, PartsLayout):
+            return self._parts_predictions(docs, indexes.indexes, results)
         if not self.calibrated:
             return super()._predictions(docs, indexes, results)
         if isinstance(indexes, DocsLayout):  # the lattices over the decoded batch
@@ -304,18 +336,35 @@ class SequencePipe(TransitionPipe):
         return how == "marginals" or (how == "auto" and not self.cfg[self.history_setting]
                                       and self.lattice_fits())
 
-    def _best_and_marginals(self, instances: Iterable, W: Weights) -> list:
-        """Per instance: ([best output], [its score], exact_scores of it), all
-        from one lattice (core/marginals.pyx): the best by Viterbi over its
-        rows, its parts' probabilities from its forward and backward sums."""
+    def _best_parts(self, instances: Iterable, W: Weights) -> list:
+        """SAPO's decoder with marginal probabilities, for a chunk of a
+        batch (one item: span_ids.best_parts' arrays): each instance's best
+        by Viterbi over its lattice (core/marginals.pyx), its parts'
+        probabilities from the lattice's forward and backward sums."""
         instances = list(instances)
-        out = []
-        for inst, (actions, score, scores) in zip(
-                instances, self._exact_parts(instances, W, self.temperature)):
-            if actions is None:  # no valid output: the decoder's error
-                decoding.nbest([inst], W, 1)
-            out.append(([inst.output(actions)], (score,), scores))
-        return out
+        tau, system = self.temperature, self.system
+        transitions = Transitions(system, W, tau) if system.homogeneous else None
+        *found, stuck = best_parts(instances, W, tau, transitions,
+                                   self.cfg["direction"] == "rtl", self.span_parts())
+        if stuck >= 0:  # no valid output: the decoder's error
+            decoding.nbest([instances[stuck]], W, 1)
+        return [found]
+
+    def span_parts(self) -> Optional[tuple]:
+        """What span_ids.best_parts and span_scores need to score spans
+        (kinds, types, parts, closed, biluo); None: the parts are labels."""
+        return None
+
+    def _parts_predictions(self, docs: List[Doc], indexes: List[Optional[numpy.ndarray]],
+                           chunks: list) -> Predictions:
+        """The Predictions of a batch from _best_parts' chunks: the labels
+        over the docs' tokens, each label's probability (1 on whitespace)."""
+        labels, starts, parts, part_starts = join_chunks(chunks)
+        labels, doc_starts = self._expanded_labels(docs, labels, starts, indexes)
+        if any_spaced(indexes):
+            parts = over_doc_tokens(parts, content_positions(docs, indexes)[0],
+                                    int(doc_starts[-1]), 1.0)
+        return TagPredictions(labels, doc_starts, None, None, parts)
 
     def _exact_parts(self, instances: list, W: Weights, tau: float) -> list:
         """Per instance (core/marginals.best_with_probabilities): (its best

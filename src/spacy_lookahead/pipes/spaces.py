@@ -9,7 +9,7 @@ The mapping is per doc and vectorised: no Python per token.
 """
 from itertools import repeat
 from operator import is_
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy
 from spacy.attrs import IS_SPACE
@@ -36,6 +36,28 @@ def any_spaced(indexes: Sequence[Optional[numpy.ndarray]]) -> bool:
     positions are not None): a C loop over the batch (list.count(None)
     would compare the arrays)."""
     return not all(map(is_, indexes, repeat(None)))
+
+
+def content_positions(docs: Sequence[Doc], indexes: Sequence[Optional[numpy.ndarray]]
+                      ) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """A batch's content tokens as positions over its docs' tokens one after
+    another (doc k's at starts[k]:starts[k + 1]; a doc's content positions
+    in `indexes`, None: all its tokens), and those starts."""
+    starts = numpy.zeros((len(docs) + 1,), dtype="int64")
+    numpy.cumsum([len(doc) for doc in docs], out=starts[1:])
+    positions = numpy.concatenate([start + (numpy.arange(len(doc)) if index is None else index)
+                                   for start, index, doc in zip(starts.tolist(), indexes, docs)]
+                                  or [numpy.zeros((0,), dtype="int64")])
+    return positions, starts
+
+
+def over_doc_tokens(values: numpy.ndarray, positions: numpy.ndarray, n: int,
+                    fill: Any) -> numpy.ndarray:
+    """Values of a batch's content tokens (content_positions' order) over
+    all its n tokens, `fill` on the whitespace."""
+    out = numpy.full((n,), fill, dtype=values.dtype)
+    out[positions] = values
+    return out
 
 
 def compact_substrings(offsets: numpy.ndarray, hashes: numpy.ndarray,

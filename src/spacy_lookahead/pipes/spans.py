@@ -19,7 +19,7 @@ from ..systems.span_ids import batch_span_scores, span_scores
 from ..systems.schemes import (ALIASES, SCHEMES, action_arrays, ids_to_spans, label_constraints,
                                 scheme_actions, span_probabilities, spans_to_ids)
 from .base import any_per_doc
-from .sequence import SEQUENCE_DEFAULTS, SequencePipe
+from .sequence import SEQUENCE_DEFAULTS, SequencePipe, join_chunks
 from .learners import Learner, MarginPerceptron
 from .search import Search
 from .settings import Direction, Probabilities, Scheme, config_error
@@ -176,29 +176,36 @@ class SpanLabeller(SequencePipe):
         if not (self.calibrated and isinstance(indexes, DocsLayout)):
             return super()._predictions(docs, indexes, results)
         predictions = self._docs_predictions(docs, indexes)
-        kinds, types = self._kinds_types()
-        parts, closed = self._span_parts()
         W, tau, system = self.averaged_weights, self.temperature, self.system
         scores, span_starts = batch_span_scores(
             system.docs_instances(indexes.held), W, tau,
             Transitions(system, W, tau) if system.homogeneous else None,
-            indexes.output.labels, indexes.starts, kinds, types,
-            numpy.asarray(parts, dtype="int32").reshape((-1, 4)),
-            numpy.asarray(closed, dtype="uint8").reshape((len(parts), -1)),
-            self.cfg["scheme"] == "biluo", self.cfg["direction"] == "rtl")
+            indexes.output.labels, indexes.starts, *self.span_parts(),
+            self.cfg["direction"] == "rtl")
         return SpanPredictions(predictions.labels, predictions.starts, scores, span_starts)
 
     def exact_scorer(self) -> Callable[[Lattice, numpy.ndarray], numpy.ndarray]:
         """Each span's probability: that its tokens take exactly its labels
         (B-X I-X ..., or B-X ... L-X / U-X) and, in IOB2, that the next token
         does not continue it (systems/span_ids.span_scores, in C)."""
+        kinds, types, parts, closed, biluo = self.span_parts()
+        rtl = self.cfg["direction"] == "rtl"
+        return lambda lattice, best: span_scores(lattice, best, kinds, types, parts, closed, biluo, rtl)
+
+    def span_parts(self) -> tuple:
         kinds, types = self._kinds_types()
         parts, closed = self._span_parts()
         parts = numpy.asarray(parts, dtype="int32").reshape((-1, 4))
         closed = numpy.asarray(closed, dtype="uint8").reshape((len(parts), -1))
-        biluo = self.cfg["scheme"] == "biluo"
-        rtl = self.cfg["direction"] == "rtl"
-        return lambda lattice, best: span_scores(lattice, best, kinds, types, parts, closed, biluo, rtl)
+        return kinds, types, parts, closed, self.cfg["scheme"] == "biluo"
+
+    def _parts_predictions(self, docs: List[Doc], indexes: List[Optional[numpy.ndarray]],
+                           chunks: list) -> SpanPredictions:
+        """The Predictions of a batch from _best_parts' chunks: the labels
+        over the docs' tokens, each span's probability."""
+        labels, starts, scores, span_starts = join_chunks(chunks)
+        labels, doc_starts = self._expanded_labels(docs, labels, starts, indexes)
+        return SpanPredictions(labels, doc_starts, scores, span_starts)
 
     def part_truth(self, best: numpy.ndarray, gold: numpy.ndarray) -> Optional[numpy.ndarray]:
         """Each span: is it a gold span (same tokens, same label)."""

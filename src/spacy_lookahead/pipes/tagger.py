@@ -16,7 +16,7 @@ from . import settings
 from .learners import Learner
 from .search import Search
 from .settings import Direction, Probabilities, Target, config_error
-from .spaces import SPACE_POS, SPACE_TAG, any_spaced
+from .spaces import SPACE_POS, SPACE_TAG, any_spaced, content_positions, over_doc_tokens
 from .prediction import Predictions, TagPredictions
 from .transition import DocsLayout, Prediction, token_probability
 
@@ -211,7 +211,7 @@ class LookaheadTagger(SequencePipe):
             predictions = super()._predictions(docs, indexes, results)
         own, alt, alt_probs, starts = self._alternatives(docs, [p.best for p in predictions])
         bounds = starts.tolist()
-        return [p._replace(scores=own[a:b] if self.calibrated else None,
+        return [p._replace(scores=own[a:b] if self.calibrated else p.scores,
                            alternatives=(alt[a:b], alt_probs[a:b]) if alternatives else None)
                 for p, a, b in zip(predictions, bounds, bounds[1:])]
 
@@ -255,17 +255,10 @@ class LookaheadTagger(SequencePipe):
                                                 rtl)
         if not any_spaced(indexes):
             return own, alt, alt_probs, starts
-        doc_starts = numpy.zeros((len(docs) + 1,), dtype="int64")
-        numpy.cumsum([len(doc) for doc in docs], out=doc_starts[1:])
-        content = numpy.concatenate([start + (numpy.arange(len(doc)) if index is None else index)
-                                     for start, index, doc in zip(doc_starts, indexes, docs)]
-                                    or [numpy.zeros((0,), dtype="int64")])
+        content, doc_starts = content_positions(docs, indexes)
         n = int(doc_starts[-1])
-        full_own, full_alt, full_alt_probs = (numpy.ones((n,), dtype="float64"),
-                                              numpy.full((n,), -1, dtype="int32"),
-                                              numpy.zeros((n,), dtype="float64"))
-        full_own[content], full_alt[content], full_alt_probs[content] = own, alt, alt_probs
-        return full_own, full_alt, full_alt_probs, doc_starts
+        return (over_doc_tokens(own, content, n, 1.0), over_doc_tokens(alt, content, n, -1),
+                over_doc_tokens(alt_probs, content, n, 0.0), doc_starts)
 
     def second_best(self, docs: List[Doc], best: List[numpy.ndarray],
                     layout: Optional[DocsLayout] = None

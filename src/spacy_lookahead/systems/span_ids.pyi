@@ -3,8 +3,11 @@ from spacy_lookahead.core.marginals import Lattice
 from spacy_lookahead.core.marginals import Transitions
 from spacy_lookahead.core.weights import Weights
 from typing import Any
+import spacy_lookahead.core.marginals as _marginals
 
 def batch_span_scores(instances, W: Weights, temperature: float, transitions: Transitions, labels, starts, kinds, types, parts, closed, biluo: bool, rtl: bool) -> Any:
+    ...
+def best_parts(instances, W: Weights, temperature: float, transitions: Transitions, reverse: bool, spans=...) -> Any:
     ...
 def ids_to_spans(ids, kinds, types) -> Any:
     ...

@@ -2,11 +2,13 @@
 every output they write (and SAPO from each of the n best), so this runs once
 per doc at prediction time and a few numpy calls per doc cost more than the
 search of a short sentence."""
+from libc.math cimport INFINITY
 from libc.stdint cimport int64_t
 from libcpp.vector cimport vector
 
 import numpy
 
+from ..core import marginals as _marginals
 from ..core.clock cimport add_since, now_ns
 from ..core.instance cimport Instance
 from ..core.marginals cimport Lattice, Transitions
@@ -171,3 +173,96 @@ cdef void _segment_scores(Lattice lattice, int n, const vector[int]& spans, size
         else:
             out[j] = lattice.segment(start, lab.data(), length, NULL, ends_it)
         j += 1
+
+
+def best_parts(instances, Weights W, double temperature, Transitions transitions, bint reverse,
+               spans=None):
+    """For each instance in turn (e.g. a chunk of a batch): its best
+    derivation by Viterbi over its lattice (Lattice.best, as
+    marginals.best_with_probabilities finds it), as labels in document
+    order (reverse: the steps run from the last token), and the
+    probabilities of its parts from the same lattice: each label's (spans
+    None: the step's marginal, float64) or each span's (spans = (kinds,
+    types, parts, closed, biluo): span_scores' figures, float32). One
+    lattice, chain and Workspace reused, no numpy per doc. Returns (labels
+    (N,) int32, where each instance's begin (n + 1,) int64, the parts'
+    probabilities, where each instance's begin (n + 1,) int64, the index of
+    the first instance with no valid derivation or -1); from that instance
+    on, nothing is decoded."""
+    cdef bint pruned = _marginals.PRUNED_VITERBI
+    cdef double min_theta = _marginals.MIN_THETA
+    cdef bint by_span = spans is not None
+    cdef const signed char[::1] kind
+    cdef const int[::1] typ
+    cdef const int[:, ::1] pv
+    cdef const unsigned char[:, ::1] cv
+    cdef bint biluo = False
+    if by_span:
+        kinds, types, parts, closed, biluo = spans
+        kind = numpy.ascontiguousarray(kinds, dtype="int8")
+        typ = numpy.ascontiguousarray(types, dtype="int32")
+        pv = numpy.ascontiguousarray(parts, dtype="int32")
+        cv = numpy.ascontiguousarray(closed, dtype="uint8")
+    if not temperature > 0.0:
+        raise ValueError(f"temperature must be > 0, got {temperature!r}")
+    cdef vector[int] labels, found, lab
+    cdef vector[double] probs
+    cdef vector[float] scores
+    cdef vector[int64_t] label_starts, part_starts
+    cdef Lattice lattice = Lattice.__new__(Lattice)
+    cdef Workspace ws = None
+    cdef Instance inst
+    cdef int stuck = -1, k = 0, T, t
+    cdef size_t at, first
+    cdef int64_t t0
+    label_starts.push_back(0)
+    part_starts.push_back(0)
+    for inst in instances:
+        ws = workspace_for(ws, inst.system, inst.state_size, 0)
+        lattice._reset(inst, W, temperature, True, transitions, ws)
+        transitions = lattice.trans if lattice.trans is not None else transitions
+        T = lattice.T
+        if T and lattice.log_z == -INFINITY:
+            stuck = k
+            break
+        at = labels.size()
+        labels.resize(at + T)
+        if not by_span:
+            probs.resize(at + T)
+        first = found.size()
+        t0 = now_ns()
+        with nogil:
+            if T:
+                lattice._best(&labels[at], pruned, min_theta)
+                if not by_span:
+                    lattice._step_probabilities(&labels[at], &probs[at])
+                if reverse:  # document order
+                    for t in range(T // 2):
+                        labels[at + t], labels[at + T - 1 - t] = labels[at + T - 1 - t], labels[at + t]
+                        if not by_span:
+                            probs[at + t], probs[at + T - 1 - t] = probs[at + T - 1 - t], probs[at + t]
+                if by_span:
+                    id_spans(&labels[at], T, &kind[0], &typ[0], kind.shape[0], &found)
+                    scores.resize(found.size() // 3)
+                    if found.size() > first:
+                        _segment_scores(lattice, T, found, first, found.size(), &pv[0, 0],
+                                        &cv[0, 0], cv.shape[1], biluo, reverse, lab,
+                                        &scores[first // 3])
+        add_since(t0)
+        label_starts.push_back(labels.size())
+        part_starts.push_back(found.size() // 3 if by_span else probs.size())
+        k += 1
+    labels_np = numpy.zeros((labels.size(),), dtype="int32")
+    if labels.size():
+        labels_np[:] = <int[:labels.size()]>labels.data()
+    if by_span:
+        parts_np = numpy.zeros((scores.size(),), dtype="float32")
+        if scores.size():
+            parts_np[:] = <float[:scores.size()]>scores.data()
+    else:
+        parts_np = numpy.zeros((probs.size(),), dtype="float64")
+        if probs.size():
+            parts_np[:] = <double[:probs.size()]>probs.data()
+    return (labels_np, numpy.asarray(<int64_t[:label_starts.size()]>label_starts.data()).copy(),
+            parts_np, numpy.asarray(<int64_t[:part_starts.size()]>part_starts.data()).copy(),
+            stuck)
