@@ -449,6 +449,21 @@ def test_sapo_fits_the_temperature_of_its_head_probabilities_on_dev_and_keeps_it
     docs = [words_only(nlp.vocab, eg.reference, tags=True) for eg in dev[:20]]
     for a, b in zip(nlp.pipe(docs), loaded.pipe(d.copy() for d in docs)):
         assert [t._.head_prob for t in a] == [t._.head_prob for t in b]
+    # a batch decoded at once keeps each beam's n best (DocsOutput's keep):
+    # the docs decoded one by one get the same, bit for bit, and each
+    # head_prob is the softmax mass (at tau) of the n best that agree
+    batch = list(nlp.pipe((d.copy() for d in docs), batch_size=8))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(TransitionPipe, "_decodes_docs", lambda self, run, args: False)
+        one_by_one = list(nlp.pipe((d.copy() for d in docs), batch_size=8))
+    assert arcs(batch) == arcs(one_by_one)
+    assert [[t._.head_prob for t in d] for d in batch] == \
+        [[t._.head_prob for t in d] for d in one_by_one]
+    for doc, (trees, found) in zip(batch, parser.nbest_scores([d.copy() for d in docs], 5)):
+        agree = numpy.asarray([(tree[0] == trees[0][0]) & (tree[1] == trees[0][1])
+                               for tree in trees])
+        e = numpy.exp((found - found.max()) / tau)
+        assert numpy.allclose([t._.head_prob for t in doc], e / e.sum() @ agree)
     fixed = train_parser({"learner": "sapo", "search": "beam", "temperature": 2.0},
                          n_train=100, epochs=1)
     fixed.evaluate(dev[:40])

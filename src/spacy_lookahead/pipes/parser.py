@@ -519,9 +519,11 @@ class ArcStandardParser(TransitionPipe):
                                 self.search.exact_topn(self.system, self.name))
 
     def _decodes_docs(self, run: Callable, args: tuple) -> bool:
-        """As TransitionPipe's; calibrated, too: the beam's n best are kept
-        per batch (decode_docs with DocsOutput's keep), as nbest() gives them."""
-        return super()._decodes_docs(run, args) or (self.calibrated and run is decoding.nbest)
+        """As TransitionPipe's; calibrated or SAPO, too: the beam's n best
+        are kept per batch (decode_docs with DocsOutput's keep), as nbest()
+        gives them (the parser's n best are a beam's, never A*'s)."""
+        return super()._decodes_docs(run, args) or (
+            (self.calibrated or self.learner.probabilistic) and run is decoding.nbest)
 
     def _docs_decode_args(self, run: Callable, args: tuple) -> Tuple[Weights, int, int, int]:
         if run is decoding.nbest:  # (W, n, beam width, exact): the beam's n best
