@@ -452,13 +452,7 @@ def test_sapo_fits_the_temperature_of_its_head_probabilities_on_dev_and_keeps_it
     # a batch decoded at once keeps each beam's n best (DocsOutput's keep):
     # the docs decoded one by one get the same, bit for bit, and each
     # head_prob is the softmax mass (at tau) of the n best that agree
-    batch = list(nlp.pipe((d.copy() for d in docs), batch_size=8))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(TransitionPipe, "_decodes_docs", lambda self, run, args: False)
-        one_by_one = list(nlp.pipe((d.copy() for d in docs), batch_size=8))
-    assert arcs(batch) == arcs(one_by_one)
-    assert [[t._.head_prob for t in d] for d in batch] == \
-        [[t._.head_prob for t in d] for d in one_by_one]
+    batch = parsed_alike_in_batch_and_one_by_one(nlp, docs, 8)
     for doc, (trees, found) in zip(batch, parser.nbest_scores([d.copy() for d in docs], 5)):
         agree = numpy.asarray([(tree[0] == trees[0][0]) & (tree[1] == trees[0][1])
                                for tree in trees])
@@ -541,6 +535,19 @@ def arcs(docs):
     return [[(t.head.i, t.dep_, t.is_sent_start) for t in d] for d in docs]
 
 
+def parsed_alike_in_batch_and_one_by_one(nlp, docs, batch_size):
+    """Copies of the docs parsed with the batch decoded at once: the same
+    arcs and head probabilities, bit for bit, as the docs decoded one by one."""
+    batch = list(nlp.pipe((d.copy() for d in docs), batch_size=batch_size))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(TransitionPipe, "_decodes_docs", lambda self, run, args: False)
+        one_by_one = list(nlp.pipe((d.copy() for d in docs), batch_size=batch_size))
+    assert arcs(batch) == arcs(one_by_one)
+    assert [[t._.head_prob for t in d] for d in batch] == \
+        [[t._.head_prob for t in d] for d in one_by_one]
+    return batch
+
+
 def test_a_calibrated_beam_perceptron_writes_head_probabilities(beam_nlp, tmp_path):
     """A beam perceptron (ViolationFixing, width 4) writes no head
     probabilities, and keeps no n best, until fit_temperature fits tau on
@@ -580,13 +587,7 @@ def test_a_calibrated_beam_perceptron_writes_head_probabilities(beam_nlp, tmp_pa
         (["The", " ", "dog", "barks", "\n"], ["DT", "_SP", "NN", "VBZ", "_SP"]), ([], []),
         ([" "], ["_SP"]), (["Dogs"], ["NNS"])]]
     mixed = [*spaced, *held[:40]]
-    batch = list(nlp.pipe((d.copy() for d in mixed), batch_size=16))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(TransitionPipe, "_decodes_docs", lambda self, run, args: False)
-        one_by_one = list(nlp.pipe((d.copy() for d in mixed), batch_size=16))
-    assert arcs(batch) == arcs(one_by_one)
-    assert [[t._.head_prob for t in d] for d in batch] == \
-        [[t._.head_prob for t in d] for d in one_by_one]
+    batch = parsed_alike_in_batch_and_one_by_one(nlp, mixed, 16)
     assert [t._.head_prob for t in batch[0]][1::3] == [1.0, 1.0]  # the whitespace
     assert batch[1].user_data.get("head_probs") is None
     parser.cfg["n_threads"] = 2  # the pipelined batches: the same
