@@ -911,6 +911,16 @@ def random_parse_batch(system, rng, lengths):
     return inputs, golds, batch
 
 
+def averaged_after(system, inputs, golds, epochs):
+    """The averaged weights of `epochs` margin-perceptron passes over a
+    random_parse_batch's docs."""
+    W = Weights()
+    for _ in range(epochs):
+        learners.margin_perceptron(system.instances([x["atoms"] for x in inputs], golds), W, 1,
+                                   1.0)
+    return W.average()
+
+
 @pytest.mark.parametrize("how", ["greedy", "lookahead-1", "lookahead-2", "beam-4"])
 @pytest.mark.parametrize("variant", [False, True, "joint"])
 def test_decode_docs_is_decode_of_each_instance(how, variant):
@@ -928,11 +938,7 @@ def test_decode_docs_is_decode_of_each_instance(how, variant):
     lengths = [rng.choice([0, 1, 2, 3, 5, 8, 12, 20]) for _ in range(60)] + [70, 0, 130]
     rng.shuffle(lengths)
     inputs, golds, batch = random_parse_batch(system, rng, lengths)
-    W = Weights()
-    for _ in range(3):
-        learners.margin_perceptron(system.instances([x["atoms"] for x in inputs], golds), W, 1,
-                                   1.0)
-    W = W.average()
+    W = averaged_after(system, inputs, golds, 3)
     search, depth = (how.split("-")[0], int(how.split("-")[1]) if "-" in how else 0)
     width = depth if search == "beam" else 0
     expected = predict(system, inputs, W, search, 0 if width else depth, max(width, 1))
@@ -975,11 +981,7 @@ def test_decode_docs_keeps_the_n_best_of_nbest(variant):
     rng = random.Random(5 + joint)
     lengths = [rng.choice([0, 1, 2, 3, 5, 8, 12]) for _ in range(40)] + [60, 0]
     inputs, golds, batch = random_parse_batch(system, rng, lengths)
-    W = Weights()
-    for _ in range(2):
-        learners.margin_perceptron(system.instances([x["atoms"] for x in inputs], golds), W, 1,
-                                   1.0)
-    W = W.average()
+    W = averaged_after(system, inputs, golds, 2)
     n = 4
     expected = nbest(system.instances(inputs), W, n, n, False)
     docs = system.batch_docs(batch)
