@@ -13,7 +13,7 @@ time), then at each --threads count. The GIL-held share is
 speed-up S at t threads (Amdahl: S = 1 / (s + (1 - s) / t)) is
 s = (t / S - 1) / (t - 1), and 1 / s the ceiling it implies. Interleaved
 repeats, medians; the outputs at every thread count must equal one thread's
-(a digest of the written annotations)."""
+(digests of the written annotations and of their probabilities)."""
 import argparse
 import gc
 import hashlib
@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Dict, List
 
+import numpy
 
 from benchmarks import gold as G
 from benchmarks.harness import machine_info, peak_rss_mb
@@ -55,6 +56,26 @@ def digest(docs) -> str:
     return h.hexdigest()
 
 
+# where the components write probabilities (tagger.py, parser.py; the span
+# groups' attrs["scores"])
+PROBABILITY_KEYS = ("tag_probs", "tag_alternative", "tag_alternative_prob", "head_probs")
+
+
+def probabilities_digest(docs) -> str:
+    """What the components wrote with their outputs' probabilities: the
+    docs' user_data entries and the span groups' scores, bit for bit (apart
+    from `digest`, so that its figures stay comparable)."""
+    h = hashlib.sha1()
+    for doc in docs:
+        for key in PROBABILITY_KEYS:
+            value = doc.user_data.get(key)
+            h.update(key.encode() + (b"-" if value is None else numpy.asarray(value).tobytes()))
+        for key in sorted(doc.spans):
+            scores = doc.spans[key].attrs.get("scores")
+            h.update(b"-" if scores is None else numpy.asarray(scores).tobytes())
+    return h.hexdigest()
+
+
 class _NoClock:
     def start(self) -> None:
         pass
@@ -78,7 +99,8 @@ def timed(pipe, make_docs, n_threads: int, batch_size: int, clock) -> Dict[str, 
     wall = time.perf_counter() - t0
     nogil = clock.stop()
     gc.unfreeze()
-    return {"wall": wall, "nogil": nogil, "tokens": sum(len(d) for d in out), "digest": digest(out)}
+    return {"wall": wall, "nogil": nogil, "tokens": sum(len(d) for d in out), "digest": digest(out),
+            "probabilities": probabilities_digest(out)}
 
 
 def measure(model: str, data: Path, split: str, copies: int, threads: List[int], repeats: int,
@@ -105,8 +127,10 @@ def measure(model: str, data: Path, split: str, copies: int, threads: List[int],
         row = {"model": model, "component": name, "factory": factory, "task": task,
                "tokens": one[0]["tokens"], "batch_size": batch_size,
                "gil_share": round(1 - statistics.median(r["nogil"] / r["wall"] for r in one), 4),
-               "identical": all(r["digest"] == one[0]["digest"] for t in threads for r in runs[t]),
-               "digest": one[0]["digest"]}
+               "identical": all((r["digest"], r["probabilities"])
+                                == (one[0]["digest"], one[0]["probabilities"])
+                                for t in threads for r in runs[t]),
+               "digest": one[0]["digest"], "probabilities_digest": one[0]["probabilities"]}
         base = statistics.median(r["tokens"] / r["wall"] for r in one)
         for t in threads:
             tps = statistics.median(r["tokens"] / r["wall"] for r in runs[t])
@@ -125,7 +149,8 @@ def measure(model: str, data: Path, split: str, copies: int, threads: List[int],
 def print_table(rows: List[dict], threads: List[int]) -> None:
     more = [t for t in threads[1:]]
     head = ["component", "model", f"GIL share ({threads[0]} thread)"] + \
-        [f"tok/s x{t}" for t in threads] + [f"S{t} / s / 1/s" for t in more] + ["identical", "digest", "peak RSS"]
+        [f"tok/s x{t}" for t in threads] + [f"S{t} / s / 1/s" for t in more] + ["identical", "digest", "probabilities",
+                                                        "peak RSS"]
     print("| " + " | ".join(head) + " |")
     print("|" + " --- |" * len(head))
     for r in rows:
@@ -136,6 +161,7 @@ def print_table(rows: List[dict], threads: List[int]) -> None:
                   for t in more]
         cells.append("yes" if r["identical"] else "NO")
         cells.append(r["digest"][:12])
+        cells.append(r["probabilities_digest"][:12])
         cells.append(f"{r['peak_rss_mb']:,.0f} MB")
         print("| " + " | ".join(cells) + " |")
 
