@@ -61,7 +61,7 @@ class TagPredictions(Predictions):
         k %= len(self)
         a, b = self.starts[k], self.starts[k + 1]
         return Prediction(best, scores=None if self.probs is None else self.probs[a:b],
-                          alternatives=None if self.alt is None
+                          alternatives=None if self.alt is None or self.alt_probs is None
                           else (self.alt[a:b], self.alt_probs[a:b]))
 
 
