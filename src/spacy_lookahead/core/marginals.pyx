@@ -973,6 +973,7 @@ def step_alternatives(instances, derivations, starts, Weights W, double temperat
     cdef int64_t first, pos
     cdef int k = 0, t, c, a, arg
     cdef double m, top
+    cdef int64_t t0
     if not temperature > 0.0:
         raise ValueError(f"temperature must be > 0, got {temperature!r}")
     if sv.shape[0] != len(instances) + 1 or (sv.shape[0] and sv[sv.shape[0] - 1] != N):
@@ -989,6 +990,7 @@ def step_alternatives(instances, derivations, starts, Weights W, double temperat
             if not 0 <= taken[first + t] < lattice.C:
                 raise ValueError(f"action {taken[first + t]} out of range "
                                  f"(the system has {lattice.C})")
+        t0 = now_ns()
         with nogil:
             for t in range(lattice.T):
                 pos = first + (lattice.T - 1 - t if reverse else t)
@@ -1005,6 +1007,7 @@ def step_alternatives(instances, derivations, starts, Weights W, double temperat
                     if m > top:
                         arg, top = c, m
                 alt[pos], alt_probs[pos] = arg, top
+        add_since(t0)
         k += 1
     return own_np, alt_np, alt_probs_np
 
