@@ -563,20 +563,18 @@ class ArcStandardParser(TransitionPipe):
         """Each content token's head probability from the n best parses a
         batch decoded at once kept (DocsOutput.kept), computed as
         _write_extras computes it per doc: each doc's softmax of its n best
-        scores at the temperature (prediction.softmax, its rows at once),
-        and 1 less the mass of the parses that give the token another head
-        or label, summed in the parses' order."""
+        scores at the temperature (nbest_prediction's, the docs of k parses
+        at once), and 1 less the mass of the parses that give the token
+        another head or label, summed in the parses' order."""
         kept, scores, counts = layout.output.kept
         tau = self.temperature
         probs = numpy.zeros(scores.shape, dtype="float64")
-        for k in numpy.unique(counts).tolist():  # docs of k parses: a softmax over rows of k
+        for k in numpy.unique(counts).tolist():
             rows = numpy.flatnonzero(counts == k)
             if k == 1:
                 probs[rows, 0] = 1.0
             elif k > 1:
-                x = scores[rows, :k] / tau
-                e = numpy.exp(x - x.max(axis=1, keepdims=True))
-                probs[rows, :k] = e / e.sum(axis=1, keepdims=True)
+                probs[rows, :k] = softmax(scores[rows, :k] / tau)
         lengths = numpy.diff(layout.starts)
         per_token = probs[numpy.repeat(numpy.arange(len(lengths)), lengths)].T  # (keep, N)
         differ = (kept[:, 0, :] != kept[0, 0, :]) | (kept[:, 1, :] != kept[0, 1, :])

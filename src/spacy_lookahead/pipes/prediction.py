@@ -34,10 +34,15 @@ class Predictions(Sequence):
         return len(self.starts) - 1
 
     def __getitem__(self, k: int) -> Prediction:
+        a, b = self._bounds(k)
+        return Prediction(self.labels[a:b])
+
+    def _bounds(self, k: int) -> Tuple[int, int]:
+        """Where doc k's tokens are in the batch's arrays (k < 0 from the end)."""
         if not -len(self) <= k < len(self):
             raise IndexError(k)
         k %= len(self)
-        return Prediction(self.labels[self.starts[k]:self.starts[k + 1]])
+        return self.starts[k], self.starts[k + 1]
 
 
 class TagPredictions(Predictions):
@@ -57,10 +62,8 @@ class TagPredictions(Predictions):
         self.probs = probs
 
     def __getitem__(self, k: int) -> Prediction:
-        best = super().__getitem__(k).best
-        k %= len(self)
-        a, b = self.starts[k], self.starts[k + 1]
-        return Prediction(best, scores=None if self.probs is None else self.probs[a:b],
+        a, b = self._bounds(k)
+        return Prediction(self.labels[a:b], scores=None if self.probs is None else self.probs[a:b],
                           alternatives=None if self.alt is None or self.alt_probs is None
                           else (self.alt[a:b], self.alt_probs[a:b]))
 
@@ -79,9 +82,10 @@ class SpanPredictions(Predictions):
         self.span_starts = span_starts
 
     def __getitem__(self, k: int) -> Prediction:
-        best = super().__getitem__(k).best
+        a, b = self._bounds(k)
         k %= len(self)
-        return Prediction(best, scores=self.span_scores[self.span_starts[k]:self.span_starts[k + 1]])
+        return Prediction(self.labels[a:b],
+                          scores=self.span_scores[self.span_starts[k]:self.span_starts[k + 1]])
 
 
 class Trees(Predictions):
@@ -103,10 +107,7 @@ class Trees(Predictions):
         self.head_probs = head_probs
 
     def __getitem__(self, k: int) -> Prediction:
-        if not -len(self) <= k < len(self):
-            raise IndexError(k)
-        k %= len(self)
-        a, b = self.starts[k], self.starts[k + 1]
+        a, b = self._bounds(k)
         tree = (self.heads[a:b], self.labels[a:b])
         return Prediction(tree if self.alts is None else (*tree, self.alts[a:b]))
 
@@ -116,10 +117,12 @@ ONE.flags.writeable = False
 
 
 def softmax(scores: numpy.ndarray) -> numpy.ndarray:
-    if not len(scores):
+    """Over the last axis: of a vector, or of each row of a matrix on its
+    own (the same figures as each row alone)."""
+    if not scores.shape[-1]:
         return scores
-    e = numpy.exp(scores - scores.max())
-    return e / e.sum()
+    e = numpy.exp(scores - scores.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
 
 
 def nbest_prediction(outputs: list, scores: Any, tau: float,
