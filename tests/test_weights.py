@@ -210,14 +210,23 @@ def test_row_group_max_is_row_max_per_group(seed, kind):
 
 @pytest.mark.parametrize("kind", TABLES)
 @pytest.mark.parametrize("seed", [3, 7])
-def test_bounded_scores_add_in_order_and_bound_every_stand_in(seed, kind):
+@pytest.mark.parametrize("layout", ["runs", "scattered"])
+def test_bounded_scores_add_in_order_and_bound_every_stand_in(seed, kind, layout):
     """dot_bounded: dot() where a bounded feature adds its group's bound to
     every class, the terms added in the features' order (the same rounded
     sums as adding them one by one); with each bound a group maximum of the
-    rows it stands for, the scores bound dot() of every choice of them."""
+    rows it stands for, the scores bound dot() of every choice of them. The
+    groups in a few runs of classes (a parser's: shifts, left arcs, right
+    arcs, then a shift again; a bound is added a run at once) or scattered
+    (more runs than that path takes: class by class)."""
     W, feats, nr_class = table_of(kind, seed)
     rng = random.Random(seed)
-    group_of = [rng.randrange(3) for _ in range(nr_class)]
+    if layout == "runs":
+        third = max(1, (nr_class - 2) // 2)
+        group_of = [0] + [1] * third + [2] * (nr_class - 2 - third) + [0]
+    else:
+        group_of = [c % 3 for c in range(nr_class)]
+    assert len(group_of) == nr_class and len(set(group_of)) == 3
     for table in (W, W.average()):
         picked = [rng.choice(feats) for _ in range(6)]
         bounded = [0, 1, 0, 0, 1, 0]
@@ -237,6 +246,26 @@ def test_bounded_scores_add_in_order_and_bound_every_stand_in(seed, kind):
             for b in families[4]:
                 exact = table.scores([picked[0], a, picked[2], picked[3], b, picked[5]], nr_class)
                 assert all(got >= exact)
+
+
+def test_keys_that_share_a_slot_and_its_tag_are_told_apart_when_frozen():
+    """A frozen table finds a row by its slot (the key's low bits) and a
+    byte tag (its top bits) before it reads the slot's key: keys equal in
+    both, present and absent, interleaved in one run of slots, are found
+    (or not) by their whole key, one probe at a time or batched."""
+    keys = [(0xAB << 56) | (i << 32) | 0x1234 for i in range(1, 41)]
+    present, absent = keys[::2], keys[1::2]
+    W = Weights()
+    for i, k in enumerate(present):
+        W.add(k, i % 3, 1.0 + i)
+    frozen = W.average()
+    assert frozen.frozen
+    plain = unfrozen(frozen)
+    for i, k in enumerate(present):
+        assert frozen.get(k, i % 3) == 1.0 + i
+    assert all(frozen.get(k, c) == 0.0 for k in absent for c in range(3))
+    for batch in (keys, absent + present, present[::-1], absent):
+        assert frozen.scores(batch, 3).tobytes() == plain.scores(batch, 3).tobytes()
 
 
 def test_a_table_of_megabytes_freezes_and_scores_as_it_reads():

@@ -73,6 +73,7 @@ cdef class Workspace:
     cdef bint* children_known   # [level]: children_bound is made for the state there
     cdef double* group_bound    # [(level * groups + g) * 2 + steps - 1]: upper_group there
     cdef bint* group_known      # the same: group_bound is computed
+    cdef int* action_group      # [level * nr_class + a]: a's sibling group (_losing_groups)
     cdef double root_best       # the best root value so far (handicap applied)
     cdef int root_best_a        # its first action
     cdef int cur_first          # the first action being evaluated

@@ -67,6 +67,7 @@ cdef class Workspace:
             (depth + 1) * max(1, system.n_sibling_groups) * 2, sizeof(double))
         self.group_known = <bint*>self.mem.alloc(
             (depth + 1) * max(1, system.n_sibling_groups) * 2, sizeof(bint))
+        self.action_group = <int*>self.mem.alloc(levels * self.nr_class, sizeof(int))
         cdef int T = self.nr_class
         self.step = -1
         if self.dp:
@@ -115,9 +116,13 @@ cdef double _search(Workspace ws, Weights W, int level, int d, int* best_path,
     if not expanded and not _expand(ws, W, level):
         return 0.0
     _enter_node(ws, W, level, d)
+    cdef uint64_t losing = _losing_groups(ws, W, level, d)
+    cdef const int* group = &ws.action_group[level * ws.nr_class]
     for a in range(ws.nr_class):
         if not ws.valid[level * ws.nr_class + a]:
             continue
+        if losing and group[a] >= 0 and losing >> group[a] & 1:
+            continue  # (as _action_value would find: -inf, no path)
         v = _action_value(ws, W, level, a, d, cand, &cand_len)
         if v > best:
             best = v
@@ -125,6 +130,45 @@ cdef double _search(Workspace ws, Weights W, int level, int d, int* best_path,
                 best_path[k] = cand[k]
             best_len[0] = cand_len
     return best
+
+
+cdef uint64_t _losing_groups(Workspace ws, Weights W, int level, int d) noexcept nogil:
+    """The sibling groups at `level` (a bit each) whose every action
+    _action_value would prune by the group's shared bound: the test of its
+    best-scoring valid member, as addition is monotone (a lower score gives
+    a sum no larger, which loses too). Writes each action's group to
+    action_group. 0 where _action_value makes no group test, or with more
+    than 64 groups."""
+    cdef int T = ws.nr_class, a, g, G = ws.system.n_sibling_groups
+    cdef const int* ok = &ws.valid[level * T]
+    cdef const double* row = &ws.scores[level * T]
+    cdef int* group = &ws.action_group[level * T]
+    cdef uint64_t present = 0, losing = 0
+    cdef double top[64]
+    cdef double far
+    if not ((d == 1 or d == 2) and ws.pruning and 0 < G <= 64):
+        return 0
+    for a in range(T):
+        if not ok[a]:
+            continue
+        g = ws.system.sibling_group(ws.state_at(level), a)
+        group[a] = g
+        if g < 0:
+            continue
+        if not present >> g & 1:
+            present |= <uint64_t>1 << g
+            top[g] = row[a]
+        elif row[a] > top[g]:
+            top[g] = row[a]
+    for g in range(G):
+        if not present >> g & 1:
+            continue
+        # _action_value's test, in its order of bounds and sums
+        far = _group_bound(ws, W, level, g, 2) if d == 2 else 0.0
+        if _bound_loses(ws, level, top[g] + (_group_bound(ws, W, level, g, 1) + far)
+                        if d == 2 else top[g] + _group_bound(ws, W, level, g, 1)):
+            losing |= <uint64_t>1 << g
+    return losing
 
 
 cdef void _enter_node(Workspace ws, Weights W, int level, int d) noexcept nogil:

@@ -88,6 +88,9 @@ cdef int32_t INITIAL_CAPACITY = 2
 DEF SPAN_MIN_LENGTH = 8
 DEF SPAN_FILL = 3
 DEF PROBE_BATCH = 32
+# dot_bounded adds a bound to runs of classes of one group; more runs than
+# this, class by class
+DEF MAX_BOUND_RUNS = 16
 SERIAL_VERSION = 1
 
 
@@ -124,8 +127,15 @@ cdef extern from *:
     static void la_add_dense(double* dst, const double* src, int n) {
         for (int j = 0; j < n; j++) dst[j] += src[j];
     }
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    __attribute__((target_clones("avx2", "default")))
+    #endif
+    static void la_add_const(double* dst, double x, int n) {
+        for (int j = 0; j < n; j++) dst[j] += x;
+    }
     """
     void la_add_dense(double* dst, const double* src, int n) noexcept nogil
+    void la_add_const(double* dst, double x, int n) noexcept nogil
 
 
 # A frozen row in the arena at slot.offset (o), in doubles:
@@ -263,6 +273,8 @@ cdef class Weights:
 
     cdef void _free_frozen(self) noexcept:
         free(self.slots)
+        free(self.tags)
+        self.tags = NULL
         free(self.arena)
         self.slots = NULL
         self.arena = NULL
@@ -313,10 +325,23 @@ cdef class Weights:
         monotone). A family of states that differ only in those features is
         bounded per class, not per feature (the row maxima of the rest would
         be added separately, and loosely)."""
-        cdef int i, c, start, stop
+        cdef int i, c, r, start, stop, n_runs = 0
         cdef const Row* row
         cdef const double* b
         cdef const FrozenSlot* found[PROBE_BATCH]
+        # the classes in runs of one group (a parser's shifts, left arcs,
+        # right arcs): a bound is added to a run at once (vectorised), each
+        # class's sum in the same order
+        cdef int run_at[MAX_BOUND_RUNS + 1]
+        for c in range(nr_class):
+            if c == 0 or group_of[c] != group_of[c - 1]:
+                if n_runs == MAX_BOUND_RUNS:
+                    n_runs = -1  # (too many: class by class)
+                    break
+                run_at[n_runs] = c
+                n_runs += 1
+        if n_runs >= 0:
+            run_at[n_runs] = nr_class
         for start in range(0, n_feats, PROBE_BATCH):
             stop = min(n_feats, start + PROBE_BATCH)
             if self.frozen:  # (the bounded features' probes are wasted, and few)
@@ -324,8 +349,13 @@ cdef class Weights:
             for i in range(start, stop):
                 if bounded[i]:
                     b = &bounds[i * n_groups]
-                    for c in range(nr_class):
-                        scores[c] += b[group_of[c]]
+                    if n_runs < 0:
+                        for c in range(nr_class):
+                            scores[c] += b[group_of[c]]
+                    else:
+                        for r in range(n_runs):
+                            la_add_const(&scores[run_at[r]], b[group_of[run_at[r]]],
+                                         run_at[r + 1] - run_at[r])
                 elif self.frozen:  # scale is 1 (see dot)
                     if found[i - start] != NULL:
                         add_frozen_row(scores, self.arena, found[i - start])
@@ -338,7 +368,7 @@ cdef class Weights:
         """The frozen row of a feature, NULL if it has none."""
         if feat == 0:
             return &self.zero_slot if self.zero_slot.length else NULL
-        return probe(self.slots, self.mask, feat)
+        return probe(self.slots, self.tags, self.mask, feat)
 
     cdef double row_max(self, feat_t feat) noexcept nogil:
         """max over classes of w[feat, clas] (absent classes weigh 0): an
@@ -349,7 +379,7 @@ cdef class Weights:
         cdef double top = 0.0
         cdef int j
         if self.frozen:
-            slot = probe(self.slots, self.mask, feat) if feat else self.frozen_row(0)
+            slot = probe(self.slots, self.tags, self.mask, feat) if feat else self.frozen_row(0)
             return self.arena[slot.offset] if slot != NULL else 0.0
         row = <const Row*>map_get(self.table.c_map, feat)
         if row != NULL:
@@ -369,7 +399,7 @@ cdef class Weights:
         for g in range(n_groups):
             out[g] = 0.0
         if self.frozen:
-            slot = probe(self.slots, self.mask, feat) if feat else self.frozen_row(0)
+            slot = probe(self.slots, self.tags, self.mask, feat) if feat else self.frozen_row(0)
             if slot != NULL:
                 add_row_group_max(out, self.arena, slot, group_of)
             return
@@ -409,11 +439,31 @@ cdef class Weights:
         misses overlap instead of queueing; then each found row's weights and
         classes are prefetched for the caller."""
         cdef const FrozenSlot* slot
+        cdef uint64_t at[PROBE_BATCH]
+        cdef uint64_t h
+        cdef uint8_t tag
         cdef int i
         for i in range(start, stop):
-            la_prefetch(&self.slots[feats[i] & self.mask])
+            la_prefetch(&self.tags[feats[i] & self.mask])
+        # the first slot whose tag matches (its key is likely the feature's),
+        # or none where the run ends first (no slot read): the matches'
+        # slots are fetched together, then their keys checked
         for i in range(start, stop):
-            slot = probe(self.slots, self.mask, feats[i]) if feats[i] else self.frozen_row(0)
+            h = feats[i] & self.mask
+            tag = slot_tag(feats[i])
+            while self.tags[h] != 0 and self.tags[h] != tag:
+                h = (h + 1) & self.mask
+            at[i - start] = h
+            if self.tags[h] != 0:
+                la_prefetch(&self.slots[h])
+        for i in range(start, stop):
+            h = at[i - start]
+            if feats[i] == 0:
+                slot = self.frozen_row(0)
+            elif self.tags[h] == 0:
+                slot = NULL
+            else:
+                slot = probe_from(self.slots, self.tags, self.mask, feats[i], h)
             found[i - start] = slot
             if slot != NULL:  # the row's weights, and a sparse row's classes after them
                 la_prefetch(&self.arena[slot.offset + 1])
@@ -634,8 +684,9 @@ cdef class Weights:
         self.table = PreshMap()
         self._free_frozen()
         self.slots = <FrozenSlot*>la_table_calloc(capacity, sizeof(FrozenSlot))
+        self.tags = <uint8_t*>la_table_calloc(capacity, sizeof(uint8_t))
         self.arena = <double*>la_table_calloc(max(size, 1), sizeof(double))
-        if self.slots == NULL or self.arena == NULL:
+        if self.slots == NULL or self.tags == NULL or self.arena == NULL:
             self._free_frozen()
             raise MemoryError()
         self.mask = capacity - 1
@@ -656,6 +707,7 @@ cdef class Weights:
                 while self.slots[h].key != 0:
                     h = (h + 1) & self.mask
                 slot = &self.slots[h]
+                self.tags[h] = slot_tag(kv[r])
             slot.key = kv[r]
             slot.offset = <uint32_t>offset
             top = 0.0

@@ -39,7 +39,7 @@ from ..core.features cimport N_ATOMS, A_TAG_ALT, ATOM_SURE, MAX_CONJUNCTION
 from ..core.instance cimport Docs, Instance
 from ..core.system cimport TransitionSystem
 from ..core.weights cimport Weights, feat_t
-from .parse_features cimport ParseFeatures
+from .parse_features cimport MAX_GROUP_ATOMS, ParseFeatures
 from .parse_state cimport (MAX_STACK, ParseDocC, ParseStateC, SlotC, _slots, copy_parse_state,
                            left_arc, right_arc, s_at, shift, slot_at, state_size_for)
 from .parser_templates import MAX_LABEL_TEMPLATES
@@ -254,16 +254,19 @@ cdef class ArcStandardSystem(TransitionSystem):
         return self._best_valid(row, valid)
 
     cdef double _best_valid(self, const double* row, const int* valid) noexcept nogil:
-        """The best score in row of a valid action; where none is valid (a
-        stuck state, value -inf: any bound holds), of every action."""
+        """The best score in row of a valid action (set_valid's: the arcs
+        are valid or not together); where none is valid (a stuck state,
+        value -inf: any bound holds), of every action."""
         cdef int a
-        cdef bint any_valid = False
-        cdef double best = -INFINITY
-        for a in range(self.nr_class):
-            if valid[a]:
-                any_valid = True
-                if row[a] > best:
-                    best = row[a]
+        cdef bint any_valid = valid[0] or valid[1]
+        cdef double best = row[0] if valid[0] else -INFINITY
+        if valid[1]:
+            for a in range(1, 1 + 2 * self.n_labels):
+                best = row[a] if row[a] > best else best  # (maxsd: no branch to mispredict)
+        if self.joint and valid[self.shift_alt]:
+            any_valid = True
+            if row[self.shift_alt] > best:
+                best = row[self.shift_alt]
         if not any_valid:
             for a in range(self.nr_class):
                 if row[a] > best:
@@ -390,8 +393,10 @@ cdef class ArcStandardSystem(TransitionSystem):
         largest over the valid classes. 0 if those states are final (search
         value 0)."""
         cdef feat_t k00[MAX_LABEL_FEATS]
-        cdef feat_t k10[MAX_LABEL_FEATS]
-        cdef feat_t k01[MAX_LABEL_FEATS]
+        cdef feat_t k10, k01
+        cdef uint64_t v00[MAX_GROUP_ATOMS]
+        cdef uint64_t v10[MAX_GROUP_ATOMS]
+        cdef uint64_t v01[MAX_GROUP_ATOMS]
         cdef double m[MAX_LABEL_FEATS * N_GROUPS]
         cdef bint varies[MAX_LABEL_FEATS]
         cdef void* child = self._scratch_state(cache)
@@ -406,28 +411,36 @@ cdef class ArcStandardSystem(TransitionSystem):
         self.set_valid(valid, child)  # (the same for every label: validity reads no label)
         memcpy(row, self.structure_scores(<const ParseStateC*>child, W, buf, cache),
                self.nr_class * sizeof(double))
-        n = self.features.extract_labels(k00, <const ParseStateC*>child)
+        # the label features at labels 0 (extract_labels()), and the atoms
+        # at label 1 of each varying arc: only the features that read them
+        # are hashed again
+        n = self.features.label_values(v00, <const ParseStateC*>child)
+        for i in range(n):
+            k00[i] = self.features.label_value_feature(v00, i)
         if vary1:
             self._apply_pair(child, s, first, 1, second, 0)
-            self.features.extract_labels(k10, <const ParseStateC*>child)
+            self.features.label_values(v10, <const ParseStateC*>child)
         if vary2:
             self._apply_pair(child, s, first, 0, second, 1)
-            self.features.extract_labels(k01, <const ParseStateC*>child)
+            self.features.label_values(v01, <const ParseStateC*>child)
         for i in range(n):
             # A feature reads an arc's label where labels 0 and 1 give two
-            # features. Not so a label set: it does not change where both
-            # bits are set already (yet may for the other labels), so it is
-            # taken to read every arc's label whose label varies.
+            # features (it reads an atom whose value differs). Not so a
+            # label set: it does not change where both bits are set already
+            # (yet may for the other labels), so it is taken to read every
+            # arc's label whose label varies.
             if self.features.labels.templates[i].reads_set:
                 dep1 = vary1
                 dep2 = vary2
             else:
-                dep1 = vary1 and k10[i] != k00[i]
-                dep2 = vary2 and k01[i] != k00[i]
+                dep1 = vary1 and self.features.label_values_differ(v00, v10, i)
+                dep2 = vary2 and self.features.label_values_differ(v00, v01, i)
             varies[i] = dep1 or dep2
             if varies[i]:
+                k10 = self.features.label_value_feature(v10, i) if dep1 else 0
+                k01 = self.features.label_value_feature(v01, i) if dep2 else 0
                 self.family_max(&m[i * N_GROUPS], s, W, cache, first, dep1, second, dep2, i,
-                                k00[i], k10[i] if dep1 else k01[i], k01[i] if dep1 and dep2 else 0)
+                                k00[i], k10 if dep1 else k01, k01 if dep1 and dep2 else 0)
         W.dot_bounded(row, self.nr_class, k00, n, varies, m, self.group_of, N_GROUPS)
         return self._best_valid(row, valid)
 
@@ -457,6 +470,8 @@ cdef class ArcStandardSystem(TransitionSystem):
             key & (LABEL_MAX_SLOTS - 1)]
         cdef void* child = self._scratch_state(cache)
         cdef feat_t* family = self._scratch_family(cache)
+        cdef uint64_t at0[MAX_CONJUNCTION]
+        cdef uint64_t at1[MAX_CONJUNCTION]
         cdef int l, g, n = self.n_labels
         if dep1 and dep2 and self.features.labels.templates[position].reads_set:
             for g in range(N_GROUPS):  # (a set both arcs may add to: see family_pair_max)
@@ -470,11 +485,18 @@ cdef class ArcStandardSystem(TransitionSystem):
                 for g in range(N_GROUPS):  # (cannot happen: only a label set reads two labels)
                     out[g] = W.top
         else:
-            # the family's features first, then their rows at once (their
-            # cache misses overlap: Weights.rows_group_max)
-            for l in range(n):
-                self._apply_pair(child, s, first, l if dep1 else 0, second, 0 if dep1 else l)
-                family[l] = self.features.label_feature(<const ParseStateC*>child, position)
+            # the family's features first (from the atoms at labels 0 and 1
+            # where only the label atoms vary, else state by state), then
+            # their rows at once (their cache misses overlap:
+            # Weights.rows_group_max)
+            self._apply_pair(child, s, first, 0, second, 0)
+            self.features.label_atoms(at0, <const ParseStateC*>child, position)
+            self._apply_pair(child, s, first, 1 if dep1 else 0, second, 0 if dep1 else 1)
+            self.features.label_atoms(at1, <const ParseStateC*>child, position)
+            if not self.features.label_family(family, at0, at1, position, n):
+                for l in range(n):
+                    self._apply_pair(child, s, first, l if dep1 else 0, second, 0 if dep1 else l)
+                    family[l] = self.features.label_feature(<const ParseStateC*>child, position)
             W.rows_group_max(family, n, self.group_of, N_GROUPS, out)
         entry.key = key
         entry.table = <uint64_t><size_t><void*>W

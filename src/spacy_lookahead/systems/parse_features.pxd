@@ -6,6 +6,10 @@ from ..core.weights cimport feat_t
 from .parse_state cimport ParseStateC
 
 
+cdef enum:
+    MAX_GROUP_ATOMS = 256   # parser_templates.MAX_GROUP_ATOMS
+
+
 cdef struct GroupAtomC:      # one atom a group reads: a column at a position
     int slot
     int column
@@ -39,6 +43,12 @@ cdef class ParseFeatures:
 
     cdef int extract_structure(self, feat_t* f, const ParseStateC* s) noexcept nogil
     cdef int extract_labels(self, feat_t* f, const ParseStateC* s) noexcept nogil
+    cdef int label_values(self, uint64_t* values, const ParseStateC* s) noexcept nogil
+    cdef feat_t label_value_feature(self, const uint64_t* values, int position) noexcept nogil
+    cdef bint label_values_differ(self, const uint64_t* a, const uint64_t* b, int position
+                                  ) noexcept nogil
+    cdef bint label_family(self, feat_t* out, const uint64_t* at0, const uint64_t* at1,
+                           int position, int n_labels) noexcept nogil
     cdef feat_t label_feature(self, const ParseStateC* s, int position) noexcept nogil
     cdef int label_atoms(self, uint64_t* values, const ParseStateC* s, int position) noexcept nogil
     cdef feat_t label_hash(self, const uint64_t* values, int position) noexcept nogil

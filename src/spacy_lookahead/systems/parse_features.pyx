@@ -62,9 +62,6 @@ cdef enum:
     C_DEPTH
     C_QEMPTY
 
-cdef enum:
-    MAX_GROUP_ATOMS = 256   # parser_templates.MAX_GROUP_ATOMS
-
 # the C enums and the Python tables must agree
 assert len(PARSER_SLOTS) == N_POSITIONS and PARSER_STATE_COLUMNS["ctag"] == C_CTAG \
     and PARSER_STATE_COLUMNS["qempty"] == C_QEMPTY
@@ -166,15 +163,22 @@ cdef inline int group_feature(feat_t* f, const GroupTemplateC* t, const uint64_t
     return 1
 
 
+cdef inline void group_values(uint64_t* values, const FeatureGroupC* g, const ParseViewC* v
+                              ) noexcept nogil:
+    """The values of the group's distinct atoms at the state."""
+    cdef int k, slot
+    for k in range(g.n_atoms):
+        slot = g.atoms[k].slot
+        values[k] = parse_atom(v.s, &g.atoms[k], v.tokens[slot], v.alt[slot])
+
+
 cdef inline int extract_group(feat_t* f, const FeatureGroupC* g, const ParseViewC* v
                               ) noexcept nogil:
     """The features of every template of the group at the state, in order;
     each distinct atom read once. Returns how many."""
     cdef uint64_t values[MAX_GROUP_ATOMS]
-    cdef int k, n = 0, slot
-    for k in range(g.n_atoms):
-        slot = g.atoms[k].slot
-        values[k] = parse_atom(v.s, &g.atoms[k], v.tokens[slot], v.alt[slot])
+    cdef int k, n = 0
+    group_values(values, g, v)
     for k in range(g.n_templates):
         n += group_feature(&f[n], &g.templates[k], values)
     return n
@@ -260,6 +264,62 @@ cdef class ParseFeatures:
         cdef ParseViewC v
         view_of(&v, s)
         return extract_group(f, &self.labels, &v)
+
+    cdef int label_values(self, uint64_t* values, const ParseStateC* s) noexcept nogil:
+        """The label templates' distinct atoms' values at the state
+        (MAX_GROUP_ATOMS at most); returns the number of label templates:
+        label_value_feature(values, k) for each is extract_labels()."""
+        cdef ParseViewC v
+        view_of(&v, s)
+        group_values(values, &self.labels, &v)
+        return self.labels.n_templates
+
+    cdef feat_t label_value_feature(self, const uint64_t* values, int position) noexcept nogil:
+        """The position-th label template's feature from label_values()."""
+        cdef feat_t f = 0
+        group_feature(&f, &self.labels.templates[position], values)  # (one each: keep_zero)
+        return f
+
+    cdef bint label_values_differ(self, const uint64_t* a, const uint64_t* b, int position
+                                  ) noexcept nogil:
+        """Whether the position-th label template reads an atom whose value
+        differs between two label_values(): else its features are equal."""
+        cdef const GroupTemplateC* t = &self.labels.templates[position]
+        cdef int j
+        for j in range(t.n):
+            if a[t.atom[j]] != b[t.atom[j]]:
+                return True
+        return False
+
+    cdef bint label_family(self, feat_t* out, const uint64_t* at0, const uint64_t* at1,
+                           int position, int n_labels) noexcept nogil:
+        """out[l] = the position-th label feature of the state with label l
+        on one arc, for every l < n_labels, from its atoms (label_atoms) at
+        labels 0 and 1, without the states: where every atom that differs
+        reads that arc's label itself (C_LABEL: LABEL_ATOM + label, written
+        where the structure says, never where the label says). False (out
+        unset) where another atom differs, or for a template that reads a
+        label set: adding labels 0 and 1 to a set that holds them already
+        changes nothing, and another label would."""
+        cdef const GroupTemplateC* t = &self.labels.templates[position]
+        cdef uint64_t values[MAX_CONJUNCTION]
+        cdef unsigned varying = 0
+        cdef int j, l
+        if t.reads_set:
+            return False
+        for j in range(t.n):
+            values[j] = at0[j]
+            if at0[j] != at1[j]:
+                if (self.labels.atoms[t.atom[j]].column != C_LABEL or at0[j] != LABEL_ATOM
+                        or at1[j] != LABEL_ATOM + 1):
+                    return False
+                varying |= 1u << j
+        for l in range(n_labels):
+            for j in range(t.n):
+                if varying >> j & 1:
+                    values[j] = LABEL_ATOM + <uint64_t>l
+            out[l] = template_hash(&self.labels, position, values)
+        return True
 
     cdef feat_t label_feature(self, const ParseStateC* s, int position) noexcept nogil:
         """The position-th feature of extract_labels (branch-and-bound computes
