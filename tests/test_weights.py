@@ -248,19 +248,30 @@ def test_bounded_scores_add_in_order_and_bound_every_stand_in(seed, kind, layout
                 assert all(got >= exact)
 
 
-def test_keys_that_share_a_slot_and_its_tag_are_told_apart_when_frozen():
+@pytest.mark.parametrize("size", ["tagged", "untagged"])
+def test_keys_that_share_a_slot_and_its_tag_are_told_apart_when_frozen(size):
     """A frozen table finds a row by its slot (the key's low bits) and a
     byte tag (its top bits) before it reads the slot's key: keys equal in
     both, present and absent, interleaved in one run of slots, are found
-    (or not) by their whole key, one probe at a time or batched."""
+    (or not) by their whole key, one probe at a time or batched. A table
+    too big for its tags to stay in cache (over 2^20 slots) has none, and
+    finds them by their keys alone."""
     keys = [(0xAB << 56) | (i << 32) | 0x1234 for i in range(1, 41)]
     present, absent = keys[::2], keys[1::2]
-    W = Weights()
-    for i, k in enumerate(present):
-        W.add(k, i % 3, 1.0 + i)
-    frozen = W.average()
-    assert frozen.frozen
-    plain = unfrozen(frozen)
+    rows = list(present)
+    if size == "untagged":  # 2^19 more rows, spread over the slots: 2^21 slots
+        spread = numpy.arange(1, 1 + (1 << 19), dtype="uint64") * numpy.uint64(0x9E3779B97F4A7C15)
+        rows += [int(k) for k in spread if int(k) not in keys]
+    n = len(rows)
+    plain = Weights().from_bytes(srsly.msgpack_dumps({
+        "serial_version": SERIAL_VERSION, "time": 0, "scale": 1.0,
+        "keys": numpy.asarray(rows, dtype="uint64").tobytes(),
+        "lengths": numpy.ones(n, dtype="int32").tobytes(),
+        "classes": numpy.asarray([i % 3 for i in range(n)], dtype="int32").tobytes(),
+        "w": numpy.asarray([1.0 + i for i in range(n)]).tobytes(),
+        "total": numpy.zeros(n).tobytes(), "times": numpy.zeros(n, dtype="int64").tobytes()}))
+    frozen = plain.frozen_copy()
+    assert frozen.frozen and len(frozen) == n
     for i, k in enumerate(present):
         assert frozen.get(k, i % 3) == 1.0 + i
     assert all(frozen.get(k, c) == 0.0 for k in absent for c in range(3))

@@ -53,9 +53,11 @@ cdef class Weights:
     cdef readonly bint frozen
     cdef FrozenSlot* slots
     # a byte per slot, 0 where it is empty, else slot_tag(its key): 1/16 of
-    # the slots' memory, so that a probe reads them (mostly from cache)
-    # and touches a slot only where the tag matches: a feature the table
-    # lacks (a third to a half of a parser's probes) seldom costs a miss
+    # the slots' memory, so that a probe reads them (from cache) and
+    # touches a slot only where the tag matches: a feature the table lacks
+    # (a third to a half of a parser's probes) seldom costs a miss. Only
+    # where they fit a core's cache (TAGS_MAX_SLOTS; else NULL): out of
+    # cache they add a miss before every slot found.
     cdef uint8_t* tags
     cdef uint64_t mask
     cdef FrozenSlot zero_slot   # the row of feature 0 (0 marks an empty slot)
@@ -106,8 +108,15 @@ cdef inline uint8_t slot_tag(feat_t feat) noexcept nogil:
 cdef inline const FrozenSlot* probe_from(const FrozenSlot* slots, const uint8_t* tags,
                                          uint64_t mask, feat_t feat, uint64_t h) noexcept nogil:
     """The slot of feature feat != 0 in a frozen table, NULL if none,
-    scanning from slot h (feat & mask, or a later slot of its run)."""
+    scanning from slot h (feat & mask, or a later slot of its run); by the
+    tags, or where the table has none, by the keys."""
     cdef uint8_t tag = slot_tag(feat)
+    if tags == NULL:
+        while slots[h].key != feat:
+            if slots[h].key == 0:
+                return NULL
+            h = (h + 1) & mask
+        return &slots[h]
     while True:
         if tags[h] == 0:
             return NULL

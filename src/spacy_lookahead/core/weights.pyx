@@ -91,6 +91,8 @@ DEF PROBE_BATCH = 32
 # dot_bounded adds a bound to runs of classes of one group; more runs than
 # this, class by class
 DEF MAX_BOUND_RUNS = 16
+# a frozen table of at most this many slots gets tags (Weights.tags): 1 MB
+DEF TAGS_MAX_SLOTS = 1 << 20
 SERIAL_VERSION = 1
 
 
@@ -443,6 +445,17 @@ cdef class Weights:
         cdef uint64_t h
         cdef uint8_t tag
         cdef int i
+        if self.tags == NULL:
+            for i in range(start, stop):
+                la_prefetch(&self.slots[feats[i] & self.mask])
+            for i in range(start, stop):
+                slot = probe(self.slots, self.tags, self.mask, feats[i]) if feats[i] else self.frozen_row(0)
+                found[i - start] = slot
+                if slot != NULL:  # (as below)
+                    la_prefetch(&self.arena[slot.offset + 1])
+                    if slot.length > 0:
+                        la_prefetch(&self.arena[slot.offset + 1 + slot.length])
+            return
         for i in range(start, stop):
             la_prefetch(&self.tags[feats[i] & self.mask])
         # the first slot whose tag matches (its key is likely the feature's),
@@ -684,9 +697,11 @@ cdef class Weights:
         self.table = PreshMap()
         self._free_frozen()
         self.slots = <FrozenSlot*>la_table_calloc(capacity, sizeof(FrozenSlot))
-        self.tags = <uint8_t*>la_table_calloc(capacity, sizeof(uint8_t))
+        if capacity <= TAGS_MAX_SLOTS:
+            self.tags = <uint8_t*>la_table_calloc(capacity, sizeof(uint8_t))
         self.arena = <double*>la_table_calloc(max(size, 1), sizeof(double))
-        if self.slots == NULL or self.tags == NULL or self.arena == NULL:
+        if (self.slots == NULL or (self.tags == NULL and capacity <= TAGS_MAX_SLOTS)
+                or self.arena == NULL):
             self._free_frozen()
             raise MemoryError()
         self.mask = capacity - 1
@@ -707,7 +722,8 @@ cdef class Weights:
                 while self.slots[h].key != 0:
                     h = (h + 1) & self.mask
                 slot = &self.slots[h]
-                self.tags[h] = slot_tag(kv[r])
+                if self.tags != NULL:
+                    self.tags[h] = slot_tag(kv[r])
             slot.key = kv[r]
             slot.offset = <uint32_t>offset
             top = 0.0
