@@ -45,6 +45,30 @@ from .parse_state cimport (MAX_STACK, ParseDocC, ParseStateC, SlotC, _slots, cop
 from .parser_templates import MAX_LABEL_TEMPLATES
 
 DEF MAX_LABEL_FEATS = 32  # parser_templates.MAX_LABEL_TEMPLATES
+
+
+cdef extern from *:
+    """
+    /* The largest of x[0 .. n) and `init`, in four running maxima (one
+       chain of n dependent compares waits on each compare's latency). A
+       maximum is the same value in any order (scores are never NaN; which
+       of -0.0 and 0.0 it keeps no comparison can tell). */
+    static double la_max(const double* x, int n, double init) {
+        double m0 = init, m1 = init, m2 = init, m3 = init;
+        int j = 0;
+        for (; j + 4 <= n; j += 4) {
+            m0 = x[j] > m0 ? x[j] : m0;
+            m1 = x[j + 1] > m1 ? x[j + 1] : m1;
+            m2 = x[j + 2] > m2 ? x[j + 2] : m2;
+            m3 = x[j + 3] > m3 ? x[j + 3] : m3;
+        }
+        for (; j < n; j++) m0 = x[j] > m0 ? x[j] : m0;
+        m0 = m1 > m0 ? m1 : m0;
+        m2 = m3 > m2 ? m3 : m2;
+        return m2 > m0 ? m2 : m0;
+    }
+    """
+    double la_max(const double* x, int n, double init) noexcept nogil
 # Score cache (see ArcStandardSystem.score): slots in the caller's cache
 # buffer (cache_size bytes); a slot is KEY_WORDS key words then nr_class
 # doubles; a clock word and a fingerprint per slot (of its key: the scan
@@ -261,8 +285,7 @@ cdef class ArcStandardSystem(TransitionSystem):
         cdef bint any_valid = valid[0] or valid[1]
         cdef double best = row[0] if valid[0] else -INFINITY
         if valid[1]:
-            for a in range(1, 1 + 2 * self.n_labels):
-                best = row[a] if row[a] > best else best  # (maxsd: no branch to mispredict)
+            best = la_max(&row[1], 2 * self.n_labels, best)
         if self.joint and valid[self.shift_alt]:
             any_valid = True
             if row[self.shift_alt] > best:
