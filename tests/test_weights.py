@@ -248,19 +248,19 @@ def test_bounded_scores_add_in_order_and_bound_every_stand_in(seed, kind, layout
                 assert all(got >= exact)
 
 
-@pytest.mark.parametrize("size", ["tagged", "untagged"])
-def test_keys_that_share_a_slot_and_its_tag_are_told_apart_when_frozen(size):
-    """A frozen table finds a row by its slot (the key's low bits) and a
-    byte tag (its top bits) before it reads the slot's key: keys equal in
-    both, present and absent, interleaved in one run of slots, are found
-    (or not) by their whole key, one probe at a time or batched. A table
-    too big for its tags to stay in cache (over 2^20 slots) has none, and
-    finds them by their keys alone."""
+@pytest.mark.parametrize("more", [0, 1 << 16, 1 << 19])
+def test_keys_that_share_a_slot_and_its_tag_are_told_apart_when_frozen(more):
+    """A frozen table of 2^17 to 2^20 slots finds a row by its slot (the
+    key's low bits) and a byte tag (its top bits) before it reads the
+    slot's key: keys equal in both, present and absent, interleaved in one
+    run of slots, are found (or not) by their whole key, one probe at a
+    time or batched. Smaller and bigger tables (here 64 and 2^21 slots)
+    have no tags, and find them by their keys alone."""
     keys = [(0xAB << 56) | (i << 32) | 0x1234 for i in range(1, 41)]
     present, absent = keys[::2], keys[1::2]
     rows = list(present)
-    if size == "untagged":  # 2^19 more rows, spread over the slots: 2^21 slots
-        spread = numpy.arange(1, 1 + (1 << 19), dtype="uint64") * numpy.uint64(0x9E3779B97F4A7C15)
+    if more:  # more rows, spread over the slots: 2^18 or 2^21 slots
+        spread = numpy.arange(1, 1 + more, dtype="uint64") * numpy.uint64(0x9E3779B97F4A7C15)
         rows += [int(k) for k in spread if int(k) not in keys]
     n = len(rows)
     plain = Weights().from_bytes(srsly.msgpack_dumps({

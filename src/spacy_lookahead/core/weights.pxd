@@ -56,8 +56,10 @@ cdef class Weights:
     # the slots' memory, so that a probe reads them (from cache) and
     # touches a slot only where the tag matches: a feature the table lacks
     # (a third to a half of a parser's probes) seldom costs a miss. Only
-    # where they fit a core's cache (TAGS_MAX_SLOTS; else NULL): out of
-    # cache they add a miss before every slot found.
+    # where the slots outgrow a core's cache and the tags do not
+    # (TAGS_MIN_SLOTS, TAGS_MAX_SLOTS; else NULL): out of cache they add a
+    # miss before every slot found, and where the slots stay in cache they
+    # only add work.
     cdef uint8_t* tags
     cdef uint64_t mask
     cdef FrozenSlot zero_slot   # the row of feature 0 (0 marks an empty slot)

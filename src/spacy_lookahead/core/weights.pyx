@@ -91,7 +91,9 @@ DEF PROBE_BATCH = 32
 # dot_bounded adds a bound to runs of classes of one group; more runs than
 # this, class by class
 DEF MAX_BOUND_RUNS = 16
-# a frozen table of at most this many slots gets tags (Weights.tags): 1 MB
+# a frozen table gets tags (Weights.tags) where its slots (16 bytes each)
+# outgrow a core's cache (2 MB here) and its tags (a byte each) do not
+DEF TAGS_MIN_SLOTS = 1 << 17
 DEF TAGS_MAX_SLOTS = 1 << 20
 SERIAL_VERSION = 1
 
@@ -697,11 +699,11 @@ cdef class Weights:
         self.table = PreshMap()
         self._free_frozen()
         self.slots = <FrozenSlot*>la_table_calloc(capacity, sizeof(FrozenSlot))
-        if capacity <= TAGS_MAX_SLOTS:
+        cdef bint tagged = TAGS_MIN_SLOTS <= capacity <= TAGS_MAX_SLOTS
+        if tagged:
             self.tags = <uint8_t*>la_table_calloc(capacity, sizeof(uint8_t))
         self.arena = <double*>la_table_calloc(max(size, 1), sizeof(double))
-        if (self.slots == NULL or (self.tags == NULL and capacity <= TAGS_MAX_SLOTS)
-                or self.arena == NULL):
+        if self.slots == NULL or (self.tags == NULL and tagged) or self.arena == NULL:
             self._free_frozen()
             raise MemoryError()
         self.mask = capacity - 1
