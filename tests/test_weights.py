@@ -248,18 +248,17 @@ def test_bounded_scores_add_in_order_and_bound_every_stand_in(seed, kind, layout
                 assert all(got >= exact)
 
 
-@pytest.mark.parametrize("more", [0, 1 << 16, 1 << 19])
-def test_keys_that_share_a_slot_and_its_tag_are_told_apart_when_frozen(more):
-    """A frozen table of 2^17 to 2^20 slots finds a row by its slot (the
-    key's low bits) and a byte tag (its top bits) before it reads the
-    slot's key: keys equal in both, present and absent, interleaved in one
-    run of slots, are found (or not) by their whole key, one probe at a
-    time or batched. Smaller and bigger tables (here 64 and 2^21 slots)
-    have no tags, and find them by their keys alone."""
+@pytest.mark.parametrize("more", [0, 1 << 16])
+def test_keys_that_share_a_run_of_slots_are_told_apart_when_frozen(more):
+    """A frozen table finds a row by open addressing from its slot (the
+    key's low bits): keys with the same slot (and top byte), present and
+    absent, interleaved in one run of slots, are found (or not) by their
+    whole key, one probe at a time or batched; in a table of 64 slots or
+    of 2^18."""
     keys = [(0xAB << 56) | (i << 32) | 0x1234 for i in range(1, 41)]
     present, absent = keys[::2], keys[1::2]
     rows = list(present)
-    if more:  # more rows, spread over the slots: 2^18 or 2^21 slots
+    if more:  # more rows, spread over the slots
         spread = numpy.arange(1, 1 + more, dtype="uint64") * numpy.uint64(0x9E3779B97F4A7C15)
         rows += [int(k) for k in spread if int(k) not in keys]
     n = len(rows)

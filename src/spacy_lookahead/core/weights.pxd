@@ -1,4 +1,4 @@
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from preshed.maps cimport PreshMap
 
 ctypedef uint64_t feat_t
@@ -52,15 +52,6 @@ cdef class Weights:
     # found by open addressing, instead of the PreshMap's rows of entries.
     cdef readonly bint frozen
     cdef FrozenSlot* slots
-    # a byte per slot, 0 where it is empty, else slot_tag(its key): 1/16 of
-    # the slots' memory, so that a probe reads them (from cache) and
-    # touches a slot only where the tag matches: a feature the table lacks
-    # (a third to a half of a parser's probes) seldom costs a miss. Only
-    # where the slots outgrow a core's cache and the tags do not
-    # (TAGS_MIN_SLOTS, TAGS_MAX_SLOTS; else NULL): out of cache they add a
-    # miss before every slot found, and where the slots stay in cache they
-    # only add work.
-    cdef uint8_t* tags
     cdef uint64_t mask
     cdef FrozenSlot zero_slot   # the row of feature 0 (0 marks an empty slot)
     cdef double* arena
@@ -101,33 +92,11 @@ cdef class Weights:
     cdef void _free_frozen(self) noexcept
 
 
-cdef inline uint8_t slot_tag(feat_t feat) noexcept nogil:
-    """A slot's tag: the key's top 7 bits (the slot is chosen by its low
-    bits), never 0."""
-    return <uint8_t>(feat >> 56) | 1
-
-
-cdef inline const FrozenSlot* probe_from(const FrozenSlot* slots, const uint8_t* tags,
-                                         uint64_t mask, feat_t feat, uint64_t h) noexcept nogil:
-    """The slot of feature feat != 0 in a frozen table, NULL if none,
-    scanning from slot h (feat & mask, or a later slot of its run); by the
-    tags, or where the table has none, by the keys."""
-    cdef uint8_t tag = slot_tag(feat)
-    if tags == NULL:
-        while slots[h].key != feat:
-            if slots[h].key == 0:
-                return NULL
-            h = (h + 1) & mask
-        return &slots[h]
-    while True:
-        if tags[h] == 0:
-            return NULL
-        if tags[h] == tag and slots[h].key == feat:
-            return &slots[h]
-        h = (h + 1) & mask
-
-
-cdef inline const FrozenSlot* probe(const FrozenSlot* slots, const uint8_t* tags, uint64_t mask,
-                                    feat_t feat) noexcept nogil:
+cdef inline const FrozenSlot* probe(const FrozenSlot* slots, uint64_t mask, feat_t feat) noexcept nogil:
     """The slot of feature feat != 0 in a frozen table, NULL if none."""
-    return probe_from(slots, tags, mask, feat, feat & mask)
+    cdef uint64_t h = feat & mask
+    while slots[h].key != feat:
+        if slots[h].key == 0:
+            return NULL
+        h = (h + 1) & mask
+    return &slots[h]

@@ -91,10 +91,6 @@ DEF PROBE_BATCH = 32
 # dot_bounded adds a bound to runs of classes of one group; more runs than
 # this, class by class
 DEF MAX_BOUND_RUNS = 16
-# a frozen table gets tags (Weights.tags) where its slots (16 bytes each)
-# outgrow a core's cache (2 MB here) and its tags (a byte each) do not
-DEF TAGS_MIN_SLOTS = 1 << 17
-DEF TAGS_MAX_SLOTS = 1 << 20
 SERIAL_VERSION = 1
 
 
@@ -277,8 +273,6 @@ cdef class Weights:
 
     cdef void _free_frozen(self) noexcept:
         free(self.slots)
-        free(self.tags)
-        self.tags = NULL
         free(self.arena)
         self.slots = NULL
         self.arena = NULL
@@ -372,7 +366,7 @@ cdef class Weights:
         """The frozen row of a feature, NULL if it has none."""
         if feat == 0:
             return &self.zero_slot if self.zero_slot.length else NULL
-        return probe(self.slots, self.tags, self.mask, feat)
+        return probe(self.slots, self.mask, feat)
 
     cdef double row_max(self, feat_t feat) noexcept nogil:
         """max over classes of w[feat, clas] (absent classes weigh 0): an
@@ -383,7 +377,7 @@ cdef class Weights:
         cdef double top = 0.0
         cdef int j
         if self.frozen:
-            slot = probe(self.slots, self.tags, self.mask, feat) if feat else self.frozen_row(0)
+            slot = probe(self.slots, self.mask, feat) if feat else self.frozen_row(0)
             return self.arena[slot.offset] if slot != NULL else 0.0
         row = <const Row*>map_get(self.table.c_map, feat)
         if row != NULL:
@@ -403,7 +397,7 @@ cdef class Weights:
         for g in range(n_groups):
             out[g] = 0.0
         if self.frozen:
-            slot = probe(self.slots, self.tags, self.mask, feat) if feat else self.frozen_row(0)
+            slot = probe(self.slots, self.mask, feat) if feat else self.frozen_row(0)
             if slot != NULL:
                 add_row_group_max(out, self.arena, slot, group_of)
             return
@@ -443,42 +437,11 @@ cdef class Weights:
         misses overlap instead of queueing; then each found row's weights and
         classes are prefetched for the caller."""
         cdef const FrozenSlot* slot
-        cdef uint64_t at[PROBE_BATCH]
-        cdef uint64_t h
-        cdef uint8_t tag
         cdef int i
-        if self.tags == NULL:
-            for i in range(start, stop):
-                la_prefetch(&self.slots[feats[i] & self.mask])
-            for i in range(start, stop):
-                slot = probe(self.slots, self.tags, self.mask, feats[i]) if feats[i] else self.frozen_row(0)
-                found[i - start] = slot
-                if slot != NULL:  # (as below)
-                    la_prefetch(&self.arena[slot.offset + 1])
-                    if slot.length > 0:
-                        la_prefetch(&self.arena[slot.offset + 1 + slot.length])
-            return
         for i in range(start, stop):
-            la_prefetch(&self.tags[feats[i] & self.mask])
-        # the first slot whose tag matches (its key is likely the feature's),
-        # or none where the run ends first (no slot read): the matches'
-        # slots are fetched together, then their keys checked
+            la_prefetch(&self.slots[feats[i] & self.mask])
         for i in range(start, stop):
-            h = feats[i] & self.mask
-            tag = slot_tag(feats[i])
-            while self.tags[h] != 0 and self.tags[h] != tag:
-                h = (h + 1) & self.mask
-            at[i - start] = h
-            if self.tags[h] != 0:
-                la_prefetch(&self.slots[h])
-        for i in range(start, stop):
-            h = at[i - start]
-            if feats[i] == 0:
-                slot = self.frozen_row(0)
-            elif self.tags[h] == 0:
-                slot = NULL
-            else:
-                slot = probe_from(self.slots, self.tags, self.mask, feats[i], h)
+            slot = probe(self.slots, self.mask, feats[i]) if feats[i] else self.frozen_row(0)
             found[i - start] = slot
             if slot != NULL:  # the row's weights, and a sparse row's classes after them
                 la_prefetch(&self.arena[slot.offset + 1])
@@ -699,11 +662,8 @@ cdef class Weights:
         self.table = PreshMap()
         self._free_frozen()
         self.slots = <FrozenSlot*>la_table_calloc(capacity, sizeof(FrozenSlot))
-        cdef bint tagged = TAGS_MIN_SLOTS <= capacity <= TAGS_MAX_SLOTS
-        if tagged:
-            self.tags = <uint8_t*>la_table_calloc(capacity, sizeof(uint8_t))
         self.arena = <double*>la_table_calloc(max(size, 1), sizeof(double))
-        if self.slots == NULL or (self.tags == NULL and tagged) or self.arena == NULL:
+        if self.slots == NULL or self.arena == NULL:
             self._free_frozen()
             raise MemoryError()
         self.mask = capacity - 1
@@ -724,8 +684,6 @@ cdef class Weights:
                 while self.slots[h].key != 0:
                     h = (h + 1) & self.mask
                 slot = &self.slots[h]
-                if self.tags != NULL:
-                    self.tags[h] = slot_tag(kv[r])
             slot.key = kv[r]
             slot.offset = <uint32_t>offset
             top = 0.0
