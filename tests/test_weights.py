@@ -218,7 +218,8 @@ def test_bounded_scores_add_in_order_and_bound_every_stand_in(seed, kind, layout
     rows it stands for, the scores bound dot() of every choice of them. The
     groups in a few runs of classes (a parser's: shifts, left arcs, right
     arcs, then a shift again; a bound is added a run at once) or scattered
-    (more runs than that path takes: class by class)."""
+    (with the long rows' 60 classes, more runs than that path takes: class
+    by class)."""
     W, feats, nr_class = table_of(kind, seed)
     rng = random.Random(seed)
     if layout == "runs":
@@ -251,8 +252,8 @@ def test_bounded_scores_add_in_order_and_bound_every_stand_in(seed, kind, layout
 @pytest.mark.parametrize("more", [0, 1 << 16])
 def test_keys_that_share_a_run_of_slots_are_told_apart_when_frozen(more):
     """A frozen table finds a row by open addressing from its slot (the
-    key's low bits): keys with the same slot (and top byte), present and
-    absent, interleaved in one run of slots, are found (or not) by their
+    key's low bits): keys with the same slot, present and absent,
+    interleaved in one run of slots, are found (or not) by their
     whole key, one probe at a time or batched; in a table of 64 slots or
     of 2^18."""
     keys = [(0xAB << 56) | (i << 32) | 0x1234 for i in range(1, 41)]
