@@ -327,8 +327,8 @@ def test_exact_search_is_refused_above_its_label_limit(monkeypatch):
 
 def test_sapo_with_marginals_writes_each_docs_own_lattice_figures(ner_to_calibrate, shared_data):
     """SAPO's best with its parts' probabilities decoded per batch
-    (span_ids.best_parts, a chunk per thread): each doc's entities are the
-    Viterbi best of its own lattice and their scores that lattice's span
+    (span_ids.BestParts, its threads taking the docs in turn): each doc's
+    entities are the Viterbi best of its own lattice and their scores that lattice's span
     probabilities (span_scores), bit for bit, on one thread and on two,
     whitespace and empty docs included; a tagger's tag probabilities
     likewise (its lattice's step marginals, 1 on whitespace)."""

@@ -189,7 +189,7 @@ def test_models_saved_with_the_old_scheme_name_load(shared_data):
 
 def test_a_calibrated_ner_writes_alike_from_a_batch_decoded_at_once(shared_data, monkeypatch):
     """A calibrated NER (rtl, IOB2) decodes a batch at once and scores its
-    entities from one pass over the batch's lattices (batch_span_scores):
+    entities from each doc's lattice after its search (SpanScores):
     doc.ents and the scores group (the same entities, their probabilities
     in attrs["scores"]) are those of the docs decoded one by one, bit for
     bit, whitespace, empty docs and a doc with preset entities (the Python

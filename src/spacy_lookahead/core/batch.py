@@ -132,3 +132,17 @@ class Started:
         # running on the shared pool ahead of the next batch
         wait(self.futures)
         return [out for future in self.futures for out in future.result()]
+
+
+def on_threads(run: Callable[[], Any], n_threads: int) -> None:
+    """run() on n_threads threads of the shared pool at once (the calls
+    share the work between them, e.g. a counter of docs); 1, or from one of
+    the pool's own threads: one call, here."""
+    threads = thread_count(n_threads)
+    if threads <= 1 or in_a_pool_thread():
+        run()
+        return
+    futures = [shared_pool(threads).submit(run) for _ in range(threads)]
+    wait(futures)
+    for future in futures:
+        future.result()

@@ -10,9 +10,11 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 from cymem.cymem cimport Pool
 
+from .atomics cimport la_load, la_store, la_take
 from .beam cimport Beam, beam_for, padded_size
 from .clock cimport add_since, now_ns
 from .instance cimport Docs, Instance
+from .marginals cimport DocPass, LatticeThread
 from .search cimport Workspace, decode as lookahead_decode, workspace_for
 from .topn cimport Chain, NBest, astar, beam_nbest, chain_from
 from .weights cimport Weights
@@ -131,30 +133,6 @@ def _lookahead_run(list instances, Weights W, int depth):
     return outputs
 
 
-cdef extern from *:
-    """
-    /* the next doc of a batch for the thread that asks (relaxed: the docs
-       are read-only and each output slot has one writer) */
-    #ifdef _MSC_VER  /* MSVC: the Interlocked intrinsics (int and long are 32 bits there) */
-    #include <intrin.h>
-    static inline int la_take(int* counter) {
-        return (int)_InterlockedExchangeAdd((volatile long*)counter, 1);
-    }
-    static inline int la_load(int* flag) { return (int)_InterlockedOr((volatile long*)flag, 0); }
-    static inline void la_store(int* flag, int v) { _InterlockedExchange((volatile long*)flag, v); }
-    #else
-    static inline int la_take(int* counter) {
-        return __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
-    }
-    static inline int la_load(int* flag) { return __atomic_load_n(flag, __ATOMIC_RELAXED); }
-    static inline void la_store(int* flag, int v) { __atomic_store_n(flag, v, __ATOMIC_RELAXED); }
-    #endif
-    """
-    int la_take(int* counter) nogil
-    int la_load(int* flag) nogil
-    void la_store(int* flag, int v) nogil
-
-
 cdef class DocsOutput:
     """The outputs of a batch decoded at once (decode_docs), shared by the
     threads that decode it: Docs.width planes of one int32 array (width,
@@ -213,7 +191,8 @@ cdef class DocsOutput:
         return (self._kept[:, :, :self.offsets[self.n_docs]], self._kept_scores, self._kept_n)
 
 
-def decode_docs(Docs docs, Weights W, int depth, DocsOutput into, int beam_width=0):
+def decode_docs(Docs docs, Weights W, int depth, DocsOutput into, int beam_width=0,
+                DocPass then=None):
     """Greedy (depth 0), depth-D lookahead or (beam_width > 0) beam
     decoding of the docs of a batch, as decode() gives each, without a
     Python object per doc, into `into` (DocsOutput(docs)). Any number of
@@ -223,7 +202,10 @@ def decode_docs(Docs docs, Weights W, int depth, DocsOutput into, int beam_width
     each), and the outputs do not depend on which thread took which doc.
     A DocsOutput serves one pass: once its docs are taken, a further call
     finds none left. A doc whose derivation gets stuck stops every call and
-    raises NoValidOutput in the call that met it."""
+    raises NoValidOutput in the call that met it. then: a pass over the
+    docs' lattices (marginals.DocPass, made for the same docs) done on each
+    doc right after its search, by the same thread, with its best
+    derivation."""
     if into.docs is not docs:
         raise ValueError(f"the output was made for another batch ({into.n_docs} docs; this "
                          f"one has {docs.n_docs}): make a DocsOutput(docs) for each batch")
@@ -239,6 +221,11 @@ def decode_docs(Docs docs, Weights W, int depth, DocsOutput into, int beam_width
     cdef int[:, :, ::1] kv
     cdef double[:, ::1] ks
     cdef int[::1] kn
+    cdef LatticeThread lattice = None
+    if then is not None:
+        if then.docs is not docs:
+            raise ValueError("the lattice pass was made for another batch")
+        lattice = then.thread()
     if keep:
         if beam_width < keep:
             raise ValueError(f"the n best of a beam ({keep}) need a beam at least as wide "
@@ -284,6 +271,8 @@ def decode_docs(Docs docs, Weights W, int depth, DocsOutput into, int beam_width
                 la_store(stop, 1)
                 break
             docs.output(i, actions, k, &ov[0, offsets[i]], stride, state)
+            if lattice is not None:
+                then.doc(lattice, i, actions, k)
             if keep:  # the n best final items, as nbest() reads the beam's last row
                 n_kept = min(keep, beam.size_at(beam.step))
                 for j in range(n_kept):

@@ -1,4 +1,5 @@
 from libc.stdint cimport int64_t
+from libcpp.vector cimport vector
 from cymem.cymem cimport Pool
 
 from .system cimport TransitionSystem
@@ -38,5 +39,16 @@ cdef class Docs:
     cdef int length(self, int i) noexcept nogil      # tokens of doc i; 0: nothing to search
     cdef int max_steps(self, int i) noexcept nogil   # no derivation of doc i has more actions
     cdef void init_state(self, int i, void* state) noexcept nogil  # (state_size zeroed bytes)
+    cdef bint breaks(self, int i) noexcept nogil     # as Instance.breaks, for doc i
     cdef void output(self, int i, const int* actions, int k, int* out, int64_t stride,
                      void* scratch) noexcept nogil
+
+
+cdef class InstanceDocs(Docs):
+    """A list of Instances (of one system and state size) seen as Docs: the
+    engine's batch passes take either (the Instances' own paths: docs of
+    another vocab, training)."""
+    cdef list instances
+    cdef vector[const void*] starts
+    cdef vector[int] lengths, steps
+    cdef vector[char] broken

@@ -1,4 +1,6 @@
 """What a transition system gives the engine per document (see instance.pxd)."""
+from libc.string cimport memcpy
+
 import numpy
 
 from .beam cimport padded_size
@@ -118,6 +120,9 @@ cdef class Docs:
     cdef void init_state(self, int i, void* state) noexcept nogil:
         pass
 
+    cdef bint breaks(self, int i) noexcept nogil:
+        return False
+
     cdef void output(self, int i, const int* actions, int k, int* out, int64_t stride,
                      void* scratch) noexcept nogil:
         """Doc i's output from the k actions of a complete derivation: `width`
@@ -126,3 +131,42 @@ cdef class Docs:
         scratch: state_size bytes the writer may use (a state to replay
         the actions on)."""
         pass
+
+
+cdef class InstanceDocs(Docs):
+    def __init__(self, instances):
+        instances = list(instances)
+        if not instances:
+            raise ValueError("InstanceDocs needs at least one instance (its system)")
+        cdef Instance inst = instances[0]
+        Docs.__init__(self, inst.system, len(instances))
+        self.state_size = inst.state_size
+        self.instances = instances
+        for inst in instances:
+            if inst.system is not self.system or inst.state_size != self.state_size:
+                raise ValueError("the instances of a batch must share one system and state size")
+            self.starts.push_back(inst.start())
+            self.lengths.push_back(inst.length)
+            self.steps.push_back(inst.max_steps)
+            self.broken.push_back(inst.breaks)
+
+    cdef int length(self, int i) noexcept nogil:
+        return self.lengths[i]
+
+    cdef int max_steps(self, int i) noexcept nogil:
+        return self.steps[i]
+
+    cdef void init_state(self, int i, void* state) noexcept nogil:
+        memcpy(state, self.starts[i], self.state_size)
+
+    cdef bint breaks(self, int i) noexcept nogil:
+        return self.broken[i]
+
+
+def as_docs(batch):
+    """A batch as Docs: a Docs itself, or a list of Instances wrapped
+    (InstanceDocs); None for an empty list."""
+    if isinstance(batch, Docs):
+        return batch
+    batch = list(batch)
+    return InstanceDocs(batch) if batch else None

@@ -1,7 +1,7 @@
 from libc.stdint cimport int64_t
 from libcpp.vector cimport vector
 
-from .instance cimport Instance
+from .instance cimport Docs, Instance
 from .system cimport TransitionSystem
 from .search cimport Workspace
 from .topn cimport Chain
@@ -20,7 +20,9 @@ cdef class Transitions:
 
 cdef class Lattice:
     cdef Instance inst   # its states point into the instance's arrays: kept alive here
+                         # (None for a batch's lattice: the Docs keeps them)
     cdef Chain chain
+    cdef Workspace ws
     cdef Weights W
     cdef readonly int T, C
     cdef readonly double temperature, log_z
@@ -40,6 +42,10 @@ cdef class Lattice:
                                   # first step's whatever came before (step 0, sentence starts)
     cdef Transitions trans        # ... and the (C + 1, C) transitions
     cdef bint keep, backward
+    cdef bint factorable          # FACTORED and a homogeneous system: Transitions made
+    cdef long row_cache           # ROW_CACHE and FACTORED_RANGE when prepared
+    cdef double factored_range
+    cdef bint breaks              # this doc's history starts again at some steps (Instance.breaks)
     cdef double floor             # factored: a forward sum below this falls back to the log domain
     cdef readonly bint factored   # made as emissions x transitions (homogeneous systems)
     cdef readonly long viterbi_entries  # the entries the last best() ran Viterbi over
@@ -59,6 +65,10 @@ cdef class Lattice:
     cdef void _factored_forward_backward(self) noexcept nogil
     cdef int _reset(self, Instance inst, Weights W, double temperature, bint backward,
                     Transitions transitions, Workspace ws) except -1
+    cdef int _prepare(self, TransitionSystem system, size_t state_size, Weights W,
+                      double temperature, bint backward, Transitions transitions,
+                      Workspace ws) except -1
+    cdef void _open(self, const void* start, bint breaks) noexcept nogil
     cdef double _best(self, int* out, bint pruned, double min_theta) noexcept nogil
     cdef void _step_probabilities(self, const int* acts, double* out) noexcept nogil
     cdef double _pruned_best(self, double theta, int* out) noexcept nogil
@@ -66,3 +76,25 @@ cdef class Lattice:
     cdef double _score(self, int t, int p, int c) noexcept nogil
     cdef double segment(self, int a, const int* lab, int n, const unsigned char* before,
                         const unsigned char* after) noexcept nogil
+
+
+cdef class LatticeThread:
+    """One thread's lattice of a DocPass, the state its docs start from and
+    scratch the pass's work may use (a thread's own: never shared)."""
+    cdef Lattice lattice
+    cdef vector[char] state
+    cdef vector[int] labels, spans, lab
+
+
+cdef class DocPass:
+    cdef readonly Docs docs
+    cdef readonly Weights W
+    cdef readonly double temperature
+    cdef readonly Transitions transitions
+    cdef int next_doc
+    cdef int failed         # the first doc whose work failed (n_docs: none)
+
+    cdef LatticeThread thread(self)
+    cdef bint open(self, LatticeThread th, int i) noexcept nogil
+    cdef void fail(self, int i) noexcept nogil
+    cdef void doc(self, LatticeThread th, int i, const int* actions, int k) noexcept nogil

@@ -4,6 +4,8 @@ from spacy_lookahead.core.search import Workspace
 from spacy_lookahead.core.system import TransitionSystem
 from spacy_lookahead.core.weights import Weights
 from _typeshed import Incomplete
+from spacy_lookahead.core.batch import on_threads as on_threads
+from spacy_lookahead.core.instance import as_docs as as_docs
 from typing import Any, ClassVar
 
 FACTORED: bool
@@ -15,8 +17,19 @@ def best_with_probabilities(instances, W: Weights, temperature: float=..., trans
     ...
 def marginals(instances, W: Weights, temperature: float=...) -> Any:
     ...
-def step_alternatives(instances, derivations, starts, W: Weights, temperature: float=..., transitions: Transitions=..., reverse: bool=...) -> Any:
+def step_alternatives(instances, derivations, starts, W: Weights, temperature: float=..., transitions: Transitions=..., reverse: bool=..., n_threads: int=...) -> Any:
     ...
+
+class DocPass:
+    W: Incomplete
+    docs: Incomplete
+    first_failed: Incomplete
+    n_docs: Incomplete
+    temperature: Incomplete
+    transitions: Incomplete
+    def __init__(self, *args, **kwargs) -> None: ...
+    def run(self) -> Any: ...
+    def run_on(self, n_threads: int = ...) -> Any: ...
 
 class Lattice:
     C: Incomplete
@@ -32,6 +45,18 @@ class Lattice:
     def pruned_best(self, theta: float) -> Any: ...
     def segment_probability(self, a: int, labels, before=..., after=...) -> Any: ...
     def step_probabilities(self, actions) -> Any: ...
+
+class LatticeThread:
+    @classmethod
+    def __init__(cls, *args, **kwargs) -> None: ...
+
+class StepAlternatives(DocPass):
+    alt: Incomplete
+    alt_probs: Incomplete
+    own: Incomplete
+    def __init__(self, *args, **kwargs) -> None: ...
+    def check(self) -> Any: ...
+    def outputs(self) -> Any: ...
 
 class Transitions:
     C: Incomplete

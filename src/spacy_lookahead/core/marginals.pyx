@@ -20,10 +20,15 @@ ROW_CACHE doubles; longer docs make them again, so memory stays bounded)."""
 from libc.float cimport DBL_EPSILON, DBL_MIN
 from libc.math cimport INFINITY, exp, log, log1p
 from libc.stdint cimport int64_t
+from libc.string cimport memset
 
 import numpy
 
+from .atomics cimport la_min, la_take
+from .batch import on_threads
+from .beam cimport padded_size
 from .clock cimport add_since, now_ns
+from .instance import as_docs
 from .search cimport workspace_for
 from .topn cimport chain_from
 # Instance, TransitionSystem, Workspace, Chain, Weights, vector: marginals.pxd
@@ -164,62 +169,79 @@ cdef class Lattice:
     cdef int _reset(self, Instance inst, Weights W, double temperature, bint backward,
                     Transitions transitions, Workspace ws) except -1:
         """__init__'s work, reusing this lattice's memory (its chain's too,
-        where the workspace is the same): best_with_probabilities runs a
-        batch through one lattice."""
-        ws = workspace_for(ws, inst.system, inst.state_size, 0)
-        cdef double limit
-        cdef bint sound = False
-        cdef int64_t t0
+        where the workspace is the same)."""
+        self._prepare(inst.system, inst.state_size, W, temperature, backward, transitions, ws)
         self.inst = inst
-        self.keep = False
-        self.log_domain = False
-        if self.chain is not None and self.chain.ws is ws:
-            self.chain.restart(inst.start())
-        else:
-            self.chain = chain_from(ws, inst.start())
+        cdef const void* start = inst.start()
+        cdef bint breaks = inst.breaks
+        cdef int64_t t0 = now_ns()
+        with nogil:
+            self._open(start, breaks)
+        add_since(t0)
+        return 0
+
+    cdef int _prepare(self, TransitionSystem system, size_t state_size, Weights W,
+                      double temperature, bint backward, Transitions transitions,
+                      Workspace ws) except -1:
+        """What the docs of a batch share (with the GIL, once): the
+        workspace, the chain (kept where the workspace is the same), the
+        weights and tau and, for a homogeneous system, the transitions (made
+        here unless `transitions` fit); then _open makes each doc's sums."""
+        ws = workspace_for(ws, system, state_size, 0)
+        if self.chain is None or self.chain.ws is not ws:
+            self.chain = chain_from(ws, NULL)
+        self.ws = ws
+        self.inst = None
         self.W = W
-        self.T = self.chain.T
+        self.T = 0
         self.C = ws.nr_class
         self.temperature = temperature
         self.backward = backward
-        self.log_z = 0.0
         self.row.resize(self.C)
         self.factor_row.resize(self.C)
+        self.factorable = FACTORED and system.homogeneous
         self.trans = None
+        if self.factorable:
+            if transitions is None or not transitions.fits(system, W, temperature):
+                transitions = Transitions(system, W, temperature)
+            self.trans = transitions
+        self.row_cache = ROW_CACHE
+        self.factored_range = FACTORED_RANGE
+        self.floor = exp(2.0 * self.factored_range) * DBL_MIN / DBL_EPSILON
+        return 0
+
+    cdef void _open(self, const void* start, bint breaks) noexcept nogil:
+        """The sums of the doc from `start` (after _prepare; its arrays kept
+        alive by the caller): a thread's work per doc, without the GIL (the
+        caller's nogil section is on the engine's clock)."""
+        cdef bint sound = False
+        self.chain.walk_from(start)
+        self.breaks = breaks
+        self.keep = False
+        self.log_domain = False
+        self.T = self.chain.T
+        self.log_z = 0.0
         # (a doc of several sentences factors too: at a sentence's first step
         # every previous action's transitions are the first step's)
-        self.factored = (FACTORED and inst.system.homogeneous and self.T > 0
-                         and (not inst.breaks or inst.system.factors_across_breaks))
+        self.factored = (self.factorable and self.T > 0
+                         and (not breaks or self.ws.system.factors_across_breaks))
         if self.factored:
-            if transitions is None or not transitions.fits(inst.system, W, temperature):
-                transitions = Transitions(inst.system, W, temperature)
-            self.trans = transitions
-            limit = FACTORED_RANGE
-            self.floor = exp(2.0 * limit) * DBL_MIN / DBL_EPSILON
-            t0 = now_ns()
-            with nogil:
-                self.factored = transitions.in_range and self._split_scores(ws, limit)
-                if self.factored:
-                    self._factored_forward_backward()
-                    sound = self._sound()
-            add_since(t0)
+            self.factored = self.trans.in_range and self._split_scores(self.ws, self.factored_range)
             if self.factored:
+                self._factored_forward_backward()
+                sound = self._sound()
                 if sound:
-                    return 0
+                    return
                 self.factored = False  # (not expected: the ranges were checked) row by row
-        self.keep = 2 * <long>self.T * self.C * self.C <= ROW_CACHE
+        self.keep = 2 * <long>self.T * self.C * self.C <= self.row_cache
         if self.keep:
             self.rows.resize(<size_t>self.T * self.C * self.C)
             self.factors.resize(<size_t>self.T * self.C * self.C)
             self.known.assign(<size_t>self.T * self.C, 0)
         if self.T:
-            t0 = now_ns()
-            with nogil:
-                self._forward_backward()
-                if not self._sound():
-                    self._log_forward_backward()
-            add_since(t0)
-        return 0
+            self._forward_backward()
+            if not self._sound():
+                self._log_forward_backward()
 
     cdef bint _sound(self) noexcept nogil:
         """Whether the sums kept their meaning: log Z is a number and, with
@@ -263,7 +285,7 @@ cdef class Lattice:
         for t in range(T):
             state = self.chain.state_after(t, 0 if t else -1)
             ws.system.emission(&self.em[t * C], state, self.W, ws.feats)
-            self.restart[t] = t == 0 or (self.inst.breaks and ws.system.history_restarts(state))
+            self.restart[t] = t == 0 or (self.breaks and ws.system.history_restarts(state))
             if _span(&self.em[t * C], C) / self.temperature > limit:
                 return False
         return True
@@ -946,70 +968,181 @@ def _each_lattice(instances, Weights W, double temperature, Transitions transiti
         yield inst, lattice
 
 
+cdef class LatticeThread:
+    pass
+
+
+cdef class DocPass:
+    """Work on the lattice of each doc of a batch (Docs, or a list of
+    Instances), without a Python object per doc: any number of threads run
+    it at once, each with its own lattice (LatticeThread) and one nogil
+    section, taking the next doc not yet taken (run()), or right after
+    decoding a doc (core.decode.decode_docs(..., then=pass)), so that the
+    lattice follows the search on the same thread. Subclasses define the
+    work (`doc`) and write it into arrays over the batch, one writer per
+    slot; the outputs do not depend on which thread took which doc."""
+    def __init__(self, docs, Weights W, double temperature=1.0, Transitions transitions=None):
+        if not temperature > 0.0:
+            raise ValueError(f"temperature must be > 0, got {temperature!r}")
+        self.docs = as_docs(docs)
+        self.W = W
+        self.temperature = temperature
+        self.next_doc = 0
+        self.failed = self.n_docs
+        if self.docs is not None and FACTORED and self.docs.system.homogeneous and (
+                transitions is None or not transitions.fits(self.docs.system, W, temperature)):
+            transitions = Transitions(self.docs.system, W, temperature)
+        self.transitions = transitions
+
+    @property
+    def n_docs(self) -> int:
+        return 0 if self.docs is None else self.docs.n_docs
+
+    @property
+    def first_failed(self) -> int:
+        """The first doc whose work failed (subclasses say what that means), or -1."""
+        return -1 if self.failed >= self.n_docs else self.failed
+
+    cdef LatticeThread thread(self):
+        cdef LatticeThread th = LatticeThread.__new__(LatticeThread)
+        th.lattice = Lattice.__new__(Lattice)
+        th.lattice._prepare(self.docs.system, self.docs.state_size, self.W, self.temperature,
+                            True, self.transitions, None)
+        th.state.resize(padded_size(self.docs.state_size))
+        return th
+
+    cdef bint open(self, LatticeThread th, int i) noexcept nogil:
+        """Doc i's lattice in the thread's (False: it has no valid derivation)."""
+        memset(th.state.data(), 0, th.state.size())
+        self.docs.init_state(i, th.state.data())
+        th.lattice._open(th.state.data(), self.docs.breaks(i))
+        return not (th.lattice.T and th.lattice.log_z == -INFINITY)
+
+    cdef void fail(self, int i) noexcept nogil:
+        la_min(&self.failed, i)
+
+    cdef void doc(self, LatticeThread th, int i, const int* actions, int k) noexcept nogil:
+        """The work on doc i; actions: its k actions from a decoder (in the
+        order the system takes them), NULL where the pass runs alone."""
+        pass
+
+    def run(self):
+        """One thread's share: docs taken in turn until none is left."""
+        if self.docs is None:
+            return
+        cdef LatticeThread th = self.thread()
+        cdef int i, n = self.docs.n_docs
+        cdef int64_t t0 = now_ns()
+        with nogil:
+            while True:
+                i = la_take(&self.next_doc)
+                if i >= n:
+                    break
+                self.doc(th, i, NULL, 0)
+        add_since(t0)
+
+    def run_on(self, int n_threads=1):
+        """The whole pass, on n_threads threads of the shared pool (1: here)."""
+        on_threads(self.run, max(1, min(n_threads, self.n_docs)))
+        return self
+
+
+cdef class StepAlternatives(DocPass):
+    """Per step of each doc's derivation (the decoder's actions, or
+    derivations[starts[i]:starts[i + 1]] where the pass runs alone, in
+    document order: reverse, e.g. an rtl tagger's, the steps run from the
+    last), written at the step's token (starts[i] + t, or from the end
+    where reverse): the marginal probability of its own action (0 where
+    no derivation is valid), the most probable other action, first in class
+    order on ties (-1 where the system has one action) and that action's
+    marginal (0 there). A derivation of another length than its doc's
+    lattice fails the doc."""
+    cdef const int[::1] taken
+    cdef const int64_t[::1] starts
+    cdef bint reverse
+    cdef double[::1] own_v, alt_probs_v
+    cdef int[::1] alt_v, steps
+    cdef readonly object own, alt, alt_probs
+
+    def __init__(self, docs, Weights W, double temperature, Transitions transitions, starts,
+                 derivations=None, bint reverse=False):
+        DocPass.__init__(self, docs, W, temperature, transitions)
+        self.starts = numpy.ascontiguousarray(starts, dtype="int64")
+        cdef Py_ssize_t N = self.starts[self.starts.shape[0] - 1] if self.starts.shape[0] else 0
+        if derivations is not None:
+            self.taken = numpy.ascontiguousarray(derivations, dtype="int32")
+        if self.starts.shape[0] != self.n_docs + 1 or (
+                derivations is not None and self.taken.shape[0] != N):
+            raise ValueError(f"starts ({self.starts.shape[0]}) must bound {self.n_docs} "
+                             f"derivations over {N if derivations is None else self.taken.shape[0]} "
+                             "actions")
+        if derivations is not None:
+            C = self.docs.system.nr_class if self.docs is not None else 0
+            if N and not (0 <= numpy.min(self.taken) and numpy.max(self.taken) < C):
+                bad = numpy.asarray(self.taken)
+                bad = bad[(bad < 0) | (bad >= C)][0]
+                raise ValueError(f"action {bad} out of range (the system has {C})")
+        self.reverse = reverse
+        self.own = numpy.zeros((N,), dtype="float64")
+        self.alt = numpy.full((N,), -1, dtype="int32")
+        self.alt_probs = numpy.zeros((N,), dtype="float64")
+        self.own_v, self.alt_v, self.alt_probs_v = self.own, self.alt, self.alt_probs
+        self.steps = numpy.zeros((max(1, self.n_docs),), dtype="int32")
+
+    cdef void doc(self, LatticeThread th, int i, const int* actions, int k) noexcept nogil:
+        cdef int64_t first = self.starts[i], pos
+        cdef int t, c, a, arg, T, C
+        cdef double m, top
+        cdef bint valid = self.open(th, i)
+        T, C = th.lattice.T, th.lattice.C
+        self.steps[i] = T
+        if self.starts[i + 1] - first != T or (actions != NULL and k != T):
+            self.fail(i)
+            return
+        for t in range(T):
+            pos = first + (T - 1 - t if self.reverse else t)
+            a = actions[t] if actions != NULL else self.taken[pos]
+            if valid:
+                self.own_v[pos] = th.lattice._marginal(t, a)
+            if C < 2:
+                continue
+            arg, top = -1, -1.0
+            for c in range(C):
+                if c == a:
+                    continue
+                m = th.lattice._marginal(t, c) if valid else 0.0
+                if m > top:
+                    arg, top = c, m
+            self.alt_v[pos], self.alt_probs_v[pos] = arg, top
+
+    def outputs(self):
+        """(own, alt, alt_probs): see the class."""
+        return self.own, self.alt, self.alt_probs
+
+    def check(self):
+        """Raise for the first doc whose derivation did not fit its lattice."""
+        cdef int i = self.first_failed
+        if i >= 0:
+            raise ValueError(f"{self.starts[i + 1] - self.starts[i]} actions for a derivation of "
+                             f"{self.steps[i]} steps (doc {i} of the batch)")
+        return self
+
+
 def step_alternatives(instances, derivations, starts, Weights W, double temperature=1.0,
-                      Transitions transitions=None, bint reverse=False):
-    """For a batch of instances and a derivation of each (e.g. its best),
-    instance k's T actions at derivations[starts[k]:starts[k + 1]] in the
-    order the system takes them (reverse: the other way round, step t at
-    starts[k + 1] - 1 - t, e.g. an rtl tagger's tags in document order):
-    three arrays over the same positions, from one lattice, chain and
-    Workspace reused over the batch (as best_with_probabilities), with no
-    numpy per doc: each step's marginal probability of its own action
+                      Transitions transitions=None, bint reverse=False, int n_threads=1):
+    """For a batch (Docs, or a list of instances) and a derivation of each
+    doc (e.g. its best), doc k's T actions at derivations[starts[k]:starts[k +
+    1]] in the order the system takes them (reverse: the other way round,
+    step t at starts[k + 1] - 1 - t, e.g. an rtl tagger's tags in document
+    order): three arrays over the same positions, with no numpy per doc
+    (StepAlternatives): each step's marginal probability of its own action
     (float64; 0 where no derivation is valid); the most probable other
     action, first in class order on ties (int32; -1 where the system has one
     action only); and that action's marginal probability (float64; 0
     there)."""
-    cdef const int[::1] taken = numpy.ascontiguousarray(derivations, dtype="int32")
-    cdef const int64_t[::1] sv = numpy.ascontiguousarray(starts, dtype="int64")
-    cdef Py_ssize_t N = taken.shape[0]
-    own_np = numpy.zeros((N,), dtype="float64")
-    alt_np = numpy.full((N,), -1, dtype="int32")
-    alt_probs_np = numpy.zeros((N,), dtype="float64")
-    cdef double[::1] own = own_np, alt_probs = alt_probs_np
-    cdef int[::1] alt = alt_np
-    cdef Lattice lattice = Lattice.__new__(Lattice)
-    cdef Workspace ws = None
-    cdef Instance inst
-    cdef int64_t first, pos
-    cdef int k = 0, t, c, a, arg
-    cdef double m, top
-    cdef int64_t t0
-    if not temperature > 0.0:
-        raise ValueError(f"temperature must be > 0, got {temperature!r}")
-    if sv.shape[0] != len(instances) + 1 or (sv.shape[0] and sv[sv.shape[0] - 1] != N):
-        raise ValueError(f"starts ({sv.shape[0]}) must bound {len(instances)} derivations "
-                         f"over {N} actions")
-    for inst in instances:
-        ws = workspace_for(ws, inst.system, inst.state_size, 0)
-        lattice._reset(inst, W, temperature, True, transitions, ws)
-        transitions = lattice.trans if lattice.trans is not None else transitions
-        first = sv[k]
-        if sv[k + 1] - first != lattice.T:
-            raise ValueError(f"{sv[k + 1] - first} actions for a derivation of {lattice.T} steps")
-        for t in range(lattice.T):
-            if not 0 <= taken[first + t] < lattice.C:
-                raise ValueError(f"action {taken[first + t]} out of range "
-                                 f"(the system has {lattice.C})")
-        t0 = now_ns()
-        with nogil:
-            for t in range(lattice.T):
-                pos = first + (lattice.T - 1 - t if reverse else t)
-                a = taken[pos]
-                if lattice.log_z != -INFINITY:
-                    own[pos] = lattice._marginal(t, a)
-                if lattice.C < 2:
-                    continue
-                arg, top = -1, -1.0
-                for c in range(lattice.C):
-                    if c == a:
-                        continue
-                    m = lattice._marginal(t, c) if lattice.log_z != -INFINITY else 0.0
-                    if m > top:
-                        arg, top = c, m
-                alt[pos], alt_probs[pos] = arg, top
-        add_since(t0)
-        k += 1
-    return own_np, alt_np, alt_probs_np
+    job = StepAlternatives(instances, W, temperature, transitions, starts, derivations, reverse)
+    job.run_on(n_threads).check()
+    return job.own, job.alt, job.alt_probs
 
 
 def marginals(instances, Weights W, double temperature=1.0):

@@ -17,14 +17,16 @@ cdef class Chain:
     cdef Replay replay          # its own: state_after's state is the caller's to read
     cdef readonly int T
     cdef int C
-    cdef char* spine            # (T + 1) states
+    cdef char* spine            # (T + 1) states, in spine_buf
+    cdef vector[char] spine_buf
     cdef vector[double] row_buf
     cdef vector[double] h       # T x C backward-Viterbi heuristic
     cdef const int* fixed       # T actions or -1 (labels known in advance); NULL: none
-    cdef object _spine, _fixed  # the Python buffers behind spine and fixed
+    cdef object _fixed          # the Python buffer behind fixed
     cdef vector[char] walk      # one state: restart() walks it to the end
 
     cdef int restart(self, const void* start) except -1
+    cdef void walk_from(self, const void* start) noexcept nogil
 
     cdef int row(self, Weights W, int t, int p, double* out) except -1 nogil
     cdef void* state_after(self, int t, int p) noexcept nogil

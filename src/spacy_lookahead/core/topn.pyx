@@ -20,8 +20,10 @@ from .weights cimport Weights
 
 cdef Chain chain_from(Workspace ws, const void* start, fixed=None):
     """The chain of the sequence from `start`, scored with the workspace's
-    system; fixed: T actions or -1 (labels known in advance), None: none."""
+    system; fixed: T actions or -1 (labels known in advance), None: none.
+    start NULL: a chain of no steps yet, for walk_from (a lattice's)."""
     cdef TransitionSystem sys = ws.system
+    cdef int[::1] fv
     if not sys.first_order:
         raise ValueError("exact top-n search (A*) needs a first-order system; "
                          "use beam search for richer history features")
@@ -31,8 +33,9 @@ cdef Chain chain_from(Workspace ws, const void* start, fixed=None):
     chain.mem = Pool()
     chain.replay = replay_in(chain.mem, ws.state_size, chain.C)
     chain.row_buf.resize(chain.C)
+    if start == NULL:
+        return chain
     chain.restart(start)
-    cdef int[::1] fv
     if fixed is not None:
         chain._fixed = numpy.ascontiguousarray(fixed, dtype="int32")
         if chain._fixed.shape != (chain.T,):
@@ -51,7 +54,13 @@ cdef class Chain:
         """The chain of the sequence from `start` (same workspace, no fixed
         actions), reusing the spine's memory: a lattice per doc of a batch
         allocates nothing once it has seen the longest."""
-        cdef TransitionSystem sys = self.ws.system
+        self.walk_from(start)
+        self._fixed = None
+        return 0
+
+    cdef void walk_from(self, const void* start) noexcept nogil:
+        """restart() without the GIL: on a chain without fixed actions (a
+        lattice's), what a thread does per doc."""
         cdef size_t size = self.ws.state_size
         # Walk a spine with action 0: in a first-order system the state after
         # (t, p) is the spine state after t - 1 steps plus action p.
@@ -59,20 +68,18 @@ cdef class Chain:
         self.walk.resize(size)
         cdef char* s = self.walk.data()
         memcpy(s, start, size)
-        while not sys.is_final(s):
-            sys.apply(s, 0)
+        while not self.ws.system.is_final(s):
+            self.ws.system.apply(s, 0)
             T += 1
         self.T = T
-        if self._spine is None or len(self._spine) < (T + 1) * size:
-            self._spine = bytearray((T + 1) * size)
-        self.spine = self._spine
+        if self.spine_buf.size() < (T + 1) * size:
+            self.spine_buf.resize((T + 1) * size)
+        self.spine = self.spine_buf.data()
         memcpy(self.spine, start, size)
         for t in range(T):
             memcpy(self.spine + (t + 1) * size, self.spine + t * size, size)
-            sys.apply(self.spine + (t + 1) * size, 0)
+            self.ws.system.apply(self.spine + (t + 1) * size, 0)
         self.fixed = NULL
-        self._fixed = None
-        return 0
 
     cdef void* state_after(self, int t, int p) noexcept nogil:
         """The state at step t whose previous action was p (t = 0: the start)."""

@@ -10,6 +10,7 @@ from spacy.training import Example
 from spacy.vocab import Vocab
 
 from ..core import decode as decoding
+from ..core.batch import thread_count
 from ..core.features import string_atoms
 from ..core.calibration import fit_temperature, gold_derivations, minimise_over_temperature
 from ..core.marginals import Lattice, Transitions, _each_lattice, best_with_probabilities
@@ -19,10 +20,10 @@ from ..systems.tagging import TaggingSystem
 from ..systems.templates import TemplateError, expand, uses_lexicon
 from . import settings
 from .settings import PROBABILITY_SETTINGS, SEARCH_DEFAULTS, config_error
-from ..systems.span_ids import best_parts
+from ..systems.span_ids import BestParts
 from .spaces import any_spaced, content_positions, over_doc_tokens, without_whitespace
 from .prediction import Predictions, TagPredictions
-from .transition import DocsLayout, Prediction, TransitionPipe
+from .transition import DocsLayout, Prediction, TransitionPipe, run_passes
 
 # The shared settings of the sequence components (see settings.py), as
 # their factories' default config. The n best of a lookahead model
@@ -51,23 +52,10 @@ CLASS_MIN_SHARE = 0.05
 
 class PartsLayout(NamedTuple):
     """Where SAPO's best outputs with their parts' probabilities (decoded by
-    span_ids.best_parts, a chunk of the batch per thread) put each doc: the
-    docs' content positions."""
+    span_ids.BestParts over the batch, its threads taking the docs in
+    turn) put each doc: the docs' content positions, and the pass."""
     indexes: List[Optional[numpy.ndarray]]
-
-
-def join_chunks(chunks: list) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]:
-    """best_parts' (labels, starts, parts, part starts) of a batch's chunks,
-    in order, as one."""
-    if len(chunks) == 1:
-        return tuple(chunks[0])
-    out = []
-    for values, bounds in ((0, 1), (2, 3)):
-        out.append(numpy.concatenate([c[values] for c in chunks]))
-        offsets = numpy.cumsum([0] + [len(c[values]) for c in chunks[:-1]])
-        out.append(numpy.concatenate([c[bounds][:-1] + o for c, o in zip(chunks, offsets)]
-                                     + [numpy.asarray([len(out[-1])], dtype="int64")]))
-    return out[0], out[1], out[2], out[3]
+    parts: Any  # span_ids.BestParts
 
 
 class SequencePipe(TransitionPipe):
@@ -228,12 +216,20 @@ class SequencePipe(TransitionPipe):
         return self.inputs_and_indexes(docs)
 
     def _decoding(self, docs: List[Doc]) -> Tuple[Any, Callable, Iterable, tuple]:
-        """As TransitionPipe's; with SAPO and marginal probabilities,
-        the best output and the exact probabilities of its parts."""
-        indexes, run, instances, args = super()._decoding(docs)
-        if self.learner.probabilistic and self.uses_marginals:  # (never a DocsLayout)
-            return PartsLayout(indexes), self._best_parts, instances, (self.averaged_weights,)
-        return indexes, run, instances, args
+        """As TransitionPipe's; with SAPO and marginal probabilities, the
+        best output and the exact probabilities of its parts, from each
+        doc's lattice (BestParts over the batch: no instance per doc, one
+        nogil section per thread)."""
+        if not (self.learner.probabilistic and self.uses_marginals):
+            return super()._decoding(docs)
+        self._require_labels()
+        self._start_tally()
+        inputs, indexes = self.batch_inputs(docs)
+        self._warn_unseen_tags()
+        parts = BestParts(self.system.batch_docs(inputs), self.averaged_weights, self.temperature,
+                          None, self.cfg["direction"] == "rtl", self.span_parts())
+        threads = max(1, min(thread_count(self.cfg["n_threads"]), len(docs)))
+        return PartsLayout(indexes, parts), run_passes, [parts] * threads, ()
 
     @property
     def calibrated(self) -> bool:
@@ -276,7 +272,7 @@ class SequencePipe(TransitionPipe):
         once (`_decoding`), its Predictions; SAPO's best with the
         probabilities of its parts (PartsLayout), theirs."""
         if isinstance(indexes, PartsLayout):
-            return self._parts_predictions(docs, indexes.indexes, results)
+            return self._parts_predictions(docs, indexes.indexes, self._found_parts(docs, indexes))
         if not self.calibrated:
             return super()._predictions(docs, indexes, results)
         if isinstance(indexes, DocsLayout):  # the lattices over the decoded batch
@@ -336,19 +332,15 @@ class SequencePipe(TransitionPipe):
         return how == "marginals" or (how == "auto" and not self.cfg[self.history_setting]
                                       and self.lattice_fits())
 
-    def _best_parts(self, instances: Iterable, W: Weights) -> list:
-        """SAPO's decoder with marginal probabilities, for a chunk of a
-        batch (one item: span_ids.best_parts' arrays): each instance's best
-        by Viterbi over its lattice (core/marginals.pyx), its parts'
-        probabilities from the lattice's forward and backward sums."""
-        instances = list(instances)
-        tau, system = self.temperature, self.system
-        transitions = Transitions(system, W, tau) if system.homogeneous else None
-        *found, stuck = best_parts(instances, W, tau, transitions,
-                                   self.cfg["direction"] == "rtl", self.span_parts())
-        if stuck >= 0:  # no valid output: the decoder's error
-            decoding.nbest([instances[stuck]], W, 1)
-        return [found]
+    def _found_parts(self, docs: List[Doc], layout: PartsLayout) -> tuple:
+        """BestParts' (labels, starts, parts' probabilities, part starts) of
+        the batch; a doc with no valid output raises the decoder's error,
+        naming the doc."""
+        *found, stuck = layout.parts.found()
+        if stuck >= 0:
+            err = decoding._no_valid_output(int(layout.parts.steps[stuck]), 0)
+            raise self._naming_the_doc(docs, err)
+        return tuple(found)
 
     def span_parts(self) -> Optional[tuple]:
         """What span_ids.best_parts and span_scores need to score spans
@@ -356,10 +348,10 @@ class SequencePipe(TransitionPipe):
         return None
 
     def _parts_predictions(self, docs: List[Doc], indexes: List[Optional[numpy.ndarray]],
-                           chunks: list) -> Predictions:
-        """The Predictions of a batch from _best_parts' chunks: the labels
+                           found: tuple) -> Predictions:
+        """The Predictions of a batch from BestParts' arrays: the labels
         over the docs' tokens, each label's probability (1 on whitespace)."""
-        labels, starts, parts, part_starts = join_chunks(chunks)
+        labels, starts, parts, part_starts = found
         labels, doc_starts = self._expanded_labels(docs, labels, starts, indexes)
         if any_spaced(indexes):
             parts = over_doc_tokens(parts, content_positions(docs, indexes)[0],

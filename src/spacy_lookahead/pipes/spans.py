@@ -15,11 +15,11 @@ from spacy.vocab import Vocab
 from .. import scoring  # noqa: F401  (registers the scorers a saved config names)
 from ..spacy_io import has_entities, in_vocab, write_spans
 from ..core.marginals import Lattice, Transitions
-from ..systems.span_ids import batch_span_scores, span_scores
+from ..systems.span_ids import SpanScores, batch_span_scores, span_scores
 from ..systems.schemes import (ALIASES, SCHEMES, action_arrays, ids_to_spans, label_constraints,
                                 scheme_actions, span_probabilities, spans_to_ids)
 from .base import any_per_doc
-from .sequence import SEQUENCE_DEFAULTS, SequencePipe, join_chunks
+from .sequence import SEQUENCE_DEFAULTS, SequencePipe
 from .learners import Learner, MarginPerceptron
 from .search import Search
 from .settings import Direction, Probabilities, Scheme, config_error
@@ -176,13 +176,23 @@ class SpanLabeller(SequencePipe):
         if not (self.calibrated and isinstance(indexes, DocsLayout)):
             return super()._predictions(docs, indexes, results)
         predictions = self._docs_predictions(docs, indexes)
-        W, tau, system = self.averaged_weights, self.temperature, self.system
-        scores, span_starts = batch_span_scores(
-            system.docs_instances(indexes.held), W, tau,
-            Transitions(system, W, tau) if system.homogeneous else None,
-            indexes.output.labels, indexes.starts, *self.span_parts(),
-            self.cfg["direction"] == "rtl")
+        if indexes.lattices is not None:  # (done with the search)
+            scores, span_starts = indexes.lattices.compacted()
+        else:
+            W, tau, system = self.averaged_weights, self.temperature, self.system
+            scores, span_starts = batch_span_scores(
+                indexes.held, W, tau, Transitions(system, W, tau) if system.homogeneous else None,
+                indexes.output.labels, indexes.starts, *self.span_parts(),
+                self.cfg["direction"] == "rtl")
         return SpanPredictions(predictions.labels, predictions.starts, scores, span_starts)
+
+    def _lattice_pass(self, held, starts: numpy.ndarray) -> Optional[SpanScores]:
+        """Calibrated: every span's probability (SpanScores), from each
+        doc's lattice right after its search, on the same thread."""
+        if not self.calibrated:
+            return None
+        return SpanScores(held, self.averaged_weights, self.temperature, None, starts,
+                          self.span_parts(), self.cfg["direction"] == "rtl")
 
     def exact_scorer(self) -> Callable[[Lattice, numpy.ndarray], numpy.ndarray]:
         """Each span's probability: that its tokens take exactly its labels
@@ -200,10 +210,10 @@ class SpanLabeller(SequencePipe):
         return kinds, types, parts, closed, self.cfg["scheme"] == "biluo"
 
     def _parts_predictions(self, docs: List[Doc], indexes: List[Optional[numpy.ndarray]],
-                           chunks: list) -> SpanPredictions:
-        """The Predictions of a batch from _best_parts' chunks: the labels
+                           found: tuple) -> SpanPredictions:
+        """The Predictions of a batch from BestParts' arrays: the labels
         over the docs' tokens, each span's probability."""
-        labels, starts, scores, span_starts = join_chunks(chunks)
+        labels, starts, scores, span_starts = found
         labels, doc_starts = self._expanded_labels(docs, labels, starts, indexes)
         return SpanPredictions(labels, doc_starts, scores, span_starts)
 

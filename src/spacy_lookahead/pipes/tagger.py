@@ -8,7 +8,7 @@ from spacy.tokens import Doc, Token
 from spacy.training import Example
 from spacy.vocab import Vocab
 
-from ..core.marginals import Transitions, step_alternatives
+from ..core.marginals import StepAlternatives, Transitions, step_alternatives
 from ..spacy_io import in_vocab, write_tags
 from .aligned import aligned_values, hashes_for
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
@@ -216,20 +216,31 @@ class LookaheadTagger(SequencePipe):
                 for p, a, b in zip(predictions, bounds, bounds[1:])]
 
     def _lattice_setup(self, docs: List[Doc], layout: Optional[DocsLayout] = None) -> tuple:
-        """What a pass over the docs' lattices needs: their instances and
-        content indexes (of a batch decoded at once: views of its arrays,
-        whose static scores the search cached), the weights, tau, the
-        transition scores shared by the docs (homogeneous systems) and
-        whether the steps run from the last token (rtl)."""
+        """What a pass over the docs' lattices needs: the docs as the engine
+        takes them and their content indexes (of a batch decoded at once:
+        its Docs, whose static scores the search cached; else an instance
+        per doc), the weights, tau, the transition scores shared by the docs
+        (homogeneous systems) and whether the steps run from the last token
+        (rtl)."""
         self._check_alternatives()
         if layout is not None:
-            instances, indexes = self.system.docs_instances(layout.held), layout.indexes
+            instances, indexes = layout.held, layout.indexes
         else:
             inputs, indexes = self.inputs_and_indexes(docs)
             instances = self.instances(docs, None, indexes, inputs)
         W, tau, system = self.averaged_weights, self.temperature, self.system
         transitions = Transitions(system, W, tau) if system.homogeneous else None
         return instances, indexes, W, tau, transitions, self.cfg["direction"] == "rtl"
+
+    def _lattice_pass(self, held, starts: numpy.ndarray) -> Optional[StepAlternatives]:
+        """With `alternatives` or calibrated: each token's marginal, its
+        alternative tag and that tag's marginal (StepAlternatives), from
+        each doc's lattice right after its search, on the same thread."""
+        if not (self.cfg["alternatives"] or self.calibrated):
+            return None
+        self._check_alternatives()
+        return StepAlternatives(held, self.averaged_weights, self.temperature, None, starts,
+                                None, self.cfg["direction"] == "rtl")
 
     def _alternatives(self, docs: List[Doc], best: Optional[List[numpy.ndarray]],
                       layout: Optional[DocsLayout] = None
@@ -242,6 +253,10 @@ class LookaheadTagger(SequencePipe):
         probable other tag (first in tag order on ties) and that tag's
         probability; on whitespace 1, -1 and 0, and -1 and 0 where there is
         no other tag."""
+        if layout is not None and layout.lattices is not None:  # (done with the search)
+            own, alt, alt_probs = layout.lattices.check().outputs()
+            starts, indexes = layout.starts, layout.indexes
+            return self._over_doc_tokens(docs, indexes, own, alt, alt_probs, starts)
         instances, indexes, W, tau, transitions, rtl = self._lattice_setup(docs, layout)
         if layout is not None:
             derivations, starts = layout.output.labels, layout.starts
@@ -253,6 +268,13 @@ class LookaheadTagger(SequencePipe):
             numpy.cumsum([len(c) for c in contents], out=starts[1:])
         own, alt, alt_probs = step_alternatives(instances, derivations, starts, W, tau, transitions,
                                                 rtl)
+        return self._over_doc_tokens(docs, indexes, own, alt, alt_probs, starts)
+
+    @staticmethod
+    def _over_doc_tokens(docs: List[Doc], indexes: list, own: numpy.ndarray, alt: numpy.ndarray,
+                         alt_probs: numpy.ndarray, starts: numpy.ndarray) -> tuple:
+        """_alternatives' arrays over the docs' content tokens, over all their
+        tokens (whitespace: 1, -1, 0), and where each doc's begin."""
         if not any_spaced(indexes):
             return own, alt, alt_probs, starts
         content, doc_starts = content_positions(docs, indexes)

@@ -54,15 +54,25 @@ class DocsLayout(NamedTuple):
     indexes: List[Optional[numpy.ndarray]]
     output: Any  # core.decode.DocsOutput
     held: Any  # the system's batch_docs, decoded (e.g. for lattices over its cached scores)
+    lattices: Any = None  # a core.marginals.DocPass done after each doc's search, or None
 
 
-def decode_shared(parts: List[tuple], W: Weights, depth: int, beam_width: int
-                  ) -> List[numpy.ndarray]:
+def decode_shared(parts: List[tuple], W: Weights, depth: int, beam_width: int,
+                  then: Any = None) -> List[numpy.ndarray]:
     """decode_docs of a batch shared by the threads (each (docs, output)
     part is one thread's call; they take the docs in turn): the outputs are
-    in the shared DocsOutput."""
+    in the shared DocsOutput (and `then`'s, a lattice pass done on each doc
+    after its search)."""
     for docs, output in parts:
-        decoding.decode_docs(docs, W, depth, output, beam_width)
+        decoding.decode_docs(docs, W, depth, output, beam_width, then)
+    return []
+
+
+def run_passes(passes: list) -> list:
+    """Each of a thread's DocPass runs (its share of a pass whose threads
+    take the docs in turn; the outputs are the pass's)."""
+    for each in passes:
+        each.run()
     return []
 
 
@@ -287,12 +297,21 @@ class TransitionPipe(SearchPipe):
             held = self.system.batch_docs(inputs)
             W, depth, beam_width, keep = self._docs_decode_args(run, args)
             output = decoding.DocsOutput(held, keep)
+            lattices = self._lattice_pass(held, inputs["starts"])
             threads = max(1, min(thread_count(self.cfg["n_threads"]), len(docs)))
-            return (DocsLayout(inputs["starts"], indexes, output, held), decode_shared,
-                    [(held, output)] * threads, (W, depth, beam_width))
+            return (DocsLayout(inputs["starts"], indexes, output, held, lattices), decode_shared,
+                    [(held, output)] * threads, (W, depth, beam_width, lattices))
         inputs, indexes = self.inputs_and_indexes(docs)
         self._warn_unseen_tags()
         return indexes, run, self.instances(docs, None, indexes, inputs), args
+
+    def _lattice_pass(self, held: Any, starts: numpy.ndarray) -> Any:
+        """A pass over the lattices of a batch decoded at once (a
+        core.marginals.DocPass over `held`, the docs' content tokens at
+        starts[k]:starts[k + 1]) that decode_docs does on each doc after
+        its search, on the same thread; None: none (subclasses that write
+        probabilities say)."""
+        return None
 
     def _decoder(self) -> Tuple[Callable, tuple]:
         """The learner's decoder and its arguments after the instances."""

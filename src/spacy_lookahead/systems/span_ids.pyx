@@ -10,9 +10,7 @@ import numpy
 
 from ..core import marginals as _marginals
 from ..core.clock cimport add_since, now_ns
-from ..core.instance cimport Instance
-from ..core.marginals cimport Lattice, Transitions
-from ..core.search cimport Workspace, workspace_for
+from ..core.marginals cimport DocPass, Lattice, LatticeThread, Transitions
 from ..core.weights cimport Weights
 
 cdef enum:
@@ -89,57 +87,124 @@ def span_scores(Lattice lattice, best, kinds, types, parts, closed, bint biluo, 
     return out
 
 
+cdef class _SpanParts:
+    """What the span scores read (span_scores' arguments), held as C views."""
+    cdef const signed char[::1] kind
+    cdef const int[::1] typ
+    cdef const int[:, ::1] pv
+    cdef const unsigned char[:, ::1] cv
+    cdef bint biluo
+
+    def __init__(self, kinds, types, parts, closed, bint biluo):
+        self.kind = numpy.ascontiguousarray(kinds, dtype="int8")
+        self.typ = numpy.ascontiguousarray(types, dtype="int32")
+        self.pv = numpy.ascontiguousarray(parts, dtype="int32")
+        self.cv = numpy.ascontiguousarray(closed, dtype="uint8")
+        self.biluo = biluo
+
+    cdef void spans(self, const int* labels, int n, vector[int]* out) noexcept nogil:
+        out.clear()
+        if n:
+            id_spans(labels, n, &self.kind[0], &self.typ[0], self.kind.shape[0], out)
+
+    cdef void scores(self, Lattice lattice, int n, vector[int]& spans, bint rtl,
+                     vector[int]& lab, float* out) noexcept nogil:
+        _segment_scores(lattice, n, spans, 0, spans.size(), &self.pv[0, 0], &self.cv[0, 0],
+                        self.cv.shape[1], self.biluo, rtl, lab, out)
+
+
+def compact(values, starts, counts):
+    """The first counts[k] values of each doc's slot (doc k's at
+    starts[k]:starts[k + 1]) one after another, and where each doc's
+    begin (n_docs + 1,) int64."""
+    counts = numpy.asarray(counts, dtype="int64")
+    starts = numpy.asarray(starts, dtype="int64")
+    out_starts = numpy.zeros((len(counts) + 1,), dtype="int64")
+    numpy.cumsum(counts, out=out_starts[1:])
+    lengths = numpy.diff(starts)
+    if out_starts[-1] == len(values):
+        return values, out_starts
+    offset = numpy.arange(len(values)) - numpy.repeat(starts[:-1], lengths)
+    return values[offset < numpy.repeat(counts, lengths)], out_starts
+
+
+cdef class SpanScores(DocPass):
+    """span_scores of each doc's output (the decoder's actions, or labels
+    in document order at labels[starts[i]:starts[i + 1]] where the pass runs
+    alone): doc i's spans' probabilities at scores[starts[i]:], counts[i] of
+    them (a doc has no more spans than tokens); `compacted` joins them. A
+    doc without spans needs no lattice; one whose lattice has another number
+    of steps than its labels fails."""
+    cdef const int64_t[::1] starts
+    cdef const int[::1] given
+    cdef _SpanParts parts
+    cdef bint rtl
+    cdef float[::1] scores_v
+    cdef int[::1] counts_v
+    cdef readonly object scores, counts, starts_np
+
+    def __init__(self, docs, Weights W, double temperature, Transitions transitions, starts,
+                 span_parts, bint rtl, labels=None):
+        DocPass.__init__(self, docs, W, temperature, transitions)
+        self.starts_np = numpy.ascontiguousarray(starts, dtype="int64")
+        self.starts = self.starts_np
+        N = self.starts_np[-1] if len(self.starts_np) else 0
+        if len(self.starts_np) != self.n_docs + 1 or (labels is not None and len(labels) != N):
+            raise ValueError(f"starts ({len(self.starts_np)}) must bound {self.n_docs} outputs "
+                             f"over {N if labels is None else len(labels)} labels")
+        if labels is not None:
+            self.given = numpy.ascontiguousarray(labels, dtype="int32")
+        self.parts = _SpanParts(*span_parts)
+        self.rtl = rtl
+        self.scores = numpy.zeros((N,), dtype="float32")
+        self.counts = numpy.zeros((self.n_docs,), dtype="int32")
+        self.scores_v, self.counts_v = self.scores, self.counts
+
+    cdef void doc(self, LatticeThread th, int i, const int* actions, int k) noexcept nogil:
+        cdef int64_t first = self.starts[i]
+        cdef int n = <int>(self.starts[i + 1] - first), j
+        cdef const int* labels
+        if actions != NULL:  # in document order
+            if k != n:
+                self.fail(i)
+                return
+            th.labels.resize(n)
+            for j in range(n):
+                th.labels[j] = actions[n - 1 - j if self.rtl else j]
+            labels = th.labels.data()
+        else:
+            labels = &self.given[first] if n else NULL
+        self.parts.spans(labels, n, &th.spans)
+        self.counts_v[i] = th.spans.size() // 3
+        if not th.spans.size():  # (no lattice)
+            return
+        self.open(th, i)
+        if th.lattice.T != n:
+            self.counts_v[i] = 0
+            self.fail(i)
+            return
+        self.parts.scores(th.lattice, n, th.spans, self.rtl, th.lab, &self.scores_v[first])
+
+    def compacted(self):
+        """(every span's probability, the docs' spans one after another
+        (float32); where each doc's begin (n_docs + 1,) int64)."""
+        if self.first_failed >= 0:
+            i = self.first_failed
+            raise ValueError(f"{self.starts[i + 1] - self.starts[i]} labels for doc {i} of the "
+                             "batch, whose lattice has another number of steps")
+        return compact(self.scores, self.starts_np, self.counts)
+
+
 def batch_span_scores(instances, Weights W, double temperature, Transitions transitions, labels,
-                      starts, kinds, types, parts, closed, bint biluo, bint rtl):
-    """span_scores of a batch: instance k's best output at
-    labels[starts[k]:starts[k + 1]] (label ids in document order), each
-    doc's lattice made in turn (one Lattice, chain and Workspace reused, as
-    marginals.step_alternatives), no numpy per doc. Returns every span's
-    probability, the docs' spans one after another (float32), and where each
-    doc's begin (n_docs + 1,) int64."""
-    cdef const int[::1] seq = numpy.ascontiguousarray(labels, dtype="int32")
-    cdef const int64_t[::1] sv = numpy.ascontiguousarray(starts, dtype="int64")
-    cdef const signed char[::1] kind = numpy.ascontiguousarray(kinds, dtype="int8")
-    cdef const int[::1] typ = numpy.ascontiguousarray(types, dtype="int32")
-    if not temperature > 0.0:
-        raise ValueError(f"temperature must be > 0, got {temperature!r}")
-    if sv.shape[0] != len(instances) + 1 or sv[sv.shape[0] - 1] != seq.shape[0]:
-        raise ValueError(f"starts ({sv.shape[0]}) must bound {len(instances)} outputs over "
-                         f"{seq.shape[0]} labels")
-    cdef const int[:, ::1] pv = parts
-    cdef const unsigned char[:, ::1] cv = closed
-    cdef vector[int] spans
-    span_starts_np = numpy.zeros((len(instances) + 1,), dtype="int64")
-    cdef int64_t[::1] span_starts = span_starts_np
-    cdef int k
-    for k in range(len(instances)):  # every doc's spans first: the output's size
-        if sv[k + 1] > sv[k]:
-            id_spans(&seq[sv[k]], <int>(sv[k + 1] - sv[k]), &kind[0], &typ[0], kind.shape[0],
-                     &spans)
-        span_starts[k + 1] = spans.size() // 3
-    out = numpy.zeros((spans.size() // 3,), dtype="float32")
-    cdef float[::1] o = out
-    cdef Lattice lattice = Lattice.__new__(Lattice)
-    cdef Workspace ws = None
-    cdef Instance inst
-    cdef vector[int] lab
-    cdef int64_t t0
-    k = 0
-    for inst in instances:
-        if span_starts[k + 1] > span_starts[k]:  # (a doc without spans needs no lattice)
-            ws = workspace_for(ws, inst.system, inst.state_size, 0)
-            lattice._reset(inst, W, temperature, True, transitions, ws)
-            transitions = lattice.trans if lattice.trans is not None else transitions
-            if lattice.T != sv[k + 1] - sv[k]:
-                raise ValueError(f"{sv[k + 1] - sv[k]} labels for a doc of {lattice.T} steps")
-            t0 = now_ns()
-            with nogil:
-                _segment_scores(lattice, lattice.T, spans, <size_t>span_starts[k] * 3,
-                                <size_t>span_starts[k + 1] * 3, &pv[0, 0], &cv[0, 0],
-                                cv.shape[1], biluo, rtl, lab, &o[span_starts[k]])
-            add_since(t0)
-        k += 1
-    return out, span_starts_np
+                      starts, kinds, types, parts, closed, bint biluo, bint rtl, int n_threads=1):
+    """span_scores of a batch (Docs, or a list of instances): doc k's best
+    output at labels[starts[k]:starts[k + 1]] (label ids in document order),
+    no numpy per doc (SpanScores). Returns every span's probability, the
+    docs' spans one after another (float32), and where each doc's begin
+    (n_docs + 1,) int64."""
+    job = SpanScores(instances, W, temperature, transitions, starts,
+                     (kinds, types, parts, closed, biluo), rtl, labels)
+    return job.run_on(n_threads).compacted()
 
 
 cdef void _segment_scores(Lattice lattice, int n, const vector[int]& spans, size_t first,
@@ -175,94 +240,98 @@ cdef void _segment_scores(Lattice lattice, int n, const vector[int]& spans, size
         j += 1
 
 
-def best_parts(instances, Weights W, double temperature, Transitions transitions, bint reverse,
-               spans=None):
-    """For each instance in turn (e.g. a chunk of a batch): its best
+cdef class BestParts(DocPass):
+    """SAPO's decoder with marginal probabilities, per doc: its best
     derivation by Viterbi over its lattice (Lattice.best, as
-    marginals.best_with_probabilities finds it), as labels in document
-    order (reverse: the steps run from the last token), and the
-    probabilities of its parts from the same lattice: each label's (spans
-    None: the step's marginal, float64) or each span's (spans = (kinds,
-    types, parts, closed, biluo): span_scores' figures, float32). One
-    lattice, chain and Workspace reused, no numpy per doc. Returns (labels
-    (N,) int32, where each instance's begin (n + 1,) int64, the parts'
-    probabilities, where each instance's begin (n + 1,) int64, the index of
-    the first instance with no valid derivation or -1); from that instance
-    on, nothing is decoded."""
-    cdef bint pruned = _marginals.PRUNED_VITERBI
-    cdef double min_theta = _marginals.MIN_THETA
-    cdef bint by_span = spans is not None
-    cdef const signed char[::1] kind
-    cdef const int[::1] typ
-    cdef const int[:, ::1] pv
-    cdef const unsigned char[:, ::1] cv
-    cdef bint biluo = False
-    if by_span:
-        kinds, types, parts, closed, biluo = spans
-        kind = numpy.ascontiguousarray(kinds, dtype="int8")
-        typ = numpy.ascontiguousarray(types, dtype="int32")
-        pv = numpy.ascontiguousarray(parts, dtype="int32")
-        cv = numpy.ascontiguousarray(closed, dtype="uint8")
-    if not temperature > 0.0:
-        raise ValueError(f"temperature must be > 0, got {temperature!r}")
-    cdef vector[int] labels, found, lab
-    cdef vector[double] probs
-    cdef vector[float] scores
-    cdef vector[int64_t] label_starts, part_starts
-    cdef Lattice lattice = Lattice.__new__(Lattice)
-    cdef Workspace ws = None
-    cdef Instance inst
-    cdef int stuck = -1, k = 0, T, t
-    cdef size_t at, first
-    cdef int64_t t0
-    label_starts.push_back(0)
-    part_starts.push_back(0)
-    for inst in instances:
-        ws = workspace_for(ws, inst.system, inst.state_size, 0)
-        lattice._reset(inst, W, temperature, True, transitions, ws)
-        transitions = lattice.trans if lattice.trans is not None else transitions
-        T = lattice.T
-        if T and lattice.log_z == -INFINITY:
-            stuck = k
-            break
-        at = labels.size()
-        labels.resize(at + T)
-        if not by_span:
-            probs.resize(at + T)
-        first = found.size()
-        t0 = now_ns()
-        with nogil:
-            if T:
-                lattice._best(&labels[at], pruned, min_theta)
-                if not by_span:
-                    lattice._step_probabilities(&labels[at], &probs[at])
-                if reverse:  # document order
-                    for t in range(T // 2):
-                        labels[at + t], labels[at + T - 1 - t] = labels[at + T - 1 - t], labels[at + t]
-                        if not by_span:
-                            probs[at + t], probs[at + T - 1 - t] = probs[at + T - 1 - t], probs[at + t]
-                if by_span:
-                    id_spans(&labels[at], T, &kind[0], &typ[0], kind.shape[0], &found)
-                    scores.resize(found.size() // 3)
-                    if found.size() > first:
-                        _segment_scores(lattice, T, found, first, found.size(), &pv[0, 0],
-                                        &cv[0, 0], cv.shape[1], biluo, reverse, lab,
-                                        &scores[first // 3])
-        add_since(t0)
-        label_starts.push_back(labels.size())
-        part_starts.push_back(found.size() // 3 if by_span else probs.size())
-        k += 1
-    labels_np = numpy.zeros((labels.size(),), dtype="int32")
-    if labels.size():
-        labels_np[:] = <int[:labels.size()]>labels.data()
-    if by_span:
-        parts_np = numpy.zeros((scores.size(),), dtype="float32")
-        if scores.size():
-            parts_np[:] = <float[:scores.size()]>scores.data()
-    else:
-        parts_np = numpy.zeros((probs.size(),), dtype="float64")
-        if probs.size():
-            parts_np[:] = <double[:probs.size()]>probs.data()
-    return (labels_np, numpy.asarray(<int64_t[:label_starts.size()]>label_starts.data()).copy(),
-            parts_np, numpy.asarray(<int64_t[:part_starts.size()]>part_starts.data()).copy(),
-            stuck)
+    marginals.best_with_probabilities finds it), as labels in document order
+    (reverse: the steps run from the last token) at labels[starts[i]:] (a
+    slot of max_steps(i)), and the probabilities of its parts from the same
+    lattice: each label's (spans None: the step's marginal, float64, in the
+    labels' slot) or each span's (spans = (kinds, types, parts, closed,
+    biluo): span_scores' figures, float32, counts[i] of them at the slot's
+    start). A doc with no valid derivation fails (`first_failed`)."""
+    cdef const int64_t[::1] starts
+    cdef _SpanParts parts
+    cdef bint reverse, pruned
+    cdef double min_theta
+    cdef int[::1] labels_v, counts_v, steps_v
+    cdef double[::1] probs_v
+    cdef float[::1] scores_v
+    cdef readonly object labels, probs, scores, counts, starts_np, steps
+
+    def __init__(self, docs, Weights W, double temperature, Transitions transitions,
+                 bint reverse, spans=None):
+        DocPass.__init__(self, docs, W, temperature, transitions)
+        cdef int i, n = self.n_docs
+        self.starts_np = numpy.zeros((n + 1,), dtype="int64")
+        self.starts = self.starts_np
+        cdef int64_t[::1] sv = self.starts_np
+        for i in range(n):
+            sv[i + 1] = sv[i] + self.docs.max_steps(i)
+        N = self.starts_np[n]
+        self.reverse = reverse
+        self.pruned = _marginals.PRUNED_VITERBI
+        self.min_theta = _marginals.MIN_THETA
+        self.parts = None if spans is None else _SpanParts(*spans)
+        self.labels = numpy.zeros((N,), dtype="int32")
+        self.counts = numpy.zeros((n,), dtype="int32")
+        self.steps = numpy.zeros((max(1, n),), dtype="int32")
+        self.labels_v, self.counts_v, self.steps_v = self.labels, self.counts, self.steps
+        if spans is None:
+            self.probs = numpy.zeros((N,), dtype="float64")
+            self.probs_v = self.probs
+        else:
+            self.scores = numpy.zeros((N,), dtype="float32")
+            self.scores_v = self.scores
+
+    cdef void doc(self, LatticeThread th, int i, const int* actions, int k) noexcept nogil:
+        cdef int64_t at = self.starts[i]
+        cdef int T, t
+        cdef int* labels
+        cdef bint valid = self.open(th, i)
+        T = th.lattice.T
+        self.steps_v[i] = T
+        if not valid or T != self.starts[i + 1] - at:
+            self.fail(i)
+            return
+        if not T:
+            return
+        labels = &self.labels_v[at]
+        th.lattice._best(labels, self.pruned, self.min_theta)
+        if self.parts is None:
+            th.lattice._step_probabilities(labels, &self.probs_v[at])
+            self.counts_v[i] = T
+        if self.reverse:  # document order
+            for t in range(T // 2):
+                labels[t], labels[T - 1 - t] = labels[T - 1 - t], labels[t]
+                if self.parts is None:
+                    self.probs_v[at + t], self.probs_v[at + T - 1 - t] = \
+                        self.probs_v[at + T - 1 - t], self.probs_v[at + t]
+        if self.parts is not None:
+            self.parts.spans(labels, T, &th.spans)
+            self.counts_v[i] = th.spans.size() // 3
+            if th.spans.size():
+                self.parts.scores(th.lattice, T, th.spans, self.reverse, th.lab,
+                                  &self.scores_v[at])
+
+    def found(self):
+        """(labels (N,) int32, where each doc's begin (n + 1,) int64, the
+        parts' probabilities, where each doc's begin (n + 1,) int64, the
+        first doc with no valid derivation or -1)."""
+        cdef int i = self.first_failed
+        if i >= 0 and self.steps[i] != self.starts[i + 1] - self.starts[i]:
+            raise ValueError(f"doc {i} of the batch has a lattice of {self.steps[i]} steps "
+                             f"and {self.starts[i + 1] - self.starts[i]} steps at most")
+        parts, part_starts = compact(self.probs if self.parts is None else self.scores,
+                                     self.starts_np, self.counts)
+        return self.labels, self.starts_np, parts, part_starts, i
+
+
+def best_parts(instances, Weights W, double temperature, Transitions transitions, bint reverse,
+               spans=None, int n_threads=1):
+    """BestParts over a batch (Docs, or a list of instances; see there).
+    Returns (labels (N,) int32, where each doc's begin (n + 1,) int64, the
+    parts' probabilities, where each doc's begin (n + 1,) int64, the index
+    of the first doc with no valid derivation or -1)."""
+    return BestParts(instances, W, temperature, transitions, reverse, spans).run_on(
+        n_threads).found()

@@ -628,6 +628,9 @@ cdef class _TagBatch(Docs):
     cdef void init_state(self, int i, void* state) noexcept nogil:
         start_state(<TagStateC*>state, &self.docs[i])
 
+    cdef bint breaks(self, int i) noexcept nogil:
+        return self.docs[i].sent_lo != NULL
+
     cdef void output(self, int i, const int* actions, int k, int* out, int64_t stride,
                      void* scratch) noexcept nogil:
         write_labels(out, self.docs[i].length, actions, k, self.rtl)

@@ -1,0 +1,38 @@
+# Atomic counters and flags shared by the threads of a batch pass.
+
+cdef extern from *:
+    """
+    /* the next doc of a batch for the thread that asks (relaxed: the docs
+       are read-only and each output slot has one writer) */
+    #ifdef _MSC_VER  /* MSVC: the Interlocked intrinsics (int and long are 32 bits there) */
+    #include <intrin.h>
+    static inline int la_take(int* counter) {
+        return (int)_InterlockedExchangeAdd((volatile long*)counter, 1);
+    }
+    static inline int la_load(int* flag) { return (int)_InterlockedOr((volatile long*)flag, 0); }
+    static inline void la_store(int* flag, int v) { _InterlockedExchange((volatile long*)flag, v); }
+    static inline void la_min(int* x, int v) {
+        long old = _InterlockedOr((volatile long*)x, 0);
+        while (v < old) {
+            long seen = _InterlockedCompareExchange((volatile long*)x, v, old);
+            if (seen == old) break;
+            old = seen;
+        }
+    }
+    #else
+    static inline int la_take(int* counter) {
+        return __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+    }
+    static inline int la_load(int* flag) { return __atomic_load_n(flag, __ATOMIC_RELAXED); }
+    static inline void la_store(int* flag, int v) { __atomic_store_n(flag, v, __ATOMIC_RELAXED); }
+    static inline void la_min(int* x, int v) {  /* *x = min(*x, v) */
+        int old = __atomic_load_n(x, __ATOMIC_RELAXED);
+        while (v < old && !__atomic_compare_exchange_n(x, &old, v, 0, __ATOMIC_RELAXED,
+                                                       __ATOMIC_RELAXED)) {}
+    }
+    #endif
+    """
+    int la_take(int* counter) nogil
+    int la_load(int* flag) nogil
+    void la_store(int* flag, int v) nogil
+    void la_min(int* x, int v) nogil
