@@ -78,3 +78,23 @@ def constrained_system(nr_class, direction, constrained):
         allowed[1][1] = 0
         extra = {"allowed": allowed, "at_doc_end": [0] + [1] * (nr_class - 1)}
     return TaggingSystem(nr_class, direction=direction, **extra)
+
+
+def a_batch(direction, constrained, seed, n_docs=200):
+    """A tagging system of 3 labels, a batch of short docs (empty ones,
+    preset labels and sentence starts among them) and averaged weights
+    trained on it."""
+    rng = numpy.random.default_rng(seed)
+    system = constrained_system(3, direction, constrained)
+    lengths = rng.integers(0, 9, n_docs)
+    starts = numpy.zeros((n_docs + 1,), dtype="int64")
+    numpy.cumsum(lengths, out=starts[1:])
+    words = [WORDS[i] for i in rng.integers(0, len(WORDS), int(starts[-1]))]
+    batch = {"atoms": atoms_of(words).reshape((len(words), -1)), "starts": starts,
+             "forced": numpy.where(rng.random(len(words)) < 0.1, 2, -1).astype("int32"),
+             "sent_starts": rng.random(len(words)) < 0.2}
+    golds = [rng.integers(1, 3, n).astype("int32") for n in lengths]
+    W = Weights()
+    for _ in range(3):
+        learners.margin_perceptron(system.batch_instances(batch, golds)[:40], W, 1, 1.0)
+    return system, batch, starts, W.average()

@@ -11,37 +11,15 @@ import pytest
 
 from spacy_lookahead.core.decode import DocsOutput, decode_docs
 from spacy_lookahead.core.instance import InstanceDocs
-from spacy_lookahead.core.learners import margin_perceptron
 from spacy_lookahead.core.marginals import Lattice, StepAlternatives, step_alternatives
-from spacy_lookahead.core.weights import Weights
 from spacy_lookahead.systems.span_ids import BestParts, SpanScores, ids_to_spans, span_scores
 
-from engine import WORDS, atoms_of, constrained_system
+from engine import a_batch, atoms_of, constrained_system
 
 TAU = 0.7
 # IOB2 over the 3 labels: O, B-X, I-X (kinds, types, parts B/I/L/U, closed: O and B end an X)
 SPAN_PARTS = ([0, 1, 2], [0, 0, 0], numpy.array([[1, 2, 2, 1]], dtype="int32"),
               numpy.array([[1, 1, 0]], dtype="uint8"), False)
-
-
-def a_batch(direction, constrained, seed, n_docs=200):
-    """A tagging system of 3 labels, a batch of short docs (empty ones,
-    preset labels and sentence starts among them) and averaged weights
-    trained on it."""
-    rng = numpy.random.default_rng(seed)
-    system = constrained_system(3, direction, constrained)
-    lengths = rng.integers(0, 9, n_docs)
-    starts = numpy.zeros((n_docs + 1,), dtype="int64")
-    numpy.cumsum(lengths, out=starts[1:])
-    words = [WORDS[i] for i in rng.integers(0, len(WORDS), int(starts[-1]))]
-    batch = {"atoms": atoms_of(words).reshape((len(words), -1)), "starts": starts,
-             "forced": numpy.where(rng.random(len(words)) < 0.1, 2, -1).astype("int32"),
-             "sent_starts": rng.random(len(words)) < 0.2}
-    golds = [rng.integers(1, 3, n).astype("int32") for n in lengths]
-    W = Weights()
-    for _ in range(3):
-        margin_perceptron(system.batch_instances(batch, golds)[:40], W, 1, 1.0)
-    return system, batch, starts, W.average()
 
 
 def on_threads(threads, call):

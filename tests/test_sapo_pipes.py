@@ -374,3 +374,66 @@ def test_sapo_with_marginals_writes_each_docs_own_lattice_figures(ner_to_calibra
         assert [t._.tag_prob for t in doc if not t.is_space] == probs
         assert all(t._.tag_prob == 1.0 for t in doc if t.is_space)
         assert [t.tag_ for t in doc if not t.is_space] == [pipe.labels[a] for a in path[::-1]]
+
+
+def written_per_doc(pipe, docs):
+    """What the component wrote before its n best were kept per batch: each
+    doc's n best (decoding.nbest, the learner's decoder), its Prediction
+    (nbest_prediction, whitespace filled in) and set_annotations per doc."""
+    from spacy_lookahead.pipes.transition import TransitionPipe
+    run, args = pipe._decoder()
+    inputs, indexes = pipe.inputs_and_indexes(docs)
+    results = run(list(pipe.instances(docs, None, indexes, inputs)), *args)
+    pipe.set_annotations(docs, TransitionPipe._predictions(pipe, docs, indexes, results))
+    return docs
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_n_best_kept_per_batch_give_each_docs_own_probabilities(ner_to_calibrate, shared_data,
+                                                                monkeypatch, exact):
+    """probabilities = "nbest": the batch's n best kept by decode_docs (A*,
+    or a beam where the search is not exact) give each doc what its own n
+    best gave it (written_per_doc): the same entities and, bit for bit, their
+    scores (the mass of the n best that hold each), on one thread and on
+    two, whitespace and empty docs included; a tagger's tags and their
+    probabilities (the mass of the n best that agree) likewise."""
+    from spacy_lookahead.pipes import search
+    if not exact:
+        monkeypatch.setattr(search.Search, "exact_topn", lambda self, system, name: False)
+    nlp = ner_to_calibrate
+    ner = nlp.get_pipe("lookahead_ner")
+    saved = dict(ner.cfg)
+    texts = [[t.text for t in eg.reference] for eg in jnlpba(shared_data, nlp.vocab, "test", 90)]
+    texts[3:3] = [["IL-2", " ", "binds", "\n"], [], [" "]]
+
+    def entities(docs):
+        return [([(e.start, e.end, e.label_) for e in d.ents],
+                 d.spans["ents"].attrs["scores"].tobytes()) for d in docs]
+
+    try:
+        ner.cfg["probabilities"] = "nbest"
+        want = entities(written_per_doc(ner, [Doc(nlp.vocab, words=w) for w in texts]))
+        assert sum(len(e) for e, _ in want) > 20
+        for threads in (1, 2):
+            ner.cfg["n_threads"] = threads
+            got = entities(nlp.pipe((Doc(nlp.vocab, words=w) for w in texts), batch_size=32))
+            assert got == want
+    finally:
+        ner.cfg.clear()
+        ner.cfg.update(saved)
+    tagger = spacy.blank("en")
+    tagger.add_pipe("lookahead_tagger", config=blocks("lookahead_tagger",
+                                                      {**SAPO, "probabilities": "nbest"}))
+    train(tagger, ewt_examples(tagger.vocab, "train", 300), 1)
+    pipe = tagger.get_pipe("lookahead_tagger")
+    words = [[t.text for t in eg.reference] for eg in ewt_examples(tagger.vocab, "dev", 60)]
+    words[1:1] = [["Two", " ", "spaces"], [], ["\n"]]
+
+    def tags(docs):
+        return [([t.tag_ for t in d], d.user_data["tag_probs"].tobytes()) for d in docs]
+
+    want = tags(written_per_doc(pipe, [Doc(tagger.vocab, words=w) for w in words]))
+    assert len({p for _, p in want}) > 10
+    for threads in (1, 2):
+        pipe.cfg["n_threads"] = threads
+        assert tags(tagger.pipe((Doc(tagger.vocab, words=w) for w in words), batch_size=16)) == want

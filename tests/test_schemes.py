@@ -87,15 +87,20 @@ def test_unknown_scheme():
 
 @pytest.mark.parametrize("scheme", ["iob2", "biluo"])
 def test_span_probabilities_equal_counting_spans(scheme):
-    """Vectorised span probabilities = summing P_k over the sequences whose
-    spans (read as conlleval does) include the span; also for label
-    sequences the scheme would not allow."""
-    from spacy_lookahead.systems.schemes import span_probabilities
+    """Vectorised span probabilities = summing P_k, in the outputs' order,
+    over the sequences whose spans (read as conlleval does) include the
+    span, bit for bit; also for label sequences the scheme would not allow.
+    The same cases as one batch of kept outputs (span_ids.kept_spans, rows
+    past a doc's count filled with noise) give the same bits."""
+    from spacy_lookahead.systems.schemes import span_probabilities, sum_in_order
+    from spacy_lookahead.systems.span_ids import kept_spans
     rng = numpy.random.default_rng(3)
     actions = scheme_actions(["NP", "VP"], scheme)
     kinds, types = action_arrays(actions)
+    K = 5
+    cases, want = [], []
     for _ in range(200):
-        n, k = int(rng.integers(1, 9)), int(rng.integers(1, 6))
+        n, k = int(rng.integers(0 if cases else 1, 9)), int(rng.integers(1, K + 1))
         nbest = rng.integers(0, len(actions), size=(k, n)).astype("int32")
         for row in range(1, k):  # n-best lists mostly agree with the best output
             keep = rng.random(n) < 0.7
@@ -105,8 +110,37 @@ def test_span_probabilities_equal_counting_spans(scheme):
         best = ids_to_spans(ids, kinds, types)
         expected = [sum(p for path, p in zip(nbest, probs) if span in ids_to_spans(path, kinds, types))
                     for span in best]
-        numpy.testing.assert_allclose(span_probabilities(best, nbest, probs, kinds, types),
-                                      expected, rtol=1e-5, atol=1e-6)
+        got = span_probabilities(best, nbest, probs, kinds, types)
+        assert got.tobytes() == numpy.minimum(numpy.asarray(expected, dtype="float64"), 1.0
+                                              ).astype("float32").tobytes()
+        cases.append((nbest, probs))
+        want.append(got)
+    starts = numpy.cumsum([0] + [c[0].shape[1] for c in cases])
+    kept = rng.integers(0, len(actions), size=(K, starts[-1])).astype("int32")  # noise
+    padded = numpy.zeros((len(cases), K))
+    for i, (nbest, probs) in enumerate(cases):
+        kept[:len(nbest), starts[i]:starts[i + 1]] = nbest
+        padded[i, :len(probs)] = probs
+    counts = [len(c[0]) for c in cases]
+    spans, span_starts, holds = kept_spans(kept[0], starts, kept, counts, kinds, types)
+    assert [tuple(s) for s in spans] == [s for c in cases for s in ids_to_spans(c[0][0], kinds,
+                                                                                 types)]
+    doc_of = numpy.repeat(numpy.arange(len(cases)), numpy.diff(span_starts))
+    mass = numpy.minimum(sum_in_order(padded[doc_of].T, holds), 1.0).astype("float32")
+    assert mass.tobytes() == numpy.concatenate(want).tobytes()
+
+
+def test_sums_in_order_add_the_rows_one_after_another():
+    """sum_in_order adds the agreeing rows in order, as Python adds floats
+    one after another; zero rows after them change no bit."""
+    from spacy_lookahead.systems.schemes import sum_in_order
+    rng = numpy.random.default_rng(5)
+    probs = rng.random((9, 40)) * 10.0 ** rng.integers(-8, 1, (9, 40))
+    agree = rng.random((9, 40)) < 0.6
+    expected = [sum(float(probs[j, m]) for j in range(9) if agree[j, m]) for m in range(40)]
+    assert sum_in_order(probs, agree).tolist() == expected
+    padded = numpy.vstack([probs * agree, numpy.zeros((3, 40))])
+    assert sum_in_order(padded, True).tobytes() == sum_in_order(probs, agree).tobytes()
 
 
 @pytest.mark.parametrize("direction", ["ltr", "rtl"])

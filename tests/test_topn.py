@@ -7,7 +7,7 @@ import numpy
 import pytest
 from spacy_lookahead.core.weights import Weights
 from spacy_lookahead.systems.tagging import TaggingSystem
-from engine import WORDS, atoms_of, random_weights, step_scores
+from engine import WORDS, a_batch, atoms_of, random_weights, step_scores
 
 from spacy_lookahead.systems.schemes import label_constraints, scheme_actions
 from engine import learners, nbest, predict, views  # noqa: F401
@@ -99,3 +99,38 @@ def test_beam_topn_with_trigrams_equals_brute_force_when_wide(direction):
     [(narrow, narrow_scores)] = nbest(system, [atoms], W, 5, 5)
     assert len({tuple(p) for p in narrow.tolist()}) == 5
     assert list(narrow_scores) == sorted(narrow_scores, reverse=True)
+
+
+@pytest.mark.parametrize("direction", ["ltr", "rtl"])
+@pytest.mark.parametrize("exact", [True, False])
+def test_decode_docs_keeps_each_docs_n_best(direction, exact):
+    """decode_docs with DocsOutput's keep = n gives each doc of a batch the n
+    best that nbest() gives its instance (A* where exact_topn, else a beam
+    of width n + 2): the outputs, best first, their scores and how many,
+    the best written as the doc's output; in one call and in three threads
+    sharing the batch. Exact top-n needs a keep."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from spacy_lookahead.core.decode import DocsOutput, decode_docs, nbest as nbest_of
+    system, batch, starts, W = a_batch(direction, True, 21 + (direction == "rtl"), n_docs=120)
+    n, width = 4, 0 if exact else 6
+    found = nbest_of(system.batch_instances(batch), W, n, width, exact)
+    docs = system.batch_docs(batch)
+    for threads in (1, 3):
+        out = DocsOutput(docs, n)
+        with ThreadPoolExecutor(threads) as pool:
+            [f.result() for f in [pool.submit(decode_docs, docs, W, 0, out, width, None, exact)
+                                  for _ in range(threads)]]
+        kept, scores, counts = out.kept
+        for i, (outputs, doc_scores) in enumerate(found):
+            a, b = starts[i], starts[i + 1]
+            assert counts[i] == (len(outputs) if b > a else 0)
+            if b == a:
+                continue
+            assert out.labels[a:b].tolist() == outputs[0].tolist()
+            for j, output in enumerate(outputs):
+                assert kept[j, 0, a:b].tolist() == output.tolist()
+            assert scores[i, :len(outputs)].tolist() == doc_scores.tolist()
+    assert sum(len(o) > 1 for o, _ in found) > 50
+    with pytest.raises(ValueError, match="keeps the n best"):
+        decode_docs(docs, W, 0, DocsOutput(docs), 0, None, True)

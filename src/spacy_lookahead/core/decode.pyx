@@ -192,7 +192,7 @@ cdef class DocsOutput:
 
 
 def decode_docs(Docs docs, Weights W, int depth, DocsOutput into, int beam_width=0,
-                DocPass then=None):
+                DocPass then=None, bint exact_topn=False):
     """Greedy (depth 0), depth-D lookahead or (beam_width > 0) beam
     decoding of the docs of a batch, as decode() gives each, without a
     Python object per doc, into `into` (DocsOutput(docs)). Any number of
@@ -205,7 +205,9 @@ def decode_docs(Docs docs, Weights W, int depth, DocsOutput into, int beam_width
     raises NoValidOutput in the call that met it. then: a pass over the
     docs' lattices (marginals.DocPass, made for the same docs) done on each
     doc right after its search, by the same thread, with its best
-    derivation."""
+    derivation. exact_topn (a first-order system, into's keep = n): the n
+    best of each doc by A* (as nbest() with exact), the best written as its
+    output."""
     if into.docs is not docs:
         raise ValueError(f"the output was made for another batch ({into.n_docs} docs; this "
                          f"one has {docs.n_docs}): make a DocsOutput(docs) for each batch")
@@ -222,19 +224,27 @@ def decode_docs(Docs docs, Weights W, int depth, DocsOutput into, int beam_width
     cdef double[:, ::1] ks
     cdef int[::1] kn
     cdef LatticeThread lattice = None
+    cdef Chain chain = None
+    cdef NBest found = None
     if then is not None:
         if then.docs is not docs:
             raise ValueError("the lattice pass was made for another batch")
         lattice = then.thread()
-    if keep:
+    if exact_topn:
+        if not keep:
+            raise ValueError("exact top-n search keeps the n best: DocsOutput(docs, keep=n)")
+        chain = chain_from(Workspace(docs.system, 0, docs.state_size), NULL)
+        found = NBest()
+        kv, ks, kn = into._kept, into._kept_scores, into._kept_n
+    elif keep:
         if beam_width < keep:
             raise ValueError(f"the n best of a beam ({keep}) need a beam at least as wide "
                              f"(beam_width {beam_width})")
         kv, ks, kn = into._kept, into._kept_scores, into._kept_n
-    if beam_width > 0:
+    if chain is None and beam_width > 0:
         beam = Beam(docs.system, beam_width, docs.state_size)
         beam.reserve(into.most)
-    else:
+    elif chain is None:
         ws = Workspace(docs.system, depth, docs.state_size)
     cdef size_t size = padded_size(docs.state_size)  # as Instance.start()'s states
     cdef void* state = malloc(size)
@@ -253,7 +263,14 @@ def decode_docs(Docs docs, Weights W, int depth, DocsOutput into, int beam_width
                 continue
             memset(state, 0, size)
             docs.init_state(i, state)
-            if beam is None:
+            if chain is not None:  # A*: the best is the first of the n best
+                chain.walk_from(state)
+                astar(chain, W, keep, found)
+                k = found.lengths[0] if found.k else 0
+                for j in range(k):
+                    actions[j] = found.paths[j]
+                    docs.system.apply(state, actions[j])
+            elif beam is None:
                 k = lookahead_decode(ws, W, state, actions, docs.max_steps(i))
             else:
                 beam.restart(state)
@@ -273,7 +290,13 @@ def decode_docs(Docs docs, Weights W, int depth, DocsOutput into, int beam_width
             docs.output(i, actions, k, &ov[0, offsets[i]], stride, state)
             if lattice is not None:
                 then.doc(lattice, i, actions, k)
-            if keep:  # the n best final items, as nbest() reads the beam's last row
+            if chain is not None:  # the n best, as nbest() gives them
+                for j in range(found.k):
+                    docs.output(i, &found.paths[j * found.T], found.lengths[j],
+                                &kv[j, 0, offsets[i]], stride, state)
+                    ks[i, j] = found.scores[j]
+                kn[i] = found.k
+            elif keep:  # the n best final items, as nbest() reads the beam's last row
                 n_kept = min(keep, beam.size_at(beam.step))
                 for j in range(n_kept):
                     kj = beam.path(beam.step, j, actions)

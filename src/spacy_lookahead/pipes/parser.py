@@ -36,7 +36,7 @@ from .spaces import (SPACE_DEP, any_spaced, compact_heads, content_positions, ex
                      over_doc_tokens, without_whitespace)
 from .tagger import TAG_ALTERNATIVE, TAG_ALTERNATIVE_PROB, TAG_PROBS
 from . import noun_chunks
-from .prediction import Trees, nbest_prediction
+from .prediction import Trees, kept_probabilities, nbest_prediction
 from .transition import DocsLayout, Prediction, TransitionPipe, softmax, token_probability
 
 # doc.user_data key of the head probabilities (SAPO, a calibrated beam perceptron)
@@ -567,14 +567,7 @@ class ArcStandardParser(TransitionPipe):
         at once), and 1 less the mass of the parses that give the token
         another head or label, summed in the parses' order."""
         kept, scores, counts = layout.output.kept
-        tau = self.temperature
-        probs = numpy.zeros(scores.shape, dtype="float64")
-        for k in numpy.unique(counts).tolist():
-            rows = numpy.flatnonzero(counts == k)
-            if k == 1:
-                probs[rows, 0] = 1.0
-            elif k > 1:
-                probs[rows, :k] = softmax(scores[rows, :k] / tau)
+        probs = kept_probabilities(scores, counts, self.temperature)
         lengths = numpy.diff(layout.starts)
         per_token = probs[numpy.repeat(numpy.arange(len(lengths)), lengths)].T  # (keep, N)
         differ = (kept[:, 0, :] != kept[0, 0, :]) | (kept[:, 1, :] != kept[0, 1, :])

@@ -5,6 +5,8 @@ from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy
 
+from ..systems.schemes import sum_in_order  # noqa: F401 (the pipes' sums of the n best)
+
 
 class Prediction(NamedTuple):
     """What predict() returns per doc: the output written to the doc (labels
@@ -131,3 +133,19 @@ def nbest_prediction(outputs: list, scores: Any, tau: float,
     the best, the n best and their softmax at temperature tau (eq. 1)."""
     probs = softmax(numpy.asarray(scores) / tau) if len(scores) > 1 else ONE
     return Prediction(outputs[0], outputs, probs, exact)
+
+
+def kept_probabilities(scores: numpy.ndarray, counts: numpy.ndarray, tau: float) -> numpy.ndarray:
+    """(n_docs, keep): each doc's softmax at temperature tau of the scores of
+    the n best it kept (DocsOutput.kept), as nbest_prediction gives them per
+    doc (the docs of k outputs at once), 0 past them; a doc that kept one
+    output, or none (no words: one empty output), 1."""
+    probs = numpy.zeros(scores.shape, dtype="float64")
+    for k in numpy.unique(counts).tolist():
+        rows = numpy.flatnonzero(counts == k)
+        if k <= 1:
+            probs[rows, 0] = 1.0
+        else:
+            probs[rows, :k] = softmax(scores[rows, :k] / tau)
+    return probs
+

@@ -22,8 +22,8 @@ from . import settings
 from .settings import PROBABILITY_SETTINGS, SEARCH_DEFAULTS, config_error
 from ..systems.span_ids import BestParts
 from .spaces import any_spaced, content_positions, over_doc_tokens, without_whitespace
-from .prediction import Predictions, TagPredictions
-from .transition import DocsLayout, Prediction, TransitionPipe, run_passes
+from .prediction import Predictions, TagPredictions, kept_probabilities, sum_in_order
+from .transition import DocsLayout, Prediction, TransitionPipe, decode_shared, run_passes
 
 # The shared settings of the sequence components (see settings.py), as
 # their factories' default config. The n best of a lookahead model
@@ -216,20 +216,32 @@ class SequencePipe(TransitionPipe):
         return self.inputs_and_indexes(docs)
 
     def _decoding(self, docs: List[Doc]) -> Tuple[Any, Callable, Iterable, tuple]:
-        """As TransitionPipe's; with SAPO and marginal probabilities, the
-        best output and the exact probabilities of its parts, from each
-        doc's lattice (BestParts over the batch: no instance per doc, one
-        nogil section per thread)."""
-        if not (self.learner.probabilistic and self.uses_marginals):
+        """As TransitionPipe's; SAPO's per batch too (no instance per doc,
+        one nogil section per thread): with marginal probabilities, the best
+        output and the exact probabilities of its parts from each doc's
+        lattice (BestParts); with the n best's, the n best of each doc as
+        nbest() finds them (A* or a beam), kept by decode_docs
+        (DocsOutput's keep)."""
+        if not self.learner.probabilistic:
             return super()._decoding(docs)
         self._require_labels()
         self._start_tally()
+        run, args = self._decoder()  # (its settings' errors first)
         inputs, indexes = self.batch_inputs(docs)
         self._warn_unseen_tags()
-        parts = BestParts(self.system.batch_docs(inputs), self.averaged_weights, self.temperature,
-                          None, self.cfg["direction"] == "rtl", self.span_parts())
+        held = self.system.batch_docs(inputs)
         threads = max(1, min(thread_count(self.cfg["n_threads"]), len(docs)))
-        return PartsLayout(indexes, parts), run_passes, [parts] * threads, ()
+        if self.uses_marginals:
+            parts = BestParts(held, self.averaged_weights, self.temperature, None,
+                              self.cfg["direction"] == "rtl", self.span_parts())
+            return PartsLayout(indexes, parts), run_passes, [parts] * threads, ()
+        W, n, beam_width, exact = args  # decoding.nbest's
+        exact = exact and self.system.first_order
+        output = decoding.DocsOutput(held, n)
+        lattices = self._lattice_pass(held, inputs["starts"])
+        return (DocsLayout(inputs["starts"], indexes, output, held, lattices), decode_shared,
+                [(held, output)] * threads, (W, 0, 0 if exact else max(n, beam_width), lattices,
+                                             exact))
 
     @property
     def calibrated(self) -> bool:
@@ -273,6 +285,8 @@ class SequencePipe(TransitionPipe):
         probabilities of its parts (PartsLayout), theirs."""
         if isinstance(indexes, PartsLayout):
             return self._parts_predictions(docs, indexes.indexes, self._found_parts(docs, indexes))
+        if isinstance(indexes, DocsLayout) and indexes.output.keep:  # SAPO's n best
+            return self._kept_predictions(docs, indexes)
         if not self.calibrated:
             return super()._predictions(docs, indexes, results)
         if isinstance(indexes, DocsLayout):  # the lattices over the decoded batch
@@ -346,6 +360,27 @@ class SequencePipe(TransitionPipe):
         """What span_ids.best_parts and span_scores need to score spans
         (kinds, types, parts, closed, biluo); None: the parts are labels."""
         return None
+
+    def _kept_predictions(self, docs: List[Doc], layout: DocsLayout) -> TagPredictions:
+        """The Predictions of a batch whose n best were kept (SAPO's, at the
+        temperature): the best labels over the docs' tokens and each
+        label's probability, the mass of the n best that agree on it
+        (whitespace: every output agrees), summed in the outputs' order
+        as set_annotations sums it per doc."""
+        kept, scores, counts = layout.output.kept
+        probs = kept_probabilities(scores, counts, self.temperature)
+        lengths = numpy.diff(layout.starts)
+        agree = kept[:, 0, :] == layout.output.labels
+        mass = sum_in_order(probs[numpy.repeat(numpy.arange(len(lengths)), lengths)].T, agree)
+        labels, doc_starts = self._expanded_labels(docs, layout.output.labels, layout.starts,
+                                                   layout.indexes)
+        if any_spaced(layout.indexes):
+            whole = sum_in_order(probs.T, True)  # (every output agrees)
+            mass = over_doc_tokens(mass, content_positions(docs, layout.indexes)[0],
+                                   int(doc_starts[-1]), numpy.nan)
+            gaps = numpy.isnan(mass)
+            mass[gaps] = numpy.repeat(whole, numpy.diff(doc_starts))[gaps]
+        return TagPredictions(labels, doc_starts, None, None, numpy.minimum(mass, 1.0))
 
     def _parts_predictions(self, docs: List[Doc], indexes: List[Optional[numpy.ndarray]],
                            found: tuple) -> Predictions:

@@ -15,7 +15,7 @@ from spacy.vocab import Vocab
 from .. import scoring  # noqa: F401  (registers the scorers a saved config names)
 from ..spacy_io import has_entities, in_vocab, write_spans
 from ..core.marginals import Lattice, Transitions
-from ..systems.span_ids import SpanScores, batch_span_scores, span_scores
+from ..systems.span_ids import SpanScores, batch_span_scores, kept_spans, span_scores
 from ..systems.schemes import (ALIASES, SCHEMES, action_arrays, ids_to_spans, label_constraints,
                                 scheme_actions, span_probabilities, spans_to_ids)
 from .base import any_per_doc
@@ -24,7 +24,7 @@ from .learners import Learner, MarginPerceptron
 from .search import Search
 from .settings import Direction, Probabilities, Scheme, config_error
 from .spaces import compact_spans, content_index, expand_spans
-from .prediction import Predictions, SpanPredictions
+from .prediction import Predictions, SpanPredictions, kept_probabilities, sum_in_order
 from .transition import DocsLayout, Prediction
 
 SpanTuple = Tuple[int, int, str]
@@ -208,6 +208,23 @@ class SpanLabeller(SequencePipe):
         parts = numpy.asarray(parts, dtype="int32").reshape((-1, 4))
         closed = numpy.asarray(closed, dtype="uint8").reshape((len(parts), -1))
         return kinds, types, parts, closed, self.cfg["scheme"] == "biluo"
+
+    def _kept_predictions(self, docs: List[Doc], layout: DocsLayout) -> SpanPredictions:
+        """The Predictions of a batch whose n best were kept (SAPO's, at the
+        temperature): the best labels over the docs' tokens and each span's
+        probability, the mass of the n best that hold exactly that span
+        (span_ids.kept_spans), summed in the outputs' order as
+        span_probabilities sums it per doc."""
+        kept, scores, counts = layout.output.kept
+        probs = kept_probabilities(scores, counts, self.temperature)
+        kinds, types = self._kinds_types()
+        spans, span_starts, holds = kept_spans(layout.output.labels, layout.starts, kept[:, 0, :],
+                                               counts, kinds, types)
+        doc_of = numpy.repeat(numpy.arange(len(counts)), numpy.diff(span_starts))
+        mass = numpy.minimum(sum_in_order(probs[doc_of].T, holds), 1.0).astype("float32")
+        labels, doc_starts = self._expanded_labels(docs, layout.output.labels, layout.starts,
+                                                   layout.indexes)
+        return SpanPredictions(labels, doc_starts, mass, span_starts)
 
     def _parts_predictions(self, docs: List[Doc], indexes: List[Optional[numpy.ndarray]],
                            found: tuple) -> SpanPredictions:

@@ -17,7 +17,7 @@ from .learners import Learner
 from .search import Search
 from .settings import Direction, Probabilities, Target, config_error
 from .spaces import SPACE_POS, SPACE_TAG, any_spaced, content_positions, over_doc_tokens
-from .prediction import Predictions, TagPredictions
+from .prediction import Predictions, TagPredictions, sum_in_order
 from .transition import DocsLayout, Prediction, token_probability
 
 TARGETS = ("tag", "pos")
@@ -198,12 +198,14 @@ class LookaheadTagger(SequencePipe):
             return super()._predictions(docs, indexes, results)
         layout = indexes if isinstance(indexes, DocsLayout) else None
         if layout is not None:
-            predictions = self._docs_predictions(docs, layout)
+            kept = layout.output.keep  # SAPO's n best: their mass on each tag
+            predictions = (self._kept_predictions(docs, layout) if kept
+                           else self._docs_predictions(docs, layout))
             own, alt, alt_probs, _ = self._alternatives(docs, None, layout)
             return TagPredictions(predictions.labels, predictions.starts,
                                   alt if alternatives else None,
                                   alt_probs if alternatives else None,
-                                  own if self.calibrated else None)
+                                  predictions.probs if kept else own if self.calibrated else None)
         if self.calibrated:
             predictions = [self._in_doc(Prediction(out), i, len(doc))
                            for out, i, doc in zip(results, indexes, docs)]
@@ -350,8 +352,10 @@ class LookaheadTagger(SequencePipe):
             elif out.probs is not None:
                 nbest = numpy.asarray(out.nbest, dtype="int32").reshape((len(out.nbest), len(doc)))
                 agree = nbest == out.best
-                # (a sum of the agreeing outputs' p: rounding can pass 1)
-                doc.user_data[TAG_PROBS] = numpy.minimum(agree.T.astype("float64") @ out.probs, 1.0)
+                # (a sum of the agreeing outputs' p, in their order as a batch's
+                # are summed (SequencePipe._kept_predictions): rounding can pass 1)
+                doc.user_data[TAG_PROBS] = numpy.minimum(
+                    sum_in_order(numpy.asarray(out.probs)[:, None], agree), 1.0)
 
     @staticmethod
     def _write_alternatives(docs: List[Doc], predictions: TagPredictions,

@@ -58,13 +58,13 @@ class DocsLayout(NamedTuple):
 
 
 def decode_shared(parts: List[tuple], W: Weights, depth: int, beam_width: int,
-                  then: Any = None) -> List[numpy.ndarray]:
+                  then: Any = None, exact_topn: bool = False) -> List[numpy.ndarray]:
     """decode_docs of a batch shared by the threads (each (docs, output)
     part is one thread's call; they take the docs in turn): the outputs are
     in the shared DocsOutput (and `then`'s, a lattice pass done on each doc
     after its search)."""
     for docs, output in parts:
-        decoding.decode_docs(docs, W, depth, output, beam_width, then)
+        decoding.decode_docs(docs, W, depth, output, beam_width, then, exact_topn)
     return []
 
 

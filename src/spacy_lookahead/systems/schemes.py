@@ -79,6 +79,18 @@ def spans_to_ids(n_tokens: int, spans: Sequence[Tuple[int, int, str]], actions: 
     return ids
 
 
+def sum_in_order(probs: numpy.ndarray, agree) -> numpy.ndarray:
+    """Over the rows of (k, m) probabilities where `agree` (k, m, or a
+    scalar) holds: each column's sum, the rows added in order (row 0, then
+    1, ...), so that a doc's figures are the same bits whether its outputs
+    are summed on their own or with a batch's (padded with zero rows)."""
+    terms = numpy.ascontiguousarray(probs * agree, dtype="float64")
+    out = numpy.zeros(terms.shape[1:], dtype="float64")
+    for row in terms:
+        out += row
+    return out
+
+
 def span_probabilities(spans: Sequence[Tuple[int, int, int]], nbest: numpy.ndarray,
                        probs: numpy.ndarray, kinds: numpy.ndarray,
                        types: numpy.ndarray) -> numpy.ndarray:
@@ -100,4 +112,6 @@ def span_probabilities(spans: Sequence[Tuple[int, int, int]], nbest: numpy.ndarr
     opens_here = (kind[:, starts] != O) & (typ[:, starts] == span_types) & ~cont[:, starts]
     runs_on = breaks[:, ends] - breaks[:, starts + 1] == 0  # tokens start+1 .. end-1 continue
     closes = ~cont[:, ends]  # the token after the span (or the end) does not continue it
-    return numpy.minimum(probs @ (opens_here & runs_on & closes), 1.0).astype("float32")
+    # (summed in the outputs' order, as a batch's kept outputs are: pipes/spans.py)
+    return numpy.minimum(sum_in_order(numpy.asarray(probs)[:, None], opens_here & runs_on & closes),
+                         1.0).astype("float32")

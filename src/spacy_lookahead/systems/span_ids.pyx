@@ -87,6 +87,63 @@ def span_scores(Lattice lattice, best, kinds, types, parts, closed, bint biluo, 
     return out
 
 
+def kept_spans(labels, starts, kept, counts, kinds, types):
+    """For a batch whose n best were kept (DocsOutput.kept's first plane,
+    (keep, N); doc k's at starts[k]:starts[k + 1], counts[k] of them, the
+    first its best, also at labels): each doc's best's spans as ids_to_spans
+    reads them, the docs' one after another ((n_spans, 3) int32), where each
+    doc's begin (n_docs + 1,) int64, and whether each kept output of the
+    span's doc holds exactly that span ((keep, n_spans) uint8; 0 past the
+    doc's count): what span_probabilities sums, for the batch at once."""
+    cdef const int[::1] best = numpy.ascontiguousarray(labels, dtype="int32")
+    cdef const int64_t[::1] sv = numpy.ascontiguousarray(starts, dtype="int64")
+    cdef const int[:, ::1] kv = numpy.ascontiguousarray(kept, dtype="int32")
+    cdef const int[::1] nv = numpy.ascontiguousarray(counts, dtype="int32")
+    cdef const signed char[::1] kind = numpy.ascontiguousarray(kinds, dtype="int8")
+    cdef const int[::1] typ = numpy.ascontiguousarray(types, dtype="int32")
+    cdef int n_docs = sv.shape[0] - 1, keep = kv.shape[0], i, j, n
+    if nv.shape[0] != n_docs or best.shape[0] != (sv[n_docs] if n_docs >= 0 else 0) \
+            or kv.shape[1] < best.shape[0]:
+        raise ValueError("kept outputs, labels, starts and counts do not match")
+    cdef vector[int] spans, other
+    cdef vector[int64_t] span_starts
+    cdef vector[unsigned char] holds
+    cdef size_t x, y, first
+    span_starts.push_back(0)
+    with nogil:
+        for i in range(n_docs):  # every doc's best's spans: the output's size
+            n = <int>(sv[i + 1] - sv[i])
+            if n:
+                id_spans(&best[sv[i]], n, &kind[0], &typ[0], kind.shape[0], &spans)
+            span_starts.push_back(spans.size() // 3)
+        holds.assign(<size_t>keep * (spans.size() // 3), 0)
+        for i in range(n_docs):
+            n = <int>(sv[i + 1] - sv[i])
+            first = <size_t>span_starts[i]
+            if not n or <size_t>span_starts[i + 1] == first:
+                continue
+            for j in range(min(nv[i], keep)):
+                other.clear()
+                id_spans(&kv[j, sv[i]], n, &kind[0], &typ[0], kind.shape[0], &other)
+                y = 0  # both in order of their starts (a token starts one span at most)
+                for x in range(first, <size_t>span_starts[i + 1]):
+                    while y < other.size() and other[y] < spans[3 * x]:
+                        y += 3
+                    if (y < other.size() and other[y] == spans[3 * x]
+                            and other[y + 1] == spans[3 * x + 1]
+                            and other[y + 2] == spans[3 * x + 2]):
+                        holds[j * (spans.size() // 3) + x] = 1
+    cdef size_t n_spans = spans.size() // 3
+    spans_np = numpy.zeros((n_spans, 3), dtype="int32")
+    if n_spans:
+        spans_np.reshape(-1)[:] = <int[:3 * n_spans]>spans.data()
+    holds_np = numpy.zeros((keep, n_spans), dtype="uint8")
+    if n_spans and keep:
+        holds_np.reshape(-1)[:] = <unsigned char[:keep * n_spans]>holds.data()
+    return (spans_np, numpy.asarray(<int64_t[:span_starts.size()]>span_starts.data()).copy(),
+            holds_np)
+
+
 cdef class _SpanParts:
     """What the span scores read (span_scores' arguments), held as C views."""
     cdef const signed char[::1] kind
@@ -122,9 +179,9 @@ def compact(values, starts, counts):
     out_starts = numpy.zeros((len(counts) + 1,), dtype="int64")
     numpy.cumsum(counts, out=out_starts[1:])
     lengths = numpy.diff(starts)
-    if out_starts[-1] == len(values):
+    if out_starts[len(counts)] == len(values):
         return values, out_starts
-    offset = numpy.arange(len(values)) - numpy.repeat(starts[:-1], lengths)
+    offset = numpy.arange(len(values)) - numpy.repeat(starts[:len(starts) - 1], lengths)
     return values[offset < numpy.repeat(counts, lengths)], out_starts
 
 
@@ -148,7 +205,7 @@ cdef class SpanScores(DocPass):
         DocPass.__init__(self, docs, W, temperature, transitions)
         self.starts_np = numpy.ascontiguousarray(starts, dtype="int64")
         self.starts = self.starts_np
-        N = self.starts_np[-1] if len(self.starts_np) else 0
+        N = self.starts_np[len(self.starts_np) - 1] if len(self.starts_np) else 0
         if len(self.starts_np) != self.n_docs + 1 or (labels is not None and len(labels) != N):
             raise ValueError(f"starts ({len(self.starts_np)}) must bound {self.n_docs} outputs "
                              f"over {N if labels is None else len(labels)} labels")
