@@ -25,7 +25,7 @@ from libc.string cimport memset
 import numpy
 
 from .atomics cimport la_min, la_take
-from .batch import on_threads
+from .batch import on_threads, thread_count
 from .beam cimport padded_size
 from .clock cimport add_since, now_ns
 from .instance import as_docs
@@ -1042,8 +1042,9 @@ cdef class DocPass:
         add_since(t0)
 
     def run_on(self, int n_threads=1):
-        """The whole pass, on n_threads threads of the shared pool (1: here)."""
-        on_threads(self.run, max(1, min(n_threads, self.n_docs)))
+        """The whole pass, on n_threads threads of the shared pool (1: here;
+        0: every core; never more threads than docs)."""
+        on_threads(self.run, max(1, min(thread_count(n_threads), self.n_docs)))
         return self
 
 
