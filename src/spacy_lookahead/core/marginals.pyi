@@ -4,7 +4,7 @@ from spacy_lookahead.core.search import Workspace
 from spacy_lookahead.core.system import TransitionSystem
 from spacy_lookahead.core.weights import Weights
 from _typeshed import Incomplete
-from spacy_lookahead.core.batch import on_threads as on_threads
+from spacy_lookahead.core.batch import on_threads as on_threads, thread_count as thread_count
 from spacy_lookahead.core.instance import as_docs as as_docs
 from typing import Any, ClassVar
 

@@ -280,23 +280,20 @@ class SequencePipe(TransitionPipe):
 
     def _predictions(self, docs: List[Doc], indexes: Any, results: list) -> List[Prediction]:
         """As TransitionPipe's; a calibrated perceptron (`calibrated`) also
-        gives the probabilities of its output's parts; a batch decoded at
-        once (`_decoding`), its Predictions; SAPO's best with the
-        probabilities of its parts (PartsLayout), theirs."""
+        gives the probabilities of its output's parts (per doc here; a batch
+        decoded at once: the tagger's and span labellers' own); SAPO's best
+        with the probabilities of its parts (PartsLayout), and its n best
+        kept per batch, theirs."""
         if isinstance(indexes, PartsLayout):
             return self._parts_predictions(docs, indexes.indexes, self._found_parts(docs, indexes))
         if isinstance(indexes, DocsLayout) and indexes.output.keep:  # SAPO's n best
             return self._kept_predictions(docs, indexes)
-        if not self.calibrated:
+        if not self.calibrated or isinstance(indexes, DocsLayout):
+            # (a calibrated batch decoded at once: the subclasses' _predictions
+            # read its lattices, done after each doc's search)
             return super()._predictions(docs, indexes, results)
-        if isinstance(indexes, DocsLayout):  # the lattices over the decoded batch
-            labels, starts = indexes.output.labels, indexes.starts
-            results = [labels[starts[k]:starts[k + 1]] for k in range(len(docs))]
-            instances = self.system.docs_instances(indexes.held)
-            indexes = indexes.indexes
-        else:
-            inputs, _ = self.inputs_and_indexes(docs)
-            instances = self.instances(docs, None, indexes, inputs)
+        inputs, _ = self.inputs_and_indexes(docs)
+        instances = self.instances(docs, None, indexes, inputs)
         probs = self._part_probabilities(instances, results, self.averaged_weights,
                                          self.temperature)
         predictions = [Prediction(out, scores=p) for out, p in zip(results, probs)]

@@ -455,17 +455,8 @@ cdef class TaggingSystem(TransitionSystem):
             raise ValueError(f"{n_docs} docs but {len(golds)} golds")
         return self._views(held, golds)
 
-    def docs_instances(self, _TagBatch held):
-        """The instances of a batch made by batch_docs, viewing its arrays
-        (and its cache of static scores, filled by a search of the same
-        weights: a lattice after the decoder scores no token again).
-        Prediction only (no gold)."""
-        return self._views(held, None)
-
     cdef list _views(self, _TagBatch held, golds):
-        """An instance per doc of the batch, viewing its arrays; where
-        batch_docs viewed the docs already (view_docs), each keeps the
-        weights its cached rows were made with (the rows are the batch's)."""
+        """An instance per doc of the batch, viewing its arrays."""
         cdef const int64_t[::1] sv = held.starts
         cdef _TagDoc inst
         cdef int i
@@ -473,8 +464,6 @@ cdef class TaggingSystem(TransitionSystem):
         for i in range(held.n_docs):
             inst = _TagDoc.__new__(_TagDoc)
             inst.view(self, held, sv[i], sv[i + 1], None if golds is None else golds[i])
-            if <size_t>i < held.docs.size():
-                inst.c.cache_owner = held.docs[i].cache_owner
             out.append(inst)
         return out
 
