@@ -4,6 +4,7 @@ any step's best prefix with the gold prefix. Knows nothing of any task."""
 
 from .system cimport TransitionSystem
 from .weights cimport Weights, feat_t
+from .scratch cimport scratch_pool
 
 
 cdef size_t padded_size(size_t state_size) noexcept nogil:
@@ -26,7 +27,7 @@ cdef class Beam:
     def __init__(self, TransitionSystem system, int width, size_t state_size=0):
         if width < 1:
             raise ValueError(f"beam width must be >= 1, got {width}")
-        self.mem = Pool()
+        self.mem = scratch_pool()  # (one thread's: core/scratch.pxd)
         self.system = system
         self.width = width
         self.nr_class = system.nr_class

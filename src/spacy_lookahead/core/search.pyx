@@ -35,13 +35,14 @@ from cymem.cymem cimport Pool
 
 from .system cimport TransitionSystem
 from .weights cimport Weights, feat_t
+from .scratch cimport scratch_pool
 
 
 cdef class Workspace:
     def __init__(self, TransitionSystem system, int depth, size_t state_size=0):
         if depth < 0:
             raise ValueError(f"lookahead depth must be >= 0, got {depth}")
-        self.mem = Pool()
+        self.mem = scratch_pool()  # (one thread's: core/scratch.pxd)
         self.system = system
         self.depth = depth
         self.nr_class = system.nr_class

@@ -16,6 +16,7 @@ from .beam cimport Beam
 from .search cimport Workspace, replay_in
 from .system cimport TransitionSystem
 from .weights cimport Weights
+from .scratch cimport scratch_pool
 
 
 cdef Chain chain_from(Workspace ws, const void* start, fixed=None):
@@ -30,7 +31,7 @@ cdef Chain chain_from(Workspace ws, const void* start, fixed=None):
     cdef Chain chain = Chain.__new__(Chain)
     chain.ws = ws
     chain.C = sys.nr_class
-    chain.mem = Pool()
+    chain.mem = scratch_pool()  # (one thread's: core/scratch.pxd)
     chain.replay = replay_in(chain.mem, ws.state_size, chain.C)
     chain.row_buf.resize(chain.C)
     if start == NULL:
