@@ -13,7 +13,11 @@ time), then at each --threads count. The GIL-held share is
 speed-up S at t threads (Amdahl: S = 1 / (s + (1 - s) / t)) is
 s = (t / S - 1) / (t - 1), and 1 / s the ceiling it implies. Interleaved
 repeats, medians; the outputs at every thread count must equal one thread's
-(digests of the written annotations and of their probabilities)."""
+(digests of the written annotations and of their probabilities). "engine
+S": the engine alone at each thread count (`engine_timed`: the decoder of
+one batch of all the docs, its inputs made before the clock, nothing
+written), apart from pipe()'s batches and the Python per batch around
+them; "-" for a component that does not decode a batch at once."""
 import argparse
 import gc
 import hashlib
@@ -103,6 +107,30 @@ def timed(pipe, make_docs, n_threads: int, batch_size: int, clock) -> Dict[str, 
             "probabilities": probabilities_digest(out)}
 
 
+def engine_timed(pipe, make_docs, n_threads: int):
+    """Tokens per second of the component's decoder alone over one batch of
+    all the docs (TransitionPipe._decoding: decode_docs with its lattice
+    pass, or a lattice pass, on n_threads threads of the shared pool); None
+    where the component does not decode a batch at once."""
+    from spacy_lookahead.core.batch import in_threads
+    from spacy_lookahead.pipes.transition import decode_shared, run_passes
+    decoding = getattr(pipe, "_decoding", None)
+    if decoding is None:
+        return None
+    docs = make_docs()
+    pipe.cfg["n_threads"] = n_threads
+    _, run, parts, args = decoding(docs)
+    if run is not decode_shared and run is not run_passes:
+        return None
+    gc.collect()
+    gc.freeze()
+    t0 = time.perf_counter()
+    in_threads(run, parts, n_threads, *args)
+    wall = time.perf_counter() - t0
+    gc.unfreeze()
+    return sum(len(d) for d in docs) / wall
+
+
 def measure(model: str, data: Path, split: str, copies: int, threads: List[int], repeats: int,
             batch_size: int) -> List[dict]:
     import spacy
@@ -120,9 +148,11 @@ def measure(model: str, data: Path, split: str, copies: int, threads: List[int],
         make_docs, task = task_docs(nlp, factory, data, split, copies)
         list(pipe.pipe(make_docs(), batch_size=batch_size))  # first-call costs, word caches
         runs: Dict[int, List[dict]] = {t: [] for t in threads}
+        engine: Dict[int, list] = {t: [] for t in threads}
         for _ in range(repeats):  # interleaved: a noisy moment hits every count alike
             for t in threads:
                 runs[t].append(timed(pipe, make_docs, t, batch_size, clock))
+                engine[t].append(engine_timed(pipe, make_docs, t))
         one = runs[threads[0]]
         row = {"model": model, "component": name, "factory": factory, "task": task,
                "tokens": one[0]["tokens"], "batch_size": batch_size,
@@ -141,6 +171,12 @@ def measure(model: str, data: Path, split: str, copies: int, threads: List[int],
                 s = (t / speedup - 1) / (t - 1)
                 row[f"serial_fraction_{t}"] = round(s, 3)
                 row[f"ceiling_{t}"] = round(1 / s, 1) if s > 0 else None
+            alone = None if None in engine[t] else statistics.median(engine[t])
+            row[f"engine_tokens_per_second_{t}"] = None if alone is None else round(alone)
+            if t > threads[0]:
+                first = row[f"engine_tokens_per_second_{threads[0]}"]
+                row[f"engine_speedup_{t}"] = None if alone is None or not first \
+                    else round(alone / first, 3)
         row["peak_rss_mb"] = round(peak_rss_mb(), 1)  # the process so far: this model and those before
         rows.append(row)
     return rows
@@ -149,8 +185,8 @@ def measure(model: str, data: Path, split: str, copies: int, threads: List[int],
 def print_table(rows: List[dict], threads: List[int]) -> None:
     more = [t for t in threads[1:]]
     head = ["component", "model", f"GIL share ({threads[0]} thread)"] + \
-        [f"tok/s x{t}" for t in threads] + [f"S{t} / s / 1/s" for t in more] + ["identical", "digest", "probabilities",
-                                                        "peak RSS"]
+        [f"tok/s x{t}" for t in threads] + [f"S{t} / s / 1/s" for t in more] + \
+        [f"engine S{t}" for t in more] + ["identical", "digest", "probabilities", "peak RSS"]
     print("| " + " | ".join(head) + " |")
     print("|" + " --- |" * len(head))
     for r in rows:
@@ -158,6 +194,8 @@ def print_table(rows: List[dict], threads: List[int]) -> None:
                  "-" if r["gil_share"] != r["gil_share"] else f"{100 * r['gil_share']:.1f}%"]
         cells += [f"{r[f'tokens_per_second_{t}']:,}" for t in threads]
         cells += [f"{r[f'speedup_{t}']:.2f} / {r[f'serial_fraction_{t}']:.2f} / {r[f'ceiling_{t}']}x"
+                  for t in more]
+        cells += ["-" if r.get(f"engine_speedup_{t}") is None else f"{r[f'engine_speedup_{t}']:.2f}"
                   for t in more]
         cells.append("yes" if r["identical"] else "NO")
         cells.append(r["digest"][:12])
