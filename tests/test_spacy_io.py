@@ -127,6 +127,21 @@ def test_write_spans_is_set_ents_and_span_groups(nlp, scheme):
         assert g.spans["chunks"].name == "chunks" and g.spans["chunks"].doc is g
     assert has_entities(ents).tolist() == [int(len(d) > 0) for d in ents]
     assert has_entities(docs).tolist() == [0] * len(docs)
+    # scores per span, the docs' one after another: each group's attrs["scores"]
+    # is its doc's slice, made with the group
+    counts = [len(ids_to_spans(out, kinds, types)) for out in outputs]
+    bounds = numpy.concatenate([[0], numpy.cumsum(counts)]).astype("int64")
+    scores = rng.random(int(bounds[-1])).astype("float32")
+    scored = [doc.copy() for doc in docs]
+    write_spans(scored, outputs, kinds, types, hashes, "chunks", None, scores, bounds)
+    for k, doc in enumerate(scored):
+        group = doc.spans["chunks"]
+        assert len(group) == counts[k]
+        assert group.attrs["scores"].tobytes() == scores[bounds[k]:bounds[k + 1]].tobytes()
+    with pytest.raises(ValueError, match="scores go with a span group"):
+        write_spans(scored, outputs, kinds, types, hashes, None, None, scores, bounds)
+    with pytest.raises(ValueError, match="scores go with a span group"):
+        write_spans(scored, outputs, kinds, types, hashes, "chunks", None, scores, bounds[:-1])
 
 
 def test_write_phrases_is_a_span_group(nlp):

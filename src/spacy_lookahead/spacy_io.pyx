@@ -603,7 +603,8 @@ def write_arcs(docs, heads, labels, hashes, decorated=None, starts=None):
     return out
 
 
-def write_spans(docs, outputs, kinds, types, hashes, str key=None, starts=None):
+def write_spans(docs, outputs, kinds, types, hashes, str key=None, starts=None, scores=None,
+                score_starts=None):
     """The spans each doc's output encodes (label ids, one per token, read
     as systems/span_ids.ids_to_spans reads them; types index `hashes`):
     with key None as doc.ents (token.ent_iob, ent_type; every other token
@@ -611,7 +612,8 @@ def write_spans(docs, outputs, kinds, types, hashes, str key=None, starts=None):
     a new span group doc.spans[key]. outputs: per doc, or with `starts`
     every doc's in one array (as write_tags). No Python per span: the spans
     are read and the tokens written without the GIL (_set_groups makes the
-    groups)."""
+    groups). scores (a group's only): each doc's group gets
+    attrs["scores"] = scores[score_starts[d]:score_starts[d + 1]] (a view)."""
     cdef const signed char[::1] kind = numpy.ascontiguousarray(kinds, dtype="int8")
     cdef const int[::1] typ = numpy.ascontiguousarray(types, dtype="int32")
     cdef const uint64_t[::1] h = numpy.ascontiguousarray(hashes, dtype="uint64")
@@ -632,6 +634,9 @@ def write_spans(docs, outputs, kinds, types, hashes, str key=None, starts=None):
         lengths[d] = doc.length
         d += 1
     cdef bint ents = key is None
+    if scores is not None and (ents or score_starts is None or len(score_starts) != n_docs + 1):
+        raise ValueError("write_spans: scores go with a span group's key and their starts "
+                         "(one more than the docs)")
     cdef vector[int] found
     cdef vector[SpanC] spans
     cdef vector[size_t] ends
@@ -669,7 +674,7 @@ def write_spans(docs, outputs, kinds, types, hashes, str key=None, starts=None):
             ends.push_back(spans.size())
     add_since(t0)
     if not ents:
-        _set_groups(docs, key, spans, ends)
+        _set_groups(docs, key, spans, ends, scores, score_starts)
     if id_error:
         raise ValueError(f"write_spans: label id {bad_id} out of range for {n_actions} labels")
     if bad_doc < n_docs:
@@ -740,13 +745,15 @@ cdef inline SpanC _span(const TokenC* tokens, int start, int end, uint64_t label
 
 
 cdef int _set_groups(docs, str key, const vector[SpanC]& spans,
-                     const vector[size_t]& ends) except -1:
+                     const vector[size_t]& ends, scores=None, score_starts=None) except -1:
     """doc.spans[key] = a new group of each doc's spans (doc d's:
     spans[ends[d - 1]:ends[d]], checked by the caller), for the docs that
-    `ends` covers."""
+    `ends` covers; with scores, its attrs["scores"] the doc's slice of
+    them (doc d's at score_starts[d]:score_starts[d + 1])."""
     cdef SpanGroup group
     cdef Doc doc
     cdef size_t d = 0, k, lo = 0
+    bounds = None if scores is None else [int(x) for x in score_starts]
     for doc in docs:
         if d >= ends.size():
             break
@@ -754,7 +761,7 @@ cdef int _set_groups(docs, str key, const vector[SpanC]& spans,
         group = SpanGroup.__new__(SpanGroup)
         group._doc_ref = weakref.ref(doc)
         group.name = key
-        group.attrs = {}
+        group.attrs = {} if scores is None else {"scores": scores[bounds[d]:bounds[d + 1]]}
         group.c.reserve(ends[d] - lo)
         for k in range(lo, ends[d]):
             group.c.push_back(spans[k])

@@ -264,16 +264,15 @@ class SpanLabeller(SequencePipe):
         docs = list(docs)
         if isinstance(predictions, Predictions) and self.writes_in_c(docs):
             hashes = self.string_hashes(labels)
+            scored = isinstance(predictions, SpanPredictions)
+            # the scores go in the group's attrs as it is made (no Python per doc)
+            scores = (predictions.span_scores, predictions.span_starts) if scored else (None, None)
+            here = scored and self.scores_key == self.c_spans_key
             write_spans(docs, predictions.labels, kinds, types, hashes, self.c_spans_key,
-                        predictions.starts)
-            if isinstance(predictions, SpanPredictions):
-                key = self.scores_key
-                if key != self.c_spans_key:  # a group of the same spans, for their scores
-                    write_spans(docs, predictions.labels, kinds, types, hashes, key,
-                                predictions.starts)
-                bounds = predictions.span_starts.tolist()
-                for doc, a, b in zip(docs, bounds, bounds[1:]):
-                    doc.spans[key].attrs["scores"] = predictions.span_scores[a:b]
+                        predictions.starts, *(scores if here else (None, None)))
+            if scored and not here:  # doc.ents: a group of the same spans, for their scores
+                write_spans(docs, predictions.labels, kinds, types, hashes, self.scores_key,
+                            predictions.starts, *scores)
             return
         if self.writes_in_c(docs) and all(out.scores is None and out.probs is None
                                           for out in predictions):
