@@ -5,7 +5,6 @@ from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy
 
-from ..systems.schemes import sum_in_order  # noqa: F401 (the pipes' sums of the n best)
 
 
 class Prediction(NamedTuple):

@@ -20,9 +20,10 @@ from ..systems.tagging import TaggingSystem
 from ..systems.templates import TemplateError, expand, uses_lexicon
 from . import settings
 from .settings import PROBABILITY_SETTINGS, SEARCH_DEFAULTS, config_error
+from ..systems.schemes import sum_in_order
 from ..systems.span_ids import BestParts
 from .spaces import any_spaced, content_positions, over_doc_tokens, without_whitespace
-from .prediction import Predictions, TagPredictions, kept_probabilities, sum_in_order
+from .prediction import Predictions, TagPredictions, kept_probabilities
 from .transition import DocsLayout, Prediction, TransitionPipe, decode_shared, run_passes
 
 # The shared settings of the sequence components (see settings.py), as

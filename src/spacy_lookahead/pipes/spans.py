@@ -17,14 +17,14 @@ from ..spacy_io import has_entities, in_vocab, write_spans
 from ..core.marginals import Lattice, Transitions
 from ..systems.span_ids import SpanScores, batch_span_scores, kept_spans, span_scores
 from ..systems.schemes import (ALIASES, SCHEMES, action_arrays, ids_to_spans, label_constraints,
-                                scheme_actions, span_probabilities, spans_to_ids)
+                                scheme_actions, span_probabilities, spans_to_ids, sum_in_order)
 from .base import any_per_doc
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
 from .learners import Learner, MarginPerceptron
 from .search import Search
 from .settings import Direction, Probabilities, Scheme, config_error
 from .spaces import compact_spans, content_index, expand_spans
-from .prediction import Predictions, SpanPredictions, kept_probabilities, sum_in_order
+from .prediction import Predictions, SpanPredictions, kept_probabilities
 from .transition import DocsLayout, Prediction
 
 SpanTuple = Tuple[int, int, str]

@@ -10,6 +10,7 @@ from spacy.vocab import Vocab
 
 from ..core.marginals import StepAlternatives, Transitions, step_alternatives
 from ..spacy_io import in_vocab, write_tags
+from ..systems.schemes import sum_in_order
 from .aligned import aligned_values, hashes_for
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
 from . import settings
@@ -17,7 +18,7 @@ from .learners import Learner
 from .search import Search
 from .settings import Direction, Probabilities, Target, config_error
 from .spaces import SPACE_POS, SPACE_TAG, any_spaced, content_positions, over_doc_tokens
-from .prediction import Predictions, TagPredictions, sum_in_order
+from .prediction import Predictions, TagPredictions
 from .transition import DocsLayout, Prediction, token_probability
 
 TARGETS = ("tag", "pos")

@@ -2,14 +2,12 @@
 every output they write (and SAPO from each of the n best), so this runs once
 per doc at prediction time and a few numpy calls per doc cost more than the
 search of a short sentence."""
-from libc.math cimport INFINITY
 from libc.stdint cimport int64_t
 from libcpp.vector cimport vector
 
 import numpy
 
 from ..core import marginals as _marginals
-from ..core.clock cimport add_since, now_ns
 from ..core.marginals cimport DocPass, Lattice, LatticeThread, Transitions
 from ..core.weights cimport Weights
 
