@@ -13,6 +13,7 @@ minor version (setup.cfg pins spacy to it), as spaCy's own extensions are."""
 from libc.string cimport memcpy, memset
 from libcpp.vector cimport vector
 from libc.stdint cimport int64_t, uint64_t
+from cpython.weakref cimport PyWeakref_NewRef
 from cymem.cymem cimport Pool
 from preshed.maps cimport PreshMap, map_get
 from spacy.structs cimport SpanC, TokenC
@@ -20,7 +21,6 @@ from spacy.tokens.doc cimport Doc, set_children_from_heads
 from spacy.tokens.span_group cimport SpanGroup
 
 import threading
-import weakref
 
 import numpy
 cimport numpy as cnp
@@ -753,13 +753,16 @@ cdef int _set_groups(docs, str key, const vector[SpanC]& spans,
     cdef SpanGroup group
     cdef Doc doc
     cdef size_t d = 0, k, lo = 0
-    bounds = None if scores is None else [int(x) for x in score_starts]
+    cdef const int64_t[::1] bounds
+    if scores is not None:
+        bounds = numpy.ascontiguousarray(score_starts, dtype="int64")
     for doc in docs:
         if d >= ends.size():
             break
-        # (made without __init__'s argument handling: a doc's group per call)
+        # (made without __init__'s argument handling, the weak reference by
+        # the C API: a doc's group per call, with the GIL held)
         group = SpanGroup.__new__(SpanGroup)
-        group._doc_ref = weakref.ref(doc)
+        group._doc_ref = PyWeakref_NewRef(doc, None)
         group.name = key
         group.attrs = {} if scores is None else {"scores": scores[bounds[d]:bounds[d + 1]]}
         group.c.reserve(ends[d] - lo)
