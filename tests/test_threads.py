@@ -7,6 +7,7 @@ import pytest
 import spacy
 
 from spacy_lookahead.core import clock
+from spacy_lookahead.pipes import base
 from spacy_lookahead.core.batch import in_threads, thread_count
 
 from ewt import ewt_examples
@@ -49,21 +50,21 @@ def annotations(doc):
 
 
 @pytest.mark.parametrize("setting", list(SETTINGS))
-def test_threads_give_the_output_of_one_thread(shared_data, setting):
+def test_threads_give_the_output_of_one_thread(shared_data, setting, monkeypatch):
     factory, config, data = SETTINGS[setting]
     nlp = trained(factory, config, lambda v: examples(shared_data, data, v, "train", 300), 1)
     pipe = nlp.get_pipe(factory)
     test = "test" if data != "clauses" else "dev"
     docs = [eg.reference for eg in examples(shared_data, data, nlp.vocab, test, 150)]
 
-    def run(n_threads):
+    def run(n_threads, batch_size=64):
         pipe.cfg["n_threads"] = n_threads
         inputs = []
         for doc in docs:  # the gold inputs (tags, chunks), without the outputs
             copy = doc.copy()
             copy.ents = []
             inputs.append(copy)
-        return [annotations(d) for d in pipe.pipe(inputs, batch_size=64)]
+        return [annotations(d) for d in pipe.pipe(inputs, batch_size=batch_size)]
 
     clock.start()  # the engine's nogil sections are timed (benchmarks/gil.py reads them)
     start = time.perf_counter()
@@ -73,6 +74,9 @@ def test_threads_give_the_output_of_one_thread(shared_data, setting):
     assert any(any(part) for doc in one for part in doc[:4])  # it annotated something
     assert run(2) == one and run(0) == one
     assert clock.seconds() == nogil  # stopped: nothing more is summed
+    # batches as small as asked: more of them than the pipelining holds at once
+    monkeypatch.setattr(base, "MIN_DOCS_PER_THREAD", 1)
+    assert run(2, batch_size=16) == one
 
 
 def test_n_threads_is_set_at_load_and_checked(tmp_path, shared_data):
@@ -130,7 +134,7 @@ def test_a_forked_child_decodes_on_its_own_pool():
 
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("factory", ["lookahead_chunker", "fr_chunker"])
-def test_a_failing_batch_goes_to_the_error_handler(shared_data, n_threads, factory):
+def test_a_failing_batch_goes_to_the_error_handler(shared_data, n_threads, factory, monkeypatch):
     """With threads the batches are pipelined (the transition pipes' and
     the phrase recognisers'); a batch that fails (here: docs without the POS
     tags the chunkers read) still reaches spaCy's error handler, and the
@@ -139,6 +143,7 @@ def test_a_failing_batch_goes_to_the_error_handler(shared_data, n_threads, facto
                   lambda v: conll2000(shared_data, v, "train", 100), 1)
     pipe = nlp.get_pipe(factory)
     pipe.cfg["n_threads"] = n_threads
+    monkeypatch.setattr(base, "MIN_DOCS_PER_THREAD", 1)  # (batches of batch_size)
     docs = [eg.reference for eg in conll2000(shared_data, nlp.vocab, "test", 60)]
 
     def inputs():
@@ -159,6 +164,29 @@ def test_a_failing_batch_goes_to_the_error_handler(shared_data, n_threads, facto
     assert failed == [10, 10] and len(out) == 40
     assert [d.text for d in out] == [d.text for d in docs[:10] + docs[20:40] + docs[50:]]
     assert any(len(d.spans["chunks"]) for d in out)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_a_batch_holds_enough_docs_for_the_threads(shared_data, n_threads, monkeypatch):
+    """With threads, pipe() takes at least MIN_DOCS_PER_THREAD docs a thread
+    in a batch, whatever batch_size asks (each batch costs every thread a
+    start and an end); one thread keeps batch_size. The outputs are one
+    thread's either way."""
+    nlp = trained("lookahead_chunker", {"depth": 0}, lambda v: conll2000(shared_data, v, "train", 100), 1)
+    pipe = nlp.get_pipe("lookahead_chunker")
+    docs = [eg.reference for eg in conll2000(shared_data, nlp.vocab, "test", 40)]
+    monkeypatch.setattr(base, "MIN_DOCS_PER_THREAD", 8)
+    sizes = []
+    begin = pipe._begin
+    monkeypatch.setattr(pipe, "_begin", lambda batch, *a: sizes.append(len(batch)) or begin(batch, *a))
+    pipe.cfg["n_threads"] = n_threads
+    out = [annotations(d) for d in pipe.pipe([d.copy() for d in docs], batch_size=3)]
+    if n_threads == 1:
+        assert sizes == []  # (spaCy's pipe() over batches of batch_size)
+    else:
+        assert sizes[:-1] == [8 * n_threads] * (len(sizes) - 1) and sum(sizes) == 40
+    pipe.cfg["n_threads"] = 1
+    assert out == [annotations(d) for d in pipe.pipe([d.copy() for d in docs], batch_size=3)]
 
 
 def test_ranges_by_cost_cut_equal_shares_of_the_work():
