@@ -130,9 +130,14 @@ PROSE: Dict[str, Any] = {
         "(averaged perceptron or SAPO)."),
     "n_threads": (
         "Threads that decode the docs of a batch at prediction time (0: every "
-        "core the process may use); the output is the same with any number. It "
-        "pays where the search dominates (the parser: 1.9x with 2 threads), not "
-        "for the sequence components at depth 0-1 ([threads and processes]"
+        "core the process may use); the output is the same with any number. "
+        "With more than one, `pipe()` takes at least 64 docs a thread in a batch, "
+        "whatever `batch_size` asks (every batch costs each thread a start and "
+        "an end; a batch that fails is done again in batches of `batch_size`, "
+        "so the error handler gets those), and searches two batches ahead of "
+        "the one it writes. It pays most where the search dominates (the "
+        "parsers: 1.9x with 2 threads; the sequence components at depth 0-1: "
+        "1.6-1.8x, see [threads and processes]"
         "(scale-out.md#threads-and-processes)). Set it when loading: "
         "`spacy.load(path, config={\"components\": {\"lookahead_tagger\": "
         "{\"n_threads\": 2}}})`."),

@@ -134,16 +134,21 @@ def test_a_forked_child_decodes_on_its_own_pool():
 
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("factory", ["lookahead_chunker", "fr_chunker"])
-def test_a_failing_batch_goes_to_the_error_handler(shared_data, n_threads, factory, monkeypatch):
+@pytest.mark.parametrize("floor", [1, None])
+def test_a_failing_batch_goes_to_the_error_handler(shared_data, n_threads, factory, floor,
+                                                   monkeypatch):
     """With threads the batches are pipelined (the transition pipes' and
     the phrase recognisers'); a batch that fails (here: docs without the POS
     tags the chunkers read) still reaches spaCy's error handler, and the
-    other batches come out annotated, in order, as with one thread."""
+    other batches come out annotated, in order, as with one thread. Where
+    pipe() took more docs than batch_size (MIN_DOCS_PER_THREAD; floor None),
+    the handler still gets the batches of batch_size that fail."""
     nlp = trained(factory, {"depth": 0} if factory == "lookahead_chunker" else {},
                   lambda v: conll2000(shared_data, v, "train", 100), 1)
     pipe = nlp.get_pipe(factory)
     pipe.cfg["n_threads"] = n_threads
-    monkeypatch.setattr(base, "MIN_DOCS_PER_THREAD", 1)  # (batches of batch_size)
+    if floor is not None:
+        monkeypatch.setattr(base, "MIN_DOCS_PER_THREAD", floor)  # (batches of batch_size)
     docs = [eg.reference for eg in conll2000(shared_data, nlp.vocab, "test", 60)]
 
     def inputs():

@@ -1,9 +1,9 @@
 """What every search-based component shares: the weight table, averaged
 weights for prediction, serialisation and the spaCy plumbing."""
 import threading
-from collections import deque
 import time
 import warnings
+from collections import deque
 from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional
 
 import numpy
@@ -364,9 +364,9 @@ class SearchPipe(TrainablePipe):
         one before, so that the Python per batch runs beside the search
         instead of between searches. A batch holds at least
         MIN_DOCS_PER_THREAD docs a thread, whatever batch_size asks.
-        The same outputs as one thread, in the same order; a batch whose
-        inputs or outputs fail goes to the error handler (its docs are not
-        yielded), as TrainablePipe.pipe does."""
+        The same outputs as one thread, in the same order; a batch of
+        batch_size docs whose inputs or outputs fail goes to the error
+        handler (its docs are not yielded), as TrainablePipe.pipe does."""
         threads = thread_count(self.cfg["n_threads"])
         if threads <= 1:
             yield from TrainablePipe.pipe(self, stream, batch_size=batch_size)
@@ -378,21 +378,39 @@ class SearchPipe(TrainablePipe):
             docs = list(docs)
             try:
                 started.append((docs, self._begin(docs, pool, threads)))
-            except Exception as err:
-                error_handler(self.name, self, docs, err)
+            except Exception as err:  # (handled in the batches' order)
+                started.append((docs, err))
             while len(started) > PIPELINE_DEPTH:
-                yield from self._written(*started.popleft(), error_handler)
+                yield from self._written(*started.popleft(), error_handler, batch_size, pool,
+                                         threads)
         while started:
-            yield from self._written(*started.popleft(), error_handler)
+            yield from self._written(*started.popleft(), error_handler, batch_size, pool, threads)
 
-    def _written(self, docs: List[Doc], begun: Any, error_handler: Callable) -> List[Doc]:
-        """The batch's docs, annotated (_finish); none where the error
-        handler took its error."""
+    def _written(self, docs: List[Doc], begun: Any, error_handler: Callable, batch_size: int,
+                 pool: Any, threads: int) -> List[Doc]:
+        """The batch's docs, annotated (_finish; begun: _begin's, or its
+        error); none where the error handler took its error. A batch larger
+        than batch_size (MIN_DOCS_PER_THREAD's) that fails is done again in
+        batches of batch_size, each on its own: the error handler gets the
+        batches the caller asked for, and the others are kept."""
         try:
+            if isinstance(begun, Exception):
+                raise begun
             self._finish(docs, begun)
         except Exception as err:
-            error_handler(self.name, self, docs, err)
-            return []
+            if len(docs) <= batch_size:
+                error_handler(self.name, self, docs, err)
+                return []
+            kept: List[Doc] = []
+            for part in util.minibatch(docs, size=batch_size):
+                part = list(part)
+                try:
+                    self._finish(part, self._begin(part, pool, threads))
+                except Exception as part_err:
+                    error_handler(self.name, self, part, part_err)
+                    continue
+                kept.extend(part)
+            return kept
         return docs
 
     def _begin(self, docs: List[Doc], pool: Any, threads: int) -> Any:
