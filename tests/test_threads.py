@@ -1,5 +1,6 @@
 """n_threads: the docs of a batch decoded on several threads give exactly
 what one thread gives, for every component and learner."""
+import os
 import time
 
 import numpy
@@ -192,6 +193,71 @@ def test_a_batch_holds_enough_docs_for_the_threads(shared_data, n_threads, monke
         assert sizes[:-1] == [8 * n_threads] * (len(sizes) - 1) and sum(sizes) == 40
     pipe.cfg["n_threads"] = 1
     assert out == [annotations(d) for d in pipe.pipe([d.copy() for d in docs], batch_size=3)]
+
+
+@pytest.mark.parametrize("setting", ["chunker_beam", "parser_greedy"])
+def test_docs_started_on_c_threads_give_decode_docs_outputs(shared_data, setting):
+    """A batch decoded at once on the C threads (DocsStarted: n DocsRuns
+    sharing one DocsOutput) gives decode_docs' outputs in one thread, for
+    any number of runs; one left without results() is waited for when it
+    goes, and the pool serves the next."""
+    import gc
+
+    from spacy_lookahead.core import decode as decoding
+
+    factory, config, data = SETTINGS[setting]
+    nlp = trained(factory, config, lambda v: examples(shared_data, data, v, "train", 300), 1)
+    pipe = nlp.get_pipe(factory)
+    docs = [eg.reference for eg in examples(shared_data, data, nlp.vocab, "test", 60)]
+
+    def batch():
+        layout, run, instances, args = pipe._decoding(docs)
+        return layout.held, layout.output, args
+
+    held, output, args = batch()
+    decoding.decode_docs(held, *args[:2], output, *args[2:])
+    one = output.planes.copy()
+    assert one.any()
+    for n in (1, 2, 3, 5):
+        held, output, args = batch()
+        started = decoding.DocsStarted([decoding.DocsRun(held, *args[:2], output, *args[2:])
+                                        for _ in range(n)])
+        assert started.results() == []
+        assert (output.planes == one).all()
+    held, output, args = batch()
+    started = decoding.DocsStarted([decoding.DocsRun(held, *args[:2], output, *args[2:])
+                                    for _ in range(2)])
+    del started
+    gc.collect()
+    assert (output.planes == one).all()  # (its threads were waited for)
+    held, output, args = batch()
+    decoding.DocsStarted([decoding.DocsRun(held, *args[:2], output, *args[2:])]).results()
+    assert (output.planes == one).all()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_forked_child_decodes_on_c_threads_of_its_own(shared_data):
+    """pipe() on threads in a child forked after the parent's C threads ran
+    (the parent's pool is not in the child): the child starts its own and
+    gives the parent's outputs."""
+    factory, config, data = SETTINGS["chunker_beam"]
+    nlp = trained(factory, config, lambda v: examples(shared_data, data, v, "train", 300), 1)
+    pipe = nlp.get_pipe(factory)
+    pipe.cfg["n_threads"] = 2
+    docs = [eg.reference for eg in examples(shared_data, data, nlp.vocab, "test", 60)]
+    expected = [annotations(d) for d in pipe.pipe([d.copy() for d in docs], batch_size=16)]
+    pid = os.fork()
+    if pid == 0:  # the child: exit status 0 if it got the outputs (killed if it hangs)
+        import signal
+        signal.alarm(30)
+        try:
+            ok = [annotations(d) for d in pipe.pipe([d.copy() for d in docs],
+                                                    batch_size=16)] == expected
+        except BaseException:
+            ok = False
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
 def test_ranges_by_cost_cut_equal_shares_of_the_work():

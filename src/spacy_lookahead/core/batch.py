@@ -5,6 +5,8 @@ The engine's decoders (`decode.decode`, `decode.nbest`,
 each call owns its scratch memory (workspace, beam, n-best buffers; the
 weights are only read), so contiguous chunks of a batch decode in parallel
 on plain Python threads: no OpenMP, no process start-up, no pickling of docs.
+A batch decoded at once (`decode.decode_docs`) goes to C threads instead
+(`decode.DocsStarted`), which never take the GIL.
 """
 import os
 import threading

@@ -3,7 +3,7 @@ from spacy_lookahead.core.instance import Docs
 from spacy_lookahead.core.marginals import DocPass
 from spacy_lookahead.core.weights import Weights
 from _typeshed import Incomplete
-from typing import Any
+from typing import Any, ClassVar
 
 RUN_TOKENS: int
 SEARCHES: tuple
@@ -20,5 +20,12 @@ class DocsOutput:
     labels: Incomplete
     planes: Incomplete
     def __init__(self, *args, **kwargs) -> None: ...
+
+class DocsRun:
+    def __init__(self, *args, **kwargs) -> None: ...
+
+class DocsStarted:
+    def __init__(self, *args, **kwargs) -> None: ...
+    def results(self) -> Any: ...
 
 class NoValidOutput(ValueError): ...

@@ -8,6 +8,7 @@ import numpy
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
+from libcpp.vector cimport vector
 from cymem.cymem cimport Pool
 
 from .atomics cimport la_load, la_store, la_take
@@ -18,6 +19,95 @@ from .marginals cimport DocPass, LatticeThread
 from .search cimport Workspace, decode as lookahead_decode, workspace_for
 from .topn cimport Chain, NBest, astar, beam_nbest, chain_from
 from .weights cimport Weights
+
+cdef extern from *:
+    """
+    /* A pool of C++ threads per process, for batch passes whose work never
+       touches Python (DocsRun.run): a Python thread pool takes the GIL in
+       every thread at every call's start and end, which at many threads
+       and short batches costs as much as the search. Items go to a queue;
+       each thread takes the next; a group counts its items down and wakes
+       its waiter. A forked child (os.fork, n_process) starts a pool of its
+       own: the parent's threads are not there, and its pool is left as it
+       was (never freed: a pool's threads may still block on it). */
+    #include <condition_variable>
+    #include <deque>
+    #include <mutex>
+    #include <new>
+    #include <thread>
+    #ifdef _WIN32
+    #include <process.h>
+    static long la_pid(void) { return (long)_getpid(); }
+    #else
+    #include <unistd.h>
+    static long la_pid(void) { return (long)getpid(); }
+    #endif
+    typedef void (*la_fn)(void*);
+    struct la_group { std::mutex m; std::condition_variable cv; int pending; };
+    struct la_item { la_fn fn; void* arg; la_group* group; };
+    struct la_pool { std::mutex m; std::condition_variable cv; std::deque<la_item> queue;
+                     int threads; long pid; };
+    static la_pool* la_the_pool = NULL;
+    static void la_worker(la_pool* pool) {
+        for (;;) {
+            la_item item;
+            {
+                std::unique_lock<std::mutex> lock(pool->m);
+                pool->cv.wait(lock, [pool] { return !pool->queue.empty(); });
+                item = pool->queue.front();
+                pool->queue.pop_front();
+            }
+            item.fn(item.arg);
+            std::lock_guard<std::mutex> done(item.group->m);
+            if (--item.group->pending == 0) item.group->cv.notify_all();
+        }
+    }
+    static la_group* la_group_new(void) {
+        la_group* g = new (std::nothrow) la_group();
+        if (g) g->pending = 0;
+        return g;
+    }
+    static void la_group_free(la_group* g) { delete g; }
+    /* n items for this process's pool, which grows to n threads; the caller
+       holds the GIL (so no other thread is here at a fork). Returns 0, or
+       -1 where no thread could be started (nothing queued). */
+    static int la_run(la_fn fn, void** args, int n, la_group* g) {
+        if (la_the_pool == NULL || la_the_pool->pid != la_pid()) {
+            la_pool* fresh = new (std::nothrow) la_pool();
+            if (fresh == NULL) return -1;
+            fresh->threads = 0;
+            fresh->pid = la_pid();
+            la_the_pool = fresh;
+        }
+        la_pool* pool = la_the_pool;
+        try {
+            while (pool->threads < n) {
+                std::thread(la_worker, pool).detach();
+                pool->threads++;
+            }
+        } catch (...) {}
+        if (pool->threads == 0) return -1;
+        g->pending = n;
+        {
+            std::lock_guard<std::mutex> lock(pool->m);
+            for (int i = 0; i < n; i++) pool->queue.push_back(la_item{fn, args[i], g});
+        }
+        pool->cv.notify_all();
+        return 0;
+    }
+    static void la_wait(la_group* g) {
+        std::unique_lock<std::mutex> lock(g->m);
+        g->cv.wait(lock, [g] { return g->pending == 0; });
+    }
+    """
+    ctypedef void (*la_fn)(void*) noexcept nogil
+    ctypedef struct la_group:
+        pass
+    la_group* la_group_new() nogil
+    void la_group_free(la_group* g) nogil
+    int la_run(la_fn fn, void** args, int n, la_group* g) nogil
+    void la_wait(la_group* g) nogil
+
 
 SEARCHES = ("greedy", "lookahead", "beam")
 # Lookahead decoding searches runs of docs in one nogil section; a run stops
@@ -207,107 +297,213 @@ def decode_docs(Docs docs, Weights W, int depth, DocsOutput into, int beam_width
     doc right after its search, by the same thread, with its best
     derivation. exact_topn (a first-order system, into's keep = n): the n
     best of each doc by A* (as nbest() with exact), the best written as its
-    output."""
-    if into.docs is not docs:
-        raise ValueError(f"the output was made for another batch ({into.n_docs} docs; this "
-                         f"one has {docs.n_docs}): make a DocsOutput(docs) for each batch")
-    cdef int i, k = 0, stuck = -1, n = docs.n_docs
-    cdef int[:, ::1] ov = into.out
-    cdef int64_t stride = into.stride
-    cdef int64_t[::1] offsets = into.offsets
-    cdef int* counter = &into.next_doc
-    cdef int* stop = &into.stop
-    cdef Workspace ws = None
-    cdef Beam beam = None
-    cdef int j, kj, n_kept, keep = into.keep
-    cdef int[:, :, ::1] kv
-    cdef double[:, ::1] ks
-    cdef int[::1] kn
-    cdef LatticeThread lattice = None
-    cdef Chain chain = None
-    cdef NBest found = None
-    if then is not None:
-        if then.docs is not docs:
-            raise ValueError("the lattice pass was made for another batch")
-        lattice = then.thread()
-    if exact_topn:
-        if not keep:
-            raise ValueError("exact top-n search keeps the n best: DocsOutput(docs, keep=n)")
-        chain = chain_from(Workspace(docs.system, 0, docs.state_size), NULL)
-        found = NBest()
-        kv, ks, kn = into._kept, into._kept_scores, into._kept_n
-    elif keep:
-        if beam_width < keep:
-            raise ValueError(f"the n best of a beam ({keep}) need a beam at least as wide "
-                             f"(beam_width {beam_width})")
-        kv, ks, kn = into._kept, into._kept_scores, into._kept_n
-    if chain is None and beam_width > 0:
-        beam = Beam(docs.system, beam_width, docs.state_size)
-        beam.reserve(into.most)
-    elif chain is None:
-        ws = Workspace(docs.system, depth, docs.state_size)
-    cdef size_t size = padded_size(docs.state_size)  # as Instance.start()'s states
-    cdef void* state = malloc(size)
-    cdef int* actions = <int*>malloc(into.most * sizeof(int))
-    if state == NULL or actions == NULL:
-        free(state)
-        free(actions)
-        raise MemoryError()
-    cdef int64_t t0 = now_ns()
+    output. (One DocsRun, run here: start_docs runs several on C threads.)"""
+    cdef DocsRun run = DocsRun(docs, W, depth, into, beam_width, then, exact_topn)
     with nogil:
+        run.run()
+    run.finish()
+
+
+cdef class DocsRun:
+    """One thread's share of decode_docs: made with the GIL (its scratch:
+    a workspace, beam or A* chain, and a lattice for `then`), run() without
+    it, from any thread (a C thread too: nothing in it touches Python),
+    finish() with it (raises NoValidOutput where a doc got stuck)."""
+    cdef Docs docs
+    cdef Weights W
+    cdef DocsOutput into
+    cdef DocPass then
+    cdef LatticeThread lattice
+    cdef Workspace ws
+    cdef Beam beam
+    cdef Chain chain
+    cdef NBest found
+    cdef int keep, stuck, k
+    cdef size_t size
+    cdef void* state
+    cdef int* actions
+    # into's arrays (C-contiguous): out (width, stride), kept (keep, width,
+    # stride), kept scores (n_docs, keep), kept counts (n_docs,)
+    cdef int* ov
+    cdef int* kv
+    cdef double* ks
+    cdef int* kn
+    cdef int64_t plane  # ints of one kept item (width * stride)
+    cdef int64_t stride
+    cdef const int64_t* offsets
+    cdef int* counter  # into's next doc and stop flag
+    cdef int* stop
+
+    def __init__(self, Docs docs, Weights W, int depth, DocsOutput into, int beam_width=0,
+                 DocPass then=None, bint exact_topn=False):
+        if into.docs is not docs:
+            raise ValueError(f"the output was made for another batch ({into.n_docs} docs; this "
+                             f"one has {docs.n_docs}): make a DocsOutput(docs) for each batch")
+        self.docs, self.W, self.into, self.then = docs, W, into, then
+        self.keep = into.keep
+        self.stuck = -1
+        self.k = 0
+        cdef int[:, ::1] ov = into.out
+        self.ov = &ov[0, 0]
+        self.stride = into.stride
+        self.offsets = &into.offsets[0]
+        self.counter = &into.next_doc
+        self.stop = &into.stop
+        cdef int[:, :, ::1] kv
+        cdef double[:, ::1] ks
+        cdef int[::1] kn
+        if then is not None:
+            if then.docs is not docs:
+                raise ValueError("the lattice pass was made for another batch")
+            self.lattice = then.thread()
+        if exact_topn:
+            if not self.keep:
+                raise ValueError("exact top-n search keeps the n best: DocsOutput(docs, keep=n)")
+            self.chain = chain_from(Workspace(docs.system, 0, docs.state_size), NULL)
+            self.found = NBest()
+        elif self.keep and beam_width < self.keep:
+            raise ValueError(f"the n best of a beam ({self.keep}) need a beam at least as wide "
+                             f"(beam_width {beam_width})")
+        if self.keep:
+            kv, ks, kn = into._kept, into._kept_scores, into._kept_n
+            self.kv, self.ks, self.kn = &kv[0, 0, 0], &ks[0, 0] if docs.n_docs else NULL, \
+                (&kn[0] if docs.n_docs else NULL)
+            self.plane = kv.shape[1] * kv.shape[2]
+        if self.chain is None and beam_width > 0:
+            self.beam = Beam(docs.system, beam_width, docs.state_size)
+            self.beam.reserve(into.most)
+        elif self.chain is None:
+            self.ws = Workspace(docs.system, depth, docs.state_size)
+        self.size = padded_size(docs.state_size)  # as Instance.start()'s states
+        self.state = malloc(self.size)
+        self.actions = <int*>malloc(into.most * sizeof(int))
+        if self.state == NULL or self.actions == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        free(self.state)
+        free(self.actions)
+
+    cdef void run(self) noexcept nogil:
+        """The docs not yet taken, one at a time, until none is left (or a
+        thread met a doc with no valid output)."""
+        cdef int i, j, kj, n_kept, k = 0, n = self.docs.n_docs, keep = self.keep
+        cdef int64_t stride = self.stride
+        cdef const int64_t* offsets = self.offsets
+        cdef int* counter = self.counter
+        cdef int* stop = self.stop
+        cdef void* state = self.state
+        cdef int* actions = self.actions
+        cdef size_t size = self.size
+        cdef int64_t t0 = now_ns()
         while True:
             i = la_take(counter)
             if i >= n or la_load(stop):
                 break
-            if not docs.length(i):
+            if not self.docs.length(i):
                 continue
             memset(state, 0, size)
-            docs.init_state(i, state)
-            if chain is not None:  # A*: the best is the first of the n best
-                chain.walk_from(state)
-                astar(chain, W, keep, found)
-                k = found.lengths[0] if found.k else 0
+            self.docs.init_state(i, state)
+            if self.chain is not None:  # A*: the best is the first of the n best
+                self.chain.walk_from(state)
+                astar(self.chain, self.W, keep, self.found)
+                k = self.found.lengths[0] if self.found.k else 0
                 for j in range(k):
-                    actions[j] = found.paths[j]
-                    docs.system.apply(state, actions[j])
-            elif beam is None:
-                k = lookahead_decode(ws, W, state, actions, docs.max_steps(i))
+                    actions[j] = self.found.paths[j]
+                    self.docs.system.apply(state, actions[j])
+            elif self.beam is None:
+                k = lookahead_decode(self.ws, self.W, state, actions, self.docs.max_steps(i))
             else:
-                beam.restart(state)
-                beam.search(W)
+                self.beam.restart(state)
+                self.beam.search(self.W)
                 # the best item's state is where its path leads (decode's _complete)
-                if beam.size_at(beam.step) == 0:
+                if self.beam.size_at(self.beam.step) == 0:
                     k = 0
                     memset(state, 0, size)
-                    docs.init_state(i, state)  # (not final: a doc with words)
+                    self.docs.init_state(i, state)  # (not final: a doc with words)
                 else:
-                    k = beam.path(beam.step, 0, actions)
-                    memcpy(state, beam.state(0), size)
-            if not docs.system.is_final(state):
-                stuck = i
+                    k = self.beam.path(self.beam.step, 0, actions)
+                    memcpy(state, self.beam.state(0), size)
+            if not self.docs.system.is_final(state):
+                self.stuck = i
                 la_store(stop, 1)
                 break
-            docs.output(i, actions, k, &ov[0, offsets[i]], stride, state)
-            if lattice is not None:
-                then.doc(lattice, i, actions, k)
-            if chain is not None:  # the n best, as nbest() gives them
-                for j in range(found.k):
-                    docs.output(i, &found.paths[j * found.T], found.lengths[j],
-                                &kv[j, 0, offsets[i]], stride, state)
-                    ks[i, j] = found.scores[j]
-                kn[i] = found.k
+            self.docs.output(i, actions, k, &self.ov[offsets[i]], stride, state)
+            if self.lattice is not None:
+                self.then.doc(self.lattice, i, actions, k)
+            if self.chain is not None:  # the n best, as nbest() gives them
+                for j in range(self.found.k):
+                    self.docs.output(i, &self.found.paths[j * self.found.T],
+                                     self.found.lengths[j],
+                                     &self.kv[j * self.plane + offsets[i]], stride, state)
+                    self.ks[i * keep + j] = self.found.scores[j]
+                self.kn[i] = self.found.k
             elif keep:  # the n best final items, as nbest() reads the beam's last row
-                n_kept = min(keep, beam.size_at(beam.step))
+                n_kept = min(keep, self.beam.size_at(self.beam.step))
                 for j in range(n_kept):
-                    kj = beam.path(beam.step, j, actions)
-                    docs.output(i, actions, kj, &kv[j, 0, offsets[i]], stride, state)
-                    ks[i, j] = beam.score_at(beam.step, j)
-                kn[i] = n_kept
-    add_since(t0)
-    free(state)
-    free(actions)
-    if stuck >= 0:
-        raise _no_valid_output(docs.length(stuck), k)
+                    kj = self.beam.path(self.beam.step, j, actions)
+                    self.docs.output(i, actions, kj, &self.kv[j * self.plane + offsets[i]],
+                                     stride, state)
+                    self.ks[i * keep + j] = self.beam.score_at(self.beam.step, j)
+                self.kn[i] = n_kept
+        self.k = k
+        add_since(t0)
+
+    cdef int finish(self) except -1:
+        if self.stuck >= 0:
+            raise _no_valid_output(self.docs.length(self.stuck), self.k)
+        return 0
+
+
+cdef void _run_one(void* run) noexcept nogil:
+    (<DocsRun>run).run()
+
+
+cdef class DocsStarted:
+    """DocsRuns (one per thread, sharing one DocsOutput) started on this
+    process's C threads, which never take the GIL; results() waits for
+    them without it, then raises as decode_docs would. The outputs are
+    decode_docs', whichever thread took which doc."""
+    cdef list runs
+    cdef la_group* group
+    cdef bint waited
+
+    def __cinit__(self):
+        self.group = la_group_new()
+        if self.group == NULL:
+            raise MemoryError()
+
+    def __init__(self, runs):
+        self.runs = list(runs)
+        cdef vector[void*] args
+        cdef DocsRun run
+        cdef size_t k
+        for run in self.runs:
+            args.push_back(<void*>run)
+        if not self.runs:
+            self.waited = True
+        elif la_run(_run_one, args.data(), <int>args.size(), self.group) != 0:
+            with nogil:  # (no thread could be started: here, one after the other)
+                for k in range(args.size()):
+                    _run_one(args[k])
+            self.waited = True
+
+    def __dealloc__(self):
+        if self.group != NULL:
+            if not self.waited:  # (abandoned: its threads still use the runs)
+                with nogil:
+                    la_wait(self.group)
+            la_group_free(self.group)
+
+    def results(self):
+        if not self.waited:
+            with nogil:
+                la_wait(self.group)
+            self.waited = True
+        cdef DocsRun run
+        for run in self.runs:
+            run.finish()
+        return []
 
 
 def nbest(instances, Weights W, int n, int beam_width=16, bint exact=True):

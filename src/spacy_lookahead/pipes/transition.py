@@ -254,8 +254,13 @@ class TransitionPipe(SearchPipe):
 
     def _begin(self, docs: List[Doc], pool: Any, threads: int) -> tuple:
         """The pipelined pipe() (SearchPipe._batches): the batch's decoding
-        started on the pool's threads."""
+        started on the pool's threads; a batch decoded at once (decode_shared)
+        on C threads that never take the GIL (decoding.DocsStarted)."""
         indexes, run, instances, args = self._decoding(docs)
+        if run is decode_shared:
+            return indexes, decoding.DocsStarted(
+                [decoding.DocsRun(held, *args[:2], output, *args[2:])
+                 for held, output in instances])
         return indexes, Started(pool, run, chunks_for(list(instances), threads), args)
 
     def _finish(self, docs: List[Doc], begun: tuple) -> None:
