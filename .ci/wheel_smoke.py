@@ -62,7 +62,13 @@ def toy_pipeline() -> None:
     redo = again(Doc(again.vocab, words=words))
     if [t.tag_ for t in redo] != tags or [t.head.i for t in redo] != gold["heads"]:
         sys.exit("wheel smoke: predictions changed after to_bytes / from_bytes")
-    print("toy tagger + NER + parser: trained, predicted, round-tripped")
+    # pipe() on 2 threads: the C threads of a batch's search (core/decode.pyx)
+    for name in again.pipe_names:
+        again.get_pipe(name).cfg["n_threads"] = 2
+    docs = list(again.pipe(Doc(again.vocab, words=words) for _ in range(300)))
+    if any([t.tag_ for t in d] != tags or [t.head.i for t in d] != gold["heads"] for d in docs):
+        sys.exit("wheel smoke: predictions on 2 threads differ from one thread's")
+    print("toy tagger + NER + parser: trained, predicted, round-tripped, on 2 threads")
 
 
 def load_pipeline(name: str) -> None:
