@@ -204,6 +204,7 @@ def test_docs_started_on_c_threads_give_decode_docs_outputs(shared_data, setting
     import gc
 
     from spacy_lookahead.core import decode as decoding
+    from spacy_lookahead.pipes.transition import docs_runs
 
     factory, config, data = SETTINGS[setting]
     nlp = trained(factory, config, lambda v: examples(shared_data, data, v, "train", 300), 1)
@@ -212,27 +213,28 @@ def test_docs_started_on_c_threads_give_decode_docs_outputs(shared_data, setting
 
     def batch():
         layout, run, instances, args = pipe._decoding(docs)
-        return layout.held, layout.output, args
+        return layout.held, layout.output, args  # (decode_shared's: W, depth, width, then)
 
     held, output, args = batch()
-    decoding.decode_docs(held, *args[:2], output, *args[2:])
+    decoding.decode_docs(held, args[0], args[1], output, *args[2:])
     one = output.planes.copy()
     assert one.any()
     for n in (1, 2, 3, 5):
         held, output, args = batch()
-        started = decoding.DocsStarted([decoding.DocsRun(held, *args[:2], output, *args[2:])
-                                        for _ in range(n)])
+        started = decoding.DocsStarted(docs_runs([(held, output)] * n, *args))
         assert started.results() == []
         assert (output.planes == one).all()
     held, output, args = batch()
-    started = decoding.DocsStarted([decoding.DocsRun(held, *args[:2], output, *args[2:])
-                                    for _ in range(2)])
+    started = decoding.DocsStarted(docs_runs([(held, output)] * 2, *args))
     del started
     gc.collect()
     assert (output.planes == one).all()  # (its threads were waited for)
     held, output, args = batch()
-    decoding.DocsStarted([decoding.DocsRun(held, *args[:2], output, *args[2:])]).results()
+    decoding.DocsStarted(docs_runs([(held, output)], *args)).results()
     assert (output.planes == one).all()
+    run, = docs_runs([(held, output)], *args)
+    with pytest.raises(ValueError, match="a DocsRun given twice"):
+        decoding.DocsStarted([run, run])
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")

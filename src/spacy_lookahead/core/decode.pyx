@@ -297,7 +297,7 @@ def decode_docs(Docs docs, Weights W, int depth, DocsOutput into, int beam_width
     doc right after its search, by the same thread, with its best
     derivation. exact_topn (a first-order system, into's keep = n): the n
     best of each doc by A* (as nbest() with exact), the best written as its
-    output. (One DocsRun, run here: start_docs runs several on C threads.)"""
+    output. (One DocsRun, run here: DocsStarted runs several on C threads.)"""
     cdef DocsRun run = DocsRun(docs, W, depth, into, beam_width, then, exact_topn)
     with nogil:
         run.run()
@@ -475,6 +475,9 @@ cdef class DocsStarted:
 
     def __init__(self, runs):
         self.runs = list(runs)
+        if len({id(run) for run in self.runs}) != len(self.runs):
+            raise ValueError("DocsStarted: a DocsRun given twice (its scratch is one "
+                             "thread's): make one DocsRun per thread")
         cdef vector[void*] args
         cdef DocsRun run
         cdef size_t k

@@ -68,6 +68,14 @@ def decode_shared(parts: List[tuple], W: Weights, depth: int, beam_width: int,
     return []
 
 
+def docs_runs(parts: List[tuple], W: Weights, depth: int, beam_width: int, then: Any = None,
+              exact_topn: bool = False) -> list:
+    """decode_shared's calls as DocsRuns (one per thread, for
+    decoding.DocsStarted's C threads): the same arguments."""
+    return [decoding.DocsRun(docs, W, depth, output, beam_width, then, exact_topn)
+            for docs, output in parts]
+
+
 def run_passes(passes: list) -> list:
     """Each of a thread's DocPass runs (its share of a pass whose threads
     take the docs in turn; the outputs are the pass's)."""
@@ -258,9 +266,7 @@ class TransitionPipe(SearchPipe):
         on C threads that never take the GIL (decoding.DocsStarted)."""
         indexes, run, instances, args = self._decoding(docs)
         if run is decode_shared:
-            return indexes, decoding.DocsStarted(
-                [decoding.DocsRun(held, *args[:2], output, *args[2:])
-                 for held, output in instances])
+            return indexes, decoding.DocsStarted(docs_runs(instances, *args))
         return indexes, Started(pool, run, chunks_for(list(instances), threads), args)
 
     def _finish(self, docs: List[Doc], begun: tuple) -> None:
