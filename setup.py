@@ -9,6 +9,7 @@ from setuptools import Extension, setup
 ROOT = Path(__file__).parent
 MODULES = [
     "spacy_lookahead.core.clock",
+    "spacy_lookahead.core.threads",
     "spacy_lookahead.core.weights",
     "spacy_lookahead.core.features",
     "spacy_lookahead.core.system",

@@ -110,22 +110,21 @@ def timed(pipe, make_docs, n_threads: int, batch_size: int, clock) -> Dict[str, 
 def engine_timed(pipe, make_docs, n_threads: int):
     """Tokens per second of the component's decoder alone over one batch of
     all the docs (TransitionPipe._decoding: decode_docs with its lattice
-    pass, or a lattice pass, on n_threads threads of the shared pool); None
+    pass, or a lattice pass, on n_threads C threads: on_c_threads); None
     where the component does not decode a batch at once."""
-    from spacy_lookahead.core.batch import in_threads
-    from spacy_lookahead.pipes.transition import decode_shared, run_passes
+    from spacy_lookahead.pipes.transition import on_c_threads
     decoding = getattr(pipe, "_decoding", None)
     if decoding is None:
         return None
     docs = make_docs()
     pipe.cfg["n_threads"] = n_threads
-    _, run, parts, args = decoding(docs)
-    if run is not decode_shared and run is not run_passes:
+    _, run, runs, _ = decoding(docs)
+    if run is not on_c_threads:
         return None
     gc.collect()
     gc.freeze()
     t0 = time.perf_counter()
-    in_threads(run, parts, n_threads, *args)
+    on_c_threads(runs)
     wall = time.perf_counter() - t0
     gc.unfreeze()
     return sum(len(d) for d in docs) / wall

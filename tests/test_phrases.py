@@ -7,7 +7,8 @@ import pytest
 from spacy_lookahead.core.features import token_atoms
 from spacy_lookahead.core.fr_perceptron import fr_perceptron, recognise
 from spacy_lookahead.core.weights import Weights
-from spacy_lookahead.systems.phrases import PhraseSystem, recognise_units
+from spacy_lookahead.core.threads import RunsStarted
+from spacy_lookahead.systems.phrases import PhraseSystem, UnitsJob, recognise_units
 
 
 def coherent(phrases, embedded):
@@ -367,9 +368,21 @@ def test_recognise_units_is_recognise_of_each_unit(embedded, max_length):
         found, counts = recognise_units(system, W, atoms, inside, *arrays, lo, hi)
         assert counts.tolist() == [len(rows) for rows in expected[lo:hi]]
         assert found.tolist() == [r for rows in expected[lo:hi] for r in rows.tolist()]
+        # the same units cut into ranges taken in turn by 1-4 C threads
+        for threads in (1, 2, 3, 4):
+            cuts = sorted({lo, hi, *rng.integers(lo, hi + 1, 5).tolist()})
+            job = UnitsJob(system, W, atoms, inside, *arrays, list(zip(cuts, cuts[1:])))
+            RunsStarted(job.runs(threads)).results()
+            got, got_counts = job.result()
+            assert got_counts.tolist() == counts.tolist() and got.tolist() == found.tolist()
     with pytest.raises(ValueError, match="out of range"):
         recognise_units(system, W, atoms, inside, *arrays, 0, U + 1)
+    with pytest.raises(ValueError, match="not contiguous"):
+        UnitsJob(system, W, atoms, inside, *arrays, [(0, 3), (4, U)])
     outside = arrays[0].copy()
     outside[0] = len(atoms)  # a word past the batch's atoms
     with pytest.raises(ValueError, match="outside its doc or the batch"):
         recognise_units(system, W, atoms, inside, outside, *arrays[1:], 0, U)
+    job = UnitsJob(system, W, atoms, inside, outside, *arrays[1:], [(0, 2), (2, U)])
+    with pytest.raises(ValueError, match="outside its doc or the batch"):
+        RunsStarted(job.runs(2)).results()

@@ -196,45 +196,46 @@ def test_a_batch_holds_enough_docs_for_the_threads(shared_data, n_threads, monke
 
 
 @pytest.mark.parametrize("setting", ["chunker_beam", "parser_greedy"])
-def test_docs_started_on_c_threads_give_decode_docs_outputs(shared_data, setting):
-    """A batch decoded at once on the C threads (DocsStarted: n DocsRuns
-    sharing one DocsOutput) gives decode_docs' outputs in one thread, for
-    any number of runs; one left without results() is waited for when it
-    goes, and the pool serves the next."""
+def test_docs_runs_on_c_threads_give_one_runs_outputs(shared_data, setting):
+    """A batch decoded at once on the C threads (RunsStarted: n DocsRuns
+    sharing one DocsOutput) gives the outputs of one run (here) for any
+    number of runs; one left without results() is waited for when it goes,
+    and the pool serves the next."""
     import gc
 
-    from spacy_lookahead.core import decode as decoding
-    from spacy_lookahead.pipes.transition import docs_runs
+    from spacy_lookahead.core.threads import RunsStarted
+    from spacy_lookahead.pipes.transition import on_c_threads
 
     factory, config, data = SETTINGS[setting]
     nlp = trained(factory, config, lambda v: examples(shared_data, data, v, "train", 300), 1)
     pipe = nlp.get_pipe(factory)
     docs = [eg.reference for eg in examples(shared_data, data, nlp.vocab, "test", 60)]
 
-    def batch():
-        layout, run, instances, args = pipe._decoding(docs)
-        return layout.held, layout.output, args  # (decode_shared's: W, depth, width, then)
+    def batch(n):
+        pipe.cfg["n_threads"] = n
+        layout, run, runs, _ = pipe._decoding(docs)
+        assert run is on_c_threads and len(runs) == n
+        return layout.output, runs
 
-    held, output, args = batch()
-    decoding.decode_docs(held, args[0], args[1], output, *args[2:])
+    output, runs = batch(1)
+    assert RunsStarted(runs).results() == []
     one = output.planes.copy()
     assert one.any()
-    for n in (1, 2, 3, 5):
-        held, output, args = batch()
-        started = decoding.DocsStarted(docs_runs([(held, output)] * n, *args))
+    for n in (2, 3, 5):
+        output, runs = batch(n)
+        started = RunsStarted(runs)
         assert started.results() == []
         assert (output.planes == one).all()
-    held, output, args = batch()
-    started = decoding.DocsStarted(docs_runs([(held, output)] * 2, *args))
+    output, runs = batch(2)
+    started = RunsStarted(runs)
     del started
     gc.collect()
     assert (output.planes == one).all()  # (its threads were waited for)
-    held, output, args = batch()
-    decoding.DocsStarted(docs_runs([(held, output)], *args)).results()
-    assert (output.planes == one).all()
-    run, = docs_runs([(held, output)], *args)
-    with pytest.raises(ValueError, match="a DocsRun given twice"):
-        decoding.DocsStarted([run, run])
+    _, runs = batch(1)
+    with pytest.raises(ValueError, match="a run given twice"):
+        RunsStarted([runs[0], runs[0]])
+    with pytest.raises(TypeError, match="takes CRuns"):
+        RunsStarted([runs[0], None])
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")

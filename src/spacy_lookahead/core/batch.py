@@ -5,8 +5,9 @@ The engine's decoders (`decode.decode`, `decode.nbest`,
 each call owns its scratch memory (workspace, beam, n-best buffers; the
 weights are only read), so contiguous chunks of a batch decode in parallel
 on plain Python threads: no OpenMP, no process start-up, no pickling of docs.
-A batch decoded at once (`decode.decode_docs`) goes to C threads instead
-(`decode.DocsStarted`), which never take the GIL.
+A batch decoded at once (`decode.decode_docs`, a lattice pass, the phrase
+recognisers' units) goes to C threads instead (`threads.RunsStarted`), which
+never take the GIL.
 """
 import os
 import threading
@@ -134,17 +135,3 @@ class Started:
         # running on the shared pool ahead of the next batch
         wait(self.futures)
         return [out for future in self.futures for out in future.result()]
-
-
-def on_threads(run: Callable[[], Any], n_threads: int) -> None:
-    """run() on n_threads threads of the shared pool at once (the calls
-    share the work between them, e.g. a counter of docs); 1, or from one of
-    the pool's own threads: one call, here."""
-    threads = thread_count(n_threads)
-    if threads <= 1 or in_a_pool_thread():
-        run()
-        return
-    futures = [shared_pool(threads).submit(run) for _ in range(threads)]
-    wait(futures)
-    for future in futures:
-        future.result()

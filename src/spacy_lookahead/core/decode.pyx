@@ -8,7 +8,6 @@ import numpy
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
-from libcpp.vector cimport vector
 from cymem.cymem cimport Pool
 
 from .atomics cimport la_load, la_store, la_take
@@ -16,98 +15,10 @@ from .beam cimport Beam, beam_for, padded_size
 from .clock cimport add_since, now_ns
 from .instance cimport Docs, Instance
 from .marginals cimport DocPass, LatticeThread
+from .threads cimport CRun
 from .search cimport Workspace, decode as lookahead_decode, workspace_for
 from .topn cimport Chain, NBest, astar, beam_nbest, chain_from
 from .weights cimport Weights
-
-cdef extern from *:
-    """
-    /* A pool of C++ threads per process, for batch passes whose work never
-       touches Python (DocsRun.run): a Python thread pool takes the GIL in
-       every thread at every call's start and end, which at many threads
-       and short batches costs as much as the search. Items go to a queue;
-       each thread takes the next; a group counts its items down and wakes
-       its waiter. A forked child (os.fork, n_process) starts a pool of its
-       own: the parent's threads are not there, and its pool is left as it
-       was (never freed: a pool's threads may still block on it). */
-    #include <condition_variable>
-    #include <deque>
-    #include <mutex>
-    #include <new>
-    #include <thread>
-    #ifdef _WIN32
-    #include <process.h>
-    static long la_pid(void) { return (long)_getpid(); }
-    #else
-    #include <unistd.h>
-    static long la_pid(void) { return (long)getpid(); }
-    #endif
-    typedef void (*la_fn)(void*);
-    struct la_group { std::mutex m; std::condition_variable cv; int pending; };
-    struct la_item { la_fn fn; void* arg; la_group* group; };
-    struct la_pool { std::mutex m; std::condition_variable cv; std::deque<la_item> queue;
-                     int threads; long pid; };
-    static la_pool* la_the_pool = NULL;
-    static void la_worker(la_pool* pool) {
-        for (;;) {
-            la_item item;
-            {
-                std::unique_lock<std::mutex> lock(pool->m);
-                pool->cv.wait(lock, [pool] { return !pool->queue.empty(); });
-                item = pool->queue.front();
-                pool->queue.pop_front();
-            }
-            item.fn(item.arg);
-            std::lock_guard<std::mutex> done(item.group->m);
-            if (--item.group->pending == 0) item.group->cv.notify_all();
-        }
-    }
-    static la_group* la_group_new(void) {
-        la_group* g = new (std::nothrow) la_group();
-        if (g) g->pending = 0;
-        return g;
-    }
-    static void la_group_free(la_group* g) { delete g; }
-    /* n items for this process's pool, which grows to n threads; the caller
-       holds the GIL (so no other thread is here at a fork). Returns 0, or
-       -1 where no thread could be started (nothing queued). */
-    static int la_run(la_fn fn, void** args, int n, la_group* g) {
-        if (la_the_pool == NULL || la_the_pool->pid != la_pid()) {
-            la_pool* fresh = new (std::nothrow) la_pool();
-            if (fresh == NULL) return -1;
-            fresh->threads = 0;
-            fresh->pid = la_pid();
-            la_the_pool = fresh;
-        }
-        la_pool* pool = la_the_pool;
-        try {
-            while (pool->threads < n) {
-                std::thread(la_worker, pool).detach();
-                pool->threads++;
-            }
-        } catch (...) {}
-        if (pool->threads == 0) return -1;
-        g->pending = n;
-        {
-            std::lock_guard<std::mutex> lock(pool->m);
-            for (int i = 0; i < n; i++) pool->queue.push_back(la_item{fn, args[i], g});
-        }
-        pool->cv.notify_all();
-        return 0;
-    }
-    static void la_wait(la_group* g) {
-        std::unique_lock<std::mutex> lock(g->m);
-        g->cv.wait(lock, [g] { return g->pending == 0; });
-    }
-    """
-    ctypedef void (*la_fn)(void*) noexcept nogil
-    ctypedef struct la_group:
-        pass
-    la_group* la_group_new() nogil
-    void la_group_free(la_group* g) nogil
-    int la_run(la_fn fn, void** args, int n, la_group* g) nogil
-    void la_wait(la_group* g) nogil
-
 
 SEARCHES = ("greedy", "lookahead", "beam")
 # Lookahead decoding searches runs of docs in one nogil section; a run stops
@@ -297,14 +208,14 @@ def decode_docs(Docs docs, Weights W, int depth, DocsOutput into, int beam_width
     doc right after its search, by the same thread, with its best
     derivation. exact_topn (a first-order system, into's keep = n): the n
     best of each doc by A* (as nbest() with exact), the best written as its
-    output. (One DocsRun, run here: DocsStarted runs several on C threads.)"""
+    output. (One DocsRun, run here: threads.RunsStarted runs several on C threads.)"""
     cdef DocsRun run = DocsRun(docs, W, depth, into, beam_width, then, exact_topn)
     with nogil:
         run.run()
     run.finish()
 
 
-cdef class DocsRun:
+cdef class DocsRun(CRun):
     """One thread's share of decode_docs: made with the GIL (its scratch:
     a workspace, beam or A* chain, and a lattice for `then`), run() without
     it, from any thread (a C thread too: nothing in it touches Python),
@@ -449,64 +360,10 @@ cdef class DocsRun:
         self.k = k
         add_since(t0)
 
-    cdef int finish(self) except -1:
+    cdef list finish(self):
         if self.stuck >= 0:
             raise _no_valid_output(self.docs.length(self.stuck), self.k)
-        return 0
-
-
-cdef void _run_one(void* run) noexcept nogil:
-    (<DocsRun>run).run()
-
-
-cdef class DocsStarted:
-    """DocsRuns (one per thread, sharing one DocsOutput) started on this
-    process's C threads, which never take the GIL; results() waits for
-    them without it, then raises as decode_docs would. The outputs are
-    decode_docs', whichever thread took which doc."""
-    cdef list runs
-    cdef la_group* group
-    cdef bint waited
-
-    def __cinit__(self):
-        self.group = la_group_new()
-        if self.group == NULL:
-            raise MemoryError()
-
-    def __init__(self, runs):
-        self.runs = list(runs)
-        if len({id(run) for run in self.runs}) != len(self.runs):
-            raise ValueError("DocsStarted: a DocsRun given twice (its scratch is one "
-                             "thread's): make one DocsRun per thread")
-        cdef vector[void*] args
-        cdef DocsRun run
-        cdef size_t k
-        for run in self.runs:
-            args.push_back(<void*>run)
-        if not self.runs:
-            self.waited = True
-        elif la_run(_run_one, args.data(), <int>args.size(), self.group) != 0:
-            with nogil:  # (no thread could be started: here, one after the other)
-                for k in range(args.size()):
-                    _run_one(args[k])
-            self.waited = True
-
-    def __dealloc__(self):
-        if self.group != NULL:
-            if not self.waited:  # (abandoned: its threads still use the runs)
-                with nogil:
-                    la_wait(self.group)
-            la_group_free(self.group)
-
-    def results(self):
-        if not self.waited:
-            with nogil:
-                la_wait(self.group)
-            self.waited = True
-        cdef DocsRun run
-        for run in self.runs:
-            run.finish()
-        return []
+        return []  # (the outputs are into's)
 
 
 def nbest(instances, Weights W, int n, int beam_width=16, bint exact=True):

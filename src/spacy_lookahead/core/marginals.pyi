@@ -2,10 +2,14 @@
 from spacy_lookahead.core.instance import Instance
 from spacy_lookahead.core.search import Workspace
 from spacy_lookahead.core.system import TransitionSystem
+from spacy_lookahead.core.threads import CRun
+from spacy_lookahead.core.threads import RunsStarted
 from spacy_lookahead.core.weights import Weights
+import spacy_lookahead.core.threads
 from _typeshed import Incomplete
-from spacy_lookahead.core.batch import on_threads as on_threads, thread_count as thread_count
+from spacy_lookahead.core.batch import thread_count as thread_count
 from spacy_lookahead.core.instance import as_docs as as_docs
+from spacy_lookahead.core.threads import RunsStarted as RunsStarted
 from typing import Any, ClassVar
 
 FACTORED: bool
@@ -30,6 +34,7 @@ class DocPass:
     def __init__(self, *args, **kwargs) -> None: ...
     def run(self) -> Any: ...
     def run_on(self, n_threads: int = ...) -> Any: ...
+    def runs(self, n_threads: int = ...) -> list: ...
 
 class Lattice:
     C: Incomplete
@@ -49,6 +54,9 @@ class Lattice:
 class LatticeThread:
     @classmethod
     def __init__(cls, *args, **kwargs) -> None: ...
+
+class PassRun(spacy_lookahead.core.threads.CRun):
+    def __init__(self, *args, **kwargs) -> None: ...
 
 class StepAlternatives(DocPass):
     alt: Incomplete

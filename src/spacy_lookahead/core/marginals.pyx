@@ -25,11 +25,13 @@ from libc.string cimport memset
 import numpy
 
 from .atomics cimport la_min, la_take
-from .batch import on_threads, thread_count
+from .batch import thread_count
 from .beam cimport padded_size
 from .clock cimport add_since, now_ns
 from .instance import as_docs
 from .search cimport workspace_for
+from .threads cimport CRun
+from .threads import RunsStarted
 from .topn cimport chain_from
 # Instance, TransitionSystem, Workspace, Chain, Weights, vector: marginals.pxd
 
@@ -1026,26 +1028,45 @@ cdef class DocPass:
         order the system takes them), NULL where the pass runs alone."""
         pass
 
+    def runs(self, int n_threads=1) -> list:
+        """The pass as PassRuns for n_threads threads (0: every core; never
+        more than the docs), to run on C threads (threads.RunsStarted)."""
+        return [PassRun(self) for _ in range(max(1, min(thread_count(n_threads), self.n_docs)))]
+
     def run(self):
-        """One thread's share: docs taken in turn until none is left."""
-        if self.docs is None:
-            return
-        cdef LatticeThread th = self.thread()
-        cdef int i, n = self.docs.n_docs
-        cdef int64_t t0 = now_ns()
-        with nogil:
-            while True:
-                i = la_take(&self.next_doc)
-                if i >= n:
-                    break
-                self.doc(th, i, NULL, 0)
-        add_since(t0)
+        """One thread's share, here: docs taken in turn until none is left."""
+        RunsStarted([PassRun(self)]).results()
+        return []
 
     def run_on(self, int n_threads=1):
-        """The whole pass, on n_threads threads of the shared pool (1: here;
-        0: every core; never more threads than docs)."""
-        on_threads(self.run, max(1, min(thread_count(n_threads), self.n_docs)))
+        """The whole pass, on n_threads C threads (1: here; 0: every core;
+        never more threads than docs)."""
+        RunsStarted(self.runs(n_threads)).results()
         return self
+
+
+cdef class PassRun(CRun):
+    """One thread's share of a DocPass: its own lattice; the docs not yet
+    taken, in turn, until none is left."""
+    cdef DocPass job
+    cdef LatticeThread th
+
+    def __init__(self, DocPass job):
+        self.job = job
+        if job.docs is not None:
+            self.th = job.thread()
+
+    cdef void run(self) noexcept nogil:
+        if self.th is None:
+            return
+        cdef int i, n = self.job.docs.n_docs
+        cdef int64_t t0 = now_ns()
+        while True:
+            i = la_take(&self.job.next_doc)
+            if i >= n:
+                break
+            self.job.doc(self.th, i, NULL, 0)
+        add_since(t0)
 
 
 cdef class StepAlternatives(DocPass):

@@ -14,11 +14,12 @@ from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example
 from spacy.vocab import Vocab
 
-from ..core.batch import Started, chunks_for, in_threads, ranges_by_cost, thread_count
+from ..core.batch import ranges_by_cost, thread_count
+from ..core.threads import RunsStarted
 from ..core.fr_perceptron import FEEDBACKS, fr_perceptron, recognise
 from ..core.weights import Weights
 from ..spacy_io import LexemeAtoms, in_vocab, sentence_units, write_phrases
-from ..systems.phrases import PhraseSystem, recognise_units
+from ..systems.phrases import PhraseSystem, UnitsJob
 from .base import SearchPipe
 from .settings import Feedback, check_threads, config_error
 from .spaces import compact_input, compact_spans, content_index
@@ -63,11 +64,6 @@ class Phrases(Sequence):
             raise IndexError(k)
         k %= len(self)
         return self.rows[self.offsets[k]:self.offsets[k + 1]]
-
-
-def _recognise_ranges(ranges: List[Tuple[int, int]], *args: Any) -> list:
-    """recognise_units over each range of units (a thread's part of a batch)."""
-    return [recognise_units(*args, lo, hi) for lo, hi in ranges]
 
 
 def validate_fr_settings(name: str, feedback: Any, max_length: Any, **keys: Any) -> None:
@@ -230,16 +226,17 @@ class PhrasePipe(SearchPipe):
         doc has sentence boundaries, else of the whole doc (the DP's cost
         grows with the unit, and max_length bounds it in the unit's length).
         The units are found in C (spacy_io.sentence_units) and decoded in
-        C (recognise_units: no instance, array or Python object per unit;
-        contiguous ranges of units of about equal work on the n_threads
-        threads)."""
+        C (UnitsJob: no instance, array or Python object per unit;
+        contiguous ranges of units of about equal work, taken in turn by
+        n_threads C threads)."""
         docs = list(docs)
         return self._phrases(docs, *self._begin(docs, None, thread_count(self.cfg["n_threads"])))
 
     def _begin(self, docs: List[Doc], pool: Optional[Any], threads: int) -> tuple:
-        """predict() up to the search, and the search on `threads` threads:
-        done (pool None) or started on `pool` (the pipelined pipe(),
-        SearchPipe._batches); (each unit's doc, the search)."""
+        """predict() up to the search, and the search started on `threads`
+        C threads, which never take the GIL (pool: unused; the pipelined
+        pipe()'s, SearchPipe._batches); (each unit's doc, the job, its runs
+        started)."""
         self._require_labels()
         self._start_tally()
         batch = self._batch(docs)
@@ -247,23 +244,19 @@ class PhrasePipe(SearchPipe):
             docs, batch["starts"], batch["space"], batch["sent_starts"])
         self._warn_long_unit(longest)
         self._warn_unseen_tags()
-        n_threads = self.cfg["n_threads"]
         # a unit's work: its candidate phrases, n x min(n, max_length)
         lengths = numpy.diff(unit_starts)
         reach = numpy.minimum(lengths, self.cfg["max_length"] or lengths.max(initial=0))
         ranges = ranges_by_cost(lengths * reach, threads)
-        args = (self.system, self.averaged_weights, batch["atoms"], batch.get("inside"), words,
-                unit_starts, unit_base)
-        if pool is None:
-            return unit_doc, in_threads(_recognise_ranges, ranges, n_threads, *args)
-        return unit_doc, Started(pool, _recognise_ranges, chunks_for(ranges, threads), args)
+        job = UnitsJob(self.system, self.averaged_weights, batch["atoms"], batch.get("inside"),
+                       words, unit_starts, unit_base, ranges)
+        return unit_doc, job, RunsStarted(job.runs(threads))
 
-    def _phrases(self, docs: List[Doc], unit_doc: numpy.ndarray, found: Any) -> Phrases:
-        """predict()'s Phrases from the search's ranges (waited for if started)."""
-        if isinstance(found, Started):
-            found = found.results()
-        rows = found[0][0] if len(found) == 1 else numpy.concatenate([r for r, _ in found])
-        counts = found[0][1] if len(found) == 1 else numpy.concatenate([c for _, c in found])
+    def _phrases(self, docs: List[Doc], unit_doc: numpy.ndarray, job: UnitsJob,
+                 started: RunsStarted) -> Phrases:
+        """predict()'s Phrases from the search's ranges (waited for)."""
+        started.results()
+        rows, counts = job.result()
         ends = numpy.zeros((len(counts) + 1,), dtype="int64")  # the units' rows end here
         numpy.cumsum(counts, out=ends[1:])
         return Phrases(rows, ends[numpy.searchsorted(unit_doc, numpy.arange(len(docs) + 1))])

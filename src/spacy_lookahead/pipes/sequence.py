@@ -24,7 +24,7 @@ from ..systems.schemes import sum_in_order
 from ..systems.span_ids import BestParts
 from .spaces import any_spaced, content_positions, over_doc_tokens, without_whitespace
 from .prediction import Predictions, TagPredictions, kept_probabilities
-from .transition import DocsLayout, Prediction, TransitionPipe, decode_shared, run_passes
+from .transition import DocsLayout, Prediction, TransitionPipe, docs_runs, on_c_threads
 
 # The shared settings of the sequence components (see settings.py), as
 # their factories' default config. The n best of a lookahead model
@@ -235,14 +235,14 @@ class SequencePipe(TransitionPipe):
         if self.uses_marginals:
             parts = BestParts(held, self.averaged_weights, self.temperature, None,
                               self.cfg["direction"] == "rtl", self.span_parts())
-            return PartsLayout(indexes, parts), run_passes, [parts] * threads, ()
+            return PartsLayout(indexes, parts), on_c_threads, parts.runs(threads), ()
         W, n, beam_width, exact = args  # decoding.nbest's
         exact = exact and self.system.first_order
         output = decoding.DocsOutput(held, n)
         lattices = self._lattice_pass(held, inputs["starts"])
-        return (DocsLayout(inputs["starts"], indexes, output, held, lattices), decode_shared,
-                [(held, output)] * threads, (W, 0, 0 if exact else max(n, beam_width), lattices,
-                                             exact))
+        return (DocsLayout(inputs["starts"], indexes, output, held, lattices), on_c_threads,
+                docs_runs(held, output, threads, W, 0, 0 if exact else max(n, beam_width),
+                          lattices, exact), ())
 
     @property
     def calibrated(self) -> bool:

@@ -14,6 +14,7 @@ from spacy.vocab import Vocab
 
 from ..core import decode as decoding
 from ..core.batch import Started, chunks_for, in_threads, thread_count
+from ..core.threads import RunsStarted
 from ..core.system import TransitionSystem
 from ..core.weights import Weights
 from .base import SearchPipe
@@ -57,31 +58,21 @@ class DocsLayout(NamedTuple):
     lattices: Any = None  # a core.marginals.DocPass done after each doc's search, or None
 
 
-def decode_shared(parts: List[tuple], W: Weights, depth: int, beam_width: int,
-                  then: Any = None, exact_topn: bool = False) -> List[numpy.ndarray]:
-    """decode_docs of a batch shared by the threads (each (docs, output)
-    part is one thread's call; they take the docs in turn): the outputs are
-    in the shared DocsOutput (and `then`'s, a lattice pass done on each doc
-    after its search)."""
-    for docs, output in parts:
-        decoding.decode_docs(docs, W, depth, output, beam_width, then, exact_topn)
-    return []
+def on_c_threads(runs: list) -> list:
+    """A batch decoded at once: its CRuns (one a thread, sharing the batch's
+    docs: decode_docs' DocsRuns, a lattice pass's PassRuns) run on this
+    process's C threads, which never take the GIL (one: here); their
+    outputs (none: they are in the batch's DocsOutput or pass)."""
+    return RunsStarted(runs).results()
 
 
-def docs_runs(parts: List[tuple], W: Weights, depth: int, beam_width: int, then: Any = None,
-              exact_topn: bool = False) -> list:
-    """decode_shared's calls as DocsRuns (one per thread, for
-    decoding.DocsStarted's C threads): the same arguments."""
-    return [decoding.DocsRun(docs, W, depth, output, beam_width, then, exact_topn)
-            for docs, output in parts]
-
-
-def run_passes(passes: list) -> list:
-    """Each of a thread's DocPass runs (its share of a pass whose threads
-    take the docs in turn; the outputs are the pass's)."""
-    for each in passes:
-        each.run()
-    return []
+def docs_runs(held: Any, output: Any, threads: int, W: Weights, depth: int, beam_width: int,
+              then: Any = None, exact_topn: bool = False) -> list:
+    """decode_docs of a batch (Docs `held`, into `output`) as DocsRuns for
+    `threads` threads, which take its docs in turn (then: a lattice pass
+    each thread does on each doc after its search)."""
+    return [decoding.DocsRun(held, W, depth, output, beam_width, then, exact_topn)
+            for _ in range(threads)]
 
 
 
@@ -255,18 +246,19 @@ class TransitionPipe(SearchPipe):
         docs = list(docs)
         indexes, run, instances, args = self._decoding(docs)
         try:
-            results = in_threads(run, instances, self.cfg["n_threads"], *args)
+            results = (on_c_threads(instances) if run is on_c_threads
+                       else in_threads(run, instances, self.cfg["n_threads"], *args))
         except decoding.NoValidOutput as err:
             raise self._naming_the_doc(docs, err) from None
         return self._predictions(docs, indexes, results)
 
     def _begin(self, docs: List[Doc], pool: Any, threads: int) -> tuple:
         """The pipelined pipe() (SearchPipe._batches): the batch's decoding
-        started on the pool's threads; a batch decoded at once (decode_shared)
-        on C threads that never take the GIL (decoding.DocsStarted)."""
+        started on the pool's threads; a batch decoded at once (on_c_threads)
+        on C threads that never take the GIL (threads.RunsStarted)."""
         indexes, run, instances, args = self._decoding(docs)
-        if run is decode_shared:
-            return indexes, decoding.DocsStarted(docs_runs(instances, *args))
+        if run is on_c_threads:
+            return indexes, RunsStarted(instances)
         return indexes, Started(pool, run, chunks_for(list(instances), threads), args)
 
     def _finish(self, docs: List[Doc], begun: tuple) -> None:
@@ -310,8 +302,8 @@ class TransitionPipe(SearchPipe):
             output = decoding.DocsOutput(held, keep)
             lattices = self._lattice_pass(held, inputs["starts"])
             threads = max(1, min(thread_count(self.cfg["n_threads"]), len(docs)))
-            return (DocsLayout(inputs["starts"], indexes, output, held, lattices), decode_shared,
-                    [(held, output)] * threads, (W, depth, beam_width, lattices))
+            return (DocsLayout(inputs["starts"], indexes, output, held, lattices), on_c_threads,
+                    docs_runs(held, output, threads, W, depth, beam_width, lattices), ())
         inputs, indexes = self.inputs_and_indexes(docs)
         self._warn_unseen_tags()
         return indexes, run, self.instances(docs, None, indexes, inputs), args

@@ -29,7 +29,10 @@ import numpy
 from ..core.instance import make_instances
 from ..core.features cimport N_ATOMS
 from ..core.fr_perceptron cimport PhraseInstance
+from ..core.atomics cimport la_load, la_store, la_take
 from ..core.clock cimport add_since, now_ns
+from ..core.threads cimport CRun
+from ..core.threads import RunsStarted
 from ..core.weights cimport Weights, feat_t
 from .phrase_decoders cimport (any_candidate, decode_embedded, decode_flat, flat_context_dp,
                                inner_tops_dp, solution_embedded, solution_flat)
@@ -377,100 +380,189 @@ def recognise_units(PhraseSystem system, Weights W, atoms, inside, words, unit_s
     words[unit_starts[u]:unit_starts[u + 1]] (int64) of the doc whose
     tokens begin at unit_base[u]. Returns the phrases (m, 3) int32 (start,
     end inclusive in doc positions, type), unit after unit in solution()'s
-    order, and each unit's count, (hi - lo,) int32."""
-    cdef const uint64_t[:, ::1] av = atoms
-    cdef const unsigned char[::1] iv = inside
-    cdef const int64_t[::1] wv = words
-    cdef const int64_t[::1] us = unit_starts
-    cdef const int64_t[::1] ub = unit_base
-    if av.shape[1] != N_ATOMS or (inside is not None and iv.shape[0] != av.shape[0]) \
-            or ub.shape[0] < us.shape[0] - 1:
-        raise ValueError(f"expected ({av.shape[0]}, {N_ATOMS}) atoms and as many inside flags")
-    if not 0 <= lo <= hi <= us.shape[0] - 1:
-        raise ValueError(f"units {lo}..{hi} out of range for {us.shape[0] - 1} units")
-    if hi > lo and (us[lo] < 0 or us[hi] > wv.shape[0]):
-        raise ValueError("unit_starts out of range for the words")
-    counts = numpy.zeros((hi - lo,), dtype="int32")
-    cdef int[::1] cv = counts
-    cdef vector[Row] rows
-    cdef PhraseDocC c
-    cdef int* starts
-    cdef int* out
-    cdef int* stack
-    cdef char* block = NULL
-    cdef uint64_t* unit_atoms = NULL
-    cdef unsigned char* unit_inside = NULL
-    cdef size_t capacity = 0, total
-    cdef int capacity_words = 0, n, i, j, m, u
-    cdef int64_t w, first, N = av.shape[0]
-    cdef bint bad = False, no_memory = False, has_inside = inside is not None
-    cdef Row row
-    cdef int64_t t0 = now_ns()
-    with nogil:
-        for u in range(lo, hi):
-            n = <int>(us[u + 1] - us[u])
-            if n <= 0:
-                continue
-            first = us[u]
-            for i in range(n):
-                if wv[first + i] < ub[u] or wv[first + i] >= N:
+    order, and each unit's count, (hi - lo,) int32. (UnitsJob: the same on
+    several threads.)"""
+    job = UnitsJob(system, W, atoms, inside, words, unit_starts, unit_base, [(lo, hi)])
+    RunsStarted(job.runs(1)).results()
+    return job.result()
+
+
+cdef class UnitsJob:
+    """recognise_units of a batch's units over contiguous ranges of them
+    ([(lo, hi), ...], each starting where the one before ends), shared by
+    the threads of its UnitsRuns: each takes the next range not yet taken;
+    a range's phrases are kept apart and joined in the units' order, so
+    the result does not depend on which thread took which range."""
+    cdef PhraseSystem system
+    cdef Weights W
+    cdef const uint64_t[:, ::1] av
+    cdef const unsigned char[::1] iv
+    cdef const int64_t[::1] wv
+    cdef const int64_t[::1] us
+    cdef const int64_t[::1] ub
+    cdef bint has_inside
+    cdef vector[int] bounds        # range r: units bounds[r] .. bounds[r + 1] - 1
+    cdef vector[vector[Row]] found  # range r's phrases (one writer each)
+    cdef object counts              # (units,) int32: each unit's number of phrases
+    cdef int* cv
+    cdef int next_range
+    cdef int bad, no_memory, failed_n
+
+    def __init__(self, PhraseSystem system, Weights W, atoms, inside, words, unit_starts,
+                 unit_base, ranges):
+        self.system, self.W = system, W
+        self.av = atoms
+        if inside is not None:
+            self.iv = inside
+        self.has_inside = inside is not None
+        self.wv = words
+        self.us = unit_starts
+        self.ub = unit_base
+        cdef int k
+        cdef Py_ssize_t lo, hi
+        ranges = [(int(a), int(b)) for a, b in ranges] or [(0, 0)]
+        if self.av.shape[1] != N_ATOMS or (self.has_inside and self.iv.shape[0] != self.av.shape[0]) \
+                or self.ub.shape[0] < self.us.shape[0] - 1:
+            raise ValueError(f"expected ({self.av.shape[0]}, {N_ATOMS}) atoms and as many inside flags")
+        lo, hi = ranges[0][0], ranges[len(ranges) - 1][1]
+        if not 0 <= lo <= hi <= self.us.shape[0] - 1 or any(
+                a[0] > a[1] or a[1] != b[0] for a, b in zip(ranges, ranges[1:])) \
+                or ranges[len(ranges) - 1][0] > hi:
+            raise ValueError(f"units {ranges} out of range for {self.us.shape[0] - 1} units, or "
+                             f"not contiguous")
+        if hi > lo and (self.us[lo] < 0 or self.us[hi] > self.wv.shape[0]):
+            raise ValueError("unit_starts out of range for the words")
+        for k in range(len(ranges)):
+            self.bounds.push_back(ranges[k][0])
+        self.bounds.push_back(hi)
+        self.found.resize(len(ranges))
+        self.counts = numpy.zeros((hi - lo,), dtype="int32")
+        cdef int[::1] cv = self.counts
+        self.cv = &cv[0] if hi > lo else NULL
+
+    def runs(self, int threads) -> list:
+        """UnitsRuns for `threads` threads (never more than the ranges)."""
+        return [UnitsRun(self) for _ in range(max(1, min(threads, <int>self.found.size())))]
+
+    cdef void ranges(self) noexcept nogil:
+        """One thread's share: the ranges not yet taken, in turn; the
+        unit tables in one block of this thread's, grown as needed."""
+        cdef int* cv = self.cv
+        cdef vector[Row]* rows
+        cdef PhraseDocC c
+        cdef int* starts
+        cdef int* out
+        cdef int* stack
+        cdef char* block = NULL
+        cdef uint64_t* unit_atoms = NULL
+        cdef unsigned char* unit_inside = NULL
+        cdef size_t capacity = 0, total
+        cdef int capacity_words = 0, n, i, j, m, u, r, R = <int>self.found.size()
+        cdef int base = self.bounds[0]
+        cdef int64_t w, first, N = self.av.shape[0]
+        cdef bint bad = False, has_inside = self.has_inside
+        cdef Row row
+        cdef int64_t t0 = now_ns()
+        while not bad:
+            r = la_take(&self.next_range)
+            if r >= R or la_load(&self.bad) or la_load(&self.no_memory):
+                break
+            rows = &self.found[r]
+            for u in range(self.bounds[r], self.bounds[r + 1]):
+                n = <int>(self.us[u + 1] - self.us[u])
+                if n <= 0:
+                    continue
+                first = self.us[u]
+                for i in range(n):
+                    if self.wv[first + i] < self.ub[u] or self.wv[first + i] >= N:
+                        bad = True
+                if bad:
+                    la_store(&self.bad, 1)
+                    break
+                if n > capacity_words:
+                    free(unit_atoms)
+                    free(unit_inside)
+                    capacity_words = n
+                    unit_atoms = <uint64_t*>malloc(n * N_ATOMS * sizeof(uint64_t))
+                    unit_inside = <unsigned char*>malloc(n)
+                total = table_bytes(self.system, n)
+                if total > capacity:
+                    free(block)
+                    capacity = total
+                    block = <char*>malloc(capacity)
+                if block == NULL or unit_atoms == NULL or unit_inside == NULL:
+                    self.failed_n = n
+                    la_store(&self.no_memory, 1)
                     bad = True
-            if bad:
-                break
-            if n > capacity_words:
-                free(unit_atoms)
-                free(unit_inside)
-                capacity_words = n
-                unit_atoms = <uint64_t*>malloc(n * N_ATOMS * sizeof(uint64_t))
-                unit_inside = <unsigned char*>malloc(n)
-            total = table_bytes(system, n)
-            if total > capacity:
-                free(block)
-                capacity = total
-                block = <char*>malloc(capacity)
-            if block == NULL or unit_atoms == NULL or unit_inside == NULL:
-                no_memory = True
-                break
-            memset(block, 0, total)
-            memset(&c, 0, sizeof(PhraseDocC))
-            c.n = n
-            c.K = system.nr_type
-            for i in range(n):
-                w = wv[first + i]
-                memcpy(&unit_atoms[i * N_ATOMS], &av[w, 0], N_ATOMS * sizeof(uint64_t))
-                if has_inside:
-                    unit_inside[i] = iv[w]
-            c.atoms = unit_atoms
-            c.inside = unit_inside if has_inside else NULL
-            c.band = system.max_length if 0 < system.max_length < n else n
-            place_tables(system, &c, block, &starts, &out, &stack)
-            system.prepare(&c)
-            system.run_filters(&c, W)
-            if system.embedded:
-                decode_embedded(system, &c, W, starts)
-                m = solution_embedded(system, &c, out, stack)
-            else:
-                decode_flat(system, &c, W)
-                m = solution_flat(system, &c, out)
-            j = rows.size()
-            for i in range(m):
-                row.start = <int>(wv[first + out[3 * i]] - ub[u])
-                row.end = <int>(wv[first + out[3 * i + 1]] - ub[u])
-                row.type = out[3 * i + 2]
-                rows.push_back(row)
-            stable_sort(rows.begin() + j, rows.end(), _row_before)
-            cv[u - lo] = m
+                    break
+                memset(block, 0, total)
+                memset(&c, 0, sizeof(PhraseDocC))
+                c.n = n
+                c.K = self.system.nr_type
+                for i in range(n):
+                    w = self.wv[first + i]
+                    memcpy(&unit_atoms[i * N_ATOMS], &self.av[w, 0], N_ATOMS * sizeof(uint64_t))
+                    if has_inside:
+                        unit_inside[i] = self.iv[w]
+                c.atoms = unit_atoms
+                c.inside = unit_inside if has_inside else NULL
+                c.band = self.system.max_length if 0 < self.system.max_length < n else n
+                place_tables(self.system, &c, block, &starts, &out, &stack)
+                self.system.prepare(&c)
+                self.system.run_filters(&c, self.W)
+                if self.system.embedded:
+                    decode_embedded(self.system, &c, self.W, starts)
+                    m = solution_embedded(self.system, &c, out, stack)
+                else:
+                    decode_flat(self.system, &c, self.W)
+                    m = solution_flat(self.system, &c, out)
+                j = rows.size()
+                for i in range(m):
+                    row.start = <int>(self.wv[first + out[3 * i]] - self.ub[u])
+                    row.end = <int>(self.wv[first + out[3 * i + 1]] - self.ub[u])
+                    row.type = out[3 * i + 2]
+                    rows.push_back(row)
+                stable_sort(rows.begin() + j, rows.end(), _row_before)
+                cv[u - base] = m
         free(block)
         free(unit_atoms)
         free(unit_inside)
-    add_since(t0)
-    if no_memory:
-        raise MemoryError(f"no memory for a unit of {n} words")
-    if bad:
-        raise ValueError("a unit's words (the `words` positions of unit_starts) lie outside "
-                         "its doc or the batch's atoms: build them with spacy_io.sentence_units")
-    found = numpy.zeros((rows.size(), 3), dtype="int32")
-    cdef int[:, ::1] fv = found
-    if rows.size():
-        memcpy(&fv[0, 0], rows.data(), rows.size() * sizeof(Row))
-    return found, counts
+        add_since(t0)
+
+    def check(self):
+        """Raise where a thread met a unit it could not decode."""
+        if self.no_memory:
+            raise MemoryError(f"no memory for a unit of {self.failed_n} words")
+        if self.bad:
+            raise ValueError("a unit's words (the `words` positions of unit_starts) lie outside "
+                             "its doc or the batch's atoms: build them with spacy_io.sentence_units")
+        return self
+
+    def result(self) -> tuple:
+        """(the phrases (m, 3) int32, each unit's count): recognise_units'."""
+        self.check()
+        cdef size_t total = 0, at = 0, r
+        for r in range(self.found.size()):
+            total += self.found[r].size()
+        found = numpy.zeros((total, 3), dtype="int32")
+        cdef int[:, ::1] fv = found
+        for r in range(self.found.size()):
+            if self.found[r].size():
+                memcpy(&fv[at, 0], self.found[r].data(), self.found[r].size() * sizeof(Row))
+                at += self.found[r].size()
+        return found, self.counts
+
+
+cdef class UnitsRun(CRun):
+    """One thread's share of a UnitsJob."""
+    cdef UnitsJob job
+
+    def __init__(self, UnitsJob job):
+        self.job = job
+
+    cdef void run(self) noexcept nogil:
+        self.job.ranges()
+
+    cdef list finish(self):
+        self.job.check()
+        return []
