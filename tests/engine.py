@@ -27,15 +27,23 @@ def assert_fast_search_agrees(system, doc_input, history, W, depth, rng):
     one: the same decision, and the winner's value and path bit for bit;
     also with a random favoured action and handicap (the margin
     perceptron's gold and C), where the favoured action's value and path
-    must be exact too."""
+    must be exact too; and with a random hint (decode's: the rest of the
+    previous decision's best path, a first root value to beat), which may
+    name any actions, valid or not, and must not change a thing."""
     tables = (W, W.average()) if not W.frozen else (W,)  # training and frozen weights
+    hint = [rng.randrange(system.nr_class) for _ in range(rng.randint(1, depth + 1))]
     for table in tables:  # (first-order systems: the DP with the one, bounds with the other)
-        for favoured, handicap in [(-1, 0.0),
-                                   (rng.randrange(system.nr_class), rng.choice([0.0, 1.0, 2.5]))]:
+        # a hint that is some first action's best path: its value is a tight
+        # first root value, often tied with the best (small integer weights)
+        _, _, paths = views.lookahead(system, doc_input, history, table, depth, exhaustive=True)
+        tight = rng.choice([p for p in paths if p] or [hint])
+        for favoured, handicap, given in [
+                (-1, 0.0, ()), (-1, 0.0, hint), (-1, 0.0, tight),
+                (rng.randrange(system.nr_class), rng.choice([0.0, 1.0, 2.5]), hint)]:
             ref = views.lookahead(system, doc_input, history, table, depth, exhaustive=True,
                                   favoured=favoured, handicap=handicap)
             fast = views.lookahead(system, doc_input, history, table, depth, favoured=favoured,
-                                   handicap=handicap)
+                                   handicap=handicap, hint=given)
             assert fast[0] == ref[0]
             for a in {ref[0], favoured} - {-1}:
                 assert fast[1][a] == ref[1][a] and fast[2][a] == ref[2][a]

@@ -37,7 +37,8 @@ find . -name "*.so" -not -path "*.libs/*" -exec strip --strip-unneeded {} + 2>/d
 tar -cf - . | xz -6 -T2 > "$OUT/site.tar.xz"
 mkdir -p "$WORK/m/m" "$WORK/d/data/ud_ewt" "$WORK/d/data/conll2000" "$WORK/d/data/jnlpba" \
     "$WORK/d/data/wsj_clauses" "$WORK/d/corpus"
-for x in tagger_d1 ner_rtl_d1 chunker_d1 parser_ewt_greedy parser_ewt_beam8_early fr_chunker clauses_fr; do
+for x in tagger_d1 ner_rtl_d1 chunker_d1 parser_ewt_greedy parser_ewt_beam8_early fr_chunker clauses_fr \
+    ner_rtl_sapo chunker_sapo; do
   cp -r "$ROOT/training/quick/$x/model-best" "$WORK/m/m/$x"
 done
 cp -r "$PARSER" "$WORK/m/m/spacy_parser"

@@ -42,8 +42,9 @@ M=$D/m
 for section in $SECTIONS; do
   case $section in
   threads)  # GIL-held share, tokens/s at 1..16 threads, identical outputs
-    timeout ${TB:-150} $PY -m benchmarks.gil $M/tagger_d1 $M/ner_rtl_d1 $M/chunker_d1 $M/parser_ewt_greedy \
-      $M/parser_ewt_beam8_early $M/fr_chunker $M/clauses_fr --data $D/data --copies $COP --threads $TH \
+    timeout ${TB:-200} $PY -m benchmarks.gil $M/tagger_d1 $M/ner_rtl_d1 $M/chunker_d1 $M/parser_ewt_greedy \
+      $M/parser_ewt_beam8_early $M/fr_chunker $M/clauses_fr $M/ner_rtl_sapo $M/chunker_sapo \
+      --data $D/data --copies $COP --threads $TH \
       --repeats $REP --output "$OUT/gil.json" > "$OUT/gil.txt" 2>&1; echo "threads rc $?"; grep "^|" "$OUT/gil.txt";;
   parser)  # the shipped pipeline (or its stand-in) against spaCy's parser, same run
     timeout ${TC:-100} $PY -m benchmarks.speed $D/corpus/test.spacy spacy_parser=$M/spacy_parser \

@@ -36,7 +36,8 @@ cdef class Workspace:
         order (decode, train_sequence): the actions taken before the state
         searched now, -1 where unknown (no DP rows are kept then). They
         call start_derivation() first;
-      prefix, root_*, pruning: branch-and-bound (lookahead_first only)."""
+      prefix, root_*, pruning: branch-and-bound (lookahead_first only);
+      hint: set by decode between its decisions, read by lookahead_first."""
     cdef Pool mem
     cdef readonly TransitionSystem system
     cdef readonly int depth
@@ -77,6 +78,8 @@ cdef class Workspace:
     cdef double root_best       # the best root value so far (handicap applied)
     cdef int root_best_a        # its first action
     cdef int cur_first          # the first action being evaluated
+    cdef int* hint              # decode's: the previous decision's best path after its
+    cdef int hint_len           #   first action (a first root value to beat), 0: none
 
     cdef inline void* state_at(self, int level) noexcept nogil:
         return self.states + level * self.state_size
@@ -86,6 +89,7 @@ cdef class Workspace:
         another one do not apply."""
         cdef int k
         self.step = 0
+        self.hint_len = 0
         if self.dp:
             for k in range(self.depth + 1):
                 self.dp_key[k] = -1

@@ -69,6 +69,7 @@ cdef class Workspace:
         self.group_known = <bint*>self.mem.alloc(
             (depth + 1) * max(1, system.n_sibling_groups) * 2, sizeof(bint))
         self.action_group = <int*>self.mem.alloc(levels * self.nr_class, sizeof(int))
+        self.hint = <int*>self.mem.alloc(depth + 1, sizeof(int))
         cdef int T = self.nr_class
         self.step = -1
         if self.dp:
@@ -503,8 +504,16 @@ cdef int _branch_and_bound(Workspace ws, Weights W, int favoured, double handica
     for a in range(T):
         if ws.valid[a] and (top < 0 or ws.scores[a] > ws.scores[top]):
             top = a
+    # first root values: the greedy path from the best-scoring action, and
+    # the rest of the previous decision's best path (decode's hint), often
+    # the better of the two
     if top >= 0 and top != favoured:
-        _greedy_seed(ws, W, top)
+        if ws.hint_len and ws.hint[0] == top:
+            _seed_path(ws, W, ws.hint, ws.hint_len)
+        else:
+            _greedy_seed(ws, W, top)
+    if ws.hint_len and ws.hint[0] != top and ws.hint[0] != favoured:
+        _seed_path(ws, W, ws.hint, ws.hint_len)
     for k in range(-1, T):
         a = top if k < 0 else k
         if a < 0 or not ws.valid[a] or a == favoured or (k >= 0 and a == top):
@@ -516,13 +525,23 @@ cdef int _branch_and_bound(Workspace ws, Weights W, int favoured, double handica
 
 cdef void _greedy_seed(Workspace ws, Weights W, int top) noexcept nogil:
     """A first root value before any search: the greedy path from the best-
-    scoring action, summed as _search sums it (a path's value is at most
-    its first action's value, so pruning below it is safe, and the search
-    of `top` itself is then pruned too; ties keep their class order)."""
+    scoring action (_seed_path)."""
+    _seed_path(ws, W, &top, 1)
+
+
+cdef void _seed_path(Workspace ws, Weights W, const int* given, int n_given) noexcept nogil:
+    """A root value before (or between) the searches: the path of the
+    actions `given` (while valid), then greedy to depth D, summed as _search
+    sums it. A path's value is at most its first action's value, so pruning
+    below it is safe (the search of that action itself is then pruned
+    where it cannot beat this path; ties keep their class order). Nothing
+    where given[0] is not valid."""
     cdef int D = ws.depth, T = ws.nr_class, level, a, b
     cdef double tail = 0.0, v
     cdef double* taken = ws.prefix  # scratch: the path's scores (prefix is rebuilt by the search)
-    a = top
+    a = given[0]
+    if not ws.valid[a]:
+        return
     taken[0] = ws.scores[a]
     for level in range(1, D + 1):
         ws.system.copy_state(ws.state_at(level), ws.state_at(level - 1), ws.state_size)
@@ -531,9 +550,13 @@ cdef void _greedy_seed(Workspace ws, Weights W, int top) noexcept nogil:
             D = level - 1  # a final state: the path ends here (value 0 below)
             break
         b = -1
-        for a in range(T):
-            if ws.valid[level * T + a] and (b < 0 or ws.scores[level * T + a] > ws.scores[level * T + b]):
-                b = a
+        if level < n_given and ws.valid[level * T + given[level]]:
+            b = given[level]
+        else:
+            for a in range(T):
+                if ws.valid[level * T + a] and (
+                        b < 0 or ws.scores[level * T + a] > ws.scores[level * T + b]):
+                    b = a
         if b < 0:
             return  # stuck: no complete path to offer
         a = b
@@ -541,9 +564,9 @@ cdef void _greedy_seed(Workspace ws, Weights W, int top) noexcept nogil:
     for level in range(D, -1, -1):
         tail = taken[level] + tail if level < D else taken[level]
     v = tail
-    if ws.root_best_a < 0 or v > ws.root_best or (v == ws.root_best and top < ws.root_best_a):
+    if ws.root_best_a < 0 or v > ws.root_best or (v == ws.root_best and given[0] < ws.root_best_a):
         ws.root_best = v
-        ws.root_best_a = top
+        ws.root_best_a = given[0]
     ws.pruning = True
 
 
@@ -564,7 +587,7 @@ cdef void _root_action(Workspace ws, Weights W, int a, double handicap) noexcept
 cdef int decode(Workspace ws, Weights W, void* state, int* actions, int max_actions) noexcept nogil:
     """Deterministic decoding: at each state take the first action of the best
     lookahead path. Returns the number of actions taken."""
-    cdef int n = 0, a
+    cdef int n = 0, a, k
     ws.start_derivation()
     while n < max_actions and not ws.system.is_final(state):
         ws.step = n
@@ -574,5 +597,10 @@ cdef int decode(Workspace ws, Weights W, void* state, int* actions, int max_acti
         actions[n] = a
         n += 1
         ws.system.apply(state, a)
+        # the rest of the chosen path: the next decision's first root value
+        ws.hint_len = ws.path_lens[a] - 1 if ws.bnb else 0
+        for k in range(ws.hint_len):
+            ws.hint[k] = ws.paths[a * (ws.depth + 1) + 1 + k]
     ws.step = -1
+    ws.hint_len = 0
     return n

@@ -39,15 +39,23 @@ def valid_actions(TransitionSystem system, doc_input, history):
 
 
 def lookahead(TransitionSystem system, doc_input, history, Weights W, int depth,
-              bint exhaustive=False, int favoured=-1, double handicap=0.0):
+              bint exhaustive=False, int favoured=-1, double handicap=0.0, hint=()):
     """(best action, value per first action, path per first action) of the
     lookahead search (Figure 2) from the state after `history`, with the
     handicap taken off the favoured action's value for the decision.
     exhaustive: enumerate every path, without the DP or branch-and-bound
-    (the reference both are tested against)."""
+    (the reference both are tested against). hint: up to depth + 1 actions,
+    as decode gives branch-and-bound the rest of the previous decision's
+    best path (a first root value: any path, valid or not, is safe)."""
     cdef Instance inst = system.instance(doc_input)
     cdef const void* state = inst.after(history)
     cdef Workspace ws = Workspace(system, depth, inst.state_size)
+    hint = list(hint)[:depth + 1]
+    for k, a in enumerate(hint):
+        if not 0 <= a < ws.nr_class:
+            raise ValueError(f"hint action {a} out of range for {ws.nr_class} classes")
+        ws.hint[k] = a
+    ws.hint_len = len(hint)
     if exhaustive:
         ws.dp = False
         ws.bnb = False
