@@ -21,7 +21,11 @@ same paths, first in class order on ties):
   (TransitionSystem.upper_after, where the system has one; made of the
   child's own group bounds where it groups sibling actions, so that the
   child's search reuses them) cannot. The most promising first action (the
-  best-scoring one) is searched first.
+  best-scoring one) is searched first; before any search, a first root
+  value comes from a path's own value: the greedy path from that action,
+  and in decode() at depth >= 2 the rest of the previous decision's best
+  path (its hint), often the better (a lower bound of the best value, so
+  the decisions are the same).
 
 With a favoured action and a handicap (the margin perceptron's gold action
 and margin C), the decision is the argmax of the values with the handicap
