@@ -367,41 +367,39 @@ def test_branch_and_bound_is_the_exhaustive_search(seed, rich):
             assert fast[1][rival] == ref[1][rival] and fast[2][rival] == ref[2][rival]
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", range(150))
 def test_decode_takes_the_exhaustive_decision_at_every_step(seed):
     """decode(), whose branch-and-bound starts each decision from the rest
-    of the previous decision's best path (its hint), takes the exhaustive
-    search's decision at every step of whole derivations, depths 1-2,
-    with the training table and its frozen average: small integer weights
-    on the features of random derivations make many ties."""
+    of the previous decision's best path (its hint, at depth >= 2), takes
+    the exhaustive search's action at every step of whole derivations,
+    depths 1-3, with the training table and its frozen average: small
+    integer weights on the features of random derivations make many ties."""
     rng = random.Random(seed)
     system = variant_system(rng.choice([1, 2, 3]), rng.choice([False, True]))
-    docs = [atoms_of([rng.choice(WORDS) for _ in range(k)], [rng.choice(TAGS) for _ in range(k)])
-            for k in (rng.randint(3, 5), rng.randint(4, 6))]
+    k = rng.randint(5, 10)
+    doc = atoms_of([rng.choice(WORDS) for _ in range(k)], [rng.choice(TAGS) for _ in range(k)])
     W = Weights()
-    for doc in docs:
-        for _ in range(6):
-            history = []
-            while True:
-                valid, _ = views.valid_actions(system, doc, history)
-                if not valid:
-                    break
-                for f in views.features(system, doc, history):
-                    c = rng.randrange(system.nr_class)
-                    if W.get(int(f), c) == 0.0:
-                        W.add(int(f), c, float(rng.randint(-2, 2)))
-                history.append(rng.choice(valid))
+    for _ in range(6):
+        history = []
+        while True:
+            valid, _ = views.valid_actions(system, doc, history)
+            if not valid:
+                break
+            for f in views.features(system, doc, history):
+                c = rng.randrange(system.nr_class)
+                if W.get(int(f), c) == 0.0:
+                    W.add(int(f), c, float(rng.randint(-2, 2)))
+            history.append(rng.choice(valid))
     W.tick()
     for table in (W, W.average()):
-        for depth in (1, 2):
-            for doc, out in zip(docs, predict(system, docs, table, "lookahead", depth)):
-                actions = []
-                while True:
-                    best = views.lookahead(system, doc, actions, table, depth, exhaustive=True)[0]
-                    if best < 0:
-                        break
-                    actions.append(best)
-                numpy.testing.assert_array_equal(out, views.output(system, doc, actions))
+        depth = 2 + seed % 2 if seed % 5 else 1
+        actions = []
+        while True:
+            best = views.lookahead(system, doc, actions, table, depth, exhaustive=True)[0]
+            if best < 0:
+                break
+            actions.append(best)
+        assert views.decode_actions(system, doc, table, depth) == actions
 
 
 @pytest.mark.parametrize("rich", [True, "state"])

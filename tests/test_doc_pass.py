@@ -72,6 +72,9 @@ def test_lattices_after_each_search_are_each_docs_own(direction, constrained):
         on_threads(threads, lambda: decode_docs(docs, W, 1, out, 0, spans_pass))
         got, got_starts = spans_pass.compacted()
         assert got.tobytes() == want[3].tobytes() and got_starts.tolist() == span_starts
+    # the pass without derivations only follows a search: alone, it says so
+    with pytest.raises(ValueError, match="give it the derivations"):
+        StepAlternatives(docs, W, TAU, None, starts, None, rtl).run_on(2)
     for threads in (1, 3):
         alone = StepAlternatives(docs, W, TAU, None, starts, labels, rtl).run_on(threads)
         for got, exp in zip(alone.check().outputs(), want):

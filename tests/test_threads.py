@@ -236,6 +236,35 @@ def test_docs_runs_on_c_threads_give_one_runs_outputs(shared_data, setting):
         RunsStarted([runs[0], runs[0]])
     with pytest.raises(TypeError, match="takes CRuns"):
         RunsStarted([runs[0], None])
+    # a run in flight is one thread's: not started again until waited for
+    output, runs = batch(2)
+    started = RunsStarted(runs)
+    with pytest.raises(ValueError, match="already started"):
+        RunsStarted(runs[:1])
+    # the cycle collector never clears the runs of a RunsStarted (their
+    # threads may still use them): it is not tracked, so a cycle holding it
+    # keeps them until its own dealloc has waited
+    assert not gc.is_tracked(started)
+    holder = []
+    holder.append((holder, started))
+    del started, holder
+    gc.collect()
+    assert (output.planes == one).all()
+    RunsStarted(runs).results()  # (waited for: free again)
+    if hasattr(os, "fork"):  # runs in flight at a fork are the parent's
+        output, runs = batch(2)
+        started = RunsStarted(runs)
+        pid = os.fork()
+        if pid == 0:  # (the child: results() must refuse, not hang)
+            try:
+                started.results()
+            except RuntimeError:
+                os._exit(0)
+            os._exit(1)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        started.results()
+        assert (output.planes == one).all()
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")

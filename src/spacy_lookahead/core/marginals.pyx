@@ -1035,7 +1035,7 @@ cdef class DocPass:
 
     def run(self):
         """One thread's share, here: docs taken in turn until none is left."""
-        RunsStarted([PassRun(self)]).results()
+        RunsStarted(self.runs(1)).results()
         return []
 
     def run_on(self, int n_threads=1):
@@ -1082,6 +1082,7 @@ cdef class StepAlternatives(DocPass):
     cdef const int[::1] taken
     cdef const int64_t[::1] starts
     cdef bint reverse
+    cdef bint alone  # derivations given: the pass may run alone
     cdef double[::1] own_v, alt_probs_v
     cdef int[::1] alt_v, steps
     cdef readonly object own, alt, alt_probs
@@ -1104,12 +1105,19 @@ cdef class StepAlternatives(DocPass):
                 bad = numpy.asarray(self.taken)
                 bad = bad[(bad < 0) | (bad >= C)][0]
                 raise ValueError(f"action {bad} out of range (the system has {C})")
+        self.alone = derivations is not None
         self.reverse = reverse
         self.own = numpy.zeros((N,), dtype="float64")
         self.alt = numpy.full((N,), -1, dtype="int32")
         self.alt_probs = numpy.zeros((N,), dtype="float64")
         self.own_v, self.alt_v, self.alt_probs_v = self.own, self.alt, self.alt_probs
         self.steps = numpy.zeros((max(1, self.n_docs),), dtype="int32")
+
+    def runs(self, int n_threads=1) -> list:
+        if not self.alone:
+            raise ValueError("StepAlternatives without derivations only follows a search "
+                             "(decode_docs(..., then=pass)): give it the derivations to run alone")
+        return DocPass.runs(self, n_threads)
 
     cdef void doc(self, LatticeThread th, int i, const int* actions, int k) noexcept nogil:
         cdef int64_t first = self.starts[i], pos

@@ -5,6 +5,7 @@ threads runs them without taking the GIL. A Python thread pool takes the
 GIL in every thread at every call's start and end, which at many threads
 and short batches costs as much as the search (25 us a call on a 2-core
 Xeon)."""
+cimport cython
 from libcpp.vector cimport vector
 
 
@@ -95,6 +96,7 @@ cdef extern from *:
     void la_group_free(la_group* g) nogil
     int la_run(la_fn fn, void** args, int n, la_group* g) nogil
     void la_wait(la_group* g) nogil
+    long la_pid() nogil
 
 
 cdef class CRun:
@@ -113,14 +115,21 @@ cdef void _run_one(void* run) noexcept nogil:
     (<CRun>run).run()
 
 
+# Not tracked by the cycle collector: its references to the runs then count
+# as external, so a cycle that holds it can never clear (tp_clear) the runs,
+# their scratch or their outputs while its C threads still use them; its own
+# dealloc waits for them first.
+@cython.no_gc
 cdef class RunsStarted:
     """CRuns (one per thread) started on this process's C threads; results()
     waits for them without the GIL, then gives their finish()es' outputs in
     the runs' order (raising the first error). One run is run here, at
-    once: no thread to wake. A forked child starts a pool of its own."""
+    once: no thread to wake. A forked child starts a pool of its own; runs
+    in flight at a fork are the parent's (results() raises in the child)."""
     cdef list runs
     cdef la_group* group
     cdef bint waited
+    cdef long pid
 
     def __cinit__(self):
         self.group = la_group_new()
@@ -135,6 +144,14 @@ cdef class RunsStarted:
         if len({id(run) for run in self.runs}) != len(self.runs):
             raise ValueError("RunsStarted: a run given twice (its scratch is one "
                              "thread's): make one run per thread")
+        cdef CRun each_run
+        for each_run in self.runs:
+            if each_run.busy:
+                raise ValueError("RunsStarted: a run already started and not waited for (its "
+                                 "scratch is one thread's): make one run per thread")
+        for each_run in self.runs:
+            each_run.busy = True
+        self.pid = la_pid()
         cdef vector[void*] args
         cdef size_t k
         for each in self.runs:
@@ -144,20 +161,32 @@ cdef class RunsStarted:
         with nogil:  # (one run, or no thread could be started: here, one after the other)
             for k in range(args.size()):
                 _run_one(args[k])
+        self._done()
+
+    cdef void _done(self):
+        cdef CRun run
         self.waited = True
+        for run in self.runs:
+            run.busy = False
 
     def __dealloc__(self):
         if self.group != NULL:
+            if not self.waited and self.pid != la_pid():
+                return  # (a parent's, in a forked child: its threads are not here; kept)
             if not self.waited:  # (abandoned: its threads still use the runs)
                 with nogil:
                     la_wait(self.group)
+                self._done()
             la_group_free(self.group)
 
     def results(self) -> list:
         if not self.waited:
+            if self.pid != la_pid():
+                raise RuntimeError("these runs were started in the parent process before a "
+                                   "fork and never finish here: start them again in this one")
             with nogil:
                 la_wait(self.group)
-            self.waited = True
+            self._done()
         cdef CRun run
         out = []
         for run in self.runs:

@@ -8,7 +8,7 @@ from cymem.cymem cimport Pool
 from .beam cimport Beam
 from .instance cimport Instance
 from .learn cimport update_weight as _update_weight
-from .search cimport Workspace, lookahead_first
+from .search cimport Workspace, decode as _decode, lookahead_first
 from .system cimport TransitionSystem
 from .violation cimport StepRecord, Violation, find_violation as _find_violation, fix_violation
 from .weights cimport Weights, feat_t
@@ -115,6 +115,18 @@ def update_weight(TransitionSystem system, doc_input, history, int gold, Weights
         ws.dp = False
         ws.bnb = False
     return _update_weight(ws, W, state, gold, margin)
+
+
+def decode_actions(TransitionSystem system, doc_input, Weights W, int depth):
+    """The actions of search.decode (depth-D lookahead, a decision at each
+    state; branch-and-bound seeded with the previous decision's path)."""
+    cdef Instance inst = system.instance(doc_input)
+    cdef Workspace ws = Workspace(system, depth, inst.state_size)
+    cdef void* state = inst.start()
+    out = numpy.zeros((max(1, inst.max_steps),), dtype="int32")
+    cdef int[::1] ov = out
+    cdef int n = _decode(ws, W, state, &ov[0], inst.max_steps)
+    return out[:n].tolist()
 
 
 def output(TransitionSystem system, doc_input, actions):

@@ -365,6 +365,17 @@ cdef struct Row:
     int start, end, type
 
 
+cdef extern from *:
+    """
+    /* v.push_back(x) where a C++ exception must not leave a nogil loop:
+       0, or -1 where it threw (no memory) */
+    template <typename V, typename T> static int la_push(V& v, const T& x) {
+        try { v.push_back(x); return 0; } catch (...) { return -1; }
+    }
+    """
+    int la_push[V, T](V& v, const T& x) nogil
+
+
 cdef bint _row_before(const Row& a, const Row& b) noexcept nogil:
     """solution()'s order: by start, then by decreasing end."""
     return a.start < b.start or (a.start == b.start and a.end > b.end)
@@ -521,8 +532,14 @@ cdef class UnitsJob:
                     row.start = <int>(self.wv[first + out[3 * i]] - self.ub[u])
                     row.end = <int>(self.wv[first + out[3 * i + 1]] - self.ub[u])
                     row.type = out[3 * i + 2]
-                    rows.push_back(row)
-                stable_sort(rows.begin() + j, rows.end(), _row_before)
+                    if la_push(rows[0], row) != 0:
+                        bad = True
+                        break
+                if bad:
+                    self.failed_n = n
+                    la_store(&self.no_memory, 1)
+                    break
+                stable_sort(rows.begin() + j, rows.end(), _row_before)  # (in place where no buffer)
                 cv[u - base] = m
         free(block)
         free(unit_atoms)
