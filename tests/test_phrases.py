@@ -371,7 +371,8 @@ def test_recognise_units_is_recognise_of_each_unit(embedded, max_length):
         # the same units cut into ranges taken in turn by 1-4 C threads
         for threads in (1, 2, 3, 4):
             cuts = sorted({lo, hi, *rng.integers(lo, hi + 1, 5).tolist()})
-            job = UnitsJob(system, W, atoms, inside, *arrays, list(zip(cuts, cuts[1:])))
+            job = UnitsJob(system, W, atoms, inside, *arrays,
+                           list(zip(cuts, cuts[1:])) or [(lo, hi)])
             RunsStarted(job.runs(threads)).results()
             got, got_counts = job.result()
             assert got_counts.tolist() == counts.tolist() and got.tolist() == found.tolist()
@@ -379,6 +380,8 @@ def test_recognise_units_is_recognise_of_each_unit(embedded, max_length):
         recognise_units(system, W, atoms, inside, *arrays, 0, U + 1)
     with pytest.raises(ValueError, match="not contiguous"):
         UnitsJob(system, W, atoms, inside, *arrays, [(0, 3), (4, U)])
+    with pytest.raises(ValueError, match="no range of units"):
+        UnitsJob(system, W, atoms, inside, *arrays, [])
     outside = arrays[0].copy()
     outside[0] = len(atoms)  # a word past the batch's atoms
     with pytest.raises(ValueError, match="outside its doc or the batch"):

@@ -1033,11 +1033,6 @@ cdef class DocPass:
         more than the docs), to run on C threads (threads.RunsStarted)."""
         return [PassRun(self) for _ in range(max(1, min(thread_count(n_threads), self.n_docs)))]
 
-    def run(self):
-        """One thread's share, here: docs taken in turn until none is left."""
-        RunsStarted(self.runs(1)).results()
-        return []
-
     def run_on(self, int n_threads=1):
         """The whole pass, on n_threads C threads (1: here; 0: every core;
         never more threads than docs)."""

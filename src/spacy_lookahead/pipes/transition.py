@@ -75,7 +75,6 @@ def docs_runs(held: Any, output: Any, threads: int, W: Weights, depth: int, beam
             for _ in range(threads)]
 
 
-
 class TransitionPipe(SearchPipe):
     """Subclasses give the system (`make_system`), the inputs of a doc, the
     gold of an example (`gold`), how outputs are written (`set_annotations`)

@@ -431,7 +431,10 @@ cdef class UnitsJob:
         self.ub = unit_base
         cdef int k
         cdef Py_ssize_t lo, hi
-        ranges = [(int(a), int(b)) for a, b in ranges] or [(0, 0)]
+        ranges = [(int(a), int(b)) for a, b in ranges]
+        if not ranges:
+            raise ValueError("no range of units: give at least one (lo, hi), e.g. [(0, 0)] "
+                             "for a batch without units")
         if self.av.shape[1] != N_ATOMS or (self.has_inside and self.iv.shape[0] != self.av.shape[0]) \
                 or self.ub.shape[0] < self.us.shape[0] - 1:
             raise ValueError(f"expected ({self.av.shape[0]}, {N_ATOMS}) atoms and as many inside flags")
