@@ -17,7 +17,7 @@ from .instance cimport Docs, Instance
 from .marginals cimport DocPass, LatticeThread
 from .threads cimport CRun
 from .search cimport Workspace, decode as lookahead_decode, workspace_for
-from .topn cimport Chain, NBest, astar, beam_nbest, chain_from
+from .topn cimport Chain, NBest, astar, beam_nbest, chain_from, run_astar
 from .weights cimport Weights
 
 SEARCHES = ("greedy", "lookahead", "beam")
@@ -230,6 +230,7 @@ cdef class DocsRun(CRun):
     cdef Chain chain
     cdef NBest found
     cdef int keep, stuck, k
+    cdef int no_memory  # the doc whose A* search ran out of memory, -1: none
     cdef size_t size
     cdef void* state
     cdef int* actions
@@ -253,6 +254,7 @@ cdef class DocsRun(CRun):
         self.docs, self.W, self.into, self.then = docs, W, into, then
         self.keep = into.keep
         self.stuck = -1
+        self.no_memory = -1
         self.k = 0
         cdef int[:, ::1] ov = into.out
         self.ov = &ov[0, 0]
@@ -316,8 +318,11 @@ cdef class DocsRun(CRun):
             memset(state, 0, size)
             self.docs.init_state(i, state)
             if self.chain is not None:  # A*: the best is the first of the n best
-                self.chain.walk_from(state)
-                astar(self.chain, self.W, keep, self.found)
+                if self.chain.walk_from(state) != 0 or astar(self.chain, self.W, keep,
+                                                             self.found) != 0:
+                    self.no_memory = i
+                    la_store(stop, 1)
+                    break
                 k = self.found.lengths[0] if self.found.k else 0
                 for j in range(k):
                     actions[j] = self.found.paths[j]
@@ -361,6 +366,12 @@ cdef class DocsRun(CRun):
         add_since(t0)
 
     cdef list finish(self):
+        if self.then is not None:
+            self.then.raise_no_memory()
+        if self.no_memory >= 0:
+            raise MemoryError(f"no memory left for the top-n (A*) search of a doc of "
+                              f"{self.docs.length(self.no_memory)} tokens: ask for fewer "
+                              "outputs (n) or give it more memory")
         if self.stuck >= 0:
             raise _no_valid_output(self.docs.length(self.stuck), self.k)
         return []  # (the outputs are into's)
@@ -386,8 +397,7 @@ def nbest(instances, Weights W, int n, int beam_width=16, bint exact=True):
             ws = workspace_for(ws, inst.system, inst.state_size, 0)
             chain = chain_from(ws, inst.start())
             t0 = now_ns()
-            with nogil:
-                astar(chain, W, n, out)
+            run_astar(chain, W, n, out)
             add_since(t0)
         elif inst.length == 0:
             out.clear(0)

@@ -46,7 +46,7 @@ from .learn cimport train_sequence
 from .sapo cimport sapo_update
 from .search cimport Workspace, workspace_for
 from .system cimport TransitionSystem
-from .topn cimport Chain, NBest, astar, beam_nbest, beam_row_nbest, chain_from
+from .topn cimport Chain, NBest, beam_nbest, beam_row_nbest, chain_from, run_astar
 from .violation cimport STANDARD, StepRecord, Violation, find_violation, fix_violation
 from .weights cimport Weights
 
@@ -167,13 +167,12 @@ def sapo(instances, Weights W, int n, double gamma, double shrink, int beam_widt
             # Unknown steps: the best output that agrees with the known ones.
             chain = chain_from(ws, start, numpy.where(known, steps, -1))
             if not known.all():
-                astar(chain, W, 1, out)
+                run_astar(chain, W, 1, out)
                 if out.k == 0:
                     continue
                 steps = out.as_arrays()[0][0]
             chain.fixed = NULL
-            with nogil:
-                astar(chain, W, n, out)
+            run_astar(chain, W, n, out)
         elif method == STANDARD:
             beam = beam_for(beam, inst.system, inst.state_size, max(n, beam_width))
             beam_nbest(beam, W, start, inst.max_steps, n, out)

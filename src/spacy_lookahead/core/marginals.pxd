@@ -68,7 +68,7 @@ cdef class Lattice:
     cdef int _prepare(self, TransitionSystem system, size_t state_size, Weights W,
                       double temperature, bint backward, Transitions transitions,
                       Workspace ws) except -1
-    cdef void _open(self, const void* start, bint breaks) noexcept nogil
+    cdef int _open(self, const void* start, bint breaks) noexcept nogil
     cdef double _best(self, int* out, bint pruned, double min_theta) noexcept nogil
     cdef void _step_probabilities(self, const int* acts, double* out) noexcept nogil
     cdef double _pruned_best(self, double theta, int* out) noexcept nogil
@@ -93,8 +93,10 @@ cdef class DocPass:
     cdef readonly Transitions transitions
     cdef int next_doc
     cdef int failed         # the first doc whose work failed (n_docs: none)
+    cdef int no_memory      # the first doc whose lattice found no memory (n_docs: none)
 
     cdef LatticeThread thread(self)
     cdef bint open(self, LatticeThread th, int i) noexcept nogil
     cdef void fail(self, int i) noexcept nogil
+    cdef int raise_no_memory(self) except -1
     cdef void doc(self, LatticeThread th, int i, const int* actions, int k) noexcept nogil

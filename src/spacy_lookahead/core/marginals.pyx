@@ -28,6 +28,7 @@ from .atomics cimport la_min, la_take
 from .batch import thread_count
 from .beam cimport padded_size
 from .clock cimport add_since, now_ns
+from .nothrow cimport la_assign, la_resize
 from .instance import as_docs
 from .search cimport workspace_for
 from .threads cimport CRun
@@ -69,6 +70,8 @@ cdef double SHARP_RANGE = 650.0
 # False: always over all entries (the tests compare).
 PRUNED_VITERBI = True
 MIN_THETA = 1e-12
+_NO_MEMORY = ("no memory left for a doc's lattice (its chain of states and rows): "
+              "give it more memory, or fewer threads")
 
 
 cdef inline double log_add(double a, double b) noexcept nogil:
@@ -177,9 +180,12 @@ cdef class Lattice:
         cdef const void* start = inst.start()
         cdef bint breaks = inst.breaks
         cdef int64_t t0 = now_ns()
+        cdef int rc
         with nogil:
-            self._open(start, breaks)
+            rc = self._open(start, breaks)
         add_since(t0)
+        if rc != 0:
+            raise MemoryError(_NO_MEMORY)
         return 0
 
     cdef int _prepare(self, TransitionSystem system, size_t state_size, Weights W,
@@ -212,12 +218,15 @@ cdef class Lattice:
         self.floor = exp(2.0 * self.factored_range) * DBL_MIN / DBL_EPSILON
         return 0
 
-    cdef void _open(self, const void* start, bint breaks) noexcept nogil:
+    cdef int _open(self, const void* start, bint breaks) noexcept nogil:
         """The sums of the doc from `start` (after _prepare; its arrays kept
         alive by the caller): a thread's work per doc, without the GIL (the
-        caller's nogil section is on the engine's clock)."""
+        caller's nogil section is on the engine's clock). -1 where no memory
+        was left for its chain or its rows (then a lattice of no steps)."""
         cdef bint sound = False
-        self.chain.walk_from(start)
+        if self.chain.walk_from(start) != 0:
+            self.T = 0
+            return -1
         self.breaks = breaks
         self.keep = False
         self.log_domain = False
@@ -233,17 +242,19 @@ cdef class Lattice:
                 self._factored_forward_backward()
                 sound = self._sound()
                 if sound:
-                    return
+                    return 0
                 self.factored = False  # (not expected: the ranges were checked) row by row
         self.keep = 2 * <long>self.T * self.C * self.C <= self.row_cache
-        if self.keep:
-            self.rows.resize(<size_t>self.T * self.C * self.C)
-            self.factors.resize(<size_t>self.T * self.C * self.C)
-            self.known.assign(<size_t>self.T * self.C, 0)
+        if self.keep and (la_resize(self.rows, <size_t>self.T * self.C * self.C) != 0
+                          or la_resize(self.factors, <size_t>self.T * self.C * self.C) != 0
+                          or la_assign(self.known, <size_t>self.T * self.C, <char>0) != 0):
+            self.T = 0
+            return -1
         if self.T:
             self._forward_backward()
             if not self._sound():
                 self._log_forward_backward()
+        return 0
 
     cdef bint _sound(self) noexcept nogil:
         """Whether the sums kept their meaning: log Z is a number and, with
@@ -991,6 +1002,7 @@ cdef class DocPass:
         self.temperature = temperature
         self.next_doc = 0
         self.failed = self.n_docs
+        self.no_memory = self.n_docs
         if self.docs is not None and FACTORED and self.docs.system.homogeneous and (
                 transitions is None or not transitions.fits(self.docs.system, W, temperature)):
             transitions = Transitions(self.docs.system, W, temperature)
@@ -1017,11 +1029,21 @@ cdef class DocPass:
         """Doc i's lattice in the thread's (False: it has no valid derivation)."""
         memset(th.state.data(), 0, th.state.size())
         self.docs.init_state(i, th.state.data())
-        th.lattice._open(th.state.data(), self.docs.breaks(i))
+        if th.lattice._open(th.state.data(), self.docs.breaks(i)) != 0:
+            la_min(&self.no_memory, i)  # (raised by the runs' finish, before any failure)
+            return False
         return not (th.lattice.T and th.lattice.log_z == -INFINITY)
 
     cdef void fail(self, int i) noexcept nogil:
         la_min(&self.failed, i)
+
+    cdef int raise_no_memory(self) except -1:
+        """MemoryError where a doc's lattice found no memory (its work is
+        then undone: before any failure of the pass is read)."""
+        if self.no_memory < self.n_docs:
+            raise MemoryError(f"{_NO_MEMORY} (doc {self.no_memory} of the batch, "
+                              f"{self.docs.length(self.no_memory)} tokens)")
+        return 0
 
     cdef void doc(self, LatticeThread th, int i, const int* actions, int k) noexcept nogil:
         """The work on doc i; actions: its k actions from a decoder (in the
@@ -1062,6 +1084,10 @@ cdef class PassRun(CRun):
                 break
             self.job.doc(self.th, i, NULL, 0)
         add_since(t0)
+
+    cdef list finish(self):
+        self.job.raise_no_memory()
+        return []
 
 
 cdef class StepAlternatives(DocPass):

@@ -26,11 +26,11 @@ cdef class Chain:
     cdef vector[char] walk      # one state: restart() walks it to the end
 
     cdef int restart(self, const void* start) except -1
-    cdef void walk_from(self, const void* start) noexcept nogil
+    cdef int walk_from(self, const void* start) noexcept nogil
 
-    cdef int row(self, Weights W, int t, int p, double* out) except -1 nogil
+    cdef int row(self, Weights W, int t, int p, double* out) noexcept nogil
     cdef void* state_after(self, int t, int p) noexcept nogil
-    cdef int backward(self, Weights W) except -1 nogil
+    cdef int backward(self, Weights W) noexcept nogil
 
 
 cdef struct Node:
@@ -54,6 +54,7 @@ cdef class NBest:
 
 
 cdef Chain chain_from(Workspace ws, const void* start, fixed=*)
-cdef int astar(Chain chain, Weights W, int n, NBest out) except -1 nogil
+cdef int astar(Chain chain, Weights W, int n, NBest out) noexcept nogil
+cdef int run_astar(Chain chain, Weights W, int n, NBest out) except -1
 cdef int beam_nbest(Beam beam, Weights W, const void* state, int T, int n, NBest out) except -1
 cdef int beam_row_nbest(Beam beam, int t, int T, int n, NBest out) except -1

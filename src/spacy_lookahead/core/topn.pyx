@@ -12,6 +12,7 @@ from cymem.cymem cimport Pool
 import numpy
 
 from .clock cimport add_since, now_ns
+from .nothrow cimport la_assign, la_heap_push, la_push, la_resize
 from .beam cimport Beam
 from .search cimport Workspace, replay_in
 from .system cimport TransitionSystem
@@ -55,32 +56,37 @@ cdef class Chain:
         """The chain of the sequence from `start` (same workspace, no fixed
         actions), reusing the spine's memory: a lattice per doc of a batch
         allocates nothing once it has seen the longest."""
-        self.walk_from(start)
+        if self.walk_from(start) < 0:
+            raise MemoryError("no memory for the top-n search's chain of states")
         self._fixed = None
         return 0
 
-    cdef void walk_from(self, const void* start) noexcept nogil:
+    cdef int walk_from(self, const void* start) noexcept nogil:
         """restart() without the GIL: on a chain without fixed actions (a
-        lattice's), what a thread does per doc."""
+        lattice's), what a thread does per doc. -1 where no memory was left
+        for the spine (then a chain of no steps)."""
         cdef size_t size = self.ws.state_size
         # Walk a spine with action 0: in a first-order system the state after
         # (t, p) is the spine state after t - 1 steps plus action p.
         cdef int T = 0, t
-        self.walk.resize(size)
+        self.T = 0
+        self.fixed = NULL
+        if la_resize(self.walk, size) != 0:
+            return -1
         cdef char* s = self.walk.data()
         memcpy(s, start, size)
         while not self.ws.system.is_final(s):
             self.ws.system.apply(s, 0)
             T += 1
+        if self.spine_buf.size() < (T + 1) * size and la_resize(self.spine_buf, (T + 1) * size) != 0:
+            return -1
         self.T = T
-        if self.spine_buf.size() < (T + 1) * size:
-            self.spine_buf.resize((T + 1) * size)
         self.spine = self.spine_buf.data()
         memcpy(self.spine, start, size)
         for t in range(T):
             memcpy(self.spine + (t + 1) * size, self.spine + t * size, size)
             self.ws.system.apply(self.spine + (t + 1) * size, 0)
-        self.fixed = NULL
+        return 0
 
     cdef void* state_after(self, int t, int p) noexcept nogil:
         """The state at step t whose previous action was p (t = 0: the start)."""
@@ -93,7 +99,7 @@ cdef class Chain:
             self.ws.system.apply(s, p)
         return s
 
-    cdef int row(self, Weights W, int t, int p, double* out) except -1 nogil:
+    cdef int row(self, Weights W, int t, int p, double* out) noexcept nogil:
         cdef const void* s = self.state_after(t, p)
         cdef int c
         cdef int* valid = self.replay.valid
@@ -104,13 +110,15 @@ cdef class Chain:
                 out[c] = -INFINITY
         return 0
 
-    cdef int backward(self, Weights W) except -1 nogil:
+    cdef int backward(self, Weights W) noexcept nogil:
         """h[t, c]: the best score of the steps after t, given action c at t
-        (the backward Viterbi pass: an exact, hence admissible, heuristic)."""
+        (the backward Viterbi pass: an exact, hence admissible, heuristic).
+        -1 where no memory was left for it."""
         cdef int T = self.T, C = self.C, t, c, c2
         cdef double best, v
         cdef double* r = self.row_buf.data()
-        self.h.assign(T * C, 0.0)
+        if la_assign(self.h, <size_t>T * C, 0.0) != 0:
+            return -1
         for t in range(T - 2, -1, -1):
             for c in range(C):
                 self.row(W, t + 1, c, r)
@@ -154,11 +162,13 @@ cdef class NBest:
         return paths, scores
 
 
-cdef int astar(Chain chain, Weights W, int n, NBest out) except -1 nogil:
+cdef int astar(Chain chain, Weights W, int n, NBest out) noexcept nogil:
     """The n best complete action sequences (fewer if fewer exist), best
     first. Nodes are prefixes (a tree, never merged), so outputs are unique;
     with the exact heuristic they leave the queue in order of their score, and
-    only prefixes of the n best are expanded: at most n T pops, n T C pushes."""
+    only prefixes of the n best are expanded: at most n T pops, n T C pushes.
+    0, or -1 where memory ran out (out then holds none: the caller raises
+    MemoryError); no Python, so it runs on any thread."""
     cdef int T = chain.T, C = chain.C, c, i, t
     cdef vector[Node] nodes
     cdef priority_queue[pair[double, int]] agenda
@@ -169,11 +179,12 @@ cdef int astar(Chain chain, Weights W, int n, NBest out) except -1 nogil:
     if n <= 0:
         return 0
     if T == 0:
+        if la_push(out.lengths, 0) != 0 or la_push(out.scores, 0.0) != 0:
+            return _no_memory(out)
         out.k = 1
-        out.lengths.push_back(0)
-        out.scores.push_back(0.0)
         return 0
-    chain.backward(W)
+    if chain.backward(W) != 0:
+        return _no_memory(out)
     chain.row(W, 0, -1, r)
     for c in range(C):
         f = r[c] + chain.h[c]
@@ -182,21 +193,22 @@ cdef int astar(Chain chain, Weights W, int n, NBest out) except -1 nogil:
             # Ties leave newest first (depth first): with all scores equal,
             # as with fresh weights, oldest first would go breadth first
             # through C^t prefixes.
-            agenda.push(pair[double, int](f, <int>nodes.size()))
-            nodes.push_back(child)
+            if (la_heap_push(agenda, pair[double, int](f, <int>nodes.size())) != 0
+                    or la_push(nodes, child) != 0):
+                return _no_memory(out)
     while not agenda.empty() and out.k < n:
         i = agenda.top().second
         agenda.pop()
         node = nodes[i]
         if node.t == T - 1:
-            out.paths.resize((out.k + 1) * T)
+            if (la_resize(out.paths, <size_t>(out.k + 1) * T) != 0 or la_push(out.lengths, T) != 0
+                    or la_push(out.scores, node.g) != 0):
+                return _no_memory(out)
             t = T - 1
             while i >= 0:
                 out.paths[out.k * T + t] = nodes[i].c
                 i = nodes[i].parent
                 t -= 1
-            out.lengths.push_back(T)
-            out.scores.push_back(node.g)
             out.k += 1
             continue
         chain.row(W, node.t + 1, node.c, r)
@@ -204,9 +216,27 @@ cdef int astar(Chain chain, Weights W, int n, NBest out) except -1 nogil:
             f = node.g + r[c] + chain.h[(node.t + 1) * C + c]
             if isfinite(f):
                 child.t = node.t + 1; child.c = c; child.parent = i; child.g = node.g + r[c]
-                agenda.push(pair[double, int](f, <int>nodes.size()))
-                nodes.push_back(child)
+                if (la_heap_push(agenda, pair[double, int](f, <int>nodes.size())) != 0
+                        or la_push(nodes, child) != 0):
+                    return _no_memory(out)
     return 0
+
+
+cdef int run_astar(Chain chain, Weights W, int n, NBest out) except -1:
+    """astar() without the GIL, for a caller that holds it: MemoryError
+    where memory ran out."""
+    cdef int rc
+    with nogil:
+        rc = astar(chain, W, n, out)
+    if rc != 0:
+        raise MemoryError(f"no memory left for the {n} best outputs (A*) of a sequence of "
+                          f"{chain.T} steps: ask for fewer or give it more memory")
+    return 0
+
+
+cdef inline int _no_memory(NBest out) noexcept nogil:
+    out.clear(out.T)
+    return -1
 
 
 cdef int beam_nbest(Beam beam, Weights W, const void* state, int T, int n, NBest out) except -1:

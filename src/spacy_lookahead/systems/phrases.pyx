@@ -31,6 +31,7 @@ from ..core.features cimport N_ATOMS
 from ..core.fr_perceptron cimport PhraseInstance
 from ..core.atomics cimport la_load, la_store, la_take
 from ..core.clock cimport add_since, now_ns
+from ..core.nothrow cimport la_push
 from ..core.threads cimport CRun
 from ..core.threads import RunsStarted
 from ..core.weights cimport Weights, feat_t
@@ -363,17 +364,6 @@ cdef class _PhraseDoc(PhraseInstance):
 
 cdef struct Row:
     int start, end, type
-
-
-cdef extern from *:
-    """
-    /* v.push_back(x) where a C++ exception must not leave a nogil loop:
-       0, or -1 where it threw (no memory) */
-    template <typename V, typename T> static int la_push(V& v, const T& x) {
-        try { v.push_back(x); return 0; } catch (...) { return -1; }
-    }
-    """
-    int la_push[V, T](V& v, const T& x) nogil
 
 
 cdef bint _row_before(const Row& a, const Row& b) noexcept nogil:

@@ -1,0 +1,112 @@
+"""Running out of memory in a search on a C thread: a MemoryError that says
+what ran out, never a partial answer, a crash or an error printed and
+ignored. Each case runs in a child process whose address space is capped
+(RLIMIT_AS) a little above what it holds before the search."""
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="caps the address space with RLIMIT_AS (/proc)")
+
+PRELUDE = """
+import resource, sys
+import numpy
+sys.path.insert(0, {tests!r})
+from engine import WORDS, atoms_of, learners
+from spacy_lookahead.core.weights import Weights
+from spacy_lookahead.systems.tagging import TaggingSystem
+
+
+def trained(C, lengths):
+    # a batch of docs of these lengths and weights trained on it (no ties)
+    T = sum(lengths)
+    words = [WORDS[i % len(WORDS)] for i in range(T)]
+    starts = numpy.concatenate([[0], numpy.cumsum(lengths)]).astype("int64")
+    batch = {{"atoms": atoms_of(words), "starts": starts}}
+    system = TaggingSystem(C)
+    rng = numpy.random.default_rng(0)
+    golds = [rng.integers(0, C, n).astype("int32") for n in lengths]
+    W = Weights()
+    learners.margin_perceptron(system.batch_instances(batch, golds), W, 1, 1.0)
+    return system, batch, W.average()
+
+
+def cap(mb):
+    vm = [int(line.split()[1]) for line in open("/proc/self/status")
+          if line.startswith("VmSize")][0] * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (vm + (mb << 20), resource.RLIM_INFINITY))
+
+
+def run(call):
+    try:
+        call()
+        print("no error")
+    except MemoryError as e:
+        print("MemoryError:", e)
+"""
+
+
+def run_capped(body: str) -> str:
+    script = PRELUDE.format(tests=str(Path(__file__).parent)) + textwrap.dedent(body)
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Exception ignored" not in done.stderr, done.stderr[-3000:]
+    return done.stdout
+
+
+def test_nbest_out_of_memory_raises():
+    out = run_capped("""
+        from spacy_lookahead.core.decode import nbest
+        system, batch, W = trained(50, [30])
+        instances = system.batch_instances(batch)
+        cap(256)
+        run(lambda: nbest(instances, W, 20000))
+    """)
+    assert "MemoryError: no memory left for the 20000 best outputs (A*)" in out
+
+
+def test_top_n_on_c_threads_out_of_memory_raises():
+    """decode_docs' A* (exact top-n) on two C threads: the thread that runs
+    out stops the batch, and the runs raise (they had printed the error
+    and kept the n best found so far)."""
+    out = run_capped("""
+        from spacy_lookahead.core.decode import DocsOutput, DocsRun
+        from spacy_lookahead.core.threads import RunsStarted
+        system, batch, W = trained(50, [30, 30, 30, 30])
+        docs = system.batch_docs(batch)
+        warm = DocsOutput(docs, 2)  # (the pool's threads started before the cap)
+        RunsStarted([DocsRun(docs, W, 0, warm, 0, None, True) for _ in range(2)]).results()
+        assert warm.kept[2].tolist() == [2, 2, 2, 2]
+        out = DocsOutput(docs, 20000)
+        runs = [DocsRun(docs, W, 0, out, 0, None, True) for _ in range(2)]
+        cap(256)
+        run(lambda: RunsStarted(runs).results())
+    """)
+    assert "MemoryError: no memory left for the top-n (A*) search of a doc of 30 tokens" in out
+
+
+def test_lattice_out_of_memory_raises():
+    """A lattice pass (marginals) on two C threads whose rows find no memory:
+    MemoryError (the rows were written past their end)."""
+    out = run_capped("""
+        from spacy_lookahead.core import marginals
+        marginals.FACTORED = False  # (so that each doc keeps its rows: 14 MB)
+        C, T = 60, 250
+        def a_pass(lengths):
+            system, batch, W = trained(C, lengths)
+            return marginals.StepAlternatives(system.batch_docs(batch), W, 1.0, None,
+                                              batch["starts"],
+                                              numpy.zeros(sum(lengths), dtype="int32"))
+        a_pass([3, 3]).run_on(2)  # (the pool's threads started before the cap)
+        job = a_pass([T, T])
+        cap(8)
+        run(lambda: job.run_on(2))
+    """)
+    assert "MemoryError: no memory left for a doc's lattice" in out
