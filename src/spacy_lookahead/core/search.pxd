@@ -36,8 +36,10 @@ cdef class Workspace:
         order (decode, train_sequence): the actions taken before the state
         searched now, -1 where unknown (no DP rows are kept then). They
         call start_derivation() first;
-      prefix, root_*, pruning: branch-and-bound (lookahead_first only);
-      hint: set by decode between its decisions, read by lookahead_first."""
+      prefix, root_*, pruning, level1_of, kept_*: branch-and-bound
+        (lookahead_first only);
+      hint, carry_from: set by decode between its decisions, read by
+        lookahead_first."""
     cdef Pool mem
     cdef readonly TransitionSystem system
     cdef readonly int depth
@@ -80,6 +82,11 @@ cdef class Workspace:
     cdef int cur_first          # the first action being evaluated
     cdef int* hint              # decode's: the previous decision's best path after its
     cdef int hint_len           #   first action (a first root value to beat), 0: none
+    cdef int level1_of          # the root action whose child's group bounds level 1 holds
+    cdef double* kept_bound     # [a * groups * 2 + k]: the group bounds of root action a's
+    cdef bint* kept_known       #   child after its search (_keep_child_bounds)
+    cdef int carry_from         # decode's: the action taken, whose kept bounds are the
+                                #   next root's (-1: none)
 
     cdef inline void* state_at(self, int level) noexcept nogil:
         return self.states + level * self.state_size
@@ -90,6 +97,7 @@ cdef class Workspace:
         cdef int k
         self.step = 0
         self.hint_len = 0
+        self.carry_from = -1
         if self.dp:
             for k in range(self.depth + 1):
                 self.dp_key[k] = -1

@@ -75,6 +75,12 @@ cdef class Workspace:
         self.action_group = <int*>self.mem.alloc(levels * self.nr_class, sizeof(int))
         self.hint = <int*>self.mem.alloc(depth + 1, sizeof(int))
         cdef int T = self.nr_class
+        self.kept_bound = <double*>self.mem.alloc(
+            T * max(1, system.n_sibling_groups) * 2, sizeof(double))
+        self.kept_known = <bint*>self.mem.alloc(
+            T * max(1, system.n_sibling_groups) * 2, sizeof(bint))
+        self.level1_of = -1
+        self.carry_from = -1
         self.step = -1
         if self.dp:
             self.dp_base = <char*>self.mem.alloc(1, self.state_size)
@@ -194,9 +200,35 @@ cdef void _enter_node(Workspace ws, Weights W, int level, int d) noexcept nogil:
 
 
 cdef inline void _forget_groups(Workspace ws, int level) noexcept nogil:
+    """A new state at `level`: none of its group bounds is known yet."""
     cdef int k
     for k in range(ws.system.n_sibling_groups * 2):
         ws.group_known[level * ws.system.n_sibling_groups * 2 + k] = False
+    if level == 1:
+        ws.level1_of = ws.cur_first  # (the child of the root action being searched)
+
+
+cdef void _keep_child_bounds(Workspace ws, int a) noexcept nogil:
+    """After root action a's search: the group bounds its child (level 1)
+    got, kept for decode's next decision, whose root that child is where a
+    is taken (_carry_bounds). None where a's child was not searched."""
+    cdef int G2 = ws.system.n_sibling_groups * 2, k
+    for k in range(G2):
+        ws.kept_known[a * G2 + k] = ws.level1_of == a and ws.group_known[G2 + k]
+        ws.kept_bound[a * G2 + k] = ws.group_bound[G2 + k]
+
+
+cdef void _carry_bounds(Workspace ws) noexcept nogil:
+    """The root's group bounds that its search as the previous decision's
+    child made (the same state and weights: the same values), if any."""
+    cdef int G2 = ws.system.n_sibling_groups * 2, k, a = ws.carry_from
+    ws.carry_from = -1
+    if a < 0:
+        return
+    for k in range(G2):
+        if ws.kept_known[a * G2 + k]:
+            ws.group_known[k] = True
+            ws.group_bound[k] = ws.kept_bound[a * G2 + k]
 
 
 cdef double _children_bound(Workspace ws, Weights W, int level, double enough) noexcept nogil:
@@ -502,6 +534,7 @@ cdef int _branch_and_bound(Workspace ws, Weights W, int favoured, double handica
     ws.root_best_a = -1
     ws.pruning = True  # so that the root's shared bounds are made (used once pruning starts)
     _enter_node(ws, W, 0, D)
+    _carry_bounds(ws)
     ws.pruning = False
     if favoured >= 0 and ws.valid[favoured]:
         _root_action(ws, W, favoured, handicap)
@@ -546,6 +579,7 @@ cdef void _seed_path(Workspace ws, Weights W, const int* given, int n_given) noe
     a = given[0]
     if not ws.valid[a]:
         return
+    ws.level1_of = -1  # (level 1 holds another state now, its bounds unknown)
     taken[0] = ws.scores[a]
     for level in range(1, D + 1):
         ws.system.copy_state(ws.state_at(level), ws.state_at(level - 1), ws.state_size)
@@ -578,7 +612,10 @@ cdef void _root_action(Workspace ws, Weights W, int a, double handicap) noexcept
     cdef int D = ws.depth
     cdef double v
     ws.cur_first = a
+    ws.level1_of = -1
     ws.values[a] = _action_value(ws, W, 0, a, D, &ws.paths[a * (D + 1)], &ws.path_lens[a])
+    if ws.depth >= 2:
+        _keep_child_bounds(ws, a)
     if ws.path_lens[a] == 0:
         return  # pruned
     v = ws.values[a] - handicap
@@ -607,6 +644,9 @@ cdef int decode(Workspace ws, Weights W, void* state, int* actions, int max_acti
         ws.hint_len = ws.path_lens[a] - 1 if ws.bnb and ws.depth >= 2 else 0
         for k in range(ws.hint_len):
             ws.hint[k] = ws.paths[a * (ws.depth + 1) + 1 + k]
+        # ... and the group bounds its child got: the next root's
+        ws.carry_from = a if ws.bnb and ws.depth >= 2 and ws.system.n_sibling_groups else -1
     ws.step = -1
     ws.hint_len = 0
+    ws.carry_from = -1
     return n
