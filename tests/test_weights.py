@@ -102,10 +102,11 @@ def test_serialisation_round_trip_is_exact():
         assert other.average().to_bytes() == W.average().to_bytes()
 
 
+@pytest.mark.parametrize("frozen", [False, True])
 @pytest.mark.parametrize("data", [b"", b"not msgpack", b"\x81\xa1a\x01"])
-def test_corrupt_bytes_raise_a_clear_error(data):
+def test_corrupt_bytes_raise_a_clear_error(data, frozen):
     with pytest.raises(ValueError, match="Corrupt or incompatible weights"):
-        Weights().from_bytes(data)
+        Weights().from_bytes(data, frozen=frozen)
 
 
 def trained_table(seed, n_feats=300, nr_class=7, with_zero_key=True, long_rows=False):
@@ -174,6 +175,55 @@ def test_frozen_average_scores_bitwise_as_an_unfrozen_table(seed, kind):
     assert avg.to_bytes() == plain.to_bytes()
     assert len(avg) == len(plain)
     assert avg.mean_abs() == pytest.approx(plain.mean_abs())
+
+
+@pytest.mark.parametrize("kind", TABLES)
+@pytest.mark.parametrize("seed", [0, 3])
+def test_loading_frozen_is_freezing_what_was_loaded(seed, kind):
+    """from_bytes(frozen=True), as a model is loaded to predict with, gives
+    the table that from_bytes() and then frozen_copy() give: the same rows
+    (zero weights dropped, and the rows left empty), bytes, bounds and
+    scores bit for bit; from a training table (L2-scaled: its weights times
+    the scale), its average and a frozen table's bytes. The rows' keys
+    given in another order (a crafted file) or twice are read as before."""
+    W, feats, nr_class = table_of(kind, seed)
+    W.add(feats[0], 0, 1.0)
+    W.add(feats[0], 0, -1.0)  # (a weight of 0 kept in a row)
+    zero_row = 0xDEADBEEF
+    W.add(zero_row, 1, 2.0)
+    W.add(zero_row, 1, -2.0)  # (a row of zeros only)
+    assert W.scale != 1.0
+    rng = random.Random(seed)
+    for source in (W, W.average(), W.frozen_copy()):
+        data = source.to_bytes()
+        loaded = Weights().from_bytes(data, frozen=True)
+        expected = Weights().from_bytes(data).frozen_copy()
+        assert loaded.frozen and loaded.to_bytes() == expected.to_bytes()
+        assert len(loaded) == len(expected) and loaded.top == expected.top
+        assert loaded.n_span_rows == expected.n_span_rows
+        assert loaded.max_weight(zero_row) == 0.0 and loaded.get(zero_row, 1) == 0.0
+        for _ in range(100):
+            fs = [rng.choice(feats + [zero_row, 12345]) for _ in range(rng.randint(1, 30))]
+            assert loaded.scores(fs, nr_class).tobytes() == expected.scores(fs, nr_class).tobytes()
+    msg = srsly.msgpack_loads(W.to_bytes())
+    keys = numpy.frombuffer(msg["keys"], dtype="uint64")
+    lengths = numpy.frombuffer(msg["lengths"], dtype="int32")
+    rows = numpy.split(numpy.arange(len(numpy.frombuffer(msg["classes"], dtype="int32"))),
+                       numpy.cumsum(lengths)[:-1])
+    order = numpy.arange(len(keys))[::-1]  # the rows backwards: keys not increasing
+    picked = numpy.concatenate([rows[r] for r in order])
+    for field, dtype in (("classes", "int32"), ("w", "float64"), ("total", "float64"),
+                         ("times", "int64")):
+        if field in msg:
+            msg[field] = numpy.frombuffer(msg[field], dtype=dtype)[picked].tobytes()
+    msg["keys"], msg["lengths"] = keys[order].tobytes(), lengths[order].tobytes()
+    shuffled = srsly.msgpack_dumps(msg)
+    assert (Weights().from_bytes(shuffled, frozen=True).to_bytes()
+            == Weights().from_bytes(W.to_bytes()).frozen_copy().to_bytes())
+    msg["keys"] = numpy.concatenate([keys[order][:-1], keys[order][:1]]).tobytes()
+    for frozen in (False, True):
+        with pytest.raises(ValueError, match="given twice"):
+            Weights().from_bytes(srsly.msgpack_dumps(msg), frozen=frozen)
 
 
 @pytest.mark.parametrize("kind", TABLES)

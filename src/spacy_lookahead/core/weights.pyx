@@ -623,8 +623,8 @@ cdef class Weights:
         while capacity < 2 * <uint64_t>n_rows:
             capacity *= 2
         cdef int64_t size = 0
-        cdef int32_t[::1] lv = numpy.ascontiguousarray(lengths, dtype="int32")
-        cdef int32_t[::1] cv = numpy.ascontiguousarray(classes, dtype="int32")
+        cdef const int32_t[::1] lv = numpy.ascontiguousarray(lengths, dtype="int32")
+        cdef const int32_t[::1] cv = numpy.ascontiguousarray(classes, dtype="int32")
         # each row's class range, its width where it is kept dense (a span
         # row), else 0; a row naming a class twice (a crafted file) stays
         # sparse. The repeats are looked for within the range, so the scratch
@@ -669,8 +669,8 @@ cdef class Weights:
         self.mask = capacity - 1
         self.top = 0.0
         memset(&self.zero_slot, 0, sizeof(FrozenSlot))
-        cdef uint64_t[::1] kv = numpy.ascontiguousarray(keys, dtype="uint64")
-        cdef double[::1] wv = numpy.ascontiguousarray(ws, dtype="float64")
+        cdef const uint64_t[::1] kv = numpy.ascontiguousarray(keys, dtype="uint64")
+        cdef const double[::1] wv = numpy.ascontiguousarray(ws, dtype="float64")
         cdef double* w
         cdef FrozenSlot* slot
         cdef int64_t offset = 0
@@ -898,11 +898,13 @@ cdef class Weights:
             msg["clocks"] = clocks.tobytes()
         return srsly.msgpack_dumps(msg)
 
-    def from_bytes(self, bytes_data, int n_classes=0):
+    def from_bytes(self, bytes_data, int n_classes=0, bint frozen=False):
         """The table of to_bytes()' data; n_classes > 0: every class id must
         be below it (a crafted file must not make dot() write past the
         scores). Lengths, class ids and values are checked before any is
-        used: a damaged file raises ValueError, never corrupts memory."""
+        used: a damaged file raises ValueError, never corrupts memory.
+        frozen: the table frozen_copy() of it gives, made directly (a model
+        loaded to predict with: no training table is built and freed)."""
         cdef Row* row
         cdef int j
         try:
@@ -931,13 +933,18 @@ cdef class Weights:
                     and numpy.isfinite(clocks).all() and numpy.isfinite(clock)
                     and numpy.isfinite(msg["scale"]) and msg["scale"] > 0):
                 raise ValueError("weights that are not finite numbers")
-            if numpy.unique(keys).shape[0] != keys.shape[0]:
+            # (to_bytes sorts the keys: increasing keys are distinct, a pass
+            # where numpy.unique sorts; it took 1.6 s of a parser's load)
+            if not (keys[1:] > keys[:-1]).all() and numpy.unique(keys).shape[0] != keys.shape[0]:
                 raise ValueError("a feature's row is given twice")
         except Exception as err:
             raise ValueError(
                 f"Corrupt or incompatible weights data ({err}). Re-train the "
                 "component or load it from an intact model directory."
             ) from err
+        if frozen:
+            self._freeze(*_nonzero_rows(keys, lengths, classes, ws * float(msg["scale"])))
+            return self
         self._free_rows()
         self._free_frozen()
         self._free_snapshots()
@@ -1154,6 +1161,19 @@ cdef class Weights:
 
 def _weights_from_bytes(data):
     return Weights().from_bytes(data)
+
+
+def _nonzero_rows(keys, lengths, classes, ws):
+    """The rows of a table's arrays without their zero weights, and without
+    the rows left empty (what a frozen table keeps: _frozen_table)."""
+    kept = ws != 0.0
+    if kept.all():
+        return keys, lengths, classes, ws
+    ends = numpy.cumsum(lengths, dtype="int64")
+    counted = numpy.concatenate([[0], numpy.cumsum(kept, dtype="int64")])
+    lengths = (counted[ends] - counted[ends - lengths]).astype("int32")
+    rows = lengths > 0
+    return keys[rows], lengths[rows], classes[kept], ws[kept]
 
 
 def _frozen_from_arrays(keys, lengths, classes, ws):

@@ -558,18 +558,17 @@ class SearchPipe(TrainablePipe):
         # (depth, margin) from the config, so they can be changed at load time.
         before = dict(self.cfg)
         self._apply_model_cfg(cfg)
+        # A saved model holds the weights to predict with (averaged, or
+        # SAPO's own): frozen for fast prediction (update() trains on a
+        # thawed copy), made so at once (no training table built and freed).
         try:  # (the class ids checked against the model's own classes)
-            weights = Weights().from_bytes(raw, n_classes=self.weight_classes() or 0)
+            weights = Weights().from_bytes(raw, n_classes=self.weight_classes() or 0, frozen=True)
         except ValueError as err:
             self.cfg.clear()
             self.cfg.update(before)
             self._label_ids = None
             self._on_load()
             raise ModelFileError(f"[{self.name}] {source}: {err}") from err
-        # A saved model holds the weights to predict with (averaged, or
-        # SAPO's own): frozen for fast prediction (update() trains on a
-        # thawed copy).
-        weights = weights.frozen_copy()
         self.weights = weights
         self._averaged = weights
         self._averaged_version = weights.version
