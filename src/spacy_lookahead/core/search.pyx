@@ -311,9 +311,21 @@ cdef double _action_value(Workspace ws, Weights W, int level, int a, int d, int*
         child = ws.state_at(level + 1)
         ws.system.copy_state(child, ws.state_at(level), ws.state_size)
         ws.system.apply(child, a)
-        if d == 1 and ws.pruning and (
-                _bound_loses(ws, level, v + ws.children_bound[level])
-                or _cannot_win(ws, W, level, v, child)):
+        if d == 1 and ws.pruning and _bound_loses(ws, level, v + ws.children_bound[level]):
+            path_len[0] = 0
+            return -INFINITY
+        if d == 1 and ws.pruning and ws.system.upper_is_best_score() and not ws.system.is_final(child):
+            # upper(child) would score the child: score it where its search
+            # reads the scores (once: a child that may win was scored twice)
+            _expand(ws, W, level + 1)
+            if _cannot_win_scored(ws, level, v):
+                path_len[0] = 0
+                return -INFINITY
+            ws.prefix[level] = v
+            v += _search(ws, W, level + 1, 0, &path[1], &sub_len, True)
+            path_len[0] = 1 + sub_len
+            return v
+        if d == 1 and ws.pruning and _cannot_win(ws, W, level, v, child):
             path_len[0] = 0
             return -INFINITY
         if d == 2 and ws.pruning and ws.system.bounds_two_steps and not ws.system.is_final(child):
@@ -340,13 +352,7 @@ cdef bint _cannot_win_in_two(Workspace ws, Weights W, int level, double v,
     bound of the best action score of any of its children: first the one
     its group of siblings shares (siblings_far, +inf: none), then its own
     (_children_bound)."""
-    cdef int T = ws.nr_class, b
-    cdef const double* row = &ws.scores[(level + 1) * T]
-    cdef const int* ok = &ws.valid[(level + 1) * T]
-    cdef double best = -INFINITY
-    for b in range(T):
-        if ok[b] and row[b] > best:
-            best = row[b]
+    cdef double best = _best_valid_score(ws, level + 1)
     if best == -INFINITY:
         return False  # stuck: let the search find its value (-inf)
     if siblings_far < INFINITY and _bound_loses(ws, level, v + (best + siblings_far)):
@@ -359,6 +365,27 @@ cdef bint _cannot_win_in_two(Workspace ws, Weights W, int level, double v,
         return True
     ws.children_known[level + 1] = True  # the child's search comes next
     return False
+
+
+cdef bint _cannot_win_scored(Workspace ws, int level, double v) noexcept nogil:
+    """_cannot_win for a child already expanded (at level + 1), where upper()
+    is its best valid action score (upper_is_best_score): that score, from
+    its row. A stuck child is left to its search (value -inf)."""
+    cdef double best = _best_valid_score(ws, level + 1)
+    return best > -INFINITY and _bound_loses(ws, level, v + best)
+
+
+cdef inline double _best_valid_score(Workspace ws, int level) noexcept nogil:
+    """The best score of a valid action of the (expanded) state at `level`,
+    -inf where none is valid."""
+    cdef int T = ws.nr_class, b
+    cdef const double* row = &ws.scores[level * T]
+    cdef const int* ok = &ws.valid[level * T]
+    cdef double best = -INFINITY
+    for b in range(T):
+        if ok[b] and row[b] > best:
+            best = row[b]
+    return best
 
 
 cdef bint _cannot_win(Workspace ws, Weights W, int level, double v, const void* child) noexcept nogil:

@@ -35,6 +35,7 @@ cdef class TransitionSystem:
                     void* cache) noexcept nogil
     cdef double upper(self, const void* state, Weights W, feat_t* feats,
                       void* cache) noexcept nogil
+    cdef bint upper_is_best_score(self) noexcept nogil
     # True when upper_after() is implemented (branch-and-bound two steps ahead)
     cdef readonly bint bounds_two_steps
     cdef double upper_after(self, const void* state, Weights W, feat_t* feats,

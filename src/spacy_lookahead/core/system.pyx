@@ -59,6 +59,12 @@ cdef class TransitionSystem:
             bound += W.row_max(feats[i])
         return bound
 
+    cdef bint upper_is_best_score(self) noexcept nogil:
+        """Whether upper() is the best valid action's score itself (a system
+        whose scoring is as cheap as a bound): the search then scores the
+        state where it keeps the scores, once, instead of calling upper()."""
+        return False
+
     cdef double upper_after(self, const void* state, Weights W, feat_t* feats,
                             void* cache, double enough=INFINITY) noexcept nogil:
         """An upper bound of upper(child) over the children of a non-final

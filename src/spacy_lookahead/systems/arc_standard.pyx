@@ -277,6 +277,9 @@ cdef class ArcStandardSystem(TransitionSystem):
         self.score(row, state, W, buf, cache)
         return self._best_valid(row, valid)
 
+    cdef bint upper_is_best_score(self) noexcept nogil:
+        return self.score_cache
+
     cdef double _best_valid(self, const double* row, const int* valid) noexcept nogil:
         """The best score in row of a valid action (set_valid's: the arcs
         are valid or not together); where none is valid (a stuck state,
