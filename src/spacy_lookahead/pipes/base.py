@@ -625,7 +625,10 @@ class SearchPipe(TrainablePipe):
                 vocab.lookups.set_table(name, own)
             elif share:
                 theirs = vocab.lookups.get_table(name)
-                if theirs is not own and len(theirs) == len(own) and dict(theirs) == dict(own):
+                # (dict's own comparison of the stored entries: dict(table)
+                # goes through Table.__getitem__, 0.45 s for two tables of
+                # 322k words against 0.02 s)
+                if theirs is not own and len(theirs) == len(own) and dict.__eq__(theirs, own):
                     self.lexicon.set_table(name, theirs)
 
     def _own_tables(self) -> tuple:
