@@ -22,12 +22,15 @@ from spacy_lookahead.core.weights import Weights
 from spacy_lookahead.systems.tagging import TaggingSystem
 
 
+def batch_of(lengths):
+    words = [WORDS[i % len(WORDS)] for i in range(sum(lengths))]
+    starts = numpy.concatenate([[0], numpy.cumsum(lengths)]).astype("int64")
+    return {{"atoms": atoms_of(words), "starts": starts}}
+
+
 def trained(C, lengths):
     # a batch of docs of these lengths and weights trained on it (no ties)
-    T = sum(lengths)
-    words = [WORDS[i % len(WORDS)] for i in range(T)]
-    starts = numpy.concatenate([[0], numpy.cumsum(lengths)]).astype("int64")
-    batch = {{"atoms": atoms_of(words), "starts": starts}}
+    batch = batch_of(lengths)
     system = TaggingSystem(C)
     rng = numpy.random.default_rng(0)
     golds = [rng.integers(0, C, n).astype("int32") for n in lengths]
@@ -53,7 +56,12 @@ def run(call):
 
 def run_capped(body: str) -> str:
     script = PRELUDE.format(tests=str(Path(__file__).parent)) + textwrap.dedent(body)
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    # (glibc's malloc: a fixed mmap threshold, which otherwise moves up to the
+    # largest block freed, and one arena: a thread's own reserves 64 MB of
+    # address space before the cap, and a block that mmap could not get would
+    # be taken from there, uncounted)
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+               MALLOC_MMAP_THRESHOLD_="131072", MALLOC_ARENA_MAX="1")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -92,21 +100,26 @@ def test_top_n_on_c_threads_out_of_memory_raises():
     assert "MemoryError: no memory left for the top-n (A*) search of a doc of 30 tokens" in out
 
 
-def test_lattice_out_of_memory_raises():
-    """A lattice pass (marginals) on two C threads whose rows find no memory:
-    MemoryError (the rows were written past their end)."""
-    out = run_capped("""
+@pytest.mark.parametrize("factored", [False, True])
+def test_lattice_out_of_memory_raises(factored):
+    """A lattice pass (marginals) on two C threads that finds no memory:
+    MemoryError. Unfactored, two docs whose rows are kept (14 MB: they
+    were written past their end); factored (the default), two long docs
+    whose sums' arrays do not fit (the process aborted: a C++ exception
+    out of a noexcept function)."""
+    out = run_capped(f"""
         from spacy_lookahead.core import marginals
-        marginals.FACTORED = False  # (so that each doc keeps its rows: 14 MB)
-        C, T = 60, 250
+        marginals.FACTORED = {factored}
+        C, T, MB = 60, {20000 if factored else 250}, {12 if factored else 8}
+        system, _, W = trained(C, [30])  # (trained on a short doc: little freed heap to reuse)
         def a_pass(lengths):
-            system, batch, W = trained(C, lengths)
+            batch = batch_of(lengths)
             return marginals.StepAlternatives(system.batch_docs(batch), W, 1.0, None,
                                               batch["starts"],
                                               numpy.zeros(sum(lengths), dtype="int32"))
         a_pass([3, 3]).run_on(2)  # (the pool's threads started before the cap)
         job = a_pass([T, T])
-        cap(8)
+        cap(MB)
         run(lambda: job.run_on(2))
     """)
     assert "MemoryError: no memory left for a doc's lattice" in out

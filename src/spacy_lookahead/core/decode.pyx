@@ -219,7 +219,8 @@ cdef class DocsRun(CRun):
     """One thread's share of decode_docs: made with the GIL (its scratch:
     a workspace, beam or A* chain, and a lattice for `then`), run() without
     it, from any thread (a C thread too: nothing in it touches Python),
-    finish() with it (raises NoValidOutput where a doc got stuck)."""
+    finish() with it (raises MemoryError where the A* search or the `then`
+    pass found no memory, else NoValidOutput where a doc got stuck)."""
     cdef Docs docs
     cdef Weights W
     cdef DocsOutput into
@@ -299,7 +300,8 @@ cdef class DocsRun(CRun):
 
     cdef void run(self) noexcept nogil:
         """The docs not yet taken, one at a time, until none is left (or a
-        thread met a doc with no valid output)."""
+        thread met a doc with no valid output, or no memory for its A*
+        search)."""
         cdef int i, j, kj, n_kept, k = 0, n = self.docs.n_docs, keep = self.keep
         cdef int64_t stride = self.stride
         cdef const int64_t* offsets = self.offsets

@@ -49,6 +49,8 @@ cdef class Lattice:
     cdef double floor             # factored: a forward sum below this falls back to the log domain
     cdef readonly bint factored   # made as emissions x transitions (homogeneous systems)
     cdef readonly long viterbi_entries  # the entries the last best() ran Viterbi over
+    cdef bint no_memory           # an array of the last _open or _best could not grow
+                                  # (core/nothrow.pxd): its results mean nothing
 
     cdef const double* _row(self, int t, int p) noexcept nogil
     cdef int _before(self, int t, int p) noexcept nogil
@@ -58,8 +60,8 @@ cdef class Lattice:
     cdef void _log_forward_backward(self) noexcept nogil
     cdef bint _sound(self) noexcept nogil
     cdef double _marginal(self, int t, int c) noexcept nogil
-    cdef void _start_sums(self) noexcept nogil
-    cdef void _end_forward(self) noexcept nogil
+    cdef bint _start_sums(self) noexcept nogil
+    cdef bint _end_forward(self) noexcept nogil
     cdef double _alpha(self, int t, int c) noexcept nogil
     cdef double _beta(self, int t, int c) noexcept nogil
     cdef void _factored_forward_backward(self) noexcept nogil
@@ -69,6 +71,7 @@ cdef class Lattice:
                       double temperature, bint backward, Transitions transitions,
                       Workspace ws) except -1
     cdef int _open(self, const void* start, bint breaks) noexcept nogil
+    cdef int _lost(self) noexcept nogil
     cdef double _best(self, int* out, bint pruned, double min_theta) noexcept nogil
     cdef void _step_probabilities(self, const int* acts, double* out) noexcept nogil
     cdef double _pruned_best(self, double theta, int* out) noexcept nogil
@@ -98,5 +101,6 @@ cdef class DocPass:
     cdef LatticeThread thread(self)
     cdef bint open(self, LatticeThread th, int i) noexcept nogil
     cdef void fail(self, int i) noexcept nogil
+    cdef void lost(self, int i) noexcept nogil
     cdef int raise_no_memory(self) except -1
     cdef void doc(self, LatticeThread th, int i, const int* actions, int k) noexcept nogil

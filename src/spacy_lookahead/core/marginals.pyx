@@ -224,6 +224,7 @@ cdef class Lattice:
         caller's nogil section is on the engine's clock). -1 where no memory
         was left for its chain or its rows (then a lattice of no steps)."""
         cdef bint sound = False
+        self.no_memory = False
         if self.chain.walk_from(start) != 0:
             self.T = 0
             return -1
@@ -240,21 +241,30 @@ cdef class Lattice:
             self.factored = self.trans.in_range and self._split_scores(self.ws, self.factored_range)
             if self.factored:
                 self._factored_forward_backward()
+                if self.no_memory:
+                    return self._lost()
                 sound = self._sound()
                 if sound:
                     return 0
                 self.factored = False  # (not expected: the ranges were checked) row by row
         self.keep = 2 * <long>self.T * self.C * self.C <= self.row_cache
-        if self.keep and (la_resize(self.rows, <size_t>self.T * self.C * self.C) != 0
-                          or la_resize(self.factors, <size_t>self.T * self.C * self.C) != 0
-                          or la_assign(self.known, <size_t>self.T * self.C, <char>0) != 0):
-            self.T = 0
-            return -1
+        if self.no_memory or (self.keep and (
+                la_resize(self.rows, <size_t>self.T * self.C * self.C) != 0
+                or la_resize(self.factors, <size_t>self.T * self.C * self.C) != 0
+                or la_assign(self.known, <size_t>self.T * self.C, <char>0) != 0)):
+            return self._lost()
         if self.T:
             self._forward_backward()
-            if not self._sound():
+            if not self.no_memory and not self._sound():
                 self._log_forward_backward()
-        return 0
+        return self._lost() if self.no_memory else 0
+
+    cdef int _lost(self) noexcept nogil:
+        """_open's end where an array could not grow: a lattice of no steps
+        (never read as a doc's sums), -1."""
+        self.no_memory = True
+        self.T = 0
+        return -1
 
     cdef bint _sound(self) noexcept nogil:
         """Whether the sums kept their meaning: log Z is a number and, with
@@ -293,8 +303,9 @@ cdef class Lattice:
         underflow)."""
         cdef int T = self.T, C = self.C, t
         cdef const void* state
-        self.em.resize(T * C)
-        self.restart.assign(T, 0)
+        if la_resize(self.em, <size_t>T * C) != 0 or la_assign(self.restart, <size_t>T, <char>0) != 0:
+            self.no_memory = True
+            return False
         for t in range(T):
             state = self.chain.state_after(t, 0 if t else -1)
             ws.system.emission(&self.em[t * C], state, self.W, ws.feats)
@@ -365,9 +376,10 @@ cdef class Lattice:
         cdef const double* r
         cdef const double* f
         cdef vector[double] shift, totals
-        self._start_sums()
-        totals.assign(T, 1.0)
-        shift.assign(T, -INFINITY)
+        if (not self._start_sums() or la_assign(totals, <size_t>T, 1.0) != 0
+                or la_assign(shift, <size_t>T, -INFINITY) != 0):
+            self.no_memory = True
+            return
         for t in range(T):
             # the step's shift: its largest score over the reachable rows
             top = -INFINITY
@@ -404,7 +416,8 @@ cdef class Lattice:
                 self.fwd[t * C + c] /= total
             totals[t] = total
             self.log_norm[t] = log(total) + top
-        self._end_forward()
+        if not self._end_forward():
+            return
         if not self.backward:
             return
         for t in range(T - 2, -1, -1):
@@ -432,8 +445,10 @@ cdef class Lattice:
         cdef const double* r
         cdef vector[double]* la_p = &self.la
         cdef vector[double]* lb_p = &self.lb
-        la_p.assign(T * C, -INFINITY)
-        lb_p.assign(T * C, -INFINITY)
+        if (la_assign(la_p[0], <size_t>T * C, -INFINITY) != 0
+                or la_assign(lb_p[0], <size_t>T * C, -INFINITY) != 0):
+            self.no_memory = True
+            return
         cdef double* la = la_p.data()
         cdef double* lb = lb_p.data()
         r = self._row(0, -1)
@@ -458,7 +473,8 @@ cdef class Lattice:
                 for c in range(C):
                     if r[c] != -INFINITY and lb[(t + 1) * C + c] != -INFINITY:
                         lb[t * C + p] = log_add(lb[t * C + p], r[c] * inv + lb[(t + 1) * C + c])
-        self._start_sums()
+        if not self._start_sums():
+            return
         for t in range(T):
             norm = -INFINITY
             for c in range(C):
@@ -468,7 +484,8 @@ cdef class Lattice:
                 return  # no valid derivation: log Z = -inf, every probability 0
             self.log_norm[t] = norm - prev
             prev = norm
-        self._end_forward()
+        if not self._end_forward():
+            return
         self.log_domain = True  # (_alpha, _beta, _marginal read la, lb)
         for t in range(T):
             for c in range(C):
@@ -479,26 +496,34 @@ cdef class Lattice:
                 if self.backward:
                     self.bwd[t * C + c] = exp(lb[t * C + c] - self.log_z + self.fcum[t])
 
-    cdef void _start_sums(self) noexcept nogil:
+    cdef bint _start_sums(self) noexcept nogil:
+        """False (no_memory) where the sums' arrays could not grow."""
         cdef int T = self.T, C = self.C, c
-        self.fwd.assign(T * C, 0.0)
-        self.log_norm.assign(T, 0.0)
         self.log_z = -INFINITY
+        if (la_assign(self.fwd, <size_t>T * C, 0.0) != 0
+                or la_assign(self.log_norm, <size_t>T, 0.0) != 0
+                or (self.backward and la_assign(self.bwd, <size_t>T * C, 0.0) != 0)):
+            self.no_memory = True
+            return False
         if self.backward:
-            self.bwd.assign(T * C, 0.0)
             for c in range(C):
                 self.bwd[(T - 1) * C + c] = 1.0
+        return True
 
-    cdef void _end_forward(self) noexcept nogil:
+    cdef bint _end_forward(self) noexcept nogil:
         """log Z and the cumulative logs of the normalisers (up to and
-        including step t: fcum; after it: log Z - fcum)."""
+        including step t: fcum; after it: log Z - fcum). False (no_memory)
+        where fcum could not grow."""
         cdef int t
         cdef double v = 0.0
-        self.fcum.assign(self.T, 0.0)
+        if la_assign(self.fcum, <size_t>self.T, 0.0) != 0:
+            self.no_memory = True
+            return False
         for t in range(self.T):
             v += self.log_norm[t]
             self.fcum[t] = v
         self.log_z = v
+        return True
 
     cdef double _alpha(self, int t, int c) noexcept nogil:
         """log of the forward sum of (t, c) (-inf where no valid derivation
@@ -532,9 +557,10 @@ cdef class Lattice:
         cdef const double* etr = &self.trans.etr[0]
         cdef const double* etr_t = &self.trans.etr_t[0]
         tm = self.trans.tm
-        self._start_sums()
-        ratio.assign(T * C, 0.0)
-        s.assign(C, 0.0)
+        if (not self._start_sums() or la_assign(ratio, <size_t>T * C, 0.0) != 0
+                or la_assign(s, <size_t>C, 0.0) != 0):
+            self.no_memory = True
+            return
         for t in range(T):
             if t == 0:
                 for c in range(C):
@@ -580,10 +606,13 @@ cdef class Lattice:
                 self._log_forward_backward()
                 return
             self.log_norm[t] = log(total) + top + tm
-        self._end_forward()
+        if not self._end_forward():
+            return
         if not self.backward:
             return
-        w.assign(C, 0.0)
+        if la_assign(w, <size_t>C, 0.0) != 0:
+            self.no_memory = True
+            return
         for t in range(T - 2, -1, -1):
             if self.restart[t + 1]:  # the next step's transitions are the first step's
                 a = 0.0
@@ -614,6 +643,8 @@ cdef class Lattice:
         cdef double min_theta = MIN_THETA
         with nogil:
             top = self._best(&out[0], pruned, min_theta)
+        if self.no_memory:
+            raise MemoryError(_NO_MEMORY)
         return path, top
 
     def _new_path(self):
@@ -647,13 +678,17 @@ cdef class Lattice:
                 if not theta >= min_theta:
                     break
                 top = self._pruned_best(theta, out)
+                if self.no_memory:
+                    return -INFINITY
                 found = exp(top / self.temperature - self.log_z) if top != -INFINITY else 0.0
                 if found >= 2.0 * theta:
                     return top  # certified (see PRUNED_VITERBI)
                 theta = 0.5 * found  # keeps the path found: the next one is certified
             self.viterbi_entries = <long>T * C
-        score.assign(T * C, -INFINITY)
-        back.assign(T * C, -1)
+        if (la_assign(score, <size_t>T * C, -INFINITY) != 0
+                or la_assign(back, <size_t>T * C, -1) != 0):
+            self.no_memory = True
+            return -INFINITY
         r = self._row(0, -1)
         for c in range(C):
             score[c] = r[c]
@@ -716,6 +751,8 @@ cdef class Lattice:
         cdef double top
         with nogil:
             top = self._pruned_best(theta, &out[0])
+        if self.no_memory:
+            raise MemoryError(_NO_MEMORY)
         return (path, top) if top != -INFINITY else (None, -INFINITY)
 
     cdef double _pruned_best(self, double theta, int* out) noexcept nogil:
@@ -729,8 +766,9 @@ cdef class Lattice:
         cdef const double* f
         cdef vector[int] kept, n_kept, back
         cdef vector[double] score
-        kept.resize(T * C)
-        n_kept.assign(T, 0)
+        if la_resize(kept, <size_t>T * C) != 0 or la_assign(n_kept, <size_t>T, 0) != 0:
+            self.no_memory = True
+            return -INFINITY
         self.viterbi_entries = 0
         for t in range(T):
             for c in range(C):
@@ -740,8 +778,10 @@ cdef class Lattice:
             if n_kept[t] == 0:
                 return -INFINITY
             self.viterbi_entries += n_kept[t]
-        score.assign(T * C, -INFINITY)
-        back.assign(T * C, -1)
+        if (la_assign(score, <size_t>T * C, -INFINITY) != 0
+                or la_assign(back, <size_t>T * C, -1) != 0):
+            self.no_memory = True
+            return -INFINITY
         e = &self.em[0]
         f = &self.trans.tr[0]
         for i in range(n_kept[0]):
@@ -941,9 +981,11 @@ def best_with_probabilities(instances, Weights W, double temperature=1.0,
             t0 = now_ns()
             with nogil:
                 top = lattice._best(&paths[k], pruned, min_theta)
-                if scorer is None:
+                if scorer is None and not lattice.no_memory:
                     lattice._step_probabilities(&paths[k], &probs[k])
             add_since(t0)
+            if lattice.no_memory:
+                raise MemoryError(_NO_MEMORY)
         starts.push_back(paths.size())
         found.append(top)
         if scorer is not None and top != -INFINITY:
@@ -1030,16 +1072,20 @@ cdef class DocPass:
         memset(th.state.data(), 0, th.state.size())
         self.docs.init_state(i, th.state.data())
         if th.lattice._open(th.state.data(), self.docs.breaks(i)) != 0:
-            la_min(&self.no_memory, i)  # (raised by the runs' finish, before any failure)
+            self.lost(i)
             return False
         return not (th.lattice.T and th.lattice.log_z == -INFINITY)
 
     cdef void fail(self, int i) noexcept nogil:
         la_min(&self.failed, i)
 
+    cdef void lost(self, int i) noexcept nogil:
+        """Doc i's work found no memory (its outputs are left unwritten):
+        raised by the runs' finish, before any failure of the pass is read."""
+        la_min(&self.no_memory, i)
+
     cdef int raise_no_memory(self) except -1:
-        """MemoryError where a doc's lattice found no memory (its work is
-        then undone: before any failure of the pass is read)."""
+        """MemoryError where a doc's work found no memory (lost())."""
         if self.no_memory < self.n_docs:
             raise MemoryError(f"{_NO_MEMORY} (doc {self.no_memory} of the batch, "
                               f"{self.docs.length(self.no_memory)} tokens)")

@@ -1,8 +1,10 @@
 # C++ container calls that report running out of memory by their result
-# instead of by an exception: Cython turns a C++ exception into a Python
-# one, which takes the GIL, and in a noexcept function (a C thread's run)
-# only prints it and goes on. These never touch Python; the caller raises
-# MemoryError once it holds the GIL.
+# instead of by an exception. Cython turns the exception of a call declared
+# `except +` (push_back, resize) into a Python one, which takes the GIL, and
+# in a noexcept function (a C thread's run) only prints it and goes on, the
+# container too short; one it does not declare so (vector.assign) leaves a
+# noexcept function through std::terminate: the process aborts. These never
+# touch Python; the caller raises MemoryError once it holds the GIL.
 
 cdef extern from *:
     """

@@ -9,6 +9,7 @@ import numpy
 
 from ..core import marginals as _marginals
 from ..core.marginals cimport DocPass, Lattice, LatticeThread, Transitions
+from ..core.nothrow cimport la_resize
 from ..core.weights cimport Weights
 
 cdef enum:
@@ -80,8 +81,9 @@ def span_scores(Lattice lattice, best, kinds, types, parts, closed, bint biluo, 
     cdef vector[int] lab
     cdef const int[:, ::1] pv = parts
     cdef const unsigned char[:, ::1] cv = closed
-    _segment_scores(lattice, seq.shape[0], spans, 0, spans.size(), &pv[0, 0], &cv[0, 0],
-                    cv.shape[1], biluo, rtl, lab, &o[0])
+    if _segment_scores(lattice, seq.shape[0], spans, 0, spans.size(), &pv[0, 0], &cv[0, 0],
+                       cv.shape[1], biluo, rtl, lab, &o[0]) != 0:
+        raise MemoryError("no memory left for a span's labels")
     return out
 
 
@@ -162,10 +164,11 @@ cdef class _SpanParts:
         if n:
             id_spans(labels, n, &self.kind[0], &self.typ[0], self.kind.shape[0], out)
 
-    cdef void scores(self, Lattice lattice, int n, vector[int]& spans, bint rtl,
-                     vector[int]& lab, float* out) noexcept nogil:
-        _segment_scores(lattice, n, spans, 0, spans.size(), &self.pv[0, 0], &self.cv[0, 0],
-                        self.cv.shape[1], self.biluo, rtl, lab, out)
+    cdef int scores(self, Lattice lattice, int n, vector[int]& spans, bint rtl,
+                    vector[int]& lab, float* out) noexcept nogil:
+        """-1 where no memory was left (out then partly written)."""
+        return _segment_scores(lattice, n, spans, 0, spans.size(), &self.pv[0, 0], &self.cv[0, 0],
+                               self.cv.shape[1], self.biluo, rtl, lab, out)
 
 
 def compact(values, starts, counts):
@@ -223,7 +226,9 @@ cdef class SpanScores(DocPass):
             if k != n:
                 self.fail(i)
                 return
-            th.labels.resize(n)
+            if la_resize(th.labels, <size_t>n) != 0:
+                self.lost(i)
+                return
             for j in range(n):
                 th.labels[j] = actions[n - 1 - j if self.rtl else j]
             labels = th.labels.data()
@@ -238,7 +243,8 @@ cdef class SpanScores(DocPass):
             self.counts_v[i] = 0
             self.fail(i)
             return
-        self.parts.scores(th.lattice, n, th.spans, self.rtl, th.lab, &self.scores_v[first])
+        if self.parts.scores(th.lattice, n, th.spans, self.rtl, th.lab, &self.scores_v[first]) != 0:
+            self.lost(i)
 
     def compacted(self):
         """(every span's probability, the docs' spans one after another
@@ -262,12 +268,13 @@ def batch_span_scores(instances, Weights W, double temperature, Transitions tran
     return job.run_on(n_threads).compacted()
 
 
-cdef void _segment_scores(Lattice lattice, int n, const vector[int]& spans, size_t first,
-                          size_t last, const int* pv, const unsigned char* cv, Py_ssize_t C,
-                          bint biluo, bint rtl, vector[int]& lab, float* out) noexcept nogil:
+cdef int _segment_scores(Lattice lattice, int n, const vector[int]& spans, size_t first,
+                         size_t last, const int* pv, const unsigned char* cv, Py_ssize_t C,
+                         bint biluo, bint rtl, vector[int]& lab, float* out) noexcept nogil:
     """span_scores' probabilities of the (start, end, type) triples at
     spans[first:last] (the spans of one doc of n steps), into out. pv:
-    `parts` (types, 4); cv: `closed` (types, C)."""
+    `parts` (types, 4); cv: `closed` (types, C). -1 where `lab` could not
+    grow."""
     cdef int start, end, t, k, length, j = 0
     cdef size_t x
     cdef const unsigned char* ends_it
@@ -277,7 +284,8 @@ cdef void _segment_scores(Lattice lattice, int n, const vector[int]& spans, size
         if not biluo:
             ends_it = &cv[t * C]
         length = end - start
-        lab.resize(length)
+        if la_resize(lab, <size_t>length) != 0:
+            return -1
         if biluo and length == 1:
             lab[0] = pv[t * 4 + 3]
         else:
@@ -293,6 +301,7 @@ cdef void _segment_scores(Lattice lattice, int n, const vector[int]& spans, size
         else:
             out[j] = lattice.segment(start, lab.data(), length, NULL, ends_it)
         j += 1
+    return 0
 
 
 cdef class BestParts(DocPass):
@@ -353,6 +362,9 @@ cdef class BestParts(DocPass):
             return
         labels = &self.labels_v[at]
         th.lattice._best(labels, self.pruned, self.min_theta)
+        if th.lattice.no_memory:
+            self.lost(i)
+            return
         if self.parts is None:
             th.lattice._step_probabilities(labels, &self.probs_v[at])
             self.counts_v[i] = T
@@ -365,9 +377,9 @@ cdef class BestParts(DocPass):
         if self.parts is not None:
             self.parts.spans(labels, T, &th.spans)
             self.counts_v[i] = th.spans.size() // 3
-            if th.spans.size():
-                self.parts.scores(th.lattice, T, th.spans, self.reverse, th.lab,
-                                  &self.scores_v[at])
+            if th.spans.size() and self.parts.scores(th.lattice, T, th.spans, self.reverse,
+                                                     th.lab, &self.scores_v[at]) != 0:
+                self.lost(i)
 
     def found(self):
         """(labels (N,) int32, where each doc's begin (n + 1,) int64, the
