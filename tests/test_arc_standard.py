@@ -367,18 +367,11 @@ def test_branch_and_bound_is_the_exhaustive_search(seed, rich):
             assert fast[1][rival] == ref[1][rival] and fast[2][rival] == ref[2][rival]
 
 
-@pytest.mark.parametrize("weights", ["integers", "gaussian", "labels"])
-@pytest.mark.parametrize("seed", range(150))
-def test_decode_takes_the_exhaustive_decision_at_every_step(seed, weights):
-    """decode(), whose branch-and-bound starts each decision from the rest
-    of the previous decision's best path (its hint) and the group bounds
-    its child got (at depth >= 2), takes the exhaustive search's action at
-    every step of whole derivations, depths 1-3, with the training table
-    and its frozen average: small integer weights on the features of
-    random derivations make many ties; gaussian ones on about half the
+def decode_case(seed, weights):
+    """A system, a doc of 5-10 words and weights on the features of random
+    derivations: small integers (many ties), or gaussian on about half the
     classes of each feature, of every feature or of the label features
-    alone (whose bounds are near the values: a carried group bound lowered
-    by 0.25 fails one of these; by 3, four of the integer ones)."""
+    alone (structure scores 0: the bounds are near the values)."""
     rng = random.Random(seed)
     system = variant_system(rng.choice([1, 2, 3]), rng.choice([False, True]))
     k = rng.randint(5, 10)
@@ -391,7 +384,7 @@ def test_decode_takes_the_exhaustive_decision_at_every_step(seed, weights):
             if not valid:
                 break
             features = views.features(system, doc, history)
-            if weights == "labels":  # (structure scores 0: the bounds are near the values)
+            if weights == "labels":
                 instance = system.instance(doc)  # (owns the state)
                 features = system.label_features_of(instance.state_after(history))
             for f in features:
@@ -405,6 +398,18 @@ def test_decode_takes_the_exhaustive_decision_at_every_step(seed, weights):
                         W.add(int(f), c, rng.gauss(0.0, 1.0))
             history.append(rng.choice(valid))
     W.tick()
+    return system, doc, W
+
+
+@pytest.mark.parametrize("weights", ["integers", "gaussian", "labels"])
+@pytest.mark.parametrize("seed", range(150))
+def test_decode_takes_the_exhaustive_decision_at_every_step(seed, weights):
+    """decode(), whose branch-and-bound starts each decision from the rest
+    of the previous decision's best path (its hint) and the group bounds
+    its child got (at depth >= 2), takes the exhaustive search's action at
+    every step of whole derivations, depths 1-3, with the training table
+    and its frozen average (decode_case's weights)."""
+    system, doc, W = decode_case(seed, weights)
     for table in (W, W.average()):
         depth = 2 + seed % 2 if seed % 5 else 1
         actions = []
@@ -414,6 +419,25 @@ def test_decode_takes_the_exhaustive_decision_at_every_step(seed, weights):
                 break
             actions.append(best)
         assert views.decode_actions(system, doc, table, depth) == actions
+
+
+def test_decode_carries_each_root_the_group_bounds_it_would_compute():
+    """At depth >= 2 decode starts each decision with the group bounds the
+    root got as the previous decision's child: each is the bound the root
+    computes itself, bit for bit (search.check_carried_bounds compares them
+    where they are carried), over 120 derivations at depths 2 and 3 with
+    the training tables and their averages."""
+    from spacy_lookahead.core import search
+
+    search.check_carried_bounds(True)
+    try:
+        for seed in range(120):
+            system, doc, W = decode_case(seed, ["integers", "gaussian", "labels"][seed % 3])
+            for table in (W, W.average()):
+                views.decode_actions(system, doc, table, 2 + seed % 2)
+    finally:
+        compared, differing = search.check_carried_bounds(False)
+    assert compared > 1000 and differing == 0
 
 
 @pytest.mark.parametrize("rich", [True, "state"])

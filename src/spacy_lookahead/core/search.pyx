@@ -25,7 +25,11 @@ same paths, first in class order on ties):
   value comes from a path's own value: the greedy path from that action,
   and in decode() at depth >= 2 the rest of the previous decision's best
   path (its hint), often the better (a lower bound of the best value, so
-  the decisions are the same).
+  the decisions are the same); there the root also starts with the group
+  bounds it got as that decision's child (the same state and weights: the
+  same values). Where upper() is the best valid score itself
+  (upper_is_best_score), a child one step from its end is scored once, in
+  the row its search then reads.
 
 With a favoured action and a handicap (the margin perceptron's gold action
 and margin C), the decision is the argmax of the values with the handicap
@@ -218,9 +222,26 @@ cdef void _keep_child_bounds(Workspace ws, int a) noexcept nogil:
         ws.kept_bound[a * G2 + k] = ws.group_bound[G2 + k]
 
 
-cdef void _carry_bounds(Workspace ws) noexcept nogil:
+# For tests (check_carried_bounds): _carry_bounds also computes each bound
+# it carries afresh, and counts those that differ
+cdef bint _check_carried = False
+cdef long _carried_compared = 0, _carried_differ = 0
+
+
+def check_carried_bounds(bint on):
+    """For tests: while on, each group bound decode carries to a root is
+    also computed there afresh and compared. Returns (compared, differing)
+    since the last call (one thread at a time)."""
+    global _check_carried, _carried_compared, _carried_differ
+    counts = (_carried_compared, _carried_differ)
+    _check_carried, _carried_compared, _carried_differ = on, 0, 0
+    return counts
+
+
+cdef void _carry_bounds(Workspace ws, Weights W) noexcept nogil:
     """The root's group bounds that its search as the previous decision's
     child made (the same state and weights: the same values), if any."""
+    global _carried_compared, _carried_differ
     cdef int G2 = ws.system.n_sibling_groups * 2, k, a = ws.carry_from
     ws.carry_from = -1
     if a < 0:
@@ -229,6 +250,20 @@ cdef void _carry_bounds(Workspace ws) noexcept nogil:
         if ws.kept_known[a * G2 + k]:
             ws.group_known[k] = True
             ws.group_bound[k] = ws.kept_bound[a * G2 + k]
+            if _check_carried:
+                _carried_compared += 1
+                if not _group_valid(ws, k // 2) or ws.system.upper_group(
+                        ws.state_at(0), k // 2, k % 2 + 1, W, ws.feats, ws.cache) != ws.group_bound[k]:
+                    _carried_differ += 1
+
+
+cdef bint _group_valid(Workspace ws, int g) noexcept nogil:
+    """Whether a valid action of the root (expanded) is in sibling group g."""
+    cdef int a
+    for a in range(ws.nr_class):
+        if ws.valid[a] and ws.system.sibling_group(ws.state_at(0), a) == g:
+            return True
+    return False
 
 
 cdef double _children_bound(Workspace ws, Weights W, int level, double enough) noexcept nogil:
@@ -561,7 +596,7 @@ cdef int _branch_and_bound(Workspace ws, Weights W, int favoured, double handica
     ws.root_best_a = -1
     ws.pruning = True  # so that the root's shared bounds are made (used once pruning starts)
     _enter_node(ws, W, 0, D)
-    _carry_bounds(ws)
+    _carry_bounds(ws, W)
     ws.pruning = False
     if favoured >= 0 and ws.valid[favoured]:
         _root_action(ws, W, favoured, handicap)
@@ -668,7 +703,7 @@ cdef int decode(Workspace ws, Weights W, void* state, int* actions, int max_acti
         # the rest of the chosen path: the next decision's first root value
         # (at depth 1 the greedy seed is as good, and the hint's extra
         # expansion where it differs cost the taggers 2-3%)
-        ws.hint_len = ws.path_lens[a] - 1 if ws.bnb and ws.depth >= 2 else 0
+        ws.hint_len = max(0, ws.path_lens[a] - 1) if ws.bnb and ws.depth >= 2 else 0
         for k in range(ws.hint_len):
             ws.hint[k] = ws.paths[a * (ws.depth + 1) + 1 + k]
         # ... and the group bounds its child got: the next root's
