@@ -220,6 +220,17 @@ def test_loading_frozen_is_freezing_what_was_loaded(seed, kind):
     shuffled = srsly.msgpack_dumps(msg)
     assert (Weights().from_bytes(shuffled, frozen=True).to_bytes()
             == Weights().from_bytes(W.to_bytes()).frozen_copy().to_bytes())
+    # a row of no entries (a crafted file, or a table saved after a
+    # distributed round's restore), among weights none of which is 0
+    msg = srsly.msgpack_loads(W.average().to_bytes())
+    kept = numpy.frombuffer(msg["keys"], dtype="uint64")
+    msg["keys"] = numpy.append(kept, kept[-1] + 1).tobytes()
+    msg["lengths"] = numpy.append(numpy.frombuffer(msg["lengths"], dtype="int32"),
+                                  numpy.int32(0)).astype("int32").tobytes()
+    empty_row = srsly.msgpack_dumps(msg)
+    assert (Weights().from_bytes(empty_row, frozen=True).to_bytes()
+            == Weights().from_bytes(empty_row).frozen_copy().to_bytes())
+    msg = srsly.msgpack_loads(shuffled)
     msg["keys"] = numpy.concatenate([keys[order][:-1], keys[order][:1]]).tobytes()
     for frozen in (False, True):
         with pytest.raises(ValueError, match="given twice"):

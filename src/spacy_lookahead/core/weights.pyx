@@ -1167,7 +1167,7 @@ def _nonzero_rows(keys, lengths, classes, ws):
     """The rows of a table's arrays without their zero weights, and without
     the rows left empty (what a frozen table keeps: _frozen_table)."""
     kept = ws != 0.0
-    if kept.all():
+    if kept.all() and (lengths > 0).all():
         return keys, lengths, classes, ws
     ends = numpy.cumsum(lengths, dtype="int64")
     counted = numpy.concatenate([[0], numpy.cumsum(kept, dtype="int64")])
