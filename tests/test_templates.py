@@ -306,6 +306,30 @@ def test_a_tagger_learns_from_clusters_and_carries_its_table(shared_data, tmp_pa
     assert third.vocab["the"].cluster == 0b111111 and CountedTable.whole_reads == 0
 
 
+def test_a_loaded_component_keeps_the_vocabs_table_only_where_it_is_the_same():
+    """Loading a component whose lexicon table the vocab has too (a saved
+    pipeline has both): the same entries, in any order, are the vocab's
+    table, kept once; entries that differ (one value, a table of the same
+    length) stay the component's own, with its values; a vocab without the
+    table gets the component's."""
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("lookahead_tagger")
+    words = {"the": 3, "cat": 5, "sat": 9}
+    pipe.lexicon.set_table("lexeme_cluster", Table("lexeme_cluster", words))
+    data = pipe.to_bytes(exclude=["vocab"])
+    cases = {"same": dict(words), "reordered": dict(reversed(list(words.items()))),
+             "one value differs": {**words, "cat": 6}, "none": None}
+    for case, theirs in cases.items():
+        other = spacy.blank("en")
+        if theirs is not None:
+            other.vocab.lookups.set_table("lexeme_cluster", Table("lexeme_cluster", theirs))
+        loaded = other.add_pipe("lookahead_tagger").from_bytes(data, exclude=["vocab"])
+        own = loaded.lexicon.get_table("lexeme_cluster")
+        vocabs = other.vocab.lookups.get_table("lexeme_cluster")
+        assert (own is vocabs) == (case != "one value differs"), case
+        assert dict(own) == dict(Table("lexeme_cluster", words)), case
+
+
 class CountedTable(Table):
     """A lookups table that counts the reads of all its words at once."""
     whole_reads = 0

@@ -12,7 +12,7 @@ import srsly
 from spacy import util
 from spacy.attrs import IS_SPACE, TAG
 from spacy.errors import Errors
-from spacy.lookups import Lookups
+from spacy.lookups import Lookups, Table
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc, Span
 from spacy.training import Example, validate_examples
@@ -631,6 +631,24 @@ class SearchPipe(TrainablePipe):
                 if theirs is not own and len(theirs) == len(own) and dict.__eq__(theirs, own):
                     self.lexicon.set_table(name, theirs)
 
+    def _read_lexicon(self, data: Optional[bytes]) -> None:
+        """The component's tables from Lookups.to_bytes() data (None:
+        none), as Lookups.from_bytes reads them, except that a table whose
+        entries are the vocab's table of that name (a pipeline loaded from
+        disk has both) is the vocab's, not built again: a Table adds its
+        words one by one (0.76 s of a parser's load, for a table
+        install_lexicon then found equal and dropped)."""
+        self.lexicon = Lookups()
+        if data is None:
+            return
+        lookups = self.vocab.lookups
+        for name, entries in srsly.msgpack_loads(data).items():
+            theirs = lookups.get_table(name) if lookups.has_table(name) else None
+            if theirs is not None and len(theirs) == len(entries) and dict.__eq__(theirs, entries):
+                self.lexicon.set_table(name, theirs)
+            else:
+                self.lexicon.set_table(name, Table(name, entries))
+
     def _own_tables(self) -> tuple:
         """The (cluster, probability) tables the component was trained with
         (None where it has none: the vocab's are read), for
@@ -660,9 +678,7 @@ class SearchPipe(TrainablePipe):
                              "Serialise the component again with to_bytes().") from err
         if "vocab" in msg and "vocab" not in exclude:
             self.vocab.from_bytes(msg["vocab"], exclude=exclude)
-        self.lexicon = Lookups()
-        if "lexicon" in msg:
-            self.lexicon.from_bytes(msg["lexicon"])
+        self._read_lexicon(msg.get("lexicon"))
         self._load(cfg, weights_bytes, "the component's weights bytes")
         self.install_lexicon(self.vocab, share=True)
         return self
@@ -695,7 +711,7 @@ class SearchPipe(TrainablePipe):
         self.lexicon = Lookups()
         if (path / "lexicon").exists():
             try:
-                self.lexicon.from_bytes((path / "lexicon").read_bytes())
+                self._read_lexicon((path / "lexicon").read_bytes())
             except Exception as err:
                 raise ValueError(f"[{self.name}] corrupt file {path / 'lexicon'} ({err}). "
                                  "Save the pipeline again or re-train it.") from err
