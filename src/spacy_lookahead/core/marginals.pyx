@@ -185,7 +185,7 @@ cdef class Lattice:
             rc = self._open(start, breaks)
         add_since(t0)
         if rc != 0:
-            raise MemoryError(_NO_MEMORY)
+            raise MemoryError(f"{_NO_MEMORY} (a doc of {inst.length} tokens)")
         return 0
 
     cdef int _prepare(self, TransitionSystem system, size_t state_size, Weights W,
@@ -226,8 +226,7 @@ cdef class Lattice:
         cdef bint sound = False
         self.no_memory = False
         if self.chain.walk_from(start) != 0:
-            self.T = 0
-            return -1
+            return self._lost()
         self.breaks = breaks
         self.keep = False
         self.log_domain = False
@@ -644,7 +643,7 @@ cdef class Lattice:
         with nogil:
             top = self._best(&out[0], pruned, min_theta)
         if self.no_memory:
-            raise MemoryError(_NO_MEMORY)
+            raise MemoryError(f"{_NO_MEMORY} (a doc of {self.T} steps)")
         return path, top
 
     def _new_path(self):
@@ -752,7 +751,7 @@ cdef class Lattice:
         with nogil:
             top = self._pruned_best(theta, &out[0])
         if self.no_memory:
-            raise MemoryError(_NO_MEMORY)
+            raise MemoryError(f"{_NO_MEMORY} (a doc of {self.T} steps)")
         return (path, top) if top != -INFINITY else (None, -INFINITY)
 
     cdef double _pruned_best(self, double theta, int* out) noexcept nogil:
@@ -985,7 +984,7 @@ def best_with_probabilities(instances, Weights W, double temperature=1.0,
                     lattice._step_probabilities(&paths[k], &probs[k])
             add_since(t0)
             if lattice.no_memory:
-                raise MemoryError(_NO_MEMORY)
+                raise MemoryError(f"{_NO_MEMORY} (a doc of {lattice.T} steps)")
         starts.push_back(paths.size())
         found.append(top)
         if scorer is not None and top != -INFINITY:

@@ -57,7 +57,8 @@ cdef class Chain:
         actions), reusing the spine's memory: a lattice per doc of a batch
         allocates nothing once it has seen the longest."""
         if self.walk_from(start) < 0:
-            raise MemoryError("no memory for the top-n search's chain of states")
+            raise MemoryError("no memory left for the chain of states of a top-n (A*) search "
+                              "of one sequence: give it more memory")
         self._fixed = None
         return 0
 

@@ -83,7 +83,8 @@ def span_scores(Lattice lattice, best, kinds, types, parts, closed, bint biluo, 
     cdef const unsigned char[:, ::1] cv = closed
     if _segment_scores(lattice, seq.shape[0], spans, 0, spans.size(), &pv[0, 0], &cv[0, 0],
                        cv.shape[1], biluo, rtl, lab, &o[0]) != 0:
-        raise MemoryError("no memory left for a span's labels")
+        raise MemoryError(f"no memory left for the labels of the spans of a doc of "
+                          f"{seq.shape[0]} tokens: give it more memory")
     return out
 
 
