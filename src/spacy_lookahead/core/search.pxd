@@ -5,6 +5,10 @@ from .system cimport TransitionSystem
 from .weights cimport Weights, feat_t
 
 
+cdef enum:
+    MAX_FAMILIES = 16  # the most action families (TransitionSystem.n_action_families)
+
+
 cdef struct Replay:
     # Scratch of a replay of actions from a given state, outside any search:
     # the state, and a row of scores and validity of its actions. Each
@@ -76,6 +80,8 @@ cdef class Workspace:
     cdef bint* children_known   # [level]: children_bound is made for the state there
     cdef double* group_bound    # [(level * groups + g) * 2 + steps - 1]: upper_group there
     cdef bint* group_known      # the same: group_bound is computed
+    cdef double* family_bound   # [((level * groups + g) * 2 + steps - 1) * families + F]:
+                                #   group_bound by action family (upper_group_families)
     cdef int* action_group      # [level * nr_class + a]: a's sibling group (_losing_groups)
     cdef double root_best       # the best root value so far (handicap applied)
     cdef int root_best_a        # its first action
@@ -85,6 +91,7 @@ cdef class Workspace:
     cdef int level1_of          # the root action whose child's group bounds level 1 holds
     cdef double* kept_bound     # [a * groups * 2 + k]: the group bounds of root action a's
     cdef bint* kept_known       #   child after its search (_keep_child_bounds)
+    cdef double* kept_family    # [(a * groups * 2 + k) * families + F]: ... by family
     cdef int carry_from         # decode's: the action taken, whose kept bounds are the
                                 #   next root's (-1: none)
 

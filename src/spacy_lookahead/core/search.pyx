@@ -16,11 +16,17 @@ same paths, first in class order on ties):
   Once one first action has been searched, an action whose last step leads
   to a state s is skipped when the path's score plus the system's admissible
   bound of s's best action score (TransitionSystem.upper) cannot beat the
-  best root value found; an action with two steps below it, when its
-  child's best action score plus the system's bound for any grandchild
-  (TransitionSystem.upper_after, where the system has one; made of the
-  child's own group bounds where it groups sibling actions, so that the
-  child's search reuses them) cannot. The most promising first action (the
+  best root value found; an action with two steps below it, when no
+  action of its child, its score plus the system's bound of the best
+  action score after it, can (TransitionSystem.upper_after, where the
+  system has one; made of the child's own group bounds where it groups
+  sibling actions, so that the child's search reuses them). A group of
+  sibling actions is skipped at once where its bounds cannot; with action
+  families (TransitionSystem.upper_group_families), the bound of two steps
+  below a group is the largest one-step plus two-step bound along one
+  family of the child's action, not the two largest added: most of a
+  group's paths through its children's SHIFT score high at one step and
+  low at the next, or the other way round. The most promising first action (the
   best-scoring one) is searched first; before any search, a first root
   value comes from a path's own value: the greedy path from that action,
   and in decode() at depth >= 2 the rest of the previous decision's best
@@ -39,6 +45,7 @@ the values and paths of the other first actions that lose are not computed
 exactly (a pruned one has path length 0)."""
 from libc.math cimport INFINITY
 from libc.stdint cimport uint64_t
+from libc.string cimport memcmp, memcpy
 from cymem.cymem cimport Pool
 
 from .system cimport TransitionSystem
@@ -50,6 +57,9 @@ cdef class Workspace:
     def __init__(self, TransitionSystem system, int depth, size_t state_size=0):
         if depth < 0:
             raise ValueError(f"lookahead depth must be >= 0, got {depth}")
+        if not 0 <= system.n_action_families <= MAX_FAMILIES:
+            raise ValueError(f"{type(system).__name__} has {system.n_action_families} action "
+                             f"families; the search takes at most {MAX_FAMILIES}")
         self.mem = scratch_pool()  # (one thread's: core/scratch.pxd)
         self.system = system
         self.depth = depth
@@ -76,6 +86,9 @@ cdef class Workspace:
             (depth + 1) * max(1, system.n_sibling_groups) * 2, sizeof(double))
         self.group_known = <bint*>self.mem.alloc(
             (depth + 1) * max(1, system.n_sibling_groups) * 2, sizeof(bint))
+        cdef int NF = max(1, system.n_action_families)
+        self.family_bound = <double*>self.mem.alloc(
+            (depth + 1) * max(1, system.n_sibling_groups) * 2 * NF, sizeof(double))
         self.action_group = <int*>self.mem.alloc(levels * self.nr_class, sizeof(int))
         self.hint = <int*>self.mem.alloc(depth + 1, sizeof(int))
         cdef int T = self.nr_class
@@ -83,6 +96,8 @@ cdef class Workspace:
             T * max(1, system.n_sibling_groups) * 2, sizeof(double))
         self.kept_known = <bint*>self.mem.alloc(
             T * max(1, system.n_sibling_groups) * 2, sizeof(bint))
+        self.kept_family = <double*>self.mem.alloc(
+            T * max(1, system.n_sibling_groups) * 2 * NF, sizeof(double))
         self.level1_of = -1
         self.carry_from = -1
         self.step = -1
@@ -161,7 +176,6 @@ cdef uint64_t _losing_groups(Workspace ws, Weights W, int level, int d) noexcept
     cdef int* group = &ws.action_group[level * T]
     cdef uint64_t present = 0, losing = 0
     cdef double top[64]
-    cdef double far
     if not ((d == 1 or d == 2) and ws.pruning and 0 < G <= 64):
         return 0
     for a in range(T):
@@ -179,9 +193,8 @@ cdef uint64_t _losing_groups(Workspace ws, Weights W, int level, int d) noexcept
     for g in range(G):
         if not present >> g & 1:
             continue
-        # _action_value's test, in its order of bounds and sums
-        far = _group_bound(ws, W, level, g, 2) if d == 2 else 0.0
-        if _bound_loses(ws, level, top[g] + (_group_bound(ws, W, level, g, 1) + far)
+        # _action_value's test
+        if _bound_loses(ws, level, top[g] + _path_bound(ws, W, level, g)
                         if d == 2 else top[g] + _group_bound(ws, W, level, g, 1)):
             losing |= <uint64_t>1 << g
     return losing
@@ -217,9 +230,12 @@ cdef void _keep_child_bounds(Workspace ws, int a) noexcept nogil:
     got, kept for decode's next decision, whose root that child is where a
     is taken (_carry_bounds). None where a's child was not searched."""
     cdef int G2 = ws.system.n_sibling_groups * 2, k
+    cdef int NF = ws.system.n_action_families
     for k in range(G2):
         ws.kept_known[a * G2 + k] = ws.level1_of == a and ws.group_known[G2 + k]
         ws.kept_bound[a * G2 + k] = ws.group_bound[G2 + k]
+    if NF and ws.level1_of == a:
+        memcpy(&ws.kept_family[a * G2 * NF], &ws.family_bound[G2 * NF], G2 * NF * sizeof(double))
 
 
 # For tests (check_carried_bounds): _carry_bounds also computes each bound
@@ -242,7 +258,9 @@ cdef void _carry_bounds(Workspace ws, Weights W) noexcept nogil:
     """The root's group bounds that its search as the previous decision's
     child made (the same state and weights: the same values), if any."""
     global _carried_compared, _carried_differ
-    cdef int G2 = ws.system.n_sibling_groups * 2, k, a = ws.carry_from
+    cdef int G2 = ws.system.n_sibling_groups * 2, k, a = ws.carry_from, F
+    cdef int NF = ws.system.n_action_families
+    cdef double fresh[MAX_FAMILIES]
     ws.carry_from = -1
     if a < 0:
         return
@@ -250,10 +268,15 @@ cdef void _carry_bounds(Workspace ws, Weights W) noexcept nogil:
         if ws.kept_known[a * G2 + k]:
             ws.group_known[k] = True
             ws.group_bound[k] = ws.kept_bound[a * G2 + k]
+            for F in range(NF):
+                ws.family_bound[k * NF + F] = ws.kept_family[(a * G2 + k) * NF + F]
             if _check_carried:
                 _carried_compared += 1
-                if not _group_valid(ws, k // 2) or ws.system.upper_group(
-                        ws.state_at(0), k // 2, k % 2 + 1, W, ws.feats, ws.cache) != ws.group_bound[k]:
+                if not _group_valid(ws, k // 2) or ws.system.upper_group_families(
+                        ws.state_at(0), k // 2, k % 2 + 1, W, ws.feats, ws.cache,
+                        fresh) != ws.group_bound[k]:
+                    _carried_differ += 1
+                elif NF and memcmp(fresh, &ws.family_bound[k * NF], NF * sizeof(double)):
                     _carried_differ += 1
 
 
@@ -302,14 +325,98 @@ cdef double _children_bound(Workspace ws, Weights W, int level, double enough) n
     return best
 
 
+cdef double _children_path(Workspace ws, Weights W, int level, double enough,
+                           double* children) noexcept nogil:
+    """For the (expanded) state at `level`: a bound of its value two steps
+    down (an action's score plus the best action score of its child), the
+    largest over its valid actions of the action's score plus a bound of
+    its child's best (_children_bound's: per group of sibling actions, the
+    group's best score plus its one-step bound, kept for the state's
+    search), summed as _search sums them; children: the largest of those
+    bounds of a child (_children_bound's value). Both +inf as soon as the
+    first reaches `enough` (no use to the caller)."""
+    cdef int T = ws.nr_class, G = ws.system.n_sibling_groups, a, g
+    cdef const int* ok = &ws.valid[level * T]
+    cdef const double* row = &ws.scores[level * T]
+    cdef const void* state = ws.state_at(level)
+    cdef void* child
+    cdef uint64_t present = 0, seen = 0
+    cdef double top[64]
+    cdef double path = -INFINITY, bound, best = -INFINITY
+    if not G or G > 64 or level + 1 > ws.depth:
+        best = _best_valid_score(ws, level)
+        children[0] = ws.system.upper_after(state, W, ws.feats, ws.cache, enough - best)
+        return best + children[0]
+    for a in range(T):  # each group's best score
+        if ok[a]:
+            g = ws.system.sibling_group(state, a)
+            if g >= 0 and (not present >> g & 1 or row[a] > top[g]):
+                present |= <uint64_t>1 << g
+                top[g] = row[a]
+    children[0] = INFINITY
+    for a in range(T):
+        if not ok[a]:
+            continue
+        g = ws.system.sibling_group(state, a)
+        if g >= 0:
+            if seen & (<uint64_t>1 << g):
+                continue
+            seen |= <uint64_t>1 << g
+            bound = _group_bound(ws, W, level, g, 1)
+            if top[g] + bound > path:
+                path = top[g] + bound
+        else:
+            child = ws.state_at(level + 1)
+            ws.system.copy_state(child, state, ws.state_size)
+            ws.system.apply(child, a)
+            bound = 0.0 if ws.system.is_final(child) else ws.system.upper(child, W, ws.feats,
+                                                                           ws.cache)
+            if row[a] + bound > path:
+                path = row[a] + bound
+        if path >= enough:
+            return INFINITY
+        if bound > best:
+            best = bound
+    children[0] = best
+    return path
+
+
 cdef double _group_bound(Workspace ws, Weights W, int level, int g, int steps) noexcept nogil:
-    """upper_group of group g at the node at `level` (computed once per node)."""
+    """upper_group of group g at the node at `level` (computed once per node),
+    and where the system has action families, the same by family
+    (family_bound)."""
     cdef int k = (level * ws.system.n_sibling_groups + g) * 2 + steps - 1
+    cdef int NF = ws.system.n_action_families
     if not ws.group_known[k]:
-        ws.group_bound[k] = ws.system.upper_group(ws.state_at(level), g, steps, W, ws.feats,
-                                                  ws.cache)
+        if NF and ws.depth >= 2:  # (read by _path_bound and _siblings_path only)
+            ws.group_bound[k] = ws.system.upper_group_families(
+                ws.state_at(level), g, steps, W, ws.feats, ws.cache, &ws.family_bound[k * NF])
+        else:
+            ws.group_bound[k] = ws.system.upper_group(ws.state_at(level), g, steps, W,
+                                                      ws.feats, ws.cache)
         ws.group_known[k] = True
     return ws.group_bound[k]
+
+
+cdef double _path_bound(Workspace ws, Weights W, int level, int g) noexcept nogil:
+    """For every action a of group g at `level`: a bound of the value two
+    steps below a (a's child's action score plus the best action score of
+    the grandchild), summed as _search sums it: the two group bounds added
+    (steps 1 and 2), or with action families, the largest sum of the two
+    along one family of the child's action, which is tighter."""
+    cdef double near = _group_bound(ws, W, level, g, 1)
+    cdef double far = _group_bound(ws, W, level, g, 2)
+    cdef int NF = ws.system.n_action_families, F
+    cdef int k = (level * ws.system.n_sibling_groups + g) * 2
+    cdef const double* one = &ws.family_bound[k * NF]
+    cdef const double* two = &ws.family_bound[(k + 1) * NF]
+    cdef double best = -INFINITY
+    if not NF:
+        return near + far
+    for F in range(NF):
+        if one[F] > -INFINITY and one[F] + two[F] > best:
+            best = one[F] + two[F]
+    return INFINITY if best == -INFINITY else best
 
 
 cdef bint _expand(Workspace ws, Weights W, int level) noexcept nogil:
@@ -328,7 +435,7 @@ cdef double _action_value(Workspace ws, Weights W, int level, int a, int d, int*
     """The score of action a at `level` plus that of the best d actions after
     it; writes the path (a first) and its length. Under pruning, an action
     whose bound cannot beat the root's best gives -inf and length 0."""
-    cdef double v = ws.scores[level * ws.nr_class + a], far = INFINITY
+    cdef double v = ws.scores[level * ws.nr_class + a]
     cdef int sub_len = 0, g = -1
     cdef void* child
     path[0] = a
@@ -337,8 +444,7 @@ cdef double _action_value(Workspace ws, Weights W, int level, int a, int d, int*
         if g >= 0:
             # the bounds shared by a's siblings: its child's best score, and
             # two steps down, plus the grandchildren's
-            far = _group_bound(ws, W, level, g, 2) if d == 2 else 0.0
-            if _bound_loses(ws, level, v + (_group_bound(ws, W, level, g, 1) + far)
+            if _bound_loses(ws, level, v + _path_bound(ws, W, level, g)
                             if d == 2 else v + _group_bound(ws, W, level, g, 1)):
                 path_len[0] = 0
                 return -INFINITY
@@ -367,7 +473,7 @@ cdef double _action_value(Workspace ws, Weights W, int level, int a, int d, int*
             _expand(ws, W, level + 1)
             ws.children_known[level + 1] = False
             _forget_groups(ws, level + 1)
-            if _cannot_win_in_two(ws, W, level, v, child, far if g >= 0 else INFINITY):
+            if _cannot_win_in_two(ws, W, level, v, g):
                 path_len[0] = 0
                 return -INFINITY
             ws.prefix[level] = v
@@ -380,26 +486,55 @@ cdef double _action_value(Workspace ws, Weights W, int level, int a, int d, int*
     return v
 
 
-cdef bint _cannot_win_in_two(Workspace ws, Weights W, int level, double v,
-                             const void* child, double siblings_far) noexcept nogil:
-    """_cannot_win for an action with two more steps below it: the child (at
-    level + 1, expanded) is bounded by its best valid action score plus a
-    bound of the best action score of any of its children: first the one
-    its group of siblings shares (siblings_far, +inf: none), then its own
-    (_children_bound)."""
-    cdef double best = _best_valid_score(ws, level + 1)
+cdef bint _cannot_win_in_two(Workspace ws, Weights W, int level, double v, int g) noexcept nogil:
+    """_cannot_win for an action (of sibling group g, -1: none) with two
+    more steps below it: the child (at level + 1, expanded) is bounded by
+    its valid action scores, each plus a bound of its own child's best
+    action score: first the one the action's group of siblings shares
+    (_siblings_path), then the child's own (_children_path)."""
+    cdef double best = _best_valid_score(ws, level + 1), path
     if best == -INFINITY:
         return False  # stuck: let the search find its value (-inf)
-    if siblings_far < INFINITY and _bound_loses(ws, level, v + (best + siblings_far)):
+    if g >= 0 and _bound_loses(ws, level, v + _siblings_path(ws, W, level, g, best)):
         return True
-    # kept for the child's own search (_enter_node), which needs the same
-    # bound; the system may give up (+inf) once it cannot prune: enough is
-    # about where (any value is safe, it only saves time)
-    ws.children_bound[level + 1] = _children_bound(ws, W, level + 1, _headroom(ws, level, v + best))
-    if _bound_loses(ws, level, v + (best + ws.children_bound[level + 1])):
+    # the child's children_bound is kept for its own search (_enter_node),
+    # which needs the same; the bounds may stop (+inf) once they cannot
+    # prune: enough is about where (any value is safe, it only saves time)
+    path = _children_path(ws, W, level + 1, _headroom(ws, level, v),
+                          &ws.children_bound[level + 1])
+    if _bound_loses(ws, level, v + path):
         return True
     ws.children_known[level + 1] = True  # the child's search comes next
     return False
+
+
+cdef double _siblings_path(Workspace ws, Weights W, int level, int g, double best) noexcept nogil:
+    """A bound of the value below the child (at level + 1, expanded, best:
+    its best valid action score) of an action of group g at `level`: its
+    action's score plus the group's two-step bound (_group_bound steps 2),
+    by action family where the system has them (the best of each family
+    plus that family's bound)."""
+    cdef int T = ws.nr_class, NF = ws.system.n_action_families, b, F
+    cdef const double* row = &ws.scores[(level + 1) * T]
+    cdef const int* ok = &ws.valid[(level + 1) * T]
+    cdef double far = _group_bound(ws, W, level, g, 2)
+    cdef const double* two = &ws.family_bound[((level * ws.system.n_sibling_groups + g) * 2 + 1)
+                                              * NF]
+    cdef double top[MAX_FAMILIES]
+    cdef double bound = -INFINITY
+    if not NF:
+        return best + far
+    for F in range(NF):
+        top[F] = -INFINITY
+    for b in range(T):
+        if ok[b]:
+            F = ws.system.action_family(ws.state_at(level + 1), b)
+            if row[b] > top[F]:
+                top[F] = row[b]
+    for F in range(NF):
+        if top[F] > -INFINITY and top[F] + two[F] > bound:
+            bound = top[F] + two[F]
+    return bound
 
 
 cdef bint _cannot_win_scored(Workspace ws, int level, double v) noexcept nogil:

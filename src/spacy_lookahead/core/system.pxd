@@ -45,6 +45,12 @@ cdef class TransitionSystem:
     cdef int sibling_group(self, const void* state, int action) noexcept nogil
     cdef double upper_group(self, const void* state, int group, int steps, Weights W,
                             feat_t* feats, void* cache) noexcept nogil
+    # Families of a state's actions (< n_action_families) whose bounds
+    # upper_group_families gives apart; 0: none (only upper_group's)
+    cdef readonly int n_action_families
+    cdef int action_family(self, const void* state, int action) noexcept nogil
+    cdef double upper_group_families(self, const void* state, int group, int steps, Weights W,
+                                     feat_t* feats, void* cache, double* by_family) noexcept nogil
     cdef int oracle(self, const void* state) noexcept nogil
     cdef void emission(self, double* scores, const void* state, Weights W,
                        feat_t* feats) noexcept nogil

@@ -10,6 +10,7 @@ class TransitionSystem:
     first_order: Incomplete
     homogeneous: Incomplete
     max_feats: Incomplete
+    n_action_families: Incomplete
     n_sibling_groups: Incomplete
     nr_class: Incomplete
     state_size: Incomplete

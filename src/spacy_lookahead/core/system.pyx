@@ -88,6 +88,29 @@ cdef class TransitionSystem:
         search value is 0). +inf: no bound."""
         return INFINITY
 
+    cdef int action_family(self, const void* state, int action) noexcept nogil:
+        """The family (< n_action_families) of an action of the state."""
+        return 0
+
+    cdef double upper_group_families(self, const void* state, int group, int steps, Weights W,
+                                     feat_t* feats, void* cache, double* by_family) noexcept nogil:
+        """upper_group(), returned, and the same bound by family: by_family[F]
+        bounds, for every action a of the group, the best action score
+        `steps` actions below it on the paths whose action after a (its
+        child's action) is of family F (action_family at the child): -inf
+        where the child has no valid action of family F. Where the children
+        are final, by_family[F] is 0 for the family of no action (F = 0)
+        and -inf for the others; where they have no valid action (stuck),
+        +inf for every F. A path's value below a is then bounded by the
+        largest by_family[F] (steps 1) + by_family[F] (steps 2): tighter
+        than the two maxima added, as both steps go through the same child
+        action."""
+        cdef double bound = self.upper_group(state, group, steps, W, feats, cache)
+        cdef int F
+        for F in range(self.n_action_families):
+            by_family[F] = bound
+        return bound
+
     cdef int oracle(self, const void* state) noexcept nogil:
         """The gold action in this state, or -1 if the gold is unknown."""
         return -1

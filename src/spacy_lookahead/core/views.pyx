@@ -104,6 +104,40 @@ def group_bounds(TransitionSystem system, doc_input, history, Weights W, int ste
     return out
 
 
+def group_family_bounds(TransitionSystem system, doc_input, history, Weights W, int steps):
+    """{action: [its sibling group's upper_group_families bound of each
+    action family]} for the valid actions in a group at the state after
+    `history`, `steps` (1 or 2) actions below; {} where the system has no
+    action families."""
+    cdef Instance inst = system.instance(doc_input)
+    cdef const void* state = inst.after(history)
+    cdef Pool mem = Pool()
+    cdef feat_t* feats = <feat_t*>mem.alloc(max(1, system.max_feats), sizeof(feat_t))
+    cdef void* cache = mem.alloc(max(1, system.cache_size), 1)
+    cdef double* by_family = <double*>mem.alloc(max(1, system.n_action_families), sizeof(double))
+    out = {}
+    cdef int a, g
+    valid = numpy.zeros((system.nr_class,), dtype="int32")
+    cdef int[::1] vv = valid
+    if system.is_final(state) or not system.n_action_families:
+        return out
+    system.set_valid(&vv[0], state)
+    for a in range(system.nr_class):
+        if vv[a]:
+            g = system.sibling_group(state, a)
+            if g >= 0:
+                system.upper_group_families(state, g, steps, W, feats, cache, by_family)
+                out[a] = [by_family[k] for k in range(system.n_action_families)]
+    return out
+
+
+def action_families(TransitionSystem system, doc_input, history):
+    """[action_family of each action] at the state after `history`."""
+    cdef Instance inst = system.instance(doc_input)
+    cdef const void* state = inst.after(history)
+    return [system.action_family(state, a) for a in range(system.nr_class)]
+
+
 def update_weight(TransitionSystem system, doc_input, history, int gold, Weights W, int depth,
                   double margin, bint exhaustive=False):
     """UPDATEWEIGHT (Figure 3) at the state after `history`; 1 if it updated.

@@ -151,6 +151,7 @@ cdef class ArcStandardSystem(TransitionSystem):
             self.group_of[a] = 0 if a == 0 or a == self.shift_alt else 1 if a <= n_labels else 2
         self.bounds_two_steps = True
         self.n_sibling_groups = 3
+        self.n_action_families = 4 if joint else 3
         self.state_size = state_size_for(1)
 
     # the features' templates (no docstrings: stubgen reads a type from them)
@@ -335,42 +336,62 @@ cdef class ArcStandardSystem(TransitionSystem):
             return -1
         return 1 if action <= self.n_labels else 2
 
+    cdef int action_family(self, const void* state, int action) noexcept nogil:
+        """SHIFT (0), the LEFT-ARCs (1), the RIGHT-ARCs (2), SHIFT-ALT (3)."""
+        if action == 0:
+            return 0
+        if action == self.shift_alt:
+            return 3
+        return 1 if action <= self.n_labels else 2
+
     cdef double upper_group(self, const void* state, int group, int steps, Weights W,
                             feat_t* buf, void* cache) noexcept nogil:
+        cdef double by_family[4]
+        return self.upper_group_families(state, group, steps, W, buf, cache, by_family)
+
+    cdef double upper_group_families(self, const void* state, int group, int steps, Weights W,
+                                     feat_t* buf, void* cache, double* by_family) noexcept nogil:
         """For every action of the group (every label of one arc direction):
         steps 1, a bound of its child's best action score (the siblings'
         shared structure plus each label feature's largest weight over the
-        labels); steps 2, the same over the grandchildren, by family over
-        the labels of both arcs."""
+        labels), by the family of the child's action; steps 2, the same
+        over the grandchildren, by family over the labels of both arcs (a
+        family of the child's actions each)."""
         cdef const ParseStateC* s = <const ParseStateC*>state
-        cdef int L = self.n_labels
+        cdef int L = self.n_labels, F
         cdef int first = 1 if group == 1 else 1 + L
         cdef void* child = self._scratch_state(cache)
         cdef int* valid = self._scratch_valid(cache)
-        cdef double far = -INFINITY, bound
+        cdef double far = -INFINITY
+        for F in range(self.n_action_families):
+            by_family[F] = -INFINITY
         if steps == 1:
-            return self.family_bound(s, W, buf, cache, first, True, -1, False)
+            return self.family_bound(s, W, buf, cache, first, True, -1, False, by_family)
         if steps > 2:
+            for F in range(self.n_action_families):
+                by_family[F] = INFINITY
             return INFINITY
         self.copy_state(child, state, 0)
         self.apply(child, first)
         if self.is_final(child):
+            by_family[0] = 0.0
             return 0.0
         self.set_valid(valid, child)
         if valid[0]:
-            far = self.family_bound(s, W, buf, cache, first, True, 0, False)
+            by_family[0] = self.family_bound(s, W, buf, cache, first, True, 0, False)
         if self.joint and valid[self.shift_alt]:
-            bound = self.family_bound(s, W, buf, cache, first, True, self.shift_alt, False)
-            if bound > far:
-                far = bound
+            by_family[3] = self.family_bound(s, W, buf, cache, first, True, self.shift_alt, False)
         if valid[1]:
-            bound = self.family_bound(s, W, buf, cache, first, True, 1, True)
-            if bound > far:
-                far = bound
-            bound = self.family_bound(s, W, buf, cache, first, True, 1 + L, True)
-            if bound > far:
-                far = bound
-        return INFINITY if far == -INFINITY else far  # -inf: stuck, nothing to bound
+            by_family[1] = self.family_bound(s, W, buf, cache, first, True, 1, True)
+            by_family[2] = self.family_bound(s, W, buf, cache, first, True, 1 + L, True)
+        for F in range(self.n_action_families):
+            if by_family[F] > far:
+                far = by_family[F]
+        if far == -INFINITY:  # stuck: nothing to bound
+            for F in range(self.n_action_families):
+                by_family[F] = INFINITY
+            return INFINITY
+        return far
 
     cdef void* _scratch_state(self, void* cache) noexcept nogil:
         return <char*>cache + self._label_max_offset() + LABEL_MAX_SLOTS * sizeof(LabelMaxC)
@@ -407,7 +428,8 @@ cdef class ArcStandardSystem(TransitionSystem):
             self.apply(child, second + m)
 
     cdef double family_bound(self, const ParseStateC* s, Weights W, feat_t* buf, void* cache,
-                             int first, bint labels1, int second, bint labels2) noexcept nogil:
+                             int first, bint labels1, int second, bint labels2,
+                             double* by_family=NULL) noexcept nogil:
         """A bound of the best action score of every state reached from s by
         action first (+ l for every label l if labels1), then action second
         (+ m for every m if labels2; none if second < 0): they share their
@@ -417,7 +439,8 @@ cdef class ArcStandardSystem(TransitionSystem):
         largest weight in the class's group over the labels it reads (cached
         per feature family), summed as score() sums them (dot_bounded); the
         largest over the valid classes. 0 if those states are final (search
-        value 0)."""
+        value 0). by_family (if given): the same bound by the family of the
+        class (action_family), as upper_group_families gives it."""
         cdef feat_t k00[MAX_LABEL_FEATS]
         cdef feat_t k10, k01
         cdef uint64_t v00[MAX_GROUP_ATOMS]
@@ -433,6 +456,8 @@ cdef class ArcStandardSystem(TransitionSystem):
         cdef bint vary1 = labels1 and self.n_labels > 1, vary2 = labels2 and self.n_labels > 1
         self._apply_pair(child, s, first, 0, second, 0)
         if self.is_final(child):
+            if by_family != NULL:
+                by_family[0] = 0.0
             return 0.0
         self.set_valid(valid, child)  # (the same for every label: validity reads no label)
         memcpy(row, self.structure_scores(<const ParseStateC*>child, W, buf, cache),
@@ -468,7 +493,23 @@ cdef class ArcStandardSystem(TransitionSystem):
                 self.family_max(&m[i * N_GROUPS], s, W, cache, first, dep1, second, dep2, i,
                                 k00[i], k10 if dep1 else k01, k01 if dep1 and dep2 else 0)
         W.dot_bounded(row, self.nr_class, k00, n, varies, m, self.group_of, N_GROUPS)
+        if by_family != NULL:
+            self._best_by_family(row, valid, by_family)
         return self._best_valid(row, valid)
+
+    cdef void _best_by_family(self, const double* row, const int* valid,
+                              double* by_family) noexcept nogil:
+        """_best_valid by action family (action_family): -inf for a family
+        with no valid action; where none is valid, +inf for every family."""
+        cdef int L = self.n_labels, F
+        by_family[0] = row[0] if valid[0] else -INFINITY
+        by_family[1] = la_max(&row[1], L, -INFINITY) if valid[1] else -INFINITY
+        by_family[2] = la_max(&row[1 + L], L, -INFINITY) if valid[1] else -INFINITY
+        if self.joint:
+            by_family[3] = row[self.shift_alt] if valid[self.shift_alt] else -INFINITY
+        if not (valid[0] or valid[1] or (self.joint and valid[self.shift_alt])):
+            for F in range(self.n_action_families):
+                by_family[F] = INFINITY
 
     cdef void family_max(self, double* out, const ParseStateC* s, Weights W, void* cache,
                          int first, bint dep1, int second, bint dep2, int position,
