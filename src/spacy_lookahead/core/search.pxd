@@ -82,6 +82,8 @@ cdef class Workspace:
     cdef bint* group_known      # the same: group_bound is computed
     cdef double* family_bound   # [((level * groups + g) * 2 + steps - 1) * families + F]:
                                 #   group_bound by action family (upper_group_families)
+    cdef double* path_bound     # [level * groups + g]: _path_bound there
+    cdef bint* path_known       # the same: path_bound is computed
     cdef int* action_group      # [level * nr_class + a]: a's sibling group (_losing_groups)
     cdef double root_best       # the best root value so far (handicap applied)
     cdef int root_best_a        # its first action

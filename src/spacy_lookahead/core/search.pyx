@@ -89,6 +89,10 @@ cdef class Workspace:
         cdef int NF = max(1, system.n_action_families)
         self.family_bound = <double*>self.mem.alloc(
             (depth + 1) * max(1, system.n_sibling_groups) * 2 * NF, sizeof(double))
+        self.path_bound = <double*>self.mem.alloc(
+            (depth + 1) * max(1, system.n_sibling_groups), sizeof(double))
+        self.path_known = <bint*>self.mem.alloc(
+            (depth + 1) * max(1, system.n_sibling_groups), sizeof(bint))
         self.action_group = <int*>self.mem.alloc(levels * self.nr_class, sizeof(int))
         self.hint = <int*>self.mem.alloc(depth + 1, sizeof(int))
         cdef int T = self.nr_class
@@ -221,6 +225,8 @@ cdef inline void _forget_groups(Workspace ws, int level) noexcept nogil:
     cdef int k
     for k in range(ws.system.n_sibling_groups * 2):
         ws.group_known[level * ws.system.n_sibling_groups * 2 + k] = False
+    for k in range(ws.system.n_sibling_groups):
+        ws.path_known[level * ws.system.n_sibling_groups + k] = False
     if level == 1:
         ws.level1_of = ws.cur_first  # (the child of the root action being searched)
 
@@ -325,16 +331,20 @@ cdef double _children_bound(Workspace ws, Weights W, int level, double enough) n
     return best
 
 
-cdef double _children_path(Workspace ws, Weights W, int level, double enough,
+cdef double _children_path(Workspace ws, Weights W, int level, double best, double enough,
                            double* children) noexcept nogil:
-    """For the (expanded) state at `level`: a bound of its value two steps
+    """For the (expanded) state at `level` (best: its best valid action
+    score): a bound of its value two steps
     down (an action's score plus the best action score of its child), the
     largest over its valid actions of the action's score plus a bound of
     its child's best (_children_bound's: per group of sibling actions, the
     group's best score plus its one-step bound, kept for the state's
     search), summed as _search sums them; children: the largest of those
     bounds of a child (_children_bound's value). Both +inf as soon as the
-    first reaches `enough` (no use to the caller)."""
+    first reaches `enough` (no use to the caller). A system without action
+    families (whose children's bounds do not differ by the action taken:
+    the taggers') gets the state's best score plus children, which costs
+    one pass over its actions less."""
     cdef int T = ws.nr_class, G = ws.system.n_sibling_groups, a, g
     cdef const int* ok = &ws.valid[level * T]
     cdef const double* row = &ws.scores[level * T]
@@ -342,10 +352,9 @@ cdef double _children_path(Workspace ws, Weights W, int level, double enough,
     cdef void* child
     cdef uint64_t present = 0, seen = 0
     cdef double top[64]
-    cdef double path = -INFINITY, bound, best = -INFINITY
-    if not G or G > 64 or level + 1 > ws.depth:
-        best = _best_valid_score(ws, level)
-        children[0] = ws.system.upper_after(state, W, ws.feats, ws.cache, enough - best)
+    cdef double path = -INFINITY, bound, largest = -INFINITY
+    if not ws.system.n_action_families or G > 64 or level + 1 > ws.depth:
+        children[0] = _children_bound(ws, W, level, enough - best)
         return best + children[0]
     for a in range(T):  # each group's best score
         if ok[a]:
@@ -375,9 +384,9 @@ cdef double _children_path(Workspace ws, Weights W, int level, double enough,
                 path = row[a] + bound
         if path >= enough:
             return INFINITY
-        if bound > best:
-            best = bound
-    children[0] = best
+        if bound > largest:
+            largest = bound
+    children[0] = largest
     return path
 
 
@@ -386,8 +395,9 @@ cdef double _group_bound(Workspace ws, Weights W, int level, int g, int steps) n
     and where the system has action families, the same by family
     (family_bound)."""
     cdef int k = (level * ws.system.n_sibling_groups + g) * 2 + steps - 1
-    cdef int NF = ws.system.n_action_families
+    cdef int NF
     if not ws.group_known[k]:
+        NF = ws.system.n_action_families
         if NF and ws.depth >= 2:  # (read by _path_bound and _siblings_path only)
             ws.group_bound[k] = ws.system.upper_group_families(
                 ws.state_at(level), g, steps, W, ws.feats, ws.cache, &ws.family_bound[k * NF])
@@ -403,20 +413,31 @@ cdef double _path_bound(Workspace ws, Weights W, int level, int g) noexcept nogi
     steps below a (a's child's action score plus the best action score of
     the grandchild), summed as _search sums it: the two group bounds added
     (steps 1 and 2), or with action families, the largest sum of the two
-    along one family of the child's action, which is tighter."""
-    cdef double near = _group_bound(ws, W, level, g, 1)
-    cdef double far = _group_bound(ws, W, level, g, 2)
-    cdef int NF = ws.system.n_action_families, F
-    cdef int k = (level * ws.system.n_sibling_groups + g) * 2
-    cdef const double* one = &ws.family_bound[k * NF]
-    cdef const double* two = &ws.family_bound[(k + 1) * NF]
-    cdef double best = -INFINITY
+    along one family of the child's action, which is tighter (computed
+    once per node, as its bounds are)."""
+    cdef int G = ws.system.n_sibling_groups, NF, F, k
+    cdef const double* one
+    cdef const double* two
+    cdef double near, far, best = -INFINITY
+    if ws.path_known[level * G + g]:
+        return ws.path_bound[level * G + g]
+    near = _group_bound(ws, W, level, g, 1)
+    far = _group_bound(ws, W, level, g, 2)
+    NF = ws.system.n_action_families
     if not NF:
-        return near + far
-    for F in range(NF):
-        if one[F] > -INFINITY and one[F] + two[F] > best:
-            best = one[F] + two[F]
-    return INFINITY if best == -INFINITY else best
+        best = near + far
+    else:
+        k = (level * G + g) * 2
+        one = &ws.family_bound[k * NF]
+        two = &ws.family_bound[(k + 1) * NF]
+        for F in range(NF):
+            if one[F] > -INFINITY and one[F] + two[F] > best:
+                best = one[F] + two[F]
+        if best == -INFINITY:
+            best = INFINITY
+    ws.path_bound[level * G + g] = best
+    ws.path_known[level * G + g] = True
+    return best
 
 
 cdef bint _expand(Workspace ws, Weights W, int level) noexcept nogil:
@@ -500,7 +521,7 @@ cdef bint _cannot_win_in_two(Workspace ws, Weights W, int level, double v, int g
     # the child's children_bound is kept for its own search (_enter_node),
     # which needs the same; the bounds may stop (+inf) once they cannot
     # prune: enough is about where (any value is safe, it only saves time)
-    path = _children_path(ws, W, level + 1, _headroom(ws, level, v),
+    path = _children_path(ws, W, level + 1, best, _headroom(ws, level, v),
                           &ws.children_bound[level + 1])
     if _bound_loses(ws, level, v + path):
         return True
