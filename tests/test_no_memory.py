@@ -123,3 +123,17 @@ def test_lattice_out_of_memory_raises(factored):
         run(lambda: job.run_on(2))
     """)
     assert "MemoryError: no memory left for a doc's lattice" in out
+
+
+def test_spans_of_labels_out_of_memory_raise():
+    """The spans of a label sequence (id_spans, also on the C threads of the
+    span probabilities and in write_spans): a MemoryError naming the labels,
+    never the first spans only."""
+    out = run_capped("""
+        from spacy_lookahead.systems.span_ids import ids_to_spans
+        ids = numpy.zeros(16_000_000, dtype="int32")  # U-X at every token: a span each
+        cap(160)  # (the spans need 192 MB)
+        run(lambda: print(len(ids_to_spans(ids, numpy.array([4], dtype="int8"),
+                                           numpy.array([0], dtype="int32")))))
+    """)
+    assert "MemoryError: no memory left for the spans of 16000000 labels" in out

@@ -625,6 +625,7 @@ def write_spans(docs, outputs, kinds, types, hashes, str key=None, starts=None, 
     cdef Doc doc
     cdef int d = 0, i, j, bad_doc = n_docs, bad_id = 0, bad_type = 0
     cdef bint id_error = False
+    cdef int lost = -1  # the doc whose spans found no memory
     ids.resize(n_docs)
     tokens.resize(n_docs)
     lengths.resize(n_docs)
@@ -652,8 +653,10 @@ def write_spans(docs, outputs, kinds, types, hashes, str key=None, starts=None, 
                     break
             if bad_doc < n_docs:
                 break
-            if lengths[d]:
-                id_spans(ids[d], lengths[d], &kind[0], &typ[0], n_actions, &found)
+            if lengths[d] and id_spans(ids[d], lengths[d], &kind[0], &typ[0], n_actions,
+                                       &found) != 0:
+                lost = d
+                break
             for k in range(0, found.size(), 3):
                 if found[k + 2] < 0 or found[k + 2] >= n_types:
                     bad_doc, bad_type = d, found[k + 2]
@@ -673,6 +676,10 @@ def write_spans(docs, outputs, kinds, types, hashes, str key=None, starts=None, 
                     spans.push_back(_span(tokens[d], found[k], found[k + 1], h[found[k + 2]]))
             ends.push_back(spans.size())
     add_since(t0)
+    if lost >= 0:
+        raise MemoryError(f"write_spans: no memory left for the spans of doc {lost} of the batch "
+                          f"({lengths[lost]} tokens): free memory, or annotate fewer or shorter "
+                          "docs at once")
     if not ents:
         _set_groups(docs, key, spans, ends, scores, score_starts)
     if id_error:

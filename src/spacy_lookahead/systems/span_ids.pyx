@@ -9,7 +9,7 @@ import numpy
 
 from ..core import marginals as _marginals
 from ..core.marginals cimport DocPass, Lattice, LatticeThread, Transitions
-from ..core.nothrow cimport la_resize
+from ..core.nothrow cimport la_assign, la_push, la_resize
 from ..core.weights cimport Weights
 
 cdef enum:
@@ -30,13 +30,19 @@ def ids_to_spans(ids, kinds, types):
     cdef const int[::1] typ = numpy.ascontiguousarray(types, dtype="int32")
     cdef vector[int] found
     cdef size_t j
-    if seq.shape[0]:
-        id_spans(&seq[0], seq.shape[0], &kind[0], &typ[0], kind.shape[0], &found)
+    if seq.shape[0] and id_spans(&seq[0], seq.shape[0], &kind[0], &typ[0], kind.shape[0],
+                                 &found) != 0:
+        raise _no_memory(seq.shape[0])
     return [(found[j], found[j + 1], found[j + 2]) for j in range(0, found.size(), 3)]
 
 
-cdef void id_spans(const int* seq, int n, const signed char* kind, const int* typ, int n_actions,
-                   vector[int]* out) noexcept nogil:
+def _no_memory(n):
+    return MemoryError(f"no memory left for the spans of {n} labels: free memory, or "
+                       "split the doc")
+
+
+cdef int id_spans(const int* seq, int n, const signed char* kind, const int* typ, int n_actions,
+                  vector[int]* out) noexcept nogil:
     cdef int i, a, k, t, start = -1, open_type = -1, prev_kind = O
     for i in range(n):
         a = seq[i] if seq[i] >= 0 else n_actions + seq[i]
@@ -47,17 +53,22 @@ cdef void id_spans(const int* seq, int n, const signed char* kind, const int* ty
             prev_kind = k
             continue  # continues the open span
         if start >= 0:
-            out.push_back(start)
-            out.push_back(i)
-            out.push_back(open_type)
+            if _push_span(out, start, i, open_type) != 0:
+                return -1
             start = -1
         if k != O:
             start, open_type = i, t
         prev_kind = k
     if start >= 0:
-        out.push_back(start)
-        out.push_back(n)
-        out.push_back(open_type)
+        return _push_span(out, start, n, open_type)
+    return 0
+
+
+cdef inline int _push_span(vector[int]* out, int start, int end, int typ) noexcept nogil:
+    """Append a (start, end, type) triple; -1 where no memory was left."""
+    if la_push(out[0], start) != 0 or la_push(out[0], end) != 0 or la_push(out[0], typ) != 0:
+        return -1
+    return 0
 
 
 def span_scores(Lattice lattice, best, kinds, types, parts, closed, bint biluo, bint rtl):
@@ -72,8 +83,9 @@ def span_scores(Lattice lattice, best, kinds, types, parts, closed, bint biluo, 
     cdef const signed char[::1] kind = numpy.ascontiguousarray(kinds, dtype="int8")
     cdef const int[::1] typ = numpy.ascontiguousarray(types, dtype="int32")
     cdef vector[int] spans
-    if seq.shape[0]:
-        id_spans(&seq[0], seq.shape[0], &kind[0], &typ[0], kind.shape[0], &spans)
+    if seq.shape[0] and id_spans(&seq[0], seq.shape[0], &kind[0], &typ[0], kind.shape[0],
+                                 &spans) != 0:
+        raise _no_memory(seq.shape[0])
     out = numpy.zeros((spans.size() // 3,), dtype="float32")
     if not spans.size():
         return out
@@ -110,22 +122,27 @@ def kept_spans(labels, starts, kept, counts, kinds, types):
     cdef vector[int64_t] span_starts
     cdef vector[unsigned char] holds
     cdef size_t x, y, first
+    cdef int lost = -1  # the doc whose spans found no memory
     span_starts.push_back(0)
     with nogil:
         for i in range(n_docs):  # every doc's best's spans: the output's size
             n = <int>(sv[i + 1] - sv[i])
-            if n:
-                id_spans(&best[sv[i]], n, &kind[0], &typ[0], kind.shape[0], &spans)
-            span_starts.push_back(spans.size() // 3)
-        holds.assign(<size_t>keep * (spans.size() // 3), 0)
-        for i in range(n_docs):
+            if n and id_spans(&best[sv[i]], n, &kind[0], &typ[0], kind.shape[0], &spans) != 0 \
+                    or la_push(span_starts, <int64_t>(spans.size() // 3)) != 0:
+                lost = i
+                break
+        if lost < 0 and la_assign(holds, <size_t>keep * (spans.size() // 3), 0) != 0:
+            lost = n_docs - 1
+        for i in range(n_docs if lost < 0 else 0):
             n = <int>(sv[i + 1] - sv[i])
             first = <size_t>span_starts[i]
             if not n or <size_t>span_starts[i + 1] == first:
                 continue
             for j in range(min(nv[i], keep)):
                 other.clear()
-                id_spans(&kv[j, sv[i]], n, &kind[0], &typ[0], kind.shape[0], &other)
+                if id_spans(&kv[j, sv[i]], n, &kind[0], &typ[0], kind.shape[0], &other) != 0:
+                    lost = i
+                    break
                 y = 0  # both in order of their starts (a token starts one span at most)
                 for x in range(first, <size_t>span_starts[i + 1]):
                     while y < other.size() and other[y] < spans[3 * x]:
@@ -134,6 +151,10 @@ def kept_spans(labels, starts, kept, counts, kinds, types):
                             and other[y + 1] == spans[3 * x + 1]
                             and other[y + 2] == spans[3 * x + 2]):
                         holds[j * (spans.size() // 3) + x] = 1
+            if lost >= 0:
+                break
+    if lost >= 0:
+        raise _no_memory(sv[lost + 1] - sv[lost])
     cdef size_t n_spans = spans.size() // 3
     spans_np = numpy.zeros((n_spans, 3), dtype="int32")
     if n_spans:
@@ -160,10 +181,12 @@ cdef class _SpanParts:
         self.cv = numpy.ascontiguousarray(closed, dtype="uint8")
         self.biluo = biluo
 
-    cdef void spans(self, const int* labels, int n, vector[int]* out) noexcept nogil:
+    cdef int spans(self, const int* labels, int n, vector[int]* out) noexcept nogil:
+        """-1 where no memory was left (out then partly written)."""
         out.clear()
         if n:
-            id_spans(labels, n, &self.kind[0], &self.typ[0], self.kind.shape[0], out)
+            return id_spans(labels, n, &self.kind[0], &self.typ[0], self.kind.shape[0], out)
+        return 0
 
     cdef int scores(self, Lattice lattice, int n, vector[int]& spans, bint rtl,
                     vector[int]& lab, float* out) noexcept nogil:
@@ -235,7 +258,9 @@ cdef class SpanScores(DocPass):
             labels = th.labels.data()
         else:
             labels = &self.given[first] if n else NULL
-        self.parts.spans(labels, n, &th.spans)
+        if self.parts.spans(labels, n, &th.spans) != 0:
+            self.lost(i)
+            return
         self.counts_v[i] = th.spans.size() // 3
         if not th.spans.size():  # (no lattice)
             return
@@ -376,7 +401,9 @@ cdef class BestParts(DocPass):
                     self.probs_v[at + t], self.probs_v[at + T - 1 - t] = \
                         self.probs_v[at + T - 1 - t], self.probs_v[at + t]
         if self.parts is not None:
-            self.parts.spans(labels, T, &th.spans)
+            if self.parts.spans(labels, T, &th.spans) != 0:
+                self.lost(i)
+                return
             self.counts_v[i] = th.spans.size() // 3
             if th.spans.size() and self.parts.scores(th.lattice, T, th.spans, self.reverse,
                                                      th.lab, &self.scores_v[at]) != 0:
