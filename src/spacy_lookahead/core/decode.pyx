@@ -301,7 +301,7 @@ cdef class DocsRun(CRun):
     cdef void run(self) noexcept nogil:
         """The docs not yet taken, one at a time, until none is left (or a
         thread met a doc with no valid output, or no memory for its A*
-        search)."""
+        search or its `then` pass)."""
         cdef int i, j, kj, n_kept, k = 0, n = self.docs.n_docs, keep = self.keep
         cdef int64_t stride = self.stride
         cdef const int64_t* offsets = self.offsets
@@ -349,6 +349,9 @@ cdef class DocsRun(CRun):
             self.docs.output(i, actions, k, &self.ov[offsets[i]], stride, state)
             if self.lattice is not None:
                 self.then.doc(self.lattice, i, actions, k)
+                if la_load(&self.then.no_memory) < n:  # (finish raises it: the rest is lost)
+                    la_store(stop, 1)
+                    break
             if self.chain is not None:  # the n best, as nbest() gives them
                 for j in range(self.found.k):
                     self.docs.output(i, &self.found.paths[j * self.found.T],
