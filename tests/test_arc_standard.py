@@ -503,6 +503,22 @@ def test_label_sets_that_differ_in_label_0_get_their_own_bounds(labels):
             assert_fast_search_agrees(system, doc, history, W, depth, rng)
 
 
+def bound_weights(system, doc, rng, gaussian):
+    """Weights for the bounds' tests, ticked: gaussian on every class of the
+    features of 5 actions from the start (reachable_weights), or small
+    integers on one action only (the bounds are exact where they should be)."""
+    if gaussian:
+        W = reachable_weights(system, doc, rng, 5)
+    else:
+        W = Weights()
+        for history in valid_sequences(system, doc, [], 5):
+            for f in views.features(system, doc, history):
+                if W.get(int(f), 2) == 0.0:
+                    W.add(int(f), 2, float(rng.randint(0, 3)))
+    W.tick()
+    return W
+
+
 @pytest.mark.parametrize("rich", [False, True, "templates", "state"])
 @pytest.mark.parametrize("seed", range(6))
 def test_bounds_dominate_what_they_bound(seed, rich):
@@ -514,15 +530,7 @@ def test_bounds_dominate_what_they_bound(seed, rich):
     rng = random.Random(seed)
     system = variant_system(3, rich)
     doc = atoms_of(WORDS[:5], TAGS[:5])
-    if seed % 2:
-        W = reachable_weights(system, doc, rng, 5)
-    else:  # on one action only: the bounds are exact where they should be
-        W = Weights()
-        for history in valid_sequences(system, doc, [], 5):
-            for f in views.features(system, doc, history):
-                if W.get(int(f), 2) == 0.0:
-                    W.add(int(f), 2, float(rng.randint(0, 3)))
-    W.tick()
+    W = bound_weights(system, doc, rng, seed % 2)
     for table in (W, W.average()):
         for history in valid_sequences(system, doc, [], 3):
             valid, final = views.valid_actions(system, doc, history)
@@ -558,15 +566,7 @@ def test_group_bounds_by_action_family_bound_each_family(seed, rich):
     joint = rich == "joint"
     system = variant_system(3, True if joint else rich, alternatives=joint, joint=joint)
     doc = joint_doc(5) if joint else atoms_of(WORDS[:5], TAGS[:5])
-    if seed % 2:
-        W = reachable_weights(system, doc, rng, 5)
-    else:
-        W = Weights()
-        for history in valid_sequences(system, doc, [], 5):
-            for f in views.features(system, doc, history):
-                if W.get(int(f), 2) == 0.0:
-                    W.add(int(f), 2, float(rng.randint(0, 3)))
-    W.tick()
+    W = bound_weights(system, doc, rng, seed % 2)
     NF = system.n_action_families
     assert NF == (4 if joint else 3)
     checked = 0

@@ -301,29 +301,16 @@ cdef double _children_bound(Workspace ws, Weights W, int level, double enough) n
     actions, the node's own one-step group bounds (then shared with its
     search) and upper() of each other valid child, in a scratch state one
     level down. +inf as soon as it reaches `enough` (no use to the caller)."""
-    cdef int T = ws.nr_class, a, g
-    cdef const int* ok = &ws.valid[level * T]
-    cdef const void* state = ws.state_at(level)
-    cdef void* child
+    cdef int a, g
     cdef uint64_t seen = 0
     cdef double best = -INFINITY, bound
     if not ws.system.n_sibling_groups or ws.system.n_sibling_groups > 64 or level + 1 > ws.depth:
-        return ws.system.upper_after(state, W, ws.feats, ws.cache, enough)
-    for a in range(T):
-        if not ok[a]:
+        return ws.system.upper_after(ws.state_at(level), W, ws.feats, ws.cache, enough)
+    for a in range(ws.nr_class):
+        g = _group_once(ws, level, a, &seen)
+        if g == -2:
             continue
-        g = ws.system.sibling_group(state, a)
-        if g >= 0:
-            if seen & (<uint64_t>1 << g):
-                continue
-            seen |= <uint64_t>1 << g
-            bound = _group_bound(ws, W, level, g, 1)
-        else:
-            child = ws.state_at(level + 1)
-            ws.system.copy_state(child, state, ws.state_size)
-            ws.system.apply(child, a)
-            bound = 0.0 if ws.system.is_final(child) else ws.system.upper(child, W, ws.feats,
-                                                                           ws.cache)
+        bound = _child_bound(ws, W, level, a, g)
         if bound > best:
             best = bound
             if best >= enough:
@@ -331,15 +318,44 @@ cdef double _children_bound(Workspace ws, Weights W, int level, double enough) n
     return best
 
 
+cdef inline int _group_once(Workspace ws, int level, int a, uint64_t* seen) noexcept nogil:
+    """Action a's sibling group at `level` (-1: none), or -2 where a is not
+    valid or its group was met before (in seen, which this marks): each
+    child's bound is then taken once."""
+    cdef int g
+    if not ws.valid[level * ws.nr_class + a]:
+        return -2
+    g = ws.system.sibling_group(ws.state_at(level), a)
+    if g >= 0:
+        if seen[0] & (<uint64_t>1 << g):
+            return -2
+        seen[0] |= <uint64_t>1 << g
+    return g
+
+
+cdef inline double _child_bound(Workspace ws, Weights W, int level, int a, int g) noexcept nogil:
+    """A bound of the best action score of the child of action a (of sibling
+    group g, -1: none) of the expanded state at `level`: the group's one-step
+    bound, else upper() of the child, in a scratch state one level down (0
+    where it is final: its search value)."""
+    cdef void* child
+    if g >= 0:
+        return _group_bound(ws, W, level, g, 1)
+    child = ws.state_at(level + 1)
+    ws.system.copy_state(child, ws.state_at(level), ws.state_size)
+    ws.system.apply(child, a)
+    return 0.0 if ws.system.is_final(child) else ws.system.upper(child, W, ws.feats, ws.cache)
+
+
 cdef double _children_path(Workspace ws, Weights W, int level, double best, double enough,
                            double* children) noexcept nogil:
     """For the (expanded) state at `level` (best: its best valid action
-    score): a bound of its value two steps
-    down (an action's score plus the best action score of its child), the
-    largest over its valid actions of the action's score plus a bound of
-    its child's best (_children_bound's: per group of sibling actions, the
-    group's best score plus its one-step bound, kept for the state's
-    search), summed as _search sums them; children: the largest of those
+    score): a bound of its value two steps down (an action's score plus
+    the best action score of its child), the largest over its valid
+    actions of the action's score plus a bound of its child's best
+    (_child_bound: per group of sibling actions, the group's best score
+    plus its one-step bound, kept for the state's search), summed as
+    _search sums them; children: the largest of those
     bounds of a child (_children_bound's value). Both +inf as soon as the
     first reaches `enough` (no use to the caller). A system without action
     families (whose children's bounds do not differ by the action taken:
@@ -349,7 +365,6 @@ cdef double _children_path(Workspace ws, Weights W, int level, double best, doub
     cdef const int* ok = &ws.valid[level * T]
     cdef const double* row = &ws.scores[level * T]
     cdef const void* state = ws.state_at(level)
-    cdef void* child
     cdef uint64_t present = 0, seen = 0
     cdef double top[64]
     cdef double path = -INFINITY, bound, largest = -INFINITY
@@ -364,24 +379,12 @@ cdef double _children_path(Workspace ws, Weights W, int level, double best, doub
                 top[g] = row[a]
     children[0] = INFINITY
     for a in range(T):
-        if not ok[a]:
+        g = _group_once(ws, level, a, &seen)
+        if g == -2:
             continue
-        g = ws.system.sibling_group(state, a)
-        if g >= 0:
-            if seen & (<uint64_t>1 << g):
-                continue
-            seen |= <uint64_t>1 << g
-            bound = _group_bound(ws, W, level, g, 1)
-            if top[g] + bound > path:
-                path = top[g] + bound
-        else:
-            child = ws.state_at(level + 1)
-            ws.system.copy_state(child, state, ws.state_size)
-            ws.system.apply(child, a)
-            bound = 0.0 if ws.system.is_final(child) else ws.system.upper(child, W, ws.feats,
-                                                                           ws.cache)
-            if row[a] + bound > path:
-                path = row[a] + bound
+        bound = _child_bound(ws, W, level, a, g)
+        if (top[g] if g >= 0 else row[a]) + bound > path:
+            path = (top[g] if g >= 0 else row[a]) + bound
         if path >= enough:
             return INFINITY
         if bound > largest:
