@@ -367,15 +367,22 @@ def test_branch_and_bound_is_the_exhaustive_search(seed, rich):
             assert fast[1][rival] == ref[1][rival] and fast[2][rival] == ref[2][rival]
 
 
-def decode_case(seed, weights):
+def decode_case(seed, weights, joint=False):
     """A system, a doc of 5-10 words and weights on the features of random
     derivations: small integers (many ties), or gaussian on about half the
     classes of each feature, of every feature or of the label features
-    alone (structure scores 0: the bounds are near the values)."""
+    alone (structure scores 0: the bounds are near the values). joint: with
+    SHIFT-ALT, on the first 4-6 words of WORDS and their alternative tags."""
     rng = random.Random(seed)
-    system = variant_system(rng.choice([1, 2, 3]), rng.choice([False, True]))
-    k = rng.randint(5, 10)
-    doc = atoms_of([rng.choice(WORDS) for _ in range(k)], [rng.choice(TAGS) for _ in range(k)])
+    if joint:
+        system = ArcStandardSystem(rng.choice([1, 2, 3]), rich=rng.choice([False, True]),
+                                   alternatives=True, joint=True)
+        doc = joint_doc(rng.randint(4, len(WORDS)))
+    else:
+        system = variant_system(rng.choice([1, 2, 3]), rng.choice([False, True]))
+        k = rng.randint(5, 10)
+        doc = atoms_of([rng.choice(WORDS) for _ in range(k)],
+                       [rng.choice(TAGS) for _ in range(k)])
     W = Weights()
     for _ in range(6):
         history = []
@@ -410,8 +417,20 @@ def test_decode_takes_the_exhaustive_decision_at_every_step(seed, weights):
     every step of whole derivations, depths 1-3, with the training table
     and its frozen average (decode_case's weights)."""
     system, doc, W = decode_case(seed, weights)
+    assert_decodes_exhaustively(system, doc, W, 2 + seed % 2 if seed % 5 else 1)
+
+
+@pytest.mark.parametrize("weights", ["integers", "gaussian", "labels"])
+@pytest.mark.parametrize("seed", range(60))
+def test_joint_decode_takes_the_exhaustive_decision_at_every_step(seed, weights):
+    """The same with SHIFT-ALT (a family of actions of its own in the
+    bounds two steps down), depths 2-3."""
+    system, doc, W = decode_case(seed, weights, joint=True)
+    assert_decodes_exhaustively(system, doc, W, 2 + seed % 2)
+
+
+def assert_decodes_exhaustively(system, doc, W, depth):
     for table in (W, W.average()):
-        depth = 2 + seed % 2 if seed % 5 else 1
         actions = []
         while True:
             best = views.lookahead(system, doc, actions, table, depth, exhaustive=True)[0]
@@ -423,16 +442,18 @@ def test_decode_takes_the_exhaustive_decision_at_every_step(seed, weights):
 
 def test_decode_carries_each_root_the_group_bounds_it_would_compute():
     """At depth >= 2 decode starts each decision with the group bounds the
-    root got as the previous decision's child: each is the bound the root
-    computes itself, bit for bit (search.check_carried_bounds compares them
-    where they are carried), over 120 derivations at depths 2 and 3 with
-    the training tables and their averages."""
+    root got as the previous decision's child (and their parts by action
+    family): each is the bound the root computes itself, bit for bit
+    (search.check_carried_bounds compares them where they are carried),
+    over 120 derivations at depths 2 and 3 (a quarter joint) with the
+    training tables and their averages."""
     from spacy_lookahead.core import search
 
     search.check_carried_bounds(True)
     try:
         for seed in range(120):
-            system, doc, W = decode_case(seed, ["integers", "gaussian", "labels"][seed % 3])
+            system, doc, W = decode_case(seed, ["integers", "gaussian", "labels"][seed % 3],
+                                         joint=seed % 4 == 3)
             for table in (W, W.average()):
                 views.decode_actions(system, doc, table, 2 + seed % 2)
     finally:

@@ -81,7 +81,8 @@ cdef class Workspace:
     cdef double* group_bound    # [(level * groups + g) * 2 + steps - 1]: upper_group there
     cdef bint* group_known      # the same: group_bound is computed
     cdef double* family_bound   # [((level * groups + g) * 2 + steps - 1) * families + F]:
-                                #   group_bound by action family (upper_group_families)
+                                #   group_bound by action family (upper_group_families;
+                                #   made at depth >= 2 only, where the search reads it)
     cdef double* path_bound     # [level * groups + g]: _path_bound there
     cdef bint* path_known       # the same: path_bound is computed
     cdef int* action_group      # [level * nr_class + a]: a's sibling group (_losing_groups)

@@ -16,11 +16,12 @@ same paths, first in class order on ties):
   Once one first action has been searched, an action whose last step leads
   to a state s is skipped when the path's score plus the system's admissible
   bound of s's best action score (TransitionSystem.upper) cannot beat the
-  best root value found; an action with two steps below it, when no
-  action of its child, its score plus the system's bound of the best
-  action score after it, can (TransitionSystem.upper_after, where the
-  system has one; made of the child's own group bounds where it groups
-  sibling actions, so that the child's search reuses them). A group of
+  best root value found; an action with two steps below it, when its
+  child's best action score plus the system's bound for any grandchild
+  cannot (TransitionSystem.upper_after, where the system has one; made of
+  the child's own group bounds where it groups sibling actions, so that
+  the child's search reuses them), or with action families, no action of
+  the child, its score plus the bound of its own child's best, can. A group of
   sibling actions is skipped at once where its bounds cannot; with action
   families (TransitionSystem.upper_group_families), the bound of two steps
   below a group is the largest one-step plus two-step bound along one
@@ -208,7 +209,8 @@ cdef void _enter_node(Workspace ws, Weights W, int level, int d) noexcept nogil:
     """Reset the node's shared bounds: one for every child (_children_bound),
     before each child's own, and per group of sibling actions one for their
     children and one for their grandchildren (upper_group, computed when
-    first needed). Where _cannot_win_in_two has made them for this state
+    first needed, with their parts by action family and their path bound:
+    _forget_groups). Where _cannot_win_in_two has made them for this state
     (children_known), they are kept."""
     if not ws.children_known[level]:
         _forget_groups(ws, level)
@@ -357,10 +359,9 @@ cdef double _children_path(Workspace ws, Weights W, int level, double best, doub
     plus its one-step bound, kept for the state's search), summed as
     _search sums them; children: the largest of those
     bounds of a child (_children_bound's value). Both +inf as soon as the
-    first reaches `enough` (no use to the caller). A system without action
-    families (whose children's bounds do not differ by the action taken:
-    the taggers') gets the state's best score plus children, which costs
-    one pass over its actions less."""
+    first reaches `enough` (no use to the caller). Where the state's
+    children are not bounded by group (_children_bound's upper_after), the
+    state's best score plus children."""
     cdef int T = ws.nr_class, G = ws.system.n_sibling_groups, a, g
     cdef const int* ok = &ws.valid[level * T]
     cdef const double* row = &ws.scores[level * T]
@@ -368,7 +369,7 @@ cdef double _children_path(Workspace ws, Weights W, int level, double best, doub
     cdef uint64_t present = 0, seen = 0
     cdef double top[64]
     cdef double path = -INFINITY, bound, largest = -INFINITY
-    if not ws.system.n_action_families or G > 64 or level + 1 > ws.depth:
+    if not G or G > 64 or level + 1 > ws.depth:
         children[0] = _children_bound(ws, W, level, enough - best)
         return best + children[0]
     for a in range(T):  # each group's best score
@@ -524,8 +525,13 @@ cdef bint _cannot_win_in_two(Workspace ws, Weights W, int level, double v, int g
     # the child's children_bound is kept for its own search (_enter_node),
     # which needs the same; the bounds may stop (+inf) once they cannot
     # prune: enough is about where (any value is safe, it only saves time)
-    path = _children_path(ws, W, level + 1, best, _headroom(ws, level, v),
-                          &ws.children_bound[level + 1])
+    if ws.system.n_action_families:
+        path = _children_path(ws, W, level + 1, best, _headroom(ws, level, v),
+                              &ws.children_bound[level + 1])
+    else:  # (the taggers: every action's child has the same bound)
+        ws.children_bound[level + 1] = _children_bound(ws, W, level + 1,
+                                                       _headroom(ws, level, v + best))
+        path = best + ws.children_bound[level + 1]
     if _bound_loses(ws, level, v + path):
         return True
     ws.children_known[level + 1] = True  # the child's search comes next
@@ -535,9 +541,9 @@ cdef bint _cannot_win_in_two(Workspace ws, Weights W, int level, double v, int g
 cdef double _siblings_path(Workspace ws, Weights W, int level, int g, double best) noexcept nogil:
     """A bound of the value below the child (at level + 1, expanded, best:
     its best valid action score) of an action of group g at `level`: its
-    action's score plus the group's two-step bound (_group_bound steps 2),
-    by action family where the system has them (the best of each family
-    plus that family's bound)."""
+    best score plus the group's two-step bound (_group_bound steps 2), or
+    where the system has action families, the largest of the child's best
+    score in a family plus that family's two-step bound."""
     cdef int T = ws.nr_class, NF = ws.system.n_action_families, b, F
     cdef const double* row = &ws.scores[(level + 1) * T]
     cdef const int* ok = &ws.valid[(level + 1) * T]

@@ -96,15 +96,17 @@ cdef class TransitionSystem:
                                      feat_t* feats, void* cache, double* by_family) noexcept nogil:
         """upper_group(), returned, and the same bound by family: by_family[F]
         bounds, for every action a of the group, the best action score
-        `steps` actions below it on the paths whose action after a (its
-        child's action) is of family F (action_family at the child): -inf
-        where the child has no valid action of family F. Where the children
-        are final, by_family[F] is 0 for the family of no action (F = 0)
-        and -inf for the others; where they have no valid action (stuck),
-        +inf for every F. A path's value below a is then bounded by the
-        largest by_family[F] (steps 1) + by_family[F] (steps 2): tighter
-        than the two maxima added, as both steps go through the same child
-        action."""
+        `steps` actions below a on the paths whose action after a (at a's
+        child) is of family F (action_family). -inf only where no child of
+        the group has a valid action of family F. Where the children are
+        final, 0 for family 0 and -inf for the others; where they have no
+        valid action (stuck), +inf for every F (upper_group's value may then
+        be finite). A path's value below a is then bounded by the largest
+        by_family[F] (steps 1) + by_family[F] (steps 2): tighter than the
+        two maxima added, as both steps go through the same child action.
+        This default gives upper_group's bound for every family (looser,
+        and sound).
+        """
         cdef double bound = self.upper_group(state, group, steps, W, feats, cache)
         cdef int F
         for F in range(self.n_action_families):

@@ -346,8 +346,7 @@ cdef class ArcStandardSystem(TransitionSystem):
 
     cdef double upper_group(self, const void* state, int group, int steps, Weights W,
                             feat_t* buf, void* cache) noexcept nogil:
-        cdef double by_family[4]
-        return self.upper_group_families(state, group, steps, W, buf, cache, by_family)
+        return self.upper_group_families(state, group, steps, W, buf, cache, NULL)
 
     cdef double upper_group_families(self, const void* state, int group, int steps, Weights W,
                                      feat_t* buf, void* cache, double* by_family) noexcept nogil:
@@ -356,17 +355,21 @@ cdef class ArcStandardSystem(TransitionSystem):
         shared structure plus each label feature's largest weight over the
         labels), by the family of the child's action; steps 2, the same
         over the grandchildren, by family over the labels of both arcs (a
-        family of the child's actions each)."""
+        family of the child's actions each). by_family NULL: upper_group,
+        without the parts."""
         cdef const ParseStateC* s = <const ParseStateC*>state
         cdef int L = self.n_labels, F
         cdef int first = 1 if group == 1 else 1 + L
         cdef void* child = self._scratch_state(cache)
         cdef int* valid = self._scratch_valid(cache)
         cdef double far = -INFINITY
+        cdef double parts[4]
+        if steps == 1:  # (family_bound writes every family where asked)
+            return self.family_bound(s, W, buf, cache, first, True, -1, False, by_family)
+        if by_family == NULL:
+            by_family = parts
         for F in range(self.n_action_families):
             by_family[F] = -INFINITY
-        if steps == 1:
-            return self.family_bound(s, W, buf, cache, first, True, -1, False, by_family)
         if steps > 2:
             for F in range(self.n_action_families):
                 by_family[F] = INFINITY
@@ -458,6 +461,8 @@ cdef class ArcStandardSystem(TransitionSystem):
         if self.is_final(child):
             if by_family != NULL:
                 by_family[0] = 0.0
+                for i in range(1, self.n_action_families):
+                    by_family[i] = -INFINITY
             return 0.0
         self.set_valid(valid, child)  # (the same for every label: validity reads no label)
         memcpy(row, self.structure_scores(<const ParseStateC*>child, W, buf, cache),

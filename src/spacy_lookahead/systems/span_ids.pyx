@@ -132,7 +132,7 @@ def kept_spans(labels, starts, kept, counts, kinds, types):
                 lost = i
                 break
         if lost < 0 and la_assign(holds, <size_t>keep * (spans.size() // 3), 0) != 0:
-            lost = n_docs - 1
+            lost = n_docs  # (the batch's table, not a doc's)
         for i in range(n_docs if lost < 0 else 0):
             n = <int>(sv[i + 1] - sv[i])
             first = <size_t>span_starts[i]
@@ -153,6 +153,10 @@ def kept_spans(labels, starts, kept, counts, kinds, types):
                         holds[j * (spans.size() // 3) + x] = 1
             if lost >= 0:
                 break
+    if lost == n_docs:
+        raise MemoryError(f"no memory left for which of {keep} kept outputs hold each of the "
+                          f"batch's {spans.size() // 3} spans: keep fewer outputs, or pass "
+                          "fewer docs at once")
     if lost >= 0:
         raise _no_memory(sv[lost + 1] - sv[lost])
     cdef size_t n_spans = spans.size() // 3
