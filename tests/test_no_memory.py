@@ -137,3 +137,22 @@ def test_spans_of_labels_out_of_memory_raise():
                                            numpy.array([0], dtype="int32")))))
     """)
     assert "MemoryError: no memory left for the spans of 16000000 labels" in out
+
+
+def test_kept_outputs_table_out_of_memory_raises():
+    """kept_spans' table of which kept output holds each span (keep x the
+    batch's spans, made after the spans themselves): a MemoryError naming
+    that table, not a doc (nor an abort: vector.assign)."""
+    out = run_capped("""
+        from spacy_lookahead.systems.span_ids import kept_spans
+        n, keep = 1_000_000, 96
+        labels = numpy.zeros(n, dtype="int32")  # U-X at every token: a span each
+        kept = numpy.zeros((keep, n), dtype="int32")
+        starts = numpy.array([0, n], dtype="int64")
+        counts = numpy.array([keep], dtype="int32")
+        cap(64)  # (the spans need 12-24 MB, the table 96 MB)
+        run(lambda: kept_spans(labels, starts, kept, counts, numpy.array([4], dtype="int8"),
+                               numpy.array([0], dtype="int32")))
+    """)
+    assert ("MemoryError: no memory left for which of 96 kept outputs hold each of the "
+            "batch's 1000000 spans") in out
