@@ -20,14 +20,13 @@ same paths, first in class order on ties):
   child's best action score plus the system's bound for any grandchild
   cannot (TransitionSystem.upper_after, where the system has one; made of
   the child's own group bounds where it groups sibling actions, so that
-  the child's search reuses them), or with action families, no action of
-  the child, its score plus the bound of its own child's best, can. A group of
-  sibling actions is skipped at once where its bounds cannot; with action
-  families (TransitionSystem.upper_group_families), the bound of two steps
-  below a group is the largest one-step plus two-step bound along one
-  family of the child's action, not the two largest added: most of a
-  group's paths through its children's SHIFT score high at one step and
-  low at the next, or the other way round. The most promising first action (the
+  the child's search reuses them). A group of sibling actions is skipped
+  at once where its shared bounds cannot beat it. Where the system splits
+  the child's actions into families (TransitionSystem.upper_group_families),
+  a bound two steps down takes the child's step and the grandchild's
+  through the same family (the largest one-step plus two-step bound of a
+  family), not the two largest added, which may come from different
+  families: tighter, at the same cost. The most promising first action (the
   best-scoring one) is searched first; before any search, a first root
   value comes from a path's own value: the greedy path from that action,
   and in decode() at depth >= 2 the rest of the previous decision's best
@@ -357,11 +356,11 @@ cdef double _children_path(Workspace ws, Weights W, int level, double best, doub
     actions of the action's score plus a bound of its child's best
     (_child_bound: per group of sibling actions, the group's best score
     plus its one-step bound, kept for the state's search), summed as
-    _search sums them; children: the largest of those
-    bounds of a child (_children_bound's value). Both +inf as soon as the
-    first reaches `enough` (no use to the caller). Where the state's
-    children are not bounded by group (_children_bound's upper_after), the
-    state's best score plus children."""
+    _search sums them; children: the largest of those bounds of a child
+    (_children_bound's value). Both +inf as soon as the first reaches
+    `enough` (no use to the caller). Where the state's children are not
+    bounded by group (_children_bound's upper_after): the state's best
+    score plus children."""
     cdef int T = ws.nr_class, G = ws.system.n_sibling_groups, a, g
     cdef const int* ok = &ws.valid[level * T]
     cdef const double* row = &ws.scores[level * T]
