@@ -315,8 +315,8 @@ def test_keys_that_share_a_run_of_slots_are_told_apart_when_frozen(more):
     """A frozen table finds a row by open addressing from its slot (the
     key's low bits): keys with the same slot, present and absent,
     interleaved in one run of slots, are found (or not) by their
-    whole key, one probe at a time or batched; in a table of 64 slots or
-    of 2^18."""
+    whole key, one probe at a time or batched; in a table of 32 slots or
+    of 2^17."""
     keys = [(0xAB << 56) | (i << 32) | 0x1234 for i in range(1, 41)]
     present, absent = keys[::2], keys[1::2]
     rows = list(present)

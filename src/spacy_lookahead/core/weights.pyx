@@ -617,10 +617,18 @@ cdef class Weights:
 
     def _freeze(self, keys, lengths, classes, ws):
         """Build the frozen arena from rows given as arrays (a table's
-        to_arrays() layout)."""
-        cdef int64_t n_rows = keys.shape[0], n = classes.shape[0], r, j, start = 0
+        to_arrays() layout).
+
+        The longest rows go first, into the slots and into the arena: a
+        feature that met many classes in training is a frequent one (on EWT,
+        the 4% of a parser's rows with 8 classes or more answer 77% of its
+        probes), so the rows read most often share cache lines and pages
+        with each other instead of with rare rows, and sit in their first
+        slot. The slots are filled to between 1/3 and 2/3 (linear probing
+        stays within a line or two, at half the memory of at most 1/2)."""
+        cdef int64_t n_rows = keys.shape[0], n = classes.shape[0], r, j, q, start = 0
         cdef uint64_t capacity = 8, h
-        while capacity < 2 * <uint64_t>n_rows:
+        while 2 * capacity < 3 * <uint64_t>n_rows:
             capacity *= 2
         cdef int64_t size = 0
         cdef const int32_t[::1] lv = numpy.ascontiguousarray(lengths, dtype="int32")
@@ -676,7 +684,15 @@ cdef class Weights:
         cdef int64_t offset = 0
         cdef double top
         cdef int32_t* cls
-        for r in range(n_rows):
+        # row r's classes and weights start at starts[r] of the arrays
+        row_lengths = numpy.asarray(lv, dtype="int64")
+        starts = numpy.zeros((n_rows,), dtype="int64")
+        starts[1:] = numpy.cumsum(row_lengths)[:-1]
+        cdef const int64_t[::1] stv = starts
+        cdef const int64_t[::1] order = numpy.argsort(-row_lengths, kind="stable")
+        for q in range(n_rows):
+            r = order[q]
+            start = stv[r]
             if kv[r] == 0:
                 slot = &self.zero_slot
             else:
@@ -710,7 +726,6 @@ cdef class Weights:
             if top > self.top:
                 self.top = top
             offset += (2 + spv[r] if spv[r] else 1 + lv[r]) + (lv[r] + 1) // 2
-            start += lv[r]
         self.n_entries = n
         self.time = 0
         self.clock = 0.0
