@@ -684,15 +684,13 @@ cdef class Weights:
         cdef int64_t offset = 0
         cdef double top
         cdef int32_t* cls
-        # row r's classes and weights start at starts[r] of the arrays
-        row_lengths = numpy.asarray(lv, dtype="int64")
-        starts = numpy.zeros((n_rows,), dtype="int64")
-        starts[1:] = numpy.cumsum(row_lengths)[:-1]
-        cdef const int64_t[::1] stv = starts
-        cdef const int64_t[::1] order = numpy.argsort(-row_lengths, kind="stable")
+        # the slots and the rows' places in the arena, longest rows first
+        order = numpy.argsort(-numpy.asarray(lv), kind="stable").astype(numpy.int64, copy=False)
+        cdef const int64_t[::1] ov = order
+        offsets = numpy.zeros((n_rows,), dtype="uint32")
+        cdef uint32_t[::1] offv = offsets
         for q in range(n_rows):
-            r = order[q]
-            start = stv[r]
+            r = ov[q]
             if kv[r] == 0:
                 slot = &self.zero_slot
             else:
@@ -701,10 +699,14 @@ cdef class Weights:
                     h = (h + 1) & self.mask
                 slot = &self.slots[h]
             slot.key = kv[r]
-            slot.offset = <uint32_t>offset
+            slot.offset = offv[r] = <uint32_t>offset
+            slot.length = -lv[r] if spv[r] else lv[r]
+            offset += (2 + spv[r] if spv[r] else 1 + lv[r]) + (lv[r] + 1) // 2
+        # the rows, in the arrays' order
+        for r in range(n_rows):
+            offset = offv[r]
             top = 0.0
             if spv[r]:  # (the arena is zeroed: the classes the row lacks weigh 0)
-                slot.length = -lv[r]
                 self.n_span_rows += 1
                 (<int32_t*>&self.arena[offset + 1])[0] = lov[r]
                 (<int32_t*>&self.arena[offset + 1])[1] = spv[r]
@@ -713,7 +715,6 @@ cdef class Weights:
                 for j in range(lv[r]):
                     w[cv[start + j] - lov[r]] = wv[start + j]
             else:
-                slot.length = lv[r]
                 w = &self.arena[offset + 1]
                 cls = <int32_t*>&w[lv[r]]
                 for j in range(lv[r]):
@@ -725,7 +726,7 @@ cdef class Weights:
             self.arena[offset] = top
             if top > self.top:
                 self.top = top
-            offset += (2 + spv[r] if spv[r] else 1 + lv[r]) + (lv[r] + 1) // 2
+            start += lv[r]
         self.n_entries = n
         self.time = 0
         self.clock = 0.0
