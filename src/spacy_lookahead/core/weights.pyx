@@ -624,8 +624,9 @@ cdef class Weights:
         the 4% of a parser's rows with 8 classes or more answer 77% of its
         probes), so the rows read most often share cache lines and pages
         with each other instead of with rare rows, and sit in their first
-        slot. The slots are filled to between 1/3 and 2/3 (linear probing
-        stays within a line or two, at half the memory of at most 1/2)."""
+        slot. The slots are filled to between 1/3 and 2/3: half the memory
+        of filling at most 1/2 of them, at the same speed once the rows are
+        in this order (benchmarks/NOTES.md, 2026-12-05, eighth session)."""
         cdef int64_t n_rows = keys.shape[0], n = classes.shape[0], r, j, q, start = 0
         cdef uint64_t capacity = 8, h
         while 2 * capacity < 3 * <uint64_t>n_rows:
