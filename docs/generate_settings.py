@@ -359,8 +359,8 @@ BLOCK_PROSE: Dict[str, Dict[str, str]] = {
         "prediction searches more of the outputs under them. "
         "configs/pipeline_ewt.cfg trains at 8 and predicts at 10, chosen on "
         "EWT dev (LAS no punct 84.06 against 83.93) among the widths that keep "
-        "it at >= 1.3x spaCy's parser's speed on the 2-core hosts of November 2026 (on a "
-        "2-core Xeon with AVX-512 it is at 1.0-1.3x: docs/guide.md)."),
+        "it at >= 1.3x spaCy's parser's speed on the 2-core hosts of November "
+        "2026 (on a 2-core Xeon with AVX-512 it is at 1.0-1.3x: docs/guide.md)."),
         "update": (
         "The violation-fixing update with a beam (Huang et al. 2012, Sections "
         "4-5): `\"standard\"`, `\"early\"`, `\"max_violation\"`, `\"hybrid\"` or "
