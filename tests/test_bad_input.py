@@ -655,10 +655,12 @@ def test_weights_saved_before_the_checksum_covered_settings_say_so(tmp_path):
 
 
 def test_the_seal_covers_the_header_and_version_1_files_still_load(tmp_path):
-    """Version 2 seals the header's fields too: a file whose `written_by`
-    (or component, or label count) was changed fails its checksum. A file
-    sealed as version 1 (no header in the checksum) loads and predicts as
-    before."""
+    """Versions 2 and 3 seal the header's fields too: a file whose
+    `written_by` (or component, or label count) was changed fails its
+    checksum. A file sealed as version 1 (no header in the checksum) loads
+    and predicts as before; so does a file of version 2, whose weights
+    spell out their running totals and clocks of 0 (version 3 leaves
+    them out). A version it does not know is refused as such."""
     import srsly
     from spacy_lookahead.pipes import integrity
     make = lambda v: ewt_examples(v, "train", 30)  # noqa: E731
@@ -667,7 +669,8 @@ def test_the_seal_covers_the_header_and_version_1_files_still_load(tmp_path):
     weights_file = path / "lookahead_tagger" / "weights"
     sealed = weights_file.read_bytes()
     msg = srsly.msgpack_loads(sealed)
-    assert msg["header"]["version"] == 2
+    assert msg["header"]["version"] == 3
+    assert not {"total", "times", "clocks"} & set(srsly.msgpack_loads(msg["weights"]))
     msg["header"]["written_by"] = "spacy-lookahead 99"
     weights_file.write_bytes(srsly.msgpack_dumps(msg))
     with pytest.raises(ValueError, match="fails its checksum"):
@@ -680,6 +683,22 @@ def test_the_seal_covers_the_header_and_version_1_files_still_load(tmp_path):
                                                   pipe._feature_values(cfg))
     weights_file.write_bytes(srsly.msgpack_dumps(msg))
     docs = [eg.predicted for eg in ewt_examples(nlp.vocab, "dev", 20)]
+    expected = [[t.tag_ for t in d] for d in nlp.pipe([d.copy() for d in docs])]
     old = spacy.load(path)
-    assert [[t.tag_ for t in d] for d in old.pipe([d.copy() for d in docs])] == \
-        [[t.tag_ for t in d] for d in nlp.pipe([d.copy() for d in docs])]
+    assert [[t.tag_ for t in d] for d in old.pipe([d.copy() for d in docs])] == expected
+    msg = srsly.msgpack_loads(sealed)
+    weights = srsly.msgpack_loads(msg["weights"])
+    n = len(weights["w"]) // 8
+    weights["total"], weights["times"] = bytes(8 * n), bytes(8 * n)
+    msg["weights"] = srsly.msgpack_dumps(weights)
+    msg["header"]["version"] = 2
+    msg["header"]["sha256"] = integrity._checksum(msg["weights"], cfg["labels"],
+                                                  pipe._feature_values(cfg), msg["header"])
+    weights_file.write_bytes(srsly.msgpack_dumps(msg))
+    two = spacy.load(path)
+    assert [[t.tag_ for t in d] for d in two.pipe([d.copy() for d in docs])] == expected
+    # a version this one does not know (a later one's file): refused by it
+    msg["header"]["version"] = 4
+    weights_file.write_bytes(srsly.msgpack_dumps(msg))
+    with pytest.raises(ValueError, match="weights format version 4 .*reads versions 1, 2, 3"):
+        spacy.load(path)

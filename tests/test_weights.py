@@ -102,6 +102,34 @@ def test_serialisation_round_trip_is_exact():
         assert other.average().to_bytes() == W.average().to_bytes()
 
 
+def test_totals_and_clocks_of_zeros_are_left_out_and_read_back_as_zeros():
+    """A frozen table (a saved model) has no running totals or clocks: its
+    bytes leave them out, and the bytes that spell them out as zeros (what
+    earlier versions wrote) give the same table, frozen or not. A trained
+    table keeps them; one shrunk by L2 keeps its clock even without clocks."""
+    W, _, _ = trained_table(3)
+    assert {"total", "clock", "clocks"} <= set(srsly.msgpack_loads(W.to_bytes()))
+    frozen = W.average()
+    msg = srsly.msgpack_loads(frozen.to_bytes())
+    assert not {"total", "times", "clock", "clocks"} & set(msg)
+    n = len(numpy.frombuffer(msg["w"], dtype="float64"))
+    spelled = srsly.msgpack_dumps({**msg, "total": bytes(8 * n), "times": bytes(8 * n)})
+    for as_frozen in (False, True):
+        assert (Weights().from_bytes(spelled, frozen=as_frozen).to_bytes()
+                == Weights().from_bytes(frozen.to_bytes(), frozen=as_frozen).to_bytes()
+                == frozen.to_bytes())
+    fresh = Weights().from_bytes(frozen.to_bytes())
+    fresh.shrink(0.5)
+    fresh.tick()  # no update: every total and clock still 0, the clock (0.5) not the time
+    msg = srsly.msgpack_loads(fresh.to_bytes())
+    assert msg["clock"] == fresh.clock == 0.5 and not {"total", "times", "clocks"} & set(msg)
+    again = Weights().from_bytes(fresh.to_bytes())
+    assert again.to_bytes() == fresh.to_bytes() and again.clock == fresh.clock
+    assert again.average().to_bytes() == fresh.average().to_bytes()
+    with pytest.raises(ValueError, match="array lengths do not agree"):
+        Weights().from_bytes(srsly.msgpack_dumps({**msg, "total": bytes(8 * (n - 1))}))
+
+
 @pytest.mark.parametrize("frozen", [False, True])
 @pytest.mark.parametrize("data", [b"", b"not msgpack", b"\x81\xa1a\x01"])
 def test_corrupt_bytes_raise_a_clear_error(data, frozen):

@@ -900,19 +900,24 @@ cdef class Weights:
                 numpy.zeros((self.n_entries,), dtype="float64"))
 
     def to_bytes(self):
+        """The table as msgpack bytes. The running totals and the clocks are
+        left out where every one is 0 (a frozen table, a fresh one: half the
+        bytes of a saved model); from_bytes reads them back as 0s."""
         keys, lengths, classes, ws, totals, clocks = self.to_arrays()
         msg = {
             "serial_version": SERIAL_VERSION,
             "time": int(self.time), "scale": float(self.scale),
             "keys": keys.tobytes(), "lengths": lengths.tobytes(),
             "classes": classes.tobytes(), "w": ws.tobytes(),
-            "total": totals.tobytes(),
         }
-        if self.clock == <double>self.time:  # never shrunk: the clocks are whole ticks
-            msg["times"] = clocks.astype("int64").tobytes()
-        else:
+        if totals.any():
+            msg["total"] = totals.tobytes()
+        if self.clock != <double>self.time:  # shrunk (L2): the clocks are not whole ticks
             msg["clock"] = float(self.clock)
-            msg["clocks"] = clocks.tobytes()
+            if clocks.any():
+                msg["clocks"] = clocks.tobytes()
+        elif clocks.any():
+            msg["times"] = clocks.astype("int64").tobytes()
         return srsly.msgpack_dumps(msg)
 
     def from_bytes(self, bytes_data, int n_classes=0, bint frozen=False):
@@ -922,22 +927,34 @@ cdef class Weights:
         used: a damaged file raises ValueError, never corrupts memory.
         frozen: the table frozen_copy() of it gives, made directly (a model
         loaded to predict with: no training table is built and freed)."""
+        return self.from_fields(unpack_fields(bytes_data), n_classes, frozen)
+
+    def from_fields(self, dict msg, int n_classes=0, bint frozen=False):
+        """from_bytes() of the fields unpack_fields() read from the bytes: a
+        caller holding the only reference to the bytes can free them before
+        the table is built (a loaded model's peak memory). frozen: the fields
+        a frozen table does not keep (totals, clocks) are taken out of msg,
+        and freed before the table is built."""
         cdef Row* row
         cdef int j
         try:
-            msg = srsly.msgpack_loads(bytes_data)
             if msg.get("serial_version") != SERIAL_VERSION:
                 raise ValueError(f"unknown weights format {msg.get('serial_version')!r}")
             keys = numpy.frombuffer(msg["keys"], dtype="uint64")
             lengths = numpy.frombuffer(msg["lengths"], dtype="int32")
             classes = numpy.frombuffer(msg["classes"], dtype="int32")
             ws = numpy.frombuffer(msg["w"], dtype="float64")
-            totals = numpy.frombuffer(msg["total"], dtype="float64")
+            # (left out by to_bytes where all are 0)
+            totals = (numpy.frombuffer(msg["total"], dtype="float64") if "total" in msg else
+                      None)
             clocks = (numpy.frombuffer(msg["clocks"], dtype="float64") if "clocks" in msg else
-                      numpy.frombuffer(msg["times"], dtype="int64").astype("float64"))
+                      numpy.frombuffer(msg["times"], dtype="int64").astype("float64")
+                      if "times" in msg else None)
             clock = float(msg.get("clock", msg["time"]))
             if (lengths.shape[0] != keys.shape[0] or int(lengths.sum()) != classes.shape[0]
-                    or not (classes.shape[0] == ws.shape[0] == totals.shape[0] == clocks.shape[0])):
+                    or classes.shape[0] != ws.shape[0]
+                    or (totals is not None and totals.shape[0] != ws.shape[0])
+                    or (clocks is not None and clocks.shape[0] != ws.shape[0])):
                 raise ValueError("array lengths do not agree")
             if lengths.shape[0] and lengths.min() < 0:
                 raise ValueError("a row has a negative length")
@@ -946,8 +963,9 @@ cdef class Weights:
                 raise ValueError(f"class ids {int(classes.min())}..{int(classes.max())} outside "
                                  f"0..{n_classes - 1}" if n_classes > 0 else
                                  "a negative class id")
-            if not (numpy.isfinite(ws).all() and numpy.isfinite(totals).all()
-                    and numpy.isfinite(clocks).all() and numpy.isfinite(clock)
+            if not (numpy.isfinite(ws).all()
+                    and (totals is None or numpy.isfinite(totals).all())
+                    and (clocks is None or numpy.isfinite(clocks).all()) and numpy.isfinite(clock)
                     and numpy.isfinite(msg["scale"]) and msg["scale"] > 0):
                 raise ValueError("weights that are not finite numbers")
             # (to_bytes sorts the keys: increasing keys are distinct, a pass
@@ -955,13 +973,19 @@ cdef class Weights:
             if not (keys[1:] > keys[:-1]).all() and numpy.unique(keys).shape[0] != keys.shape[0]:
                 raise ValueError("a feature's row is given twice")
         except Exception as err:
-            raise ValueError(
-                f"Corrupt or incompatible weights data ({err}). Re-train the "
-                "component or load it from an intact model directory."
-            ) from err
+            raise _corrupt(err) from err
         if frozen:
-            self._freeze(*_nonzero_rows(keys, lengths, classes, ws * float(msg["scale"])))
+            if msg["scale"] != 1.0:  # (a copy of the weights only where it changes them)
+                ws = ws * float(msg["scale"])
+            totals = clocks = None
+            for field in ("total", "times", "clocks"):
+                msg.pop(field, None)
+            self._freeze(*_nonzero_rows(keys, lengths, classes, ws))
             return self
+        if totals is None:
+            totals = numpy.zeros(ws.shape[0], dtype="float64")
+        if clocks is None:
+            clocks = numpy.zeros(ws.shape[0], dtype="float64")
         self._free_rows()
         self._free_frozen()
         self._free_snapshots()
@@ -1174,6 +1198,22 @@ cdef class Weights:
         if self.frozen:
             return (_frozen_from_arrays, self.to_arrays()[:4])
         return (_weights_from_bytes, (self.to_bytes(),))
+
+
+def unpack_fields(bytes_data):
+    """The fields of to_bytes()' data, for Weights.from_fields()."""
+    try:
+        msg = srsly.msgpack_loads(bytes_data)
+        if not isinstance(msg, dict):
+            raise ValueError("not a map of fields")
+    except Exception as err:
+        raise _corrupt(err) from err
+    return msg
+
+
+def _corrupt(err):
+    return ValueError(f"Corrupt or incompatible weights data ({err}). Re-train the "
+                      "component or load it from an intact model directory.")
 
 
 def _weights_from_bytes(data):

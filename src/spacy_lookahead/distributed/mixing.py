@@ -81,17 +81,15 @@ def table_from_bytes(data: bytes) -> Table:
 def table_to_bytes(table: Table) -> bytes:
     """Weights.to_bytes() data of a fresh training table holding these
     weights: time 0 and no running totals, so its average over the next
-    epoch starts from them."""
+    epoch starts from them (totals and clocks of 0 are left out, as
+    Weights.to_bytes leaves them out)."""
     keys, lengths, classes, ws = table
-    n = len(classes)
     return srsly.msgpack_dumps({
         "serial_version": SERIAL_VERSION, "time": 0, "scale": 1.0,
         "keys": numpy.ascontiguousarray(keys, dtype="uint64").tobytes(),
         "lengths": numpy.ascontiguousarray(lengths, dtype="int32").tobytes(),
         "classes": numpy.ascontiguousarray(classes, dtype="int32").tobytes(),
         "w": numpy.ascontiguousarray(ws, dtype="float64").tobytes(),
-        "total": numpy.zeros(n, dtype="float64").tobytes(),
-        "times": numpy.zeros(n, dtype="int64").tobytes(),
     })
 
 

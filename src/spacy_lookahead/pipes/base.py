@@ -4,7 +4,8 @@ import threading
 import time
 import warnings
 from collections import deque
-from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional
+from pathlib import Path
+from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Union
 
 import numpy
 
@@ -21,7 +22,7 @@ from thinc.api import Model
 
 from ..core.batch import shared_pool, thread_count
 from ..core.features import A_CHUNK_COLUMN as A_CHUNK, A_TAG_COLUMN as A_TAG
-from ..core.weights import Weights
+from ..core.weights import Weights, unpack_fields
 from ..spacy_io import CLUSTER_TABLE, PROB_TABLE, ChunkAtoms, check_tags
 from .aligned import aligned_values
 from .integrity import ModelFileError, seal, unseal
@@ -545,15 +546,24 @@ class SearchPipe(TrainablePipe):
         has (a model saved before a setting existed was sealed without it)."""
         return {key: cfg[key] for key in self.feature_settings if key in cfg}
 
-    def _load(self, cfg: Dict[str, Any], sealed: bytes, source: str = "the weights") -> None:
+    def _load(self, cfg: Dict[str, Any], sealed: Union[bytes, Path],
+              source: str = "the weights") -> None:
+        """Load the sealed weights: bytes, or the file that holds them, read
+        here so that each copy of the weights' bytes (the file's, the
+        unsealed, the unpacked fields) is freed once the next is made. A
+        model's peak memory while loading is then its table and the fields,
+        not three copies beside the table."""
         if not isinstance(cfg, dict) or not isinstance(cfg.get("labels"), list):
             raise ValueError(f"[{self.name}] corrupt cfg: no label list")
         self._check_settings(cfg)
         try:
-            raw = unseal(self.component_type, cfg["labels"], self._feature_values(cfg), sealed,
-                         source)
+            fields = unpack_fields(unseal(
+                self.component_type, cfg["labels"], self._feature_values(cfg),
+                sealed.read_bytes() if isinstance(sealed, Path) else sealed, source))
         except ModelFileError as err:
             raise ModelFileError(f"[{self.name}] {err}") from err
+        except ValueError as err:
+            raise ModelFileError(f"[{self.name}] {source}: {err}") from err
         # Labels and feature settings come from the model; search settings
         # (depth, margin) from the config, so they can be changed at load time.
         before = dict(self.cfg)
@@ -562,7 +572,8 @@ class SearchPipe(TrainablePipe):
         # SAPO's own): frozen for fast prediction (update() trains on a
         # thawed copy), made so at once (no training table built and freed).
         try:  # (the class ids checked against the model's own classes)
-            weights = Weights().from_bytes(raw, n_classes=self.weight_classes() or 0, frozen=True)
+            weights = Weights().from_fields(fields, n_classes=self.weight_classes() or 0,
+                                            frozen=True)
         except ValueError as err:
             self.cfg.clear()
             self.cfg.update(before)
@@ -715,7 +726,7 @@ class SearchPipe(TrainablePipe):
             except Exception as err:
                 raise ValueError(f"[{self.name}] corrupt file {path / 'lexicon'} ({err}). "
                                  "Save the pipeline again or re-train it.") from err
-        self._load(cfg, (path / "weights").read_bytes(), f"weights file {path / 'weights'}")
+        self._load(cfg, path / "weights", f"weights file {path / 'weights'}")
         self.install_lexicon(self.vocab, share=True)
         return self
 

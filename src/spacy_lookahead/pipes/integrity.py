@@ -10,9 +10,11 @@ import srsly
 
 FORMAT = "spacy-lookahead.weights"
 # 2: the checksum covers the header's fields too (1: the weights, labels
-# and feature settings only; still read)
-VERSION = 2
-READABLE = (1, 2)
+# and feature settings only; still read). 3: sealed as 2, but the weights
+# may leave out running totals and clocks that are all 0 (Weights.to_bytes),
+# which readers of 1 and 2 cannot read: they refuse the file by its version.
+VERSION = 3
+READABLE = (1, 2, 3)
 # the header fields the version-2 checksum covers (all but the checksum)
 HEADER_FIELDS = ("format", "version", "component", "written_by", "n_labels")
 

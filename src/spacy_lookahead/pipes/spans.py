@@ -2,7 +2,8 @@
 the shared tagging system (Tsuruoka et al. 2011, Section 4.1: chunking on
 CoNLL-2000, bio-NER on JNLPBA tagged right to left)."""
 import warnings
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 import numpy
 from spacy.attrs import SENT_START
@@ -61,7 +62,7 @@ class SpanLabeller(SequencePipe):
     def actions(self) -> List[str]:
         return scheme_actions(self.labels, self.cfg["scheme"])
 
-    def _load(self, cfg, sealed: bytes, source: str = "the weights") -> None:
+    def _load(self, cfg, sealed: Union[bytes, Path], source: str = "the weights") -> None:
         # models saved before the scheme took the readers' name ("iob")
         if isinstance(cfg, dict) and "scheme" in cfg:
             cfg = {**cfg, "scheme": ALIASES.get(cfg["scheme"], cfg["scheme"])}

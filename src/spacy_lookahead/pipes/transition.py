@@ -4,6 +4,7 @@ shares: the search and learner blocks chosen by the config (`search.py`,
 instances of a batch of docs, prediction by the learner's decoder, and the
 n best outputs with their probabilities."""
 import functools
+from pathlib import Path
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional,
                     Sequence, Tuple, Union)
 
@@ -442,7 +443,8 @@ class TransitionPipe(SearchPipe):
         gold). Defined by the components that write probabilities."""
         raise NotImplementedError
 
-    def _load(self, cfg: Dict[str, Any], sealed: bytes, source: str = "the weights") -> None:
+    def _load(self, cfg: Dict[str, Any], sealed: Union[bytes, Path],
+              source: str = "the weights") -> None:
         if isinstance(cfg, dict):
             self._check_learner(cfg.get("learner"))
         super()._load(cfg, sealed, source)
