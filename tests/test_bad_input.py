@@ -427,6 +427,25 @@ def test_a_crafted_weights_file_that_is_sealed_is_refused(parts, fr_chunking, tm
         spacy.load(tmp_path / "m")
 
 
+def test_sealed_weights_that_are_not_a_table_are_refused(parts, tmp_path):
+    """A payload that passes the seal but is not a map of the table's
+    fields: refused with the file named, and the component's cfg as it was."""
+    import srsly
+    from spacy_lookahead.pipes.integrity import seal
+    pipe = parts["lookahead_tagger"].get_pipe("lookahead_tagger")
+    path = saved(parts["lookahead_tagger"], tmp_path / "m") / "lookahead_tagger"
+    cfg = srsly.read_json(path / "cfg")
+    (path / "weights").write_bytes(seal(pipe.component_type, cfg["labels"],
+                                        pipe._feature_values(cfg), srsly.msgpack_dumps([1, 2])))
+    fresh = spacy.blank("en").add_pipe("lookahead_tagger")
+    before = dict(fresh.cfg)
+    with pytest.raises(ValueError, match="lookahead_tagger.*Corrupt or incompatible weights data"
+                       ) as info:
+        fresh.from_disk(path)
+    assert str(path / "weights") in str(info.value)
+    assert fresh.cfg == before
+
+
 def test_swapped_weights_are_refused(parts, tmp_path):
     tagger_dir = saved(parts["lookahead_tagger"], tmp_path / "t")
     parser_dir = saved(parts["arc_standard_parser"], tmp_path / "p")

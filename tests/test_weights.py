@@ -126,8 +126,18 @@ def test_totals_and_clocks_of_zeros_are_left_out_and_read_back_as_zeros():
     again = Weights().from_bytes(fresh.to_bytes())
     assert again.to_bytes() == fresh.to_bytes() and again.clock == fresh.clock
     assert again.average().to_bytes() == fresh.average().to_bytes()
-    with pytest.raises(ValueError, match="array lengths do not agree"):
-        Weights().from_bytes(srsly.msgpack_dumps({**msg, "total": bytes(8 * (n - 1))}))
+    for as_frozen in (False, True):
+        with pytest.raises(ValueError, match="array lengths do not agree"):
+            Weights().from_bytes(srsly.msgpack_dumps({**msg, "total": bytes(8 * (n - 1))}),
+                                 frozen=as_frozen)
+
+
+@pytest.mark.parametrize("frozen", [False, True])
+@pytest.mark.parametrize("time", ["3", 1.5, -1, 2 ** 63, None])
+def test_a_tick_count_that_is_not_a_whole_number_is_refused(time, frozen):
+    msg = srsly.msgpack_loads(Weights().to_bytes())
+    with pytest.raises(ValueError, match="Corrupt or incompatible weights.*tick count"):
+        Weights().from_bytes(srsly.msgpack_dumps({**msg, "time": time}), frozen=frozen)
 
 
 @pytest.mark.parametrize("frozen", [False, True])

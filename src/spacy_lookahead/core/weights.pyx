@@ -953,7 +953,10 @@ cdef class Weights:
             clocks = (numpy.frombuffer(msg["clocks"], dtype="float64") if "clocks" in msg else
                       numpy.frombuffer(msg["times"], dtype="int64").astype("float64")
                       if "times" in msg else None)
-            clock = float(msg.get("clock", msg["time"]))
+            time = msg["time"]
+            if not (type(time) is int and 0 <= time < 2 ** 63):
+                raise ValueError(f"the tick count {time!r} is not a whole number >= 0")
+            clock = float(msg.get("clock", time))
             if (lengths.shape[0] != keys.shape[0] or int(lengths.sum()) != classes.shape[0]
                     or classes.shape[0] != ws.shape[0]
                     or (totals is not None and totals.shape[0] != ws.shape[0])
@@ -994,7 +997,7 @@ cdef class Weights:
         self._free_snapshots()
         self.table = PreshMap(max(8, 2 * keys.shape[0]))
         self.n_entries = 0
-        self.time = msg["time"]
+        self.time = time
         self.clock = clock
         self.scale = msg["scale"]
         # typed views: indexing the arrays from Python cost ~1 us an entry
