@@ -466,6 +466,41 @@ def test_swapped_weights_are_refused(parts, tmp_path):
         spacy.load(other_dir)
 
 
+@pytest.mark.parametrize("damage", ["not msgpack", "no weights", "no cfg", "not a map"])
+def test_damaged_component_bytes_are_refused(parts, damage):
+    import srsly
+    data = parts["lookahead_tagger"].get_pipe("lookahead_tagger").to_bytes(exclude=["vocab"])
+    msg = srsly.msgpack_loads(data)
+    damaged = {"not msgpack": data[:len(data) // 2],
+               "no weights": srsly.msgpack_dumps({k: v for k, v in msg.items() if k != "weights"}),
+               "no cfg": srsly.msgpack_dumps({k: v for k, v in msg.items() if k != "cfg"}),
+               "not a map": srsly.msgpack_dumps([msg["cfg"], msg["weights"]])}[damage]
+    fresh = spacy.blank("en").add_pipe("lookahead_tagger")
+    with pytest.raises(ValueError, match=r"\[lookahead_tagger\] corrupt component bytes.*"
+                                         r"Serialise the component again with to_bytes"):
+        fresh.from_bytes(damaged, exclude=["vocab"])
+
+
+def test_from_bytes_hands_the_weights_over(parts, tmp_path, monkeypatch):
+    """from_bytes keeps no reference to the sealed weights while they are
+    unsealed and built into a table (a copy fewer at the loading peak): the
+    bytes reach unseal as from_disk's file bytes do, held by nothing else."""
+    import spacy_lookahead.pipes.base as base
+    refs, unseal = {}, base.unseal
+
+    def counting(component, labels, settings, data, source):
+        refs[source.split()[-1]] = sys.getrefcount(data)
+        return unseal(component, labels, settings, data, source)
+
+    monkeypatch.setattr(base, "unseal", counting)
+    pipe = parts["lookahead_tagger"].get_pipe("lookahead_tagger")
+    path = saved(parts["lookahead_tagger"], tmp_path / "m") / "lookahead_tagger"
+    spacy.blank("en").add_pipe("lookahead_tagger").from_disk(path)
+    spacy.blank("en").add_pipe("lookahead_tagger").from_bytes(pipe.to_bytes())
+    assert set(refs) == {str(path / "weights"), "bytes"}
+    assert refs["bytes"] == refs[str(path / "weights")]
+
+
 # --- round trips ---------------------------------------------------------------------
 
 TEXTS = ["The firm said on Monday that it would sell its stake .",

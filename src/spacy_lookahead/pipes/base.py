@@ -29,6 +29,11 @@ from .integrity import ModelFileError, seal, unseal
 from .settings import config_error
 
 
+# A component's sealed weights as _load takes them: the bytes, the file that
+# holds them, or a function that hands the bytes over (none kept by its caller)
+Sealed = Union[bytes, Path, Callable[[], bytes]]
+
+
 def placeholder_model(name: str) -> Model:
     """spaCy's training loop expects a thinc Model on every trainable pipe;
     ours holds no thinc parameters (the weights live in the Cython core)."""
@@ -546,20 +551,23 @@ class SearchPipe(TrainablePipe):
         has (a model saved before a setting existed was sealed without it)."""
         return {key: cfg[key] for key in self.feature_settings if key in cfg}
 
-    def _load(self, cfg: Dict[str, Any], sealed: Union[bytes, Path],
+    def _load(self, cfg: Dict[str, Any], sealed: Sealed,
               source: str = "the weights") -> None:
-        """Load the sealed weights: bytes, or the file that holds them, read
-        here so that each copy of the weights' bytes (the file's, the
-        unsealed, the unpacked fields) is freed once the next is made. A
-        model's peak memory while loading is then its table and the fields,
-        not three copies beside the table."""
+        """Load the sealed weights: bytes, the file that holds them, or a
+        function that hands them over (from_bytes: its message keeps no
+        reference). The file is read, or the bytes taken, here so that each
+        copy of the weights' bytes (the file's, the unsealed, the unpacked
+        fields) is freed once the next is made. A model's peak memory while
+        loading is then its table and the fields, not three copies beside
+        the table."""
         if not isinstance(cfg, dict) or not isinstance(cfg.get("labels"), list):
             raise ValueError(f"[{self.name}] corrupt cfg: no label list")
         self._check_settings(cfg)
         try:
             fields = unpack_fields(unseal(
                 self.component_type, cfg["labels"], self._feature_values(cfg),
-                sealed.read_bytes() if isinstance(sealed, Path) else sealed, source))
+                sealed.read_bytes() if isinstance(sealed, Path)
+                else sealed() if callable(sealed) else sealed, source))
         except ModelFileError as err:
             raise ModelFileError(f"[{self.name}] {err}") from err
         except ValueError as err:
@@ -683,14 +691,16 @@ class SearchPipe(TrainablePipe):
         try:
             msg = srsly.msgpack_loads(bytes_data)
             cfg = srsly.json_loads(msg["cfg"])
-            weights_bytes = msg["weights"]
+            if "weights" not in msg:
+                raise KeyError("weights")
         except Exception as err:
             raise ValueError(f"[{self.name}] corrupt component bytes ({err}). "
                              "Serialise the component again with to_bytes().") from err
         if "vocab" in msg and "vocab" not in exclude:
             self.vocab.from_bytes(msg["vocab"], exclude=exclude)
         self._read_lexicon(msg.get("lexicon"))
-        self._load(cfg, weights_bytes, "the component's weights bytes")
+        # (handed over, not kept here: a copy of the weights fewer at the peak)
+        self._load(cfg, lambda: msg.pop("weights"), "the component's weights bytes")
         self.install_lexicon(self.vocab, share=True)
         return self
 

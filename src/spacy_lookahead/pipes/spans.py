@@ -2,8 +2,7 @@
 the shared tagging system (Tsuruoka et al. 2011, Section 4.1: chunking on
 CoNLL-2000, bio-NER on JNLPBA tagged right to left)."""
 import warnings
-from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy
 from spacy.attrs import SENT_START
@@ -19,7 +18,7 @@ from ..core.marginals import Lattice, Transitions
 from ..systems.span_ids import SpanScores, batch_span_scores, kept_spans, span_scores
 from ..systems.schemes import (ALIASES, SCHEMES, action_arrays, ids_to_spans, label_constraints,
                                 scheme_actions, span_probabilities, spans_to_ids, sum_in_order)
-from .base import any_per_doc
+from .base import Sealed, any_per_doc
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
 from .learners import Learner, MarginPerceptron
 from .search import Search
@@ -62,7 +61,7 @@ class SpanLabeller(SequencePipe):
     def actions(self) -> List[str]:
         return scheme_actions(self.labels, self.cfg["scheme"])
 
-    def _load(self, cfg, sealed: Union[bytes, Path], source: str = "the weights") -> None:
+    def _load(self, cfg, sealed: Sealed, source: str = "the weights") -> None:
         # models saved before the scheme took the readers' name ("iob")
         if isinstance(cfg, dict) and "scheme" in cfg:
             cfg = {**cfg, "scheme": ALIASES.get(cfg["scheme"], cfg["scheme"])}

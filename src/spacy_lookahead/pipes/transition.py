@@ -4,7 +4,6 @@ shares: the search and learner blocks chosen by the config (`search.py`,
 instances of a batch of docs, prediction by the learner's decoder, and the
 n best outputs with their probabilities."""
 import functools
-from pathlib import Path
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional,
                     Sequence, Tuple, Union)
 
@@ -18,7 +17,7 @@ from ..core.batch import Started, chunks_for, in_threads, thread_count
 from ..core.threads import RunsStarted
 from ..core.system import TransitionSystem
 from ..core.weights import Weights
-from .base import SearchPipe
+from .base import Sealed, SearchPipe
 from ..lexicon import lexicon_tables, require_tables
 from .learners import Learner, MarginPerceptron
 from ..registry import resolve_block
@@ -443,7 +442,7 @@ class TransitionPipe(SearchPipe):
         gold). Defined by the components that write probabilities."""
         raise NotImplementedError
 
-    def _load(self, cfg: Dict[str, Any], sealed: Union[bytes, Path],
+    def _load(self, cfg: Dict[str, Any], sealed: Sealed,
               source: str = "the weights") -> None:
         if isinstance(cfg, dict):
             self._check_learner(cfg.get("learner"))
