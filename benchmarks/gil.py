@@ -20,7 +20,6 @@ written), apart from pipe()'s batches and the Python per batch around
 them; "-" for a component that does not decode a batch at once."""
 import argparse
 import gc
-import hashlib
 import json
 import statistics
 import sys
@@ -28,10 +27,9 @@ import time
 from pathlib import Path
 from typing import Dict, List
 
-import numpy
 
 from benchmarks import gold as G
-from benchmarks.harness import machine_info, peak_rss_mb
+from benchmarks.harness import digest, machine_info, peak_rss_mb, probabilities_digest
 from benchmarks.scale_bench import COMPONENTS, FILES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,38 +44,6 @@ def task_docs(nlp, factory: str, data: Path, split: str, copies: int):
     golds = G.read_gold(path, vocab=nlp.vocab, task=task)
     inputs = [G.inputs_of(g, task) for g in golds]
     return (lambda: [G.make_doc(nlp.vocab, x) for _ in range(copies) for x in inputs]), task
-
-
-def digest(docs) -> str:
-    """What the components wrote: tags, heads, labels, entities and span groups."""
-    from spacy.attrs import DEP, ENT_IOB, ENT_TYPE, HEAD, TAG
-
-    h = hashlib.sha1()
-    for doc in docs:
-        h.update(doc.to_array([TAG, HEAD, DEP, ENT_IOB, ENT_TYPE]).tobytes())
-        for key in sorted(doc.spans):
-            h.update(repr([(s.start, s.end, s.label_) for s in doc.spans[key]]).encode())
-    return h.hexdigest()
-
-
-# where the components write probabilities (tagger.py, parser.py; the span
-# groups' attrs["scores"])
-PROBABILITY_KEYS = ("tag_probs", "tag_alternative", "tag_alternative_prob", "head_probs")
-
-
-def probabilities_digest(docs) -> str:
-    """What the components wrote with their outputs' probabilities: the
-    docs' user_data entries and the span groups' scores, bit for bit (apart
-    from `digest`, so that its figures stay comparable)."""
-    h = hashlib.sha1()
-    for doc in docs:
-        for key in PROBABILITY_KEYS:
-            value = doc.user_data.get(key)
-            h.update(key.encode() + (b"-" if value is None else numpy.asarray(value).tobytes()))
-        for key in sorted(doc.spans):
-            scores = doc.spans[key].attrs.get("scores")
-            h.update(b"-" if scores is None else numpy.asarray(scores).tobytes())
-    return h.hexdigest()
 
 
 class _NoClock:

@@ -7,6 +7,7 @@ each key is set on every component whose config has it, as its own setting
 or as one of a block's (`depth` of its search block; a dotted key names the
 path: `learner.n`), so one trained model can be timed at every depth;
 `n_process` is an argument of nlp.pipe, taken by the harnesses."""
+import hashlib
 import json
 import multiprocessing
 import os
@@ -16,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Tuple
 
+import numpy
 import srsly
 
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
@@ -126,3 +128,35 @@ def _where(block: Dict[str, Any], key: str) -> Optional[str]:
     else:
         return key
     return next((f"{name}.{key}" for name, sub in block.items() if isinstance(sub, dict) and key in sub), None)
+
+
+def digest(docs) -> str:
+    """What the components wrote: tags, heads, labels, entities and span groups."""
+    from spacy.attrs import DEP, ENT_IOB, ENT_TYPE, HEAD, TAG
+
+    h = hashlib.sha1()
+    for doc in docs:
+        h.update(doc.to_array([TAG, HEAD, DEP, ENT_IOB, ENT_TYPE]).tobytes())
+        for key in sorted(doc.spans):
+            h.update(repr([(s.start, s.end, s.label_) for s in doc.spans[key]]).encode())
+    return h.hexdigest()
+
+
+# where the components write probabilities (tagger.py, parser.py; the span
+# groups' attrs["scores"])
+PROBABILITY_KEYS = ("tag_probs", "tag_alternative", "tag_alternative_prob", "head_probs")
+
+
+def probabilities_digest(docs) -> str:
+    """What the components wrote with their outputs' probabilities: the
+    docs' user_data entries and the span groups' scores, bit for bit (apart
+    from `digest`, so that its figures stay comparable)."""
+    h = hashlib.sha1()
+    for doc in docs:
+        for key in PROBABILITY_KEYS:
+            value = doc.user_data.get(key)
+            h.update(key.encode() + (b"-" if value is None else numpy.asarray(value).tobytes()))
+        for key in sorted(doc.spans):
+            scores = doc.spans[key].attrs.get("scores")
+            h.update(b"-" if scores is None else numpy.asarray(scores).tobytes())
+    return h.hexdigest()

@@ -10,10 +10,12 @@ Each model in a process of its own (its peak memory is its own), one BLAS
 thread, on docs rebuilt from DATA's gold tokens with the task's inputs only
 (benchmarks/gold.py): `--warmup` docs and one pass, then the median of
 `--repeats` timed runs of `list(nlp.pipe(docs))` (docs built outside the
-clock; a run repeats the set until it lasts `--min-seconds`), and gold.py's
-check of the output. `--pairs N` also times the models side by side in one
-process, N rounds of one pass each: `ratio_interleaved` (the median of the
-reference's pass time over the model's) is steadier on a shared machine.
+clock; a run repeats the set until it lasts `--min-seconds`), gold.py's
+check of the output, and the digests of what it wrote ("outputs":
+annotations / probabilities, as benchmarks.gil's). `--pairs N` also times
+the models side by side in one process, N rounds of one pass each:
+`ratio_interleaved` (the median of the reference's pass time over the
+model's) is steadier on a shared machine.
 A model that is missing or fails is reported and skipped."""
 import argparse
 import json
@@ -26,7 +28,8 @@ from pathlib import Path
 from typing import Dict, List
 
 from benchmarks import gold as G
-from benchmarks.harness import isolated, load, machine_info, one_thread, parse_spec, peak_rss_mb
+from benchmarks.harness import (digest, isolated, load, machine_info, one_thread, parse_spec,
+                                peak_rss_mb, probabilities_digest)
 
 
 def _gold_inputs(data: str, task: str, code: str, limit: int) -> List[G.Gold]:
@@ -70,6 +73,9 @@ def worker(spec: str, data: str, batch_size: int, repeats: int, warmup: int, min
         times.append(elapsed)
     peak_rss = peak_rss_mb()  # before the gold docs are read again for the check
     check = G.check(predicted, G.read_gold(data, limit=limit, task=task), task)
+    # what the last pass wrote (benchmarks.gil's digests): the same outputs
+    # from run to run, build to build and machine to machine
+    outputs = {"digest": digest(predicted), "probabilities_digest": probabilities_digest(predicted)}
     median = statistics.median(times)
     return {"name": name, "model": spec.partition("=")[2] or spec, "pipeline": nlp.pipe_names,
             "n_docs": len(gold), "n_tokens": n_tokens, "batch_size": batch_size, "repeats": repeats,
@@ -77,7 +83,7 @@ def worker(spec: str, data: str, batch_size: int, repeats: int, warmup: int, min
             "median_seconds": round(median, 4), "tokens_per_second": round(passes * n_tokens / median, 1),
             "load_seconds": round(load_seconds, 2),
             "base_rss_mb": base_rss,  # interpreter + spaCy + data, before the model
-            "peak_rss_mb": peak_rss, "task": task, "inputs": G.INPUTS[task], **check,
+            "peak_rss_mb": peak_rss, "task": task, "inputs": G.INPUTS[task], **check, **outputs,
             "spacy": spacy.__version__}
 
 
@@ -164,15 +170,17 @@ def main(argv=None):
                 statistics.median(b / t for b, t in zip(times[args.reference], seconds)), 3)
     check_key = G.CHECK_KEYS[args.task]
     rows = [("model", "tokens/s", f"x {args.reference or '-'}", "x interleaved", "peak RSS MB",
-             {"tag_acc_check": "tag acc", "f1_check": "F1", "uas_check": "UAS"}[check_key], "runs (s)")]
+             {"tag_acc_check": "tag acc", "f1_check": "F1", "uas_check": "UAS"}[check_key], "outputs",
+             "runs (s)")]
     for name, r in results.items():
         if "skipped" in r:
-            rows.append((name, "skipped", "", "", "", "", " ".join(r["skipped"].split())[:70]))
+            rows.append((name, "skipped", "", "", "", "", "", " ".join(r["skipped"].split())[:70]))
         else:
             rows.append((name, f"{r['tokens_per_second']:,.0f}", "-" if r["ratio_vs_reference"] is None
                          else f"{r['ratio_vs_reference']:.2f}",
                          f"{r['ratio_interleaved']:.2f}" if "ratio_interleaved" in r else "-",
                          f"{r['peak_rss_mb']:.0f}", "-" if r.get(check_key) is None else f"{r[check_key]:.4f}",
+                         f"{r['digest'][:8]}/{r['probabilities_digest'][:8]}",
                          " ".join(f"{t:.2f}" for t in r["seconds"])))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:

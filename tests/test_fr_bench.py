@@ -166,6 +166,13 @@ def test_speed_times_the_clause_finder(trained, nested_file, tmp_path):
     assert r["predictions_from"] == ['doc.spans["clauses"]']
     scores = spacy.load(model).evaluate(list(ClauseCorpus(nested_file).read(spacy.blank("en").vocab)))
     assert r["f1_check"] == pytest.approx(scores["spans_clauses_f"], abs=1e-4)
+    # the digests of what the timed pass wrote: the model's outputs on the same inputs
+    from benchmarks import gold as G
+    from benchmarks.harness import digest, probabilities_digest
+    nlp = spacy.load(model)
+    docs = list(nlp.pipe([G.make_doc(nlp.vocab, G.inputs_of(g, "clauses"))
+                          for g in G.read_gold(str(nested_file), task="clauses")]))
+    assert (r["digest"], r["probabilities_digest"]) == (digest(docs), probabilities_digest(docs))
 
     # --pairs: the models also timed side by side, each round one pass of each
     assert speed.main([str(nested_file), f"clauses_fr={model}", f"again={model}", "--task",
@@ -176,6 +183,7 @@ def test_speed_times_the_clause_finder(trained, nested_file, tmp_path):
     assert report["interleaved_rounds"] == 3
     assert models["clauses_fr"]["ratio_interleaved"] == 1.0
     assert len(models["again"]["interleaved_seconds"]) == 3
+    assert models["again"]["digest"] == models["clauses_fr"]["digest"] == r["digest"]
     base, again = models["clauses_fr"]["interleaved_seconds"], models["again"]["interleaved_seconds"]
     import statistics
     assert models["again"]["ratio_interleaved"] == pytest.approx(
