@@ -13,9 +13,12 @@ thread, on docs rebuilt from DATA's gold tokens with the task's inputs only
 clock; a run repeats the set until it lasts `--min-seconds`), gold.py's
 check of the output, and the digests of what it wrote ("outputs":
 annotations / probabilities, as benchmarks.gil's). `--pairs N` also times
-the models side by side in one process, N rounds of one pass each:
-`ratio_interleaved` (the median of the reference's pass time over the
-model's) is steadier on a shared machine.
+the models side by side in one process, N rounds of one pass each (N
+rounded up to whole rotations: the order turns by one each round), steadier
+on a shared machine: `ratio_interleaved`, the median over rounds of the
+reference's pass time over the model's, and `ratio_rotations`, the median
+over rotations of their summed times, which a model's pass being slower
+after another's (its place in the round) does not tilt.
 A model that is missing or fails is reported and skipped."""
 import argparse
 import json
@@ -128,7 +131,8 @@ def main(argv=None):
     ap.add_argument("--min-seconds", type=float, default=1.0,
                     help="a run tags the data as many times as needed to last this long")
     ap.add_argument("--pairs", type=int, default=0,
-                    help="also time the models interleaved in N rounds (ratio_interleaved)")
+                    help="also time the models interleaved in N rounds, rounded up to whole "
+                         "rotations (ratio_interleaved, ratio_rotations)")
     ap.add_argument("--output", type=Path, default=None, help="JSON file to write")
     args = ap.parse_args(argv)
     if not args.data.exists():
@@ -156,29 +160,39 @@ def main(argv=None):
             r["ratio_vs_reference"] = round(r["tokens_per_second"] / ref, 3) if ref else None
     specs = {parse_spec(x)[0]: x for x in args.models if "n_process" not in x.partition("@")[2]}
     specs = {name: spec for name, spec in specs.items() if "tokens_per_second" in results.get(name, {})}
+    rounds = 0
     if args.pairs > 0 and ref and args.reference in specs:
-        print(f"speed.py: timing {len(specs)} models interleaved, {args.pairs} rounds ...", file=sys.stderr)
+        # whole rotations: each model as often in each place of a round (a pass
+        # can be slower after another model's: spaCy's parser's by up to 35%
+        # after the shipped pipeline's, on the 2-core Xeon of 2026-12-06)
+        k = len(specs)
+        rounds = -(-args.pairs // k) * k
+        print(f"speed.py: timing {k} models interleaved, {rounds} rounds ...", file=sys.stderr)
         try:
-            times = isolated(interleaved, list(specs.values()), data, args.batch_size, args.pairs, args.task,
+            times = isolated(interleaved, list(specs.values()), data, args.batch_size, rounds, args.task,
                              code, args.limit)
         except RuntimeError as err:
             print(f"speed.py: the interleaved timing failed ({err})", file=sys.stderr)
             times = {}
+        base = times.get(args.reference, [])
         for name, seconds in times.items():
             results[name]["interleaved_seconds"] = seconds
             results[name]["ratio_interleaved"] = round(
-                statistics.median(b / t for b, t in zip(times[args.reference], seconds)), 3)
+                statistics.median(b / t for b, t in zip(base, seconds)), 3)
+            results[name]["ratio_rotations"] = round(statistics.median(
+                sum(base[i:i + k]) / sum(seconds[i:i + k]) for i in range(0, rounds, k)), 3)
     check_key = G.CHECK_KEYS[args.task]
-    rows = [("model", "tokens/s", f"x {args.reference or '-'}", "x interleaved", "peak RSS MB",
+    rows = [("model", "tokens/s", f"x {args.reference or '-'}", "x interleaved", "x rotations", "peak RSS MB",
              {"tag_acc_check": "tag acc", "f1_check": "F1", "uas_check": "UAS"}[check_key], "outputs",
              "runs (s)")]
     for name, r in results.items():
         if "skipped" in r:
-            rows.append((name, "skipped", "", "", "", "", "", " ".join(r["skipped"].split())[:70]))
+            rows.append((name, "skipped", "", "", "", "", "", "", " ".join(r["skipped"].split())[:70]))
         else:
             rows.append((name, f"{r['tokens_per_second']:,.0f}", "-" if r["ratio_vs_reference"] is None
                          else f"{r['ratio_vs_reference']:.2f}",
                          f"{r['ratio_interleaved']:.2f}" if "ratio_interleaved" in r else "-",
+                         f"{r['ratio_rotations']:.2f}" if "ratio_rotations" in r else "-",
                          f"{r['peak_rss_mb']:.0f}", "-" if r.get(check_key) is None else f"{r[check_key]:.4f}",
                          f"{r['digest'][:8]}/{r['probabilities_digest'][:8]}",
                          " ".join(f"{t:.2f}" for t in r["seconds"])))
@@ -192,7 +206,7 @@ def main(argv=None):
             "threads": threads, "data": data, "task": args.task, "limit_docs": args.limit,
             "code": code or None, "batch_size": args.batch_size, "repeats": args.repeats,
             "warmup_docs": args.warmup, "min_seconds_per_run": args.min_seconds,
-            "interleaved_rounds": args.pairs, "reference": args.reference, "models": results},
+            "interleaved_rounds": rounds, "reference": args.reference, "models": results},
             indent=2) + "\n")
         print(f"speed.py: wrote {args.output}", file=sys.stderr)
     return 0

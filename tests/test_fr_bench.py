@@ -180,14 +180,18 @@ def test_speed_times_the_clause_finder(trained, nested_file, tmp_path):
                        "0.01", "--warmup", "1", "--pairs", "3", "--output", str(out)]) == 0
     report = json.loads(out.read_text())
     models = report["models"]
-    assert report["interleaved_rounds"] == 3
-    assert models["clauses_fr"]["ratio_interleaved"] == 1.0
-    assert len(models["again"]["interleaved_seconds"]) == 3
+    assert report["interleaved_rounds"] == 4  # 3 rounded up to whole rotations of 2 models
+    assert models["clauses_fr"]["ratio_interleaved"] == models["clauses_fr"]["ratio_rotations"] == 1.0
+    assert len(models["again"]["interleaved_seconds"]) == 4
     assert models["again"]["digest"] == models["clauses_fr"]["digest"] == r["digest"]
     base, again = models["clauses_fr"]["interleaved_seconds"], models["again"]["interleaved_seconds"]
     import statistics
     assert models["again"]["ratio_interleaved"] == pytest.approx(
         statistics.median(b / t for b, t in zip(base, again)), abs=1e-3)
+    # each rotation: the reference first once, second once; its summed times
+    assert models["again"]["ratio_rotations"] == pytest.approx(statistics.median(
+        [(base[0] + base[1]) / (again[0] + again[1]), (base[2] + base[3]) / (again[2] + again[3])]),
+        abs=1e-3)
 
 
 def test_report_reads_the_table_outputs(trained, nested_file, tmp_path):
