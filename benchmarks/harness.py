@@ -1,6 +1,7 @@
 """How a measurement runs: models named with settings changed at load, one
 BLAS thread, each measurement in a fresh process of its own (so that its
-peak memory is its own), and the record of the machine.
+peak memory is its own), the record of the machine, and digests of what
+the components wrote (the same outputs, run to run).
 
 A model argument is `NAME=MODEL_DIR`, optionally `NAME=MODEL_DIR@depth=2,n_threads=2`:
 each key is set on every component whose config has it, as its own setting

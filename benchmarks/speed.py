@@ -163,7 +163,7 @@ def main(argv=None):
     rounds = 0
     if args.pairs > 0 and ref and args.reference in specs:
         # whole rotations: each model as often in each place of a round (a pass
-        # can be slower after another model's: spaCy's parser's by up to 35%
+        # can be slower after another model's: spaCy's parser's by 25-30%
         # after the shipped pipeline's, on the 2-core Xeon of 2026-12-06)
         k = len(specs)
         rounds = -(-args.pairs // k) * k
