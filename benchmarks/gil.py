@@ -5,8 +5,11 @@
 
 For each of this project's components in each pipeline: its task's input
 docs (benchmarks/gold.py: gold words, and the gold tags or chunk inputs the
-task reads) from --split, --copies times; `pipe.pipe(docs)` alone is timed
-(the tokenizer and other components are not), on one thread with the
+task reads) from --split, --copies times; a component that reads what no
+gold doc has (a joint parser's tag_alternatives: the tagger's alternative
+tags) gets the gold words through the components before it instead
+("inputs": "pipeline"). `pipe.pipe(docs)` alone is timed (the tokenizer
+and other components are not), on one thread with the
 engine's nogil clock on (core/clock.pyx: every nogil section adds its wall
 time), then at each --threads count. The GIL-held share is
 1 - nogil seconds / wall seconds on one thread; the serial fraction from the
@@ -35,15 +38,37 @@ from benchmarks.scale_bench import COMPONENTS, FILES
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def task_docs(nlp, factory: str, data: Path, split: str, copies: int):
-    """The component's input docs for `split` (`copies` times) and their task."""
+def upstream(nlp, name: str) -> list:
+    """The components before `name` whose outputs it reads, where gold docs
+    cannot stand in for them: a parser with tag_alternatives reads the
+    tagger's alternative tags (doc.user_data), which no gold doc has. Then
+    every component before it runs on the words (before the clock), as in
+    the pipeline; otherwise none does, and the gold inputs are used."""
+    pipe = nlp.get_pipe(name)
+    if not getattr(pipe, "tag_alternatives", False):
+        return []
+    return [p for n, p in nlp.pipeline[:nlp.pipe_names.index(name)]]
+
+
+def task_docs(nlp, name: str, factory: str, data: Path, split: str, copies: int):
+    """The component's input docs for `split` (`copies` times), their task
+    and where their inputs come from ("gold" or "pipeline": upstream())."""
     dataset, task = COMPONENTS[factory]
     path = data / FILES[dataset].format(split=split)
     if not path.is_file():
         path = data / FILES[dataset].format(split="test")
     golds = G.read_gold(path, vocab=nlp.vocab, task=task)
+    before = upstream(nlp, name)
     inputs = [G.inputs_of(g, task) for g in golds]
-    return (lambda: [G.make_doc(nlp.vocab, x) for _ in range(copies) for x in inputs]), task
+    if before:
+        inputs = [x._replace(tags=None) for x in inputs]  # the words alone, as from raw text
+
+    def make_docs():
+        docs = [G.make_doc(nlp.vocab, x) for _ in range(copies) for x in inputs]
+        for pipe in before:
+            docs = list(pipe.pipe(docs))
+        return docs
+    return make_docs, task, "pipeline" if before else "gold"
 
 
 class _NoClock:
@@ -110,7 +135,7 @@ def measure(model: str, data: Path, split: str, copies: int, threads: List[int],
         factory = nlp.get_pipe_meta(name).factory
         if factory not in COMPONENTS:
             continue
-        make_docs, task = task_docs(nlp, factory, data, split, copies)
+        make_docs, task, source = task_docs(nlp, name, factory, data, split, copies)
         list(pipe.pipe(make_docs(), batch_size=batch_size))  # first-call costs, word caches
         runs: Dict[int, List[dict]] = {t: [] for t in threads}
         engine: Dict[int, list] = {t: [] for t in threads}
@@ -120,7 +145,7 @@ def measure(model: str, data: Path, split: str, copies: int, threads: List[int],
                 engine[t].append(engine_timed(pipe, make_docs, t))
         one = runs[threads[0]]
         row = {"model": model, "component": name, "factory": factory, "task": task,
-               "tokens": one[0]["tokens"], "batch_size": batch_size,
+               "inputs": source, "tokens": one[0]["tokens"], "batch_size": batch_size,
                "gil_share": round(1 - statistics.median(r["nogil"] / r["wall"] for r in one), 4),
                "identical": all((r["digest"], r["probabilities"])
                                 == (one[0]["digest"], one[0]["probabilities"])
@@ -155,7 +180,8 @@ def print_table(rows: List[dict], threads: List[int]) -> None:
     print("| " + " | ".join(head) + " |")
     print("|" + " --- |" * len(head))
     for r in rows:
-        cells = [r["component"], Path(r["model"]).parent.name,
+        cells = [r["component"] + (" (pipeline inputs)" if r.get("inputs") == "pipeline" else ""),
+                 Path(r["model"]).parent.name,
                  "-" if r["gil_share"] != r["gil_share"] else f"{100 * r['gil_share']:.1f}%"]
         cells += [f"{r[f'tokens_per_second_{t}']:,}" for t in threads]
         cells += [f"{r[f'speedup_{t}']:.2f} / {r[f'serial_fraction_{t}']:.2f} / {r[f'ceiling_{t}']}x"

@@ -364,6 +364,34 @@ def test_tag_alternatives_learn_from_a_tagger_and_are_required(tagged_with_alter
         nlp(plain)
 
 
+def test_gil_benchmark_feeds_a_joint_parser_its_taggers_outputs(tagged_with_alternatives,
+                                                                shared_data, tmp_path):
+    """benchmarks.gil times a parser that reads a tagger's alternatives
+    (the shipped pipeline's) on the words through the components before it,
+    which gold docs cannot stand in for (they have no alternatives: the
+    parser would refuse them); other components keep their gold inputs."""
+    import json
+    from benchmarks import gil
+    tagger_nlp, tagged = tagged_with_alternatives
+    nlp = spacy.blank("en", vocab=tagger_nlp.vocab)
+    nlp.add_pipe("lookahead_tagger", source=tagger_nlp)
+    parser = nlp.add_pipe("arc_standard_parser", config=blocks("arc_standard_parser", {
+        "search": "greedy", "min_label_freq": 1, "tag_alternatives": True}))
+    train = tagged("train", 200)
+    parser.initialize(lambda: train)
+    parser.update(train)
+    nlp.to_disk(tmp_path / "model")
+    assert gil.main([str(tmp_path / "model"), "--data", str(shared_data), "--copies", "1",
+                     "--repeats", "1", "--threads", "1", "2",
+                     "--output", str(tmp_path / "gil.json")]) == 0
+    rows = {r["component"]: r for r in json.loads((tmp_path / "gil.json").read_text())["rows"]}
+    assert rows["lookahead_tagger"]["inputs"] == "gold"
+    assert rows["arc_standard_parser"]["inputs"] == "pipeline"
+    assert rows["arc_standard_parser"]["tokens"] == rows["lookahead_tagger"]["tokens"] > 20000
+    for row in rows.values():
+        assert row["identical"] and 0 <= row["gil_share"] < 1
+
+
 def test_joint_tagging_chooses_between_the_taggers_tags(tagged_with_alternatives, tmp_path):
     """joint_tagging: one more action (SHIFT-ALT); the parser trains on a
     tagger's tags and alternatives with the gold tags as the gold of its
