@@ -1,15 +1,15 @@
 #!/bin/bash
 # Issue 38's measurements on a lent many-core machine, from the bundle that
 # benchmarks/device/bundle.sh makes in .dev16/ (carry .dev16; run from the
-# repository root): SECTIONS picks among threads, parser, annotate, ipm
-# (default: all four, ~11 minutes on a 16-core Xeon: more than one call
-# allows; split them). SMALL=1: tiny sizes, for a dry run here.
+# repository root): SECTIONS picks among threads, pipethreads, parser,
+# annotate, ipm (default: all five, ~12 minutes on a 16-core Xeon: more than
+# one call allows; split them). SMALL=1: tiny sizes, for a dry run here.
 set -u
 export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 OUT=${OUT:-/tmp/dev16out}; mkdir -p "$OUT"
 PY=${PY:-python3}
 D=.dev16
-SECTIONS=${SECTIONS:-threads parser annotate ipm}
+SECTIONS=${SECTIONS:-threads pipethreads parser annotate ipm}
 t0=$(date +%s)
 el() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 SITE=${SITE:-/tmp/site}
@@ -46,6 +46,11 @@ for section in $SECTIONS; do
       $M/parser_ewt_beam8_early $M/fr_chunker $M/clauses_fr $M/ner_rtl_sapo $M/chunker_sapo \
       --data $D/data --copies $COP --threads $TH \
       --repeats $REP --output "$OUT/gil.json" > "$OUT/gil.txt" 2>&1; echo "threads rc $?"; grep "^|" "$OUT/gil.txt";;
+  pipethreads)  # the same for the shipped pipeline's tagger and joint parser (the parser on
+    # the tagger's outputs: benchmarks.gil's upstream())
+    timeout ${TP:-200} $PY -m benchmarks.gil $M/standin --data $D/data --copies $COP --threads $TH \
+      --repeats $REP --output "$OUT/gil_pipeline.json" > "$OUT/gil_pipeline.txt" 2>&1
+    echo "pipethreads rc $?"; grep "^|" "$OUT/gil_pipeline.txt";;
   parser)  # the shipped pipeline (or its stand-in) against spaCy's parser, same run
     timeout ${TC:-100} $PY -m benchmarks.speed $D/corpus/test.spacy spacy_parser=$M/spacy_parser \
       pipeline_ewt=$M/standin --task pipeline --reference spacy_parser --repeats 3 --pairs $PAIRS \
