@@ -39,11 +39,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def upstream(nlp, name: str) -> list:
-    """The components before `name` whose outputs it reads, where gold docs
-    cannot stand in for them: a parser with tag_alternatives reads the
-    tagger's alternative tags (doc.user_data), which no gold doc has. Then
-    every component before it runs on the words (before the clock), as in
-    the pipeline; otherwise none does, and the gold inputs are used."""
+    """The components that make `name`'s input docs where gold docs cannot
+    stand in for them: a parser with tag_alternatives reads the tagger's
+    alternative tags (doc.user_data), which no gold doc has, so every
+    component before it in the pipeline runs on the words (before the
+    clock). Otherwise none: the gold inputs are used."""
     pipe = nlp.get_pipe(name)
     if not getattr(pipe, "tag_alternatives", False):
         return []
