@@ -296,15 +296,20 @@ def feature_speed_section(metrics: Path) -> List[str]:
             continue
         models = rec.get("models", {})
         ref = rec.get("reference")
+        # over whole rotations (speed.py's ratio_rotations, which a model's
+        # place in the round does not tilt): runs since 2026-12-06 have it
+        rotations = any("ratio_rotations" in r for r in models.values())
         lines = [f"{title} (`{name}`, {rec.get('interleaved_rounds') or '-'} interleaved rounds; "
                  f"against `{ref}`):", ""] + table(
             "model", "what", "tokens/s", "x without, one after the other", "x without, interleaved",
-            "peak RSS MB")
+            *(["x without, over rotations"] if rotations else []), "peak RSS MB")
         for model, r in models.items():
             e = X.EXPERIMENTS.get(model)
             lines.append(row(f"`{model}`", e.label if e else "-", fmt(rate(r), ",.0f"),
                              fmt(r.get("ratio_vs_reference"), ".2f"),
-                             fmt(r.get("ratio_interleaved"), ".2f"), fmt(r.get("peak_rss_mb"), ".0f")))
+                             fmt(r.get("ratio_interleaved"), ".2f"),
+                             *([fmt(r.get("ratio_rotations"), ".2f")] if rotations else []),
+                             fmt(r.get("peak_rss_mb"), ".0f")))
         tables += lines + [""]
     if not tables:
         return []

@@ -165,4 +165,15 @@ def test_the_feature_speed_runs_are_reported_as_ratios_without_test_scores(tmp_p
     label = X.EXPERIMENTS["chunker_d1_lexicon_biluo_koo_near"].label
     assert koo.split(" | ")[1:] == [label, "420,000", "0.70", "0.74", "330 |"]
     assert "0.9407" not in text and "94.07" not in text
+    assert "over rotations" not in text  # records from before speed.py's ratio_rotations
     assert report.feature_speed_section(tmp_path / "none") == []
+    models["chunker_d1_heldout"]["ratio_rotations"] = 1.0
+    models["chunker_d1_lexicon_biluo_koo_near"]["ratio_rotations"] = 0.712
+    srsly.write_json(tmp_path / "lexicon_speed_chunk.json",
+                     {"reference": "chunker_d1_heldout", "interleaved_rounds": 12, "models": models})
+    lines = report.feature_speed_section(tmp_path)
+    head = next(line for line in lines if line.startswith("| model |"))
+    assert head.split(" | ")[4:] == ["x without, interleaved", "x without, over rotations",
+                                     "peak RSS MB |"]
+    koo = next(line for line in lines if line.startswith("| `chunker_d1_lexicon_biluo_koo_near`"))
+    assert koo.split(" | ")[1:] == [label, "420,000", "0.70", "0.74", "0.71", "330 |"]
