@@ -172,6 +172,12 @@ def measure(model: str, data: Path, split: str, copies: int, threads: List[int],
     return rows
 
 
+def model_name(model: str) -> str:
+    """training/NAME/model-best -> NAME; a bundle's m/NAME -> NAME."""
+    path = Path(model)
+    return path.parent.name if path.name in ("model-best", "model-last") else path.name
+
+
 def print_table(rows: List[dict], threads: List[int]) -> None:
     more = [t for t in threads[1:]]
     head = ["component", "model", f"GIL share ({threads[0]} thread)"] + \
@@ -181,7 +187,7 @@ def print_table(rows: List[dict], threads: List[int]) -> None:
     print("|" + " --- |" * len(head))
     for r in rows:
         cells = [r["component"] + (" (pipeline inputs)" if r.get("inputs") == "pipeline" else ""),
-                 Path(r["model"]).parent.name,
+                 model_name(r["model"]),
                  "-" if r["gil_share"] != r["gil_share"] else f"{100 * r['gil_share']:.1f}%"]
         cells += [f"{r[f'tokens_per_second_{t}']:,}" for t in threads]
         cells += [f"{r[f'speedup_{t}']:.2f} / {r[f'serial_fraction_{t}']:.2f} / {r[f'ceiling_{t}']}x"

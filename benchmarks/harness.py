@@ -47,7 +47,30 @@ def machine_info() -> Dict[str, Any]:
         pass
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return {"cpu": cpu, "cores": os.cpu_count(), "usable_cores": usable,
-            "platform": platform.platform(), "python": platform.python_version()}
+            "platform": platform.platform(), "python": platform.python_version(),
+            **package_versions()}
+
+
+def package_versions() -> Dict[str, Optional[str]]:
+    """spaCy's and thinc's versions. With the Python version they decide
+    the speed of spaCy's own components: its parser and NER ran 1.5-1.7x
+    faster on Python 3.12 than on 3.11 with the same releases, where their
+    builds take the GIL at every decision (benchmarks/NOTES.md, 2026-12-06)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def of(name: str) -> Optional[str]:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return None
+    return {"spacy": of("spacy"), "thinc": of("thinc")}
+
+
+def versions_line() -> str:
+    """'Python 3.12.1, spaCy 3.8.18, thinc 8.3.14': what a speed table's
+    ratios against spaCy's components hold for."""
+    v = package_versions()
+    return f"Python {platform.python_version()}, spaCy {v['spacy']}, thinc {v['thinc']}"
 
 
 def _call(conn, fn: Callable, args: tuple) -> None:

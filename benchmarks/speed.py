@@ -32,7 +32,7 @@ from typing import Dict, List
 
 from benchmarks import gold as G
 from benchmarks.harness import (digest, isolated, load, machine_info, one_thread, parse_spec,
-                                peak_rss_mb, probabilities_digest)
+                                peak_rss_mb, probabilities_digest, versions_line)
 
 
 def _gold_inputs(data: str, task: str, code: str, limit: int) -> List[G.Gold]:
@@ -197,6 +197,7 @@ def main(argv=None):
                          f"{r['digest'][:8]}/{r['probabilities_digest'][:8]}",
                          " ".join(f"{t:.2f}" for t in r["seconds"])))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    print(versions_line())  # spaCy's components' speed depends on them
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
     if args.output:

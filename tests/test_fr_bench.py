@@ -180,6 +180,9 @@ def test_speed_times_the_clause_finder(trained, nested_file, tmp_path):
                        "0.01", "--warmup", "1", "--pairs", "3", "--output", str(out)]) == 0
     report = json.loads(out.read_text())
     models = report["models"]
+    # what spaCy's components' speed depends on, beside the machine
+    assert (report["machine"]["spacy"], report["machine"]["thinc"]) == \
+        (spacy.__version__, __import__("thinc").__version__)
     assert report["interleaved_rounds"] == 4  # 3 rounded up to whole rotations of 2 models
     assert models["clauses_fr"]["ratio_interleaved"] == models["clauses_fr"]["ratio_rotations"] == 1.0
     assert len(models["again"]["interleaved_seconds"]) == 4

@@ -1,9 +1,12 @@
 #!/bin/bash
 # Issue 38's measurements on a lent many-core machine, from the bundle that
-# benchmarks/device/bundle.sh makes in .dev16/ (carry .dev16; run from the
-# repository root): SECTIONS picks among threads, pipethreads, parser,
+# benchmarks/device/bundle.sh makes in .dev16/ and .dev16p/ (the compared
+# pipeline; run from the repository root, carrying .dev16 in a first call
+# and .dev16p in the next, on the still-warm machine: together they are
+# over a call's 64 MiB): SECTIONS picks among threads, pipethreads, parser,
 # annotate, ipm (default: all five, ~12 minutes on a 16-core Xeon: more than
-# one call allows; split them). SMALL=1: tiny sizes, for a dry run here.
+# one call allows; split them; pipethreads and parser need .dev16p).
+# SMALL=1: tiny sizes, for a dry run here.
 set -u
 export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 OUT=${OUT:-/tmp/dev16out}; mkdir -p "$OUT"
@@ -21,6 +24,8 @@ SITE=${SITE:-/tmp/site}
   && { $PY -m compileall -q -j 0 "$SITE" > /dev/null 2>&1; el "site compiled"; }; } || exit 3
 [ -d $D/m ] || tar -C $D -xJf $D/models.tar.xz || exit 4
 [ -d $D/data ] || tar -C $D -xJf $D/data.tar.xz || exit 4
+# the compared pipeline comes in .dev16p, carried in a call of its own (size)
+[ -d $D/m/standin ] || [ ! -f .dev16p/pipeline.tar.xz ] || tar -C $D -xJf .dev16p/pipeline.tar.xz || exit 4
 # run from a venv of the bundle alone: the device image has torch, cupy and
 # jax installed system-wide, and thinc imports torch and cupy wherever it
 # finds them (importing spaCy took 3.4-5.8 s per process there, most of
@@ -40,6 +45,8 @@ if [ "${SMALL:-0}" = 1 ]; then TH="1 2"; COP=1; REP=1; PAIRS=1; ANNREP=2; ANNW="
 else TH="1 2 4 8 16"; COP=4; REP=3; PAIRS=5; ANNREP=${ANNREP:-400}; ANNW=${ANNW:-"1 2 4 8 16"}; IPMW=${IPMW:-"1 2 4 8"}; ROUNDS=${ROUNDS:-6}; fi
 M=$D/m
 for section in $SECTIONS; do
+  case $section in pipethreads|parser) [ -d $M/standin ] || {
+    echo "$section: no $M/standin: carry .dev16p (bundle.sh's pipeline) in this call"; continue; };; esac
   case $section in
   threads)  # GIL-held share, tokens/s at 1..16 threads, identical outputs
     timeout ${TB:-200} $PY -m benchmarks.gil $M/tagger_d1 $M/ner_rtl_d1 $M/chunker_d1 $M/parser_ewt_greedy \
