@@ -360,7 +360,9 @@ BLOCK_PROSE: Dict[str, Dict[str, str]] = {
         "configs/pipeline_ewt.cfg trains at 8 and predicts at 10, chosen on "
         "EWT dev (LAS no punct 84.06 against 83.93) among the widths that keep "
         "it at >= 1.3x spaCy's parser's speed on the 2-core hosts of November "
-        "2026 (on a 2-core Xeon with AVX-512 it is at 1.0-1.3x: docs/guide.md)."),
+        "2026 with Python 3.11 (on a 2-core Xeon with AVX-512 it is at "
+        "1.0-1.3x with Python 3.11, 0.80-0.88x with 3.12, where spaCy's parser "
+        "runs 1.5x faster: docs/guide.md)."),
         "update": (
         "The violation-fixing update with a beam (Huang et al. 2012, Sections "
         "4-5): `\"standard\"`, `\"early\"`, `\"max_violation\"`, `\"hybrid\"` or "
