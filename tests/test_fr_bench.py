@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy
 import pytest
 import spacy
+import thinc
 from spacy.tokens import Doc, DocBin, Span
 from spacy.training import Example
 
@@ -182,7 +183,7 @@ def test_speed_times_the_clause_finder(trained, nested_file, tmp_path):
     models = report["models"]
     # what spaCy's components' speed depends on, beside the machine
     assert (report["machine"]["spacy"], report["machine"]["thinc"]) == \
-        (spacy.__version__, __import__("thinc").__version__)
+        (spacy.__version__, thinc.__version__)
     assert report["interleaved_rounds"] == 4  # 3 rounded up to whole rotations of 2 models
     assert models["clauses_fr"]["ratio_interleaved"] == models["clauses_fr"]["ratio_rotations"] == 1.0
     assert len(models["again"]["interleaved_seconds"]) == 4
