@@ -222,3 +222,28 @@ def test_the_parser_is_calibrated_where_it_has_a_beam(tmp_path):
     assert beam["writes"] == "token._.head_prob" and beam["temperature"] == tau > 0
     assert beam["fitted"].endswith("held_out.spacy")
     assert written["greedy"]["arc_standard_parser"].startswith("none: a greedy perceptron parser")
+
+
+def test_the_supported_pythons_agree_everywhere_they_are_named():
+    """setup.cfg's python_requires, the wheels the release builds
+    (pyproject's [tool.cibuildwheel] build), the README's install section and
+    .ci/pythons's default list name the same Pythons: every minor version
+    from python_requires's lowest to the highest wheel's."""
+    import configparser
+    import re
+
+    cfg = configparser.ConfigParser()
+    cfg.read(REPO / "setup.cfg")
+    lowest = re.fullmatch(r">=3\.(\d+)", cfg["options"]["python_requires"].strip())
+    assert lowest, cfg["options"]["python_requires"]
+    lowest = int(lowest.group(1))
+    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf8")
+    build = re.search(r'^build = "([^"]*)"', pyproject, re.M).group(1)
+    wheels = [int(m) for m in re.findall(r"cp3(\d+)-\*", build)]
+    assert wheels == list(range(lowest, max(wheels) + 1)), build
+    readme = (REPO / "README.md").read_text(encoding="utf8")
+    assert f"Python >= 3.{lowest}" in readme.replace("\n", " ")
+    assert f"Python 3.{lowest}-3.{max(wheels)}," in readme.replace("\n", " ")
+    script = (REPO / ".ci" / "pythons").read_text(encoding="utf8")
+    asked = re.search(r"asked=\(([^)]*)\)", script.split("else", 1)[1]).group(1).split()
+    assert asked == [f"python3.{m}" for m in wheels]
