@@ -32,7 +32,7 @@ from typing import Dict, List
 
 
 from benchmarks import gold as G
-from benchmarks.harness import digest, machine_info, peak_rss_mb, probabilities_digest
+from benchmarks.harness import digest, peak_rss_mb, probabilities_digest, stamp
 from benchmarks.scale_bench import COMPONENTS, FILES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -219,7 +219,7 @@ def main(argv=None) -> int:
     print_table(rows, args.threads)
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps({"machine": machine_info(), "rows": rows}, indent=2))
+        args.output.write_text(json.dumps({**stamp(), "rows": rows}, indent=2))
     return 0 if all(r["identical"] for r in rows) else 1
 
 

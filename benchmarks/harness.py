@@ -51,6 +51,15 @@ def machine_info() -> Dict[str, Any]:
             **package_versions()}
 
 
+def stamp() -> Dict[str, Any]:
+    """The head of a benchmark's record: when (UTC) and on what machine it
+    was measured; report.py lists both for every record in results.md."""
+    from datetime import datetime, timezone
+
+    return {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "machine": machine_info()}
+
+
 def package_versions() -> Dict[str, Optional[str]]:
     """spaCy's and thinc's versions. With the Python version they decide
     the speed of spaCy's own components: its parser and NER ran 1.5-1.7x

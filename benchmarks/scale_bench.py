@@ -29,7 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from benchmarks import gold as G
-from benchmarks.harness import isolated, machine_info, one_thread, peak_rss_mb
+from benchmarks.harness import isolated, one_thread, peak_rss_mb, stamp
 
 ROOT = Path(__file__).resolve().parents[1]
 # component factory -> (data set, gold.py's task: the doc's inputs and the check)
@@ -283,8 +283,7 @@ def main(argv=None) -> int:
     print_table(rows)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps({
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": machine_info(),
-        "code": code_state(), "threads": threads, "data": str(data), "sizes": sizes, "sentence_starts": False,
+        **stamp(), "code": code_state(), "threads": threads, "data": str(data), "sizes": sizes, "sentence_starts": False,
         "min_seconds": args.min_seconds, "timeout_seconds": args.timeout, "memory_limit_mb": memory_limit or None,
         "models": "self-trained", "training": training, "train_sentences": args.train_sentences,
         "epochs": args.epochs, "rows": rows}, indent=2) + "\n")

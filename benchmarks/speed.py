@@ -26,13 +26,12 @@ import math
 import statistics
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Dict, List
 
 from benchmarks import gold as G
-from benchmarks.harness import (digest, isolated, load, machine_info, one_thread, parse_spec,
-                                peak_rss_mb, probabilities_digest, versions_line)
+from benchmarks.harness import (digest, isolated, load, one_thread, parse_spec, peak_rss_mb,
+                                probabilities_digest, stamp, versions_line)
 
 
 def _gold_inputs(data: str, task: str, code: str, limit: int) -> List[G.Gold]:
@@ -203,8 +202,7 @@ def main(argv=None):
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(json.dumps({
-            "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": machine_info(),
-            "threads": threads, "data": data, "task": args.task, "limit_docs": args.limit,
+            **stamp(), "threads": threads, "data": data, "task": args.task, "limit_docs": args.limit,
             "code": code or None, "batch_size": args.batch_size, "repeats": args.repeats,
             "warmup_docs": args.warmup, "min_seconds_per_run": args.min_seconds,
             "interleaved_rounds": rounds, "reference": args.reference, "models": results},

@@ -371,6 +371,9 @@ def test_gil_benchmark_feeds_a_joint_parser_its_taggers_outputs(tagged_with_alte
     which gold docs cannot stand in for (they have no alternatives: the
     parser would refuse them); other components keep their gold inputs."""
     import json
+    import platform
+    from datetime import datetime
+
     from benchmarks import gil
     tagger_nlp, tagged = tagged_with_alternatives
     nlp = spacy.blank("en", vocab=tagger_nlp.vocab)
@@ -384,7 +387,11 @@ def test_gil_benchmark_feeds_a_joint_parser_its_taggers_outputs(tagged_with_alte
     assert gil.main([str(tmp_path / "model"), "--data", str(shared_data), "--copies", "1",
                      "--repeats", "1", "--threads", "1", "2",
                      "--output", str(tmp_path / "gil.json")]) == 0
-    rows = {r["component"]: r for r in json.loads((tmp_path / "gil.json").read_text())["rows"]}
+    record = json.loads((tmp_path / "gil.json").read_text())
+    # dated and placed like the speed runs' records (results.md lists both)
+    assert datetime.fromisoformat(record["date"]).tzinfo is not None
+    assert record["machine"]["python"] == platform.python_version()
+    rows = {r["component"]: r for r in record["rows"]}
     assert rows["lookahead_tagger"]["inputs"] == "gold"
     assert rows["arc_standard_parser"]["inputs"] == "pipeline"
     assert rows["arc_standard_parser"]["tokens"] == rows["lookahead_tagger"]["tokens"] > 20000
