@@ -19,7 +19,8 @@ or chunk F1, benchmarks/gold.py). Times: `rounds` (the part parallelism
 divides), `setup` (the rest of the call: reading, initialising, cutting the
 shards, saving the models), `whole` (IPM: from starting the LocalCluster)
 and `shards` (the slowest shard of each round: the critical path). Each
-setting in a process of its own: the client's and the largest worker's peak memory."""
+setting in a process of its own: the client's and the largest worker's peak memory.
+The record (--output): {"date", "machine" (harness.stamp), "rows"}."""
 import argparse
 import json
 import os
@@ -32,7 +33,7 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 from benchmarks import gold as G
-from benchmarks.harness import isolated, peak_rss_mb
+from benchmarks.harness import isolated, peak_rss_mb, stamp
 
 
 def annotate_input(data: str, repeat: int, folder: Path) -> Path:
@@ -309,7 +310,7 @@ def main(argv=None) -> None:
                     + f", peak RSS client {row['peak_rss_mb_client']:.0f} MB")), flush=True)
             repeat_timing(rows, args.timing_repeats)
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(rows, indent=2))
+    args.output.write_text(json.dumps({**stamp(), "rows": rows}, indent=2))
 
 
 if __name__ == "__main__":

@@ -1009,9 +1009,17 @@ def annotate_rows(rows: List[Dict]) -> List[str]:
     return out
 
 
+def distributed_rows(metrics: Path, name: str) -> Optional[List[Dict]]:
+    """The rows of a benchmarks.distributed_bench record: {"date",
+    "machine", "rows"} (the header lists its date and machine), or a bare
+    list of rows as it wrote them before 2026-12-06."""
+    record = read_json(metrics / name)
+    return record.get("rows") if isinstance(record, dict) else record
+
+
 def distributed_section(metrics: Path) -> List[str]:
-    annotate = read_json(metrics / "distributed_annotate.json")
-    trained = [(title, read_json(metrics / f)) for title, f in DISTRIBUTED]
+    annotate = distributed_rows(metrics, "distributed_annotate.json")
+    trained = [(title, distributed_rows(metrics, f)) for title, f in DISTRIBUTED]
     if not annotate and not any(rows for _, rows in trained):
         return []
     lines = ["## Scale-out on Dask (spacy_lookahead.distributed)", ""]

@@ -177,3 +177,28 @@ def test_the_feature_speed_runs_are_reported_as_ratios_without_test_scores(tmp_p
                                      "peak RSS MB |"]
     koo = next(line for line in lines if line.startswith("| `chunker_d1_lexicon_biluo_koo_near`"))
     assert koo.split(" | ")[1:] == [label, "420,000", "0.70", "0.74", "0.71", "330 |"]
+
+
+def test_the_scale_out_records_are_dated_and_still_read_as_bare_lists(tmp_path):
+    """benchmarks.distributed_bench's records carry harness.stamp()'s date
+    and machine, which the report's header lists, so that a table measured
+    on a lent 16-core machine says so; the section reads its rows the same
+    from such a record and from a list of rows (the records before it)."""
+    from benchmarks import report
+    from benchmarks.harness import stamp
+    rows = [{"name": "tagger", "workers": w, "threads": 1, "docs_in": 100, "docs_out": 100,
+             "tokens_per_s": 1000.0 * w, "peak_rss_mb_client": 100.0, "peak_rss_mb_worker": 200.0}
+            for w in (1, 2)]
+    (tmp_path / "old").mkdir()
+    srsly.write_json(tmp_path / "old" / "distributed_annotate.json", rows)
+    head = stamp()
+    srsly.write_json(tmp_path / "distributed_annotate.json", {**head, "rows": rows})
+    section = report.distributed_section(tmp_path)
+    assert section == report.distributed_section(tmp_path / "old")
+    two = next(line for line in section if line.startswith("| tagger | 2 |"))
+    assert two.split(" | ")[4:6] == ["2,000", "2.00"]
+    dates, machines = report.recorded(tmp_path)
+    assert dates == [head["date"]]
+    (where, files), = machines.items()
+    assert f"Python {head['machine']['python']}" in where
+    assert files == [f"distributed_annotate {head['date']}"]
