@@ -283,7 +283,8 @@ def main(argv=None) -> int:
     print_table(rows)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps({
-        **stamp(), "code": code_state(), "threads": threads, "data": str(data), "sizes": sizes, "sentence_starts": False,
+        **stamp(), "code": code_state(), "threads": threads, "data": str(data), "sizes": sizes,
+        "sentence_starts": False,
         "min_seconds": args.min_seconds, "timeout_seconds": args.timeout, "memory_limit_mb": memory_limit or None,
         "models": "self-trained", "training": training, "train_sentences": args.train_sentences,
         "epochs": args.epochs, "rows": rows}, indent=2) + "\n")
