@@ -873,7 +873,7 @@ SPEEDS: Dict[str, Speed] = {s.name: s for s in (
           ("spacy_parser", "greedy=raw_parser/jk_greedy", "beam8=raw_parser/jk_b8_early",
            "beam8_rich=raw_parser/jk_rich_b8_early", "beam8_rich_alt=raw_parser/jkalt_rich_b8_early",
            "beam8_rich_alt_joint=pipeline_ewt_beam8", "beam8_predict10_rich_alt_joint=pipeline_ewt",
-           "beam8_predict10_rich_alt_joint_2_threads=pipeline_ewt@n_threads=2")),
+           "beam8_predict10_rich_alt_joint_2_threads=pipeline_ewt@n_threads=2"), pairs=5),
     Speed("depth_speed_tag", "depth", "tag", "ewt",
           ("spacy_tagger", "tagger_d0=tagger_d1@depth=0", "tagger_d1",
            "tagger_d2=tagger_d1@depth=2", "tagger_d3=tagger_d1@depth=3"), quick=False),
@@ -992,10 +992,12 @@ STEPS: Tuple[Step, ...] = (
                               "corpus/ewt/test.spacy", "--n-process", "1", "2", "--n-threads", "1",
                               "2", "--copies", "1", "--output", "metrics/quick/scaling.json"),
          ("quick",)),
-    # the GIL-held share of each component's pipe() and its 1-2 thread scaling (issue 38)
-    Step("scaling", "after", (PY, "-m", "benchmarks.gil", *(f"{{training}}/{name}/model-best" for name in (
+    # the GIL-held share of each component's pipe() and its 1-2 thread scaling (issue 38);
+    # the full scale also times the shipped pipeline's tagger and joint parser
+    *(Step("scaling", "after", (PY, "-m", "benchmarks.gil", *(f"{{training}}/{name}/model-best" for name in (
         "tagger_d1", "ner_rtl_d1", "chunker_d1", "parser_ewt_greedy", "parser_ewt_beam8_early",
-        "fr_chunker", "clauses_fr")), "--data", "assets", "--output", "{metrics}/gil.json")),
+        "fr_chunker", "clauses_fr", *shipped)), "--data", "assets", "--output", "{metrics}/gil.json"), (scale,))
+      for scale, shipped in (("full", ("pipeline_ewt",)), ("quick", ()))),
     Step("scaling", "after", (PY, "-m", "benchmarks.scale_bench", "--data", "assets", "--sizes", "1000",
                               "10000", "100000", "--timeout", "600", "--output", "metrics/scale.json"),
          ("full",)),

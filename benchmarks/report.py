@@ -663,7 +663,32 @@ def raw_parser_section(metrics: Path, scale: str) -> List[str]:
     else:
         lines += ["No row at this scale: these runs have no quick budget (the full workflow's "
                   "`raw-parser` command trains them).", ""]
-    return lines
+    return lines + pipeline_speed_table(metrics)
+
+
+def pipeline_speed_table(metrics: Path) -> List[str]:
+    """raw_parser_speed: the pipelines from words against spaCy's parser in
+    one run (benchmarks/speed.py --task pipeline), one after the other and,
+    where the run has rounds, interleaved (the steadier ratio on a shared
+    machine); a model the run did not find is listed as skipped."""
+    rec = read_json(metrics / "raw_parser_speed.json")
+    if not rec:
+        return []
+    ref, models = rec.get("reference", "spacy_parser"), rec.get("models", {})
+    rounds = rec.get("interleaved_rounds")
+    out = ["", f"Speed from words (EWT test, gold tokens, no tags: the sentencizer and tagger run too; "
+               f"benchmarks/speed.py --task pipeline, one process per model, same run"
+               + (f", then {rounds} interleaved rounds" if rounds else "") + f"; `raw_parser_speed`):", ""]
+    out += table("model", "tokens/s", f"x {ref}, one after the other", f"x {ref}, interleaved",
+                 f"x {ref}, over rotations", "peak RSS MB", "UAS check")
+    for name, r in models.items():
+        if "skipped" in r:
+            out.append(f"| {name} | skipped: {' '.join(str(r['skipped']).split())} | - | - | - | - | - |")
+            continue
+        out.append(row(name, fmt(rate(r), ",.0f"), fmt(r.get("ratio_vs_reference"), ".2f"),
+                       fmt(r.get("ratio_interleaved"), ".2f"), fmt(r.get("ratio_rotations"), ".2f"),
+                       fmt(r.get("peak_rss_mb"), ".0f"), fmt(r.get("uas_check"), ".4f")))
+    return out + [""]
 
 
 # --- FR phrase recognisers ------------------------------------------------------------
@@ -953,6 +978,57 @@ def depth_section(metrics: Path) -> List[str]:
     return lines
 
 
+# --- the GIL-held share and the serial fraction (issue 38) ----------------------------
+def amdahl(serial: float, threads: int) -> float:
+    """Amdahl's speed-up at `threads` for a serial fraction (none below 0)."""
+    serial = max(serial, 0.0)
+    return 1 / (serial + (1 - serial) / threads)
+
+
+def gil_model(model: str) -> str:
+    """training/NAME/model-best -> NAME (a bundle's m/NAME -> NAME)."""
+    path = Path(model)
+    return path.parent.name if path.name in ("model-best", "model-last") else path.name
+
+
+def gil_section(metrics: Path) -> List[str]:
+    """benchmarks.gil's record: each component's GIL-held share of its
+    pipe() on one thread, its speed-up at the most threads timed, the
+    serial fraction s that speed-up implies and what s allows at 8 and 16
+    threads (Amdahl), the engine's speed-up alone, and whether the outputs
+    at every thread count were one thread's."""
+    record = read_json(metrics / "gil.json")
+    rows = record.get("rows") if isinstance(record, dict) else None
+    if not rows:
+        return []
+    counts = sorted({int(k.rsplit("_", 1)[1]) for r in rows for k in r if k.startswith("tokens_per_second_")})
+    one, t = counts[0], counts[-1]
+    out = table("component", "model", "inputs", f"GIL-held, {one} thread", f"tokens/s, {one} thread",
+                f"x {t} threads", "serial fraction s", "ceiling 1/s", "Amdahl at 8 threads",
+                "Amdahl at 16 threads", f"engine alone x {t}", "outputs identical")
+    for r in rows:
+        s = r.get(f"serial_fraction_{t}")
+        out.append(row(r["component"], gil_model(r["model"]), r.get("inputs", "gold"),
+                       "-" if r["gil_share"] != r["gil_share"] else f"{100 * r['gil_share']:.1f}%", fmt(r.get(f"tokens_per_second_{one}"), ",.0f"),
+                       fmt(r.get(f"speedup_{t}"), ".2f"), fmt(s, ".3f"),
+                       "-" if r.get(f"ceiling_{t}") is None else f"{r[f'ceiling_{t}']}x",
+                       "-" if s is None else f"{amdahl(s, 8):.1f}x",
+                       "-" if s is None else f"{amdahl(s, 16):.1f}x",
+                       fmt(r.get(f"engine_speedup_{t}"), ".2f"), "yes" if r["identical"] else "NO"))
+    return ["### The GIL-held share of `pipe()` and the serial fraction", "",
+            "Each of the project's components in each model (benchmarks/gil.py): its task's input docs "
+            "(gold words, and the gold tags or chunk inputs the task reads; \"pipeline\": the words through "
+            "the components before it, for a parser that reads its tagger's alternative tags), `pipe()` "
+            f"alone timed at {', '.join(map(str, counts))} threads (`n_threads`), interleaved repeats, "
+            "medians. GIL-held: 1 - the wall time of the engine's nogil sections (core/clock.pyx) / the "
+            f"wall time of `pipe()` on {one} thread. s: the serial fraction that the speed-up S at {t} "
+            f"threads implies (Amdahl: S = 1 / (s + (1 - s) / {t})); the Amdahl columns are what s allows "
+            "on 8 and 16 cores, a ceiling measured on this many cores, not a measurement on 8 or 16. "
+            "Engine alone: the decoder of one batch of all the docs on the C threads, nothing written. "
+            "Outputs identical: the digests of the annotations and probabilities at every thread count "
+            f"equal {one} thread's.", ""] + out + [""]
+
+
 # --- scale-out on Dask ----------------------------------------------------------------
 DISTRIBUTED = (
     ("EWT POS tagging (lookahead_tagger, depth 1), tag accuracy", "distributed_train_pos.json"),
@@ -1127,7 +1203,7 @@ def render(metrics: Path, scale: str) -> str:
     body += sapo_section(metrics) + parser_section(metrics, scale) + [""]
     body += raw_parser_section(metrics, scale) + [""]
     body += phrases_section(metrics, scale) + ["", ""] + engine_section(metrics)
-    body += [""] + depth_section(metrics) + [""] + distributed_section(metrics)
+    body += [""] + depth_section(metrics) + gil_section(metrics) + [""] + distributed_section(metrics)
     return "\n".join(header(metrics, scale) + body).rstrip() + "\n"
 
 

@@ -2,6 +2,7 @@
 runner: every row is a config spaCy accepts, at both scales; every speed run
 and project command names rows and groups that exist; the quick scale trains
 what the quick packages are built from."""
+import json
 from pathlib import Path
 
 import pytest
@@ -202,3 +203,60 @@ def test_the_scale_out_records_are_dated_and_still_read_as_bare_lists(tmp_path):
     (where, files), = machines.items()
     assert f"Python {head['machine']['python']}" in where
     assert files == [f"distributed_annotate {head['date']}"]
+
+
+def test_the_gil_record_is_reported_with_the_ceilings_its_serial_fraction_implies(tmp_path):
+    """benchmarks.gil's record becomes a table of the GIL-held share, the
+    speed-up at 2 threads, its serial fraction s and what s allows at 8
+    and 16 threads (Amdahl: 1 / (s + (1 - s) / t)), by hand: s = 0.2 gives
+    1 / 0.3 = 3.3x at 8 and 1 / 0.25 = 4.0x at 16."""
+    from benchmarks import report
+    from benchmarks.harness import stamp
+    tagger = {"model": "training/tagger_d1/model-best", "component": "lookahead_tagger", "inputs": "gold",
+              "gil_share": 0.0512, "identical": True, "tokens_per_second_1": 400000,
+              "tokens_per_second_2": 666667, "speedup_2": 1.667, "serial_fraction_2": 0.2, "ceiling_2": 5.0,
+              "engine_speedup_2": 1.9}
+    parser = {"model": "training/pipeline_ewt/model-best", "component": "arc_standard_parser",
+              "inputs": "pipeline", "gil_share": float("nan"), "identical": False,
+              "tokens_per_second_1": 20000, "tokens_per_second_2": 40000, "speedup_2": 2.0,
+              "serial_fraction_2": 0.0, "ceiling_2": None, "engine_speedup_2": None}
+    # as gil.py writes it (json: a share is NaN where the engine has no clock)
+    (tmp_path / "gil.json").write_text(json.dumps({**stamp(), "rows": [tagger, parser]}))
+    lines = report.gil_section(tmp_path)
+    head = next(line for line in lines if line.startswith("| component |"))
+    assert head.split(" | ")[3:7] == ["GIL-held, 1 thread", "tokens/s, 1 thread", "x 2 threads",
+                                      "serial fraction s"]
+    first = next(line for line in lines if line.startswith("| lookahead_tagger |"))
+    assert first.split(" | ")[1:] == ["tagger_d1", "gold", "5.1%", "400,000", "1.67", "0.200", "5.0x", "3.3x",
+                                      "4.0x", "1.90", "yes |"]
+    second = next(line for line in lines if line.startswith("| arc_standard_parser |"))
+    assert second.split(" | ")[1:] == ["pipeline_ewt", "pipeline", "-", "20,000", "2.00", "0.000", "-",
+                                       "8.0x", "16.0x", "-", "NO |"]
+    assert report.amdahl(-0.05, 8) == 8.0  # a speed-up above t threads allows no more than t
+    assert report.gil_section(tmp_path / "none") == []
+    assert "### The GIL-held share" in report.render(tmp_path, "full")
+
+
+def test_the_pipeline_against_spacys_parser_is_reported_interleaved(tmp_path):
+    """raw_parser_speed (the shipped pipeline against spaCy's parser, issue
+    38) is a table under the parser-from-words section with both ratios
+    and the rotations' one; a model the run did not find says so."""
+    from benchmarks import report
+    models = {"spacy_parser": {"tokens_per_second": 20000.0, "ratio_vs_reference": 1.0,
+                               "ratio_interleaved": 1.0, "ratio_rotations": 1.0, "peak_rss_mb": 400.4,
+                               "uas_check": 0.85},
+              "greedy": {"name": "greedy", "model": "training/raw_parser/jk_greedy/model-best",
+                         "skipped": "model not found"},
+              "beam8_predict10_rich_alt_joint": {"tokens_per_second": 24000.0, "ratio_vs_reference": 1.2,
+                                                 "ratio_interleaved": 1.1, "ratio_rotations": 1.05,
+                                                 "peak_rss_mb": 1150.0, "uas_check": 0.8777}}
+    srsly.write_json(tmp_path / "raw_parser_speed.json",
+                     {"reference": "spacy_parser", "interleaved_rounds": 6, "models": models})
+    lines = report.raw_parser_section(tmp_path, "full")
+    assert any("then 6 interleaved rounds" in line for line in lines)
+    joint = next(line for line in lines if line.startswith("| beam8_predict10_rich_alt_joint |"))
+    assert joint.split(" | ")[1:] == ["24,000", "1.20", "1.10", "1.05", "1150", "0.8777 |"]
+    assert "| greedy | skipped: model not found | - | - | - | - | - |" in lines
+    assert report.pipeline_speed_table(tmp_path / "none") == []
+    speed = X.SPEEDS["raw_parser_speed"]
+    assert speed.pairs > 0 and speed.models[0] == "spacy_parser"
