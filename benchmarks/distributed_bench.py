@@ -37,12 +37,18 @@ from benchmarks.harness import isolated, peak_rss_mb, stamp
 
 
 def annotate_input(data: str, repeat: int, folder: Path) -> Path:
-    """DATA's texts, `repeat` copies, as the JSONL annotate reads."""
+    """DATA's texts, `repeat` copies, as the JSONL annotate reads; made
+    once per data file and count (corpus/ewt/test.spacy and
+    corpus/jnlpba/test.spacy share a stem: the name carries the whole
+    path's digest, or the second run would annotate the first's texts)."""
+    import hashlib
+
     import spacy
     import srsly
     from spacy.tokens import DocBin
 
-    path = folder / f"input-{Path(data).stem}-x{repeat}.jsonl"
+    which = hashlib.sha1(str(Path(data).resolve()).encode("utf8")).hexdigest()[:12]
+    path = folder / f"input-{Path(data).stem}-{which}-x{repeat}.jsonl"
     if not path.exists():
         texts = [d.text for d in DocBin().from_disk(data).get_docs(spacy.blank("en").vocab)] * repeat
         srsly.write_jsonl(path, ({"text": t, "i": i} for i, t in enumerate(texts)))

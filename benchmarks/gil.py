@@ -32,7 +32,7 @@ from typing import Dict, List
 
 
 from benchmarks import gold as G
-from benchmarks.harness import digest, peak_rss_mb, probabilities_digest, stamp
+from benchmarks.harness import digest, model_name, peak_rss_mb, probabilities_digest, stamp
 from benchmarks.scale_bench import COMPONENTS, FILES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -170,12 +170,6 @@ def measure(model: str, data: Path, split: str, copies: int, threads: List[int],
         row["peak_rss_mb"] = round(peak_rss_mb(), 1)  # the process so far: this model and those before
         rows.append(row)
     return rows
-
-
-def model_name(model: str) -> str:
-    """training/NAME/model-best -> NAME; a bundle's m/NAME -> NAME."""
-    path = Path(model)
-    return path.parent.name if path.name in ("model-best", "model-last") else path.name
 
 
 def print_table(rows: List[dict], threads: List[int]) -> None:

@@ -60,6 +60,13 @@ def stamp() -> Dict[str, Any]:
             "machine": machine_info()}
 
 
+def model_name(model: str) -> str:
+    """training/NAME/model-best -> NAME; a bundle's m/NAME -> NAME (how the
+    benchmarks' tables name a model directory)."""
+    path = Path(model)
+    return path.parent.name if path.name in ("model-best", "model-last") else path.name
+
+
 def package_versions() -> Dict[str, Optional[str]]:
     """spaCy's and thinc's versions. With the Python version they decide
     the speed of spaCy's own components: its parser and NER ran 1.5-1.7x

@@ -11,12 +11,14 @@ is listed as not run; a figure is linked where the metrics hold its data
 import argparse
 import json
 import shlex
+import statistics
 import sys
 from pathlib import Path
 from typing import Dict, List, Optional
 
 from benchmarks import experiments as X
 from benchmarks.curves import best_evaluation, epoch_points, per_epoch, read_curve
+from benchmarks.harness import model_name
 
 ROOT = Path(__file__).resolve().parents[1]
 # the archive of the tables and figures kept by hand here until 2026-11-27
@@ -892,8 +894,10 @@ def engine_section(metrics: Path) -> List[str]:
                        fmt((m.get("head_calibration") or {}).get("ece"), ".3f")))
     out += ["", "A row with \"-\" was not run into this metrics directory (the parser rows are rows of the "
                 "`parser` command).", "", "Commands:", ""]
-    return out + commands(X.group("engine") + [X.EXPERIMENTS[n] for n in ("parser_ewt_sapo", "parser_ewt_sapo_early")
-                                                if n in X.EXPERIMENTS]) + [""]
+    runs = X.group("engine")  # the parser's SAPO rows once (they joined the group)
+    runs += [X.EXPERIMENTS[n] for n in ("parser_ewt_sapo", "parser_ewt_sapo_early")
+             if n in X.EXPERIMENTS and X.EXPERIMENTS[n] not in runs]
+    return out + commands(runs) + [""]
 
 
 # --- lookahead depth: speed, threads, the parser's depth table ------------------------
@@ -985,12 +989,6 @@ def amdahl(serial: float, threads: int) -> float:
     return 1 / (serial + (1 - serial) / threads)
 
 
-def gil_model(model: str) -> str:
-    """training/NAME/model-best -> NAME (a bundle's m/NAME -> NAME)."""
-    path = Path(model)
-    return path.parent.name if path.name in ("model-best", "model-last") else path.name
-
-
 def gil_section(metrics: Path) -> List[str]:
     """benchmarks.gil's record: each component's GIL-held share of its
     pipe() on one thread, its speed-up at the most threads timed, the
@@ -1008,8 +1006,10 @@ def gil_section(metrics: Path) -> List[str]:
                 "Amdahl at 16 threads", f"engine alone x {t}", "outputs identical")
     for r in rows:
         s = r.get(f"serial_fraction_{t}")
-        out.append(row(r["component"], gil_model(r["model"]), r.get("inputs", "gold"),
-                       "-" if r["gil_share"] != r["gil_share"] else f"{100 * r['gil_share']:.1f}%", fmt(r.get(f"tokens_per_second_{one}"), ",.0f"),
+        share = r["gil_share"]  # NaN: a record of code without the engine's clock
+        out.append(row(r["component"], model_name(r["model"]), r.get("inputs", "gold"),
+                       "-" if share != share else f"{100 * share:.1f}%",
+                       fmt(r.get(f"tokens_per_second_{one}"), ",.0f"),
                        fmt(r.get(f"speedup_{t}"), ".2f"), fmt(s, ".3f"),
                        "-" if r.get(f"ceiling_{t}") is None else f"{r[f'ceiling_{t}']}x",
                        "-" if s is None else f"{amdahl(s, 8):.1f}x",
@@ -1022,8 +1022,9 @@ def gil_section(metrics: Path) -> List[str]:
             f"alone timed at {', '.join(map(str, counts))} threads (`n_threads`), interleaved repeats, "
             "medians. GIL-held: 1 - the wall time of the engine's nogil sections (core/clock.pyx) / the "
             f"wall time of `pipe()` on {one} thread. s: the serial fraction that the speed-up S at {t} "
-            f"threads implies (Amdahl: S = 1 / (s + (1 - s) / {t})); the Amdahl columns are what s allows "
-            "on 8 and 16 cores, a ceiling measured on this many cores, not a measurement on 8 or 16. "
+            f"threads implies (Amdahl: S = 1 / (s + (1 - s) / {t})); the Amdahl columns are what s would "
+            "allow on 8 and 16 cores if nothing else limited them: a ceiling from the record's machine "
+            "(the header lists it), not a measurement on 8 or 16 cores. "
             "Engine alone: the decoder of one batch of all the docs on the C threads, nothing written. "
             "Outputs identical: the digests of the annotations and probabilities at every thread count "
             f"equal {one} thread's.", ""] + out + [""]
@@ -1071,17 +1072,42 @@ def train_rows(rows: List[Dict]) -> List[str]:
 
 
 def annotate_rows(rows: List[Dict]) -> List[str]:
-    out = table("model", "workers", "threads", "docs in / out", "tokens/s", "x 1 worker", "peak RSS client MB",
-                "peak RSS worker MB")
-    one = {r["name"]: r for r in rows if r.get("workers") == 1 and r.get("threads") == 1 and "error" not in r}
+    """benchmarks.distributed_bench annotate's runs, medians per (model,
+    workers, threads): the whole command and its annotate phase, each
+    against the model's one worker, the fixed costs (cluster, model on the
+    workers, close) and the workers' busy share of the phase."""
+    groups: Dict[tuple, List[Dict]] = {}
     for r in rows:
-        if "error" in r:
-            out.append(f"| {r['name']} | {r['workers']} | {r['threads']} | {r['error']} | | | | |")
+        groups.setdefault((r["name"], r["workers"], r["threads"]), []).append(r)
+
+    def med(group: List[Dict], get) -> float:
+        return statistics.median(get(r) for r in group)
+
+    def whole(r):
+        return r["command_seconds"]
+
+    def phase(r):
+        return r["timings"]["annotate"]
+
+    def busy(r):
+        return r["timings"]["shards_busy"] / (r["timings"].get("workers", r["workers"]) * phase(r))
+
+    out = table("model", "data", "workers", "threads", "tokens", "shards", "whole command s", "x 1 worker",
+                "annotate phase s", "x 1 worker (phase)", "fixed s", "workers busy", "peak RSS, largest process MB")
+    for (name, workers, threads), group in groups.items():
+        ok = [r for r in group if "error" not in r]
+        if not ok:
+            out.append(f"| {name} | {group[0].get('data', '-')} | {workers} | {threads} | {group[0]['error']} |"
+                       + " |" * 8)
             continue
-        ref = one.get(r["name"])
-        out.append(row(r["name"], r["workers"], r["threads"], f"{r['docs_in']:,} / {r['docs_out']:,}",
-                       f"{r['tokens_per_s']:,.0f}", ratio(r["tokens_per_s"], ref and ref["tokens_per_s"], ".2f"),
-                       f"{r['peak_rss_mb_client']:.0f}", f"{r['peak_rss_mb_worker']:.0f}"))
+        one = [r for r in groups.get((name, 1, 1), []) if "error" not in r]
+        runs = f" ({len(ok)} runs)" if len(ok) > 1 else ""
+        out.append(row(name, ok[0]["data"], workers, threads, f"{ok[0]['tokens']:,}", ok[0]["shards"],
+                       f"{med(ok, whole):.1f}{runs}", ratio(one and med(one, whole), med(ok, whole), ".2f"),
+                       f"{med(ok, phase):.1f}", ratio(one and med(one, phase), med(ok, phase), ".2f"),
+                       f"{med(ok, lambda r: r['fixed_seconds']):.1f}",
+                       f"{100 * med(ok, busy):.0f}%" if all("shards_busy" in r["timings"] for r in ok) else "-",
+                       fmt(max(r.get("peak_rss_mb_children", 0) for r in ok) or None, ".0f")))
     return out
 
 
@@ -1103,10 +1129,13 @@ def distributed_section(metrics: Path) -> List[str]:
         lines += ["### annotate: raw text to DocBin shards", "",
                   "Test texts (`doc.text`, the pipeline's tokenizer included, copies as `--repeat` says) as "
                   "JSONL, annotated on a LocalCluster of worker processes of one thread each, or one worker "
-                  "whose components run `n_threads` threads. tokens/s: output tokens over the wall time of the "
-                  "`annotate` call (reading, shipping, writing the shards included; the workers load the model "
-                  "before the clock starts). On 2 cores the client (and the scheduler in it) shares the cores "
-                  "with the 2 workers.", ""] + annotate_rows(annotate) + [""]
+                  "whose components run `n_threads` threads. Whole command: `python -m "
+                  "spacy_lookahead.distributed annotate` in a process of its own (imports, reading, the "
+                  "cluster's start and stop, shipping and loading the model, writing the shards); annotate "
+                  "phase: from the first shard sent to the last written (manifest.json's timings); fixed: "
+                  "the cluster's start, the model on the workers and the close; workers busy: their time in "
+                  "shards over workers x the phase. On 2 cores the client (and the scheduler in it) shares "
+                  "the cores with the 2 workers.", ""] + annotate_rows(annotate) + [""]
     first = True
     for title, rows in trained:
         if not rows:

@@ -180,6 +180,35 @@ def test_the_feature_speed_runs_are_reported_as_ratios_without_test_scores(tmp_p
     assert koo.split(" | ")[1:] == [label, "420,000", "0.70", "0.74", "0.71", "330 |"]
 
 
+def annotate_run(workers: int, whole: float, phase: float, threads: int = 1, name: str = "tagger") -> dict:
+    """A run of `distributed_bench annotate` as one_annotate() records it."""
+    timings = {"read": 0.05, "cluster": 0.4, "model": 0.7, "annotate": phase, "close": 0.2, "workers": workers,
+               "shards_busy": 0.9 * workers * phase, "tokens": 500000}
+    return {"name": name, "model": "training/tagger_d1/model-best", "data": "corpus/ewt/test.spacy",
+            "repeat": 20, "workers": workers, "threads": threads, "docs_out": 41540, "shards": 4 * workers,
+            "tokens": 500000, "command_seconds": whole, "timings": timings, "fixed_seconds": 1.3,
+            "tokens_per_s": 500000 / whole, "annotate_tokens_per_s": 500000 / phase,
+            "peak_rss_mb_children": 280.0 + workers}
+
+
+def test_the_annotate_table_gives_medians_and_speed_ups_over_one_worker():
+    """report.py's annotate table from distributed_bench's runs: medians per
+    (model, workers, threads) of the whole command and of the annotate
+    phase, each against the model's one worker (by hand: 10 s against
+    4.5, 5 and 6 s is 2.00x; 8 s against 4 s is 2.00x), the workers' busy
+    share, and a setting that failed with its error."""
+    from benchmarks import report
+    rows = [annotate_run(1, 10.0, 8.0), annotate_run(2, 4.5, 3.0), annotate_run(2, 6.0, 4.0),
+            annotate_run(2, 5.0, 5.0), annotate_run(1, 12.0, 6.0, threads=2),
+            {**annotate_run(1, 1.0, 1.0, name="ner"), "error": "worker died"}]
+    lines = report.annotate_rows(rows)
+    two = next(line for line in lines if line.startswith("| tagger | corpus/ewt/test.spacy | 2 | 1 |"))
+    assert two.split(" | ")[4:] == ["500,000", "8", "5.0 (3 runs)", "2.00", "4.0", "2.00", "1.3", "90%", "282 |"]
+    threads = next(line for line in lines if line.startswith("| tagger | corpus/ewt/test.spacy | 1 | 2 |"))
+    assert threads.split(" | ")[6:10] == ["12.0", "0.83", "6.0", "1.33"]
+    assert any(line.startswith("| ner | corpus/ewt/test.spacy | 1 | 1 | worker died |") for line in lines)
+
+
 def test_the_scale_out_records_are_dated_and_still_read_as_bare_lists(tmp_path):
     """benchmarks.distributed_bench's records carry harness.stamp()'s date
     and machine, which the report's header lists, so that a table measured
@@ -187,17 +216,15 @@ def test_the_scale_out_records_are_dated_and_still_read_as_bare_lists(tmp_path):
     from such a record and from a list of rows (the records before it)."""
     from benchmarks import report
     from benchmarks.harness import stamp
-    rows = [{"name": "tagger", "workers": w, "threads": 1, "docs_in": 100, "docs_out": 100,
-             "tokens_per_s": 1000.0 * w, "peak_rss_mb_client": 100.0, "peak_rss_mb_worker": 200.0}
-            for w in (1, 2)]
+    rows = [annotate_run(w, whole=10.0 / w, phase=8.0 / w) for w in (1, 2)]
     (tmp_path / "old").mkdir()
     srsly.write_json(tmp_path / "old" / "distributed_annotate.json", rows)
     head = stamp()
     srsly.write_json(tmp_path / "distributed_annotate.json", {**head, "rows": rows})
     section = report.distributed_section(tmp_path)
     assert section == report.distributed_section(tmp_path / "old")
-    two = next(line for line in section if line.startswith("| tagger | 2 |"))
-    assert two.split(" | ")[4:6] == ["2,000", "2.00"]
+    two = next(line for line in section if line.startswith("| tagger | corpus/ewt/test.spacy | 2 |"))
+    assert two.split(" | ")[6:9] == ["5.0", "2.00", "4.0"]
     dates, machines = report.recorded(tmp_path)
     assert dates == [head["date"]]
     (where, files), = machines.items()
@@ -260,3 +287,32 @@ def test_the_pipeline_against_spacys_parser_is_reported_interleaved(tmp_path):
     assert report.pipeline_speed_table(tmp_path / "none") == []
     speed = X.SPEEDS["raw_parser_speed"]
     assert speed.pairs > 0 and speed.models[0] == "spacy_parser"
+
+
+def test_annotate_inputs_of_two_data_files_with_one_name_are_their_own_texts(tmp_path):
+    """distributed_bench annotate makes each run's JSONL once per data file:
+    two test.spacy files in different folders (EWT's and JNLPBA's) give
+    two inputs, each with its own texts, and the same file is made once."""
+    import spacy
+    from spacy.tokens import Doc, DocBin
+    from benchmarks.distributed_bench import annotate_input
+    vocab = spacy.blank("en").vocab
+    for corpus, words in (("ewt", ["The", "cat", "sleeps"]), ("jnlpba", ["IL-2", "gene", "expression"])):
+        (tmp_path / corpus).mkdir()
+        DocBin(docs=[Doc(vocab, words=words)]).to_disk(tmp_path / corpus / "test.spacy")
+    first = annotate_input(str(tmp_path / "ewt" / "test.spacy"), 2, tmp_path)
+    second = annotate_input(str(tmp_path / "jnlpba" / "test.spacy"), 2, tmp_path)
+    assert first != second
+    assert [r["text"] for r in srsly.read_jsonl(first)] == ["The cat sleeps "] * 2
+    assert [r["text"] for r in srsly.read_jsonl(second)] == ["IL-2 gene expression "] * 2
+    assert annotate_input(str(tmp_path / "ewt" / "test.spacy"), 2, tmp_path) == first
+
+
+def test_the_engine_section_lists_each_command_once(tmp_path):
+    """The one-engine section's commands: the engine group's rows and the
+    parser's SAPO rows, each once (those rows joined the group and were
+    listed twice)."""
+    from benchmarks import report
+    bullets = [line for line in report.engine_section(tmp_path) if line.startswith("* `")]
+    assert any(line.startswith("* `parser_ewt_sapo`:") for line in bullets)
+    assert len(bullets) == len(set(bullets))
