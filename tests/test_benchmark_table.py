@@ -316,3 +316,16 @@ def test_the_engine_section_lists_each_command_once(tmp_path):
     bullets = [line for line in report.engine_section(tmp_path) if line.startswith("* `")]
     assert any(line.startswith("* `parser_ewt_sapo`:") for line in bullets)
     assert len(bullets) == len(set(bullets))
+
+
+def test_the_gil_step_times_each_rows_own_model():
+    """benchmarks.gil times the model each row reports: model-last for the
+    fixed budgets (chunker_d1 and ner_rtl_d1 log their curve on test, so
+    their model-best is chosen on test and must not be used)."""
+    for scale in ("full", "quick"):
+        step, = [s for s in X.STEPS if scale in s.scales and "benchmarks.gil" in s.command]
+        models = [part for part in step.command if part.startswith("{training}/")]
+        names = [m.split("/")[1] for m in models]
+        assert names[:len(X.GIL_ROWS)] == list(X.GIL_ROWS)
+        assert models == [f"{{training}}/{n}/{X.EXPERIMENTS[n].model}" for n in names]
+        assert "{training}/chunker_d1/model-last" in models and "{training}/ner_rtl_d1/model-last" in models
