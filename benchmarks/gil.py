@@ -1,11 +1,16 @@
 """The GIL-held share of each component's pipe() and its thread scaling.
 
     python -m benchmarks.gil MODEL_DIR [MODEL_DIR ...] [--data ../shared/data] [--split dev]
-        [--copies 4] [--threads 1 2] [--repeats 3] [--batch-size 256] [--output metrics/gil.json]
+        [--copies 4] [--min-seconds 1.0] [--threads 1 2] [--repeats 3] [--batch-size 256]
+        [--output metrics/gil.json]
 
 For each of this project's components in each pipeline: its task's input
 docs (benchmarks/gold.py: gold words, and the gold tags or chunk inputs the
-task reads) from --split, --copies times; a component that reads what no
+task reads) from --split, --copies times, or as many more times as make one
+thread's pass last --min-seconds (a fast component's pass over 4 copies
+lasts 0.03-0.2 s, and a thread's start and end, and the machine's noise,
+then weigh as much as its search: the tagger's 2 threads gave 1.77x over
+4 copies and 1.95x over 40); a component that reads what no
 gold doc has (a joint parser's tag_alternatives: the tagger's alternative
 tags) gets the gold words through the components before it instead
 ("inputs": "pipeline"). `pipe.pipe(docs)` alone is timed (the tokenizer
@@ -17,13 +22,14 @@ speed-up S at t threads (Amdahl: S = 1 / (s + (1 - s) / t)) is
 s = (t / S - 1) / (t - 1), and 1 / s the ceiling it implies. Interleaved
 repeats, medians; the outputs at every thread count must equal one thread's
 (digests of the written annotations and of their probabilities). "engine
-S": the engine alone at each thread count (`engine_timed`: the decoder of
-one batch of all the docs, its inputs made before the clock, nothing
+S": the engine alone at each thread count (`engine_timed`: the decoder
+over pipe()'s batches, their inputs made before the clock, nothing
 written), apart from pipe()'s batches and the Python per batch around
 them; "-" for a component that does not decode a batch at once."""
 import argparse
 import gc
 import json
+import math
 import statistics
 import sys
 import time
@@ -63,7 +69,7 @@ def task_docs(nlp, name: str, factory: str, data: Path, split: str, copies: int)
     if before:
         inputs = [x._replace(tags=None) for x in inputs]  # the words alone, as from raw text
 
-    def make_docs():
+    def make_docs(copies: int = copies):
         docs = [G.make_doc(nlp.vocab, x) for _ in range(copies) for x in inputs]
         for pipe in before:
             docs = list(pipe.pipe(docs))
@@ -98,31 +104,56 @@ def timed(pipe, make_docs, n_threads: int, batch_size: int, clock) -> Dict[str, 
             "probabilities": probabilities_digest(out)}
 
 
-def engine_timed(pipe, make_docs, n_threads: int):
-    """Tokens per second of the component's decoder alone over one batch of
-    all the docs (TransitionPipe._decoding: decode_docs with its lattice
-    pass, or a lattice pass, on n_threads C threads: on_c_threads); None
-    where the component does not decode a batch at once."""
+def engine_timed(pipe, make_docs, n_threads: int, batch_size: int):
+    """Tokens per second of the component's decoder alone over the docs in
+    pipe()'s batches (TransitionPipe._decoding: decode_docs with its
+    lattice pass, or a lattice pass, on n_threads C threads: on_c_threads),
+    every batch's inputs made before the clock; None where the component
+    does not decode a batch at once. (One batch of all the docs, as timed
+    before, is a regime pipe() never runs: its arrays outgrow the caches.)"""
+    from spacy_lookahead.pipes.base import MIN_DOCS_PER_THREAD
     from spacy_lookahead.pipes.transition import on_c_threads
     decoding = getattr(pipe, "_decoding", None)
     if decoding is None:
         return None
     docs = make_docs()
     pipe.cfg["n_threads"] = n_threads
-    _, run, runs, _ = decoding(docs)
-    if run is not on_c_threads:
-        return None
+    size = batch_size if n_threads <= 1 else max(batch_size, MIN_DOCS_PER_THREAD * n_threads)
+    batches = []
+    for lo in range(0, len(docs), size):
+        _, run, runs, _ = decoding(docs[lo:lo + size])
+        if run is not on_c_threads:
+            return None
+        batches.append(runs)
     gc.collect()
     gc.freeze()
-    t0 = time.perf_counter()
-    on_c_threads(runs)
-    wall = time.perf_counter() - t0
+    wall = 0.0
+    for runs in batches:
+        t0 = time.perf_counter()
+        on_c_threads(runs)
+        wall += time.perf_counter() - t0
     gc.unfreeze()
     return sum(len(d) for d in docs) / wall
 
 
+def copies_for(pipe, make_docs, copies: int, min_seconds: float, batch_size: int) -> int:
+    """How many copies of the inputs make one thread's pipe() pass last
+    min_seconds (at least `copies`), from a pass over `copies` (after the
+    first call's costs)."""
+    pipe.cfg["n_threads"] = 1
+    list(pipe.pipe(make_docs(copies), batch_size=batch_size))  # first-call costs, word caches
+    if min_seconds <= 0:
+        return copies
+    docs = make_docs(copies)
+    gc.collect()
+    t0 = time.perf_counter()
+    list(pipe.pipe(docs, batch_size=batch_size))
+    seconds = time.perf_counter() - t0
+    return max(copies, math.ceil(copies * min_seconds / max(seconds, 1e-6)))
+
+
 def measure(model: str, data: Path, split: str, copies: int, threads: List[int], repeats: int,
-            batch_size: int) -> List[dict]:
+            batch_size: int, min_seconds: float = 0.0) -> List[dict]:
     import spacy
     try:
         from spacy_lookahead.core import clock
@@ -135,17 +166,22 @@ def measure(model: str, data: Path, split: str, copies: int, threads: List[int],
         factory = nlp.get_pipe_meta(name).factory
         if factory not in COMPONENTS:
             continue
-        make_docs, task, source = task_docs(nlp, name, factory, data, split, copies)
-        list(pipe.pipe(make_docs(), batch_size=batch_size))  # first-call costs, word caches
+        make_copies, task, source = task_docs(nlp, name, factory, data, split, copies)
+        n_copies = copies_for(pipe, make_copies, copies, min_seconds, batch_size)
+
+        def make_docs():
+            return make_copies(n_copies)
         runs: Dict[int, List[dict]] = {t: [] for t in threads}
         engine: Dict[int, list] = {t: [] for t in threads}
         for _ in range(repeats):  # interleaved: a noisy moment hits every count alike
             for t in threads:
                 runs[t].append(timed(pipe, make_docs, t, batch_size, clock))
-                engine[t].append(engine_timed(pipe, make_docs, t))
+                engine[t].append(engine_timed(pipe, make_docs, t, batch_size))
         one = runs[threads[0]]
         row = {"model": model, "component": name, "factory": factory, "task": task,
-               "inputs": source, "tokens": one[0]["tokens"], "batch_size": batch_size,
+               "inputs": source, "tokens": one[0]["tokens"], "copies": n_copies,
+               "seconds_per_pass": round(statistics.median(r["wall"] for r in one), 3),
+               "batch_size": batch_size,
                "gil_share": round(1 - statistics.median(r["nogil"] / r["wall"] for r in one), 4),
                "identical": all((r["digest"], r["probabilities"])
                                 == (one[0]["digest"], one[0]["probabilities"])
@@ -200,7 +236,9 @@ def main(argv=None) -> int:
     ap.add_argument("models", nargs="+")
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     ap.add_argument("--split", default="dev")
-    ap.add_argument("--copies", type=int, default=4)
+    ap.add_argument("--copies", type=int, default=4, help="the least copies of the inputs")
+    ap.add_argument("--min-seconds", type=float, default=1.0,
+                    help="more copies until one thread's pass lasts this long (0: --copies)")
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--batch-size", type=int, default=256)
@@ -209,11 +247,12 @@ def main(argv=None) -> int:
     rows = []
     for model in args.models:
         rows.extend(measure(model, args.data, args.split, args.copies, args.threads, args.repeats,
-                            args.batch_size))
+                            args.batch_size, args.min_seconds))
     print_table(rows, args.threads)
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps({**stamp(), "rows": rows}, indent=2))
+        args.output.write_text(json.dumps({**stamp(), "min_seconds": args.min_seconds, "rows": rows},
+                                          indent=2))
     return 0 if all(r["identical"] for r in rows) else 1
 
 

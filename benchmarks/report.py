@@ -1002,14 +1002,18 @@ def gil_section(metrics: Path) -> List[str]:
     counts = sorted({int(k.rsplit("_", 1)[1]) for r in rows for k in r if k.startswith("tokens_per_second_")})
     one, t = counts[0], counts[-1]
     out = table("component", "model", "inputs", f"GIL-held, {one} thread", f"tokens/s, {one} thread",
-                f"x {t} threads", "serial fraction s", "ceiling 1/s", "Amdahl at 8 threads",
+                f"s a pass, {one} thread", f"x {t} threads", "serial fraction s", "ceiling 1/s", "Amdahl at 8 threads",
                 "Amdahl at 16 threads", f"engine alone x {t}", "outputs identical")
+    seconds = record.get("min_seconds")
+    passes = "" if not seconds else (
+        f"; the inputs copied as many times as make one thread's pass last about {seconds:g} s (a shorter "
+        "pass gives a thread's start and end, and the machine's noise, the weight of the search)")
     for r in rows:
         s = r.get(f"serial_fraction_{t}")
         share = r["gil_share"]  # NaN: a record of code without the engine's clock
         out.append(row(r["component"], model_name(r["model"]), r.get("inputs", "gold"),
                        "-" if share != share else f"{100 * share:.1f}%",
-                       fmt(r.get(f"tokens_per_second_{one}"), ",.0f"),
+                       fmt(r.get(f"tokens_per_second_{one}"), ",.0f"), fmt(r.get("seconds_per_pass"), ".2f"),
                        fmt(r.get(f"speedup_{t}"), ".2f"), fmt(s, ".3f"),
                        "-" if r.get(f"ceiling_{t}") is None else f"{r[f'ceiling_{t}']}x",
                        "-" if s is None else f"{amdahl(s, 8):.1f}x",
@@ -1020,12 +1024,13 @@ def gil_section(metrics: Path) -> List[str]:
             "(gold words, and the gold tags or chunk inputs the task reads; \"pipeline\": the words through "
             "the components before it, for a parser that reads its tagger's alternative tags), `pipe()` "
             f"alone timed at {', '.join(map(str, counts))} threads (`n_threads`), interleaved repeats, "
-            "medians. GIL-held: 1 - the wall time of the engine's nogil sections (core/clock.pyx) / the "
+            f"medians{passes}. GIL-held: 1 - the wall time of the engine's nogil sections (core/clock.pyx) / the "
             f"wall time of `pipe()` on {one} thread. s: the serial fraction that the speed-up S at {t} "
             f"threads implies (Amdahl: S = 1 / (s + (1 - s) / {t})); the Amdahl columns are what s would "
             "allow on 8 and 16 cores if nothing else limited them: a ceiling from the record's machine "
             "(the header lists it), not a measurement on 8 or 16 cores. "
-            "Engine alone: the decoder of one batch of all the docs on the C threads, nothing written. "
+            "Engine alone: the decoder over the same batches on the C threads, their inputs made before "
+            "the clock, nothing written. "
             "Outputs identical: the digests of the annotations and probabilities at every thread count "
             f"equal {one} thread's.", ""] + out + [""]
 

@@ -240,7 +240,7 @@ def test_the_gil_record_is_reported_with_the_ceilings_its_serial_fraction_implie
     from benchmarks import report
     from benchmarks.harness import stamp
     tagger = {"model": "training/tagger_d1/model-best", "component": "lookahead_tagger", "inputs": "gold",
-              "gil_share": 0.0512, "identical": True, "tokens_per_second_1": 400000,
+              "gil_share": 0.0512, "identical": True, "tokens_per_second_1": 400000, "seconds_per_pass": 1.234,
               "tokens_per_second_2": 666667, "speedup_2": 1.667, "serial_fraction_2": 0.2, "ceiling_2": 5.0,
               "engine_speedup_2": 1.9}
     parser = {"model": "training/pipeline_ewt/model-best", "component": "arc_standard_parser",
@@ -249,19 +249,50 @@ def test_the_gil_record_is_reported_with_the_ceilings_its_serial_fraction_implie
               "serial_fraction_2": 0.0, "ceiling_2": None, "engine_speedup_2": None}
     # as gil.py writes it (json: a share is NaN where the engine has no clock)
     (tmp_path / "gil.json").write_text(json.dumps({**stamp(), "rows": [tagger, parser]}))
+    assert "pass last" not in "".join(report.gil_section(tmp_path))  # (records before --min-seconds)
+    (tmp_path / "gil.json").write_text(json.dumps({**stamp(), "min_seconds": 1.0, "rows": [tagger, parser]}))
     lines = report.gil_section(tmp_path)
+    assert "one thread's pass last about 1 s" in "".join(lines)
     head = next(line for line in lines if line.startswith("| component |"))
-    assert head.split(" | ")[3:7] == ["GIL-held, 1 thread", "tokens/s, 1 thread", "x 2 threads",
-                                      "serial fraction s"]
+    assert head.split(" | ")[3:8] == ["GIL-held, 1 thread", "tokens/s, 1 thread", "s a pass, 1 thread",
+                                      "x 2 threads", "serial fraction s"]
     first = next(line for line in lines if line.startswith("| lookahead_tagger |"))
-    assert first.split(" | ")[1:] == ["tagger_d1", "gold", "5.1%", "400,000", "1.67", "0.200", "5.0x", "3.3x",
+    assert first.split(" | ")[1:] == ["tagger_d1", "gold", "5.1%", "400,000", "1.23", "1.67", "0.200", "5.0x", "3.3x",
                                       "4.0x", "1.90", "yes |"]
     second = next(line for line in lines if line.startswith("| arc_standard_parser |"))
-    assert second.split(" | ")[1:] == ["pipeline_ewt", "pipeline", "-", "20,000", "2.00", "0.000", "-",
+    assert second.split(" | ")[1:] == ["pipeline_ewt", "pipeline", "-", "20,000", "-", "2.00", "0.000", "-",
                                        "8.0x", "16.0x", "-", "NO |"]
     assert report.amdahl(-0.05, 8) == 8.0  # a speed-up above t threads allows no more than t
     assert report.gil_section(tmp_path / "none") == []
     assert "### The GIL-held share" in report.render(tmp_path, "full")
+
+
+def test_the_gil_step_copies_the_inputs_until_a_pass_lasts_its_minimum():
+    """benchmarks.gil times passes of at least --min-seconds on one thread:
+    a fast component's pass over 4 copies lasted 0.03-0.2 s, and its
+    2-thread speed-up was then the threads' start and end and the noise
+    (the tagger 1.77x over 4 copies, 1.95x over 40)."""
+    import time
+
+    from benchmarks import gil
+
+    class Slow:  # a component whose pass lasts 0.05 s a copy
+        cfg = {"n_threads": 1}
+
+        def pipe(self, docs, batch_size):
+            time.sleep(0.05 * len(docs))
+            return docs
+
+    made = []
+
+    def make_docs(copies):
+        made.append(copies)
+        return [object()] * copies
+
+    assert gil.copies_for(Slow(), make_docs, 1, 0.0, 256) == 1  # (no minimum: --copies)
+    copies = gil.copies_for(Slow(), make_docs, 1, 0.5, 256)
+    assert 8 <= copies <= 10  # 0.5 s / 0.05 s a copy, less the sleeps' overshoot
+    assert gil.copies_for(Slow(), make_docs, 12, 0.5, 256) == 12  # never fewer than --copies
 
 
 def test_the_pipeline_against_spacys_parser_is_reported_interleaved(tmp_path):

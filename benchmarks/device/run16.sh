@@ -41,8 +41,10 @@ $PY -c "import spacy, numpy, dask, distributed, spacy_lookahead.spacy_io as s; p
 lscpu | grep -E "^(CPU\(s\)|Thread|Core|Socket|Model name|L2|L3|NUMA node\(s\))" || nproc --all
 grep -m1 -o "avx512[a-z_]*" /proc/cpuinfo | head -1
 el setup done
-if [ "${SMALL:-0}" = 1 ]; then TH="1 2"; COP=1; REP=1; PAIRS=1; ANNREP=2; ANNW="1 2"; IPMW="1 2"; ROUNDS=2
-else TH="1 2 4 8 16"; COP=4; REP=3; PAIRS=5; ANNREP=${ANNREP:-400}; ANNW=${ANNW:-"1 2 4 8 16"}; IPMW=${IPMW:-"1 2 4 8"}; ROUNDS=${ROUNDS:-6}; fi
+# MINS: benchmarks.gil's --min-seconds (one thread's pass at least this long;
+# its 1 s default would take the threads section past its timeout at 5 counts)
+if [ "${SMALL:-0}" = 1 ]; then TH="1 2"; COP=1; MINS=0; REP=1; PAIRS=1; ANNREP=2; ANNW="1 2"; IPMW="1 2"; ROUNDS=2
+else TH="1 2 4 8 16"; COP=4; MINS=${MINS:-0.25}; REP=3; PAIRS=5; ANNREP=${ANNREP:-400}; ANNW=${ANNW:-"1 2 4 8 16"}; IPMW=${IPMW:-"1 2 4 8"}; ROUNDS=${ROUNDS:-6}; fi
 M=$D/m
 for section in $SECTIONS; do
   case $section in pipethreads|parser) [ -d $M/standin ] || {
@@ -51,11 +53,12 @@ for section in $SECTIONS; do
   threads)  # GIL-held share, tokens/s at 1..16 threads, identical outputs
     timeout ${TB:-200} $PY -m benchmarks.gil $M/tagger_d1 $M/ner_rtl_d1 $M/chunker_d1 $M/parser_ewt_greedy \
       $M/parser_ewt_beam8_early $M/fr_chunker $M/clauses_fr $M/ner_rtl_sapo $M/chunker_sapo \
-      --data $D/data --copies $COP --threads $TH \
+      --data $D/data --copies $COP --min-seconds $MINS --threads $TH \
       --repeats $REP --output "$OUT/gil.json" > "$OUT/gil.txt" 2>&1; echo "threads rc $?"; grep "^|" "$OUT/gil.txt";;
   pipethreads)  # the same for the shipped pipeline's tagger and joint parser (the parser on
     # the tagger's outputs: benchmarks.gil's upstream())
-    timeout ${TP:-200} $PY -m benchmarks.gil $M/standin --data $D/data --copies $COP --threads $TH \
+    timeout ${TP:-200} $PY -m benchmarks.gil $M/standin --data $D/data --copies $COP --min-seconds $MINS \
+      --threads $TH \
       --repeats $REP --output "$OUT/gil_pipeline.json" > "$OUT/gil_pipeline.txt" 2>&1
     echo "pipethreads rc $?"; grep "^|" "$OUT/gil_pipeline.txt";;
   parser)  # the shipped pipeline (or its stand-in) against spaCy's parser, same run
