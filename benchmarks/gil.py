@@ -19,7 +19,12 @@ engine's nogil clock on (core/clock.pyx: every nogil section adds its wall
 time), then at each --threads count. The GIL-held share is
 1 - nogil seconds / wall seconds on one thread; the serial fraction from the
 speed-up S at t threads (Amdahl: S = 1 / (s + (1 - s) / t)) is
-s = (t / S - 1) / (t - 1), and 1 / s the ceiling it implies. Interleaved
+s = (t / S - 1) / (t - 1), and 1 / s the ceiling it implies. Where a
+speed-up below t goes (the process's CPU time, every thread's): the cores
+busy (CPU / (t x wall): below 1, threads waited, as Amdahl's serial part
+makes them) and the CPU a token took against one thread's (above 1, the
+threads slowed each other: caches, memory; Amdahl does not extrapolate
+that). Interleaved
 repeats, medians; the outputs at every thread count must equal one thread's
 (digests of the written annotations and of their probabilities). "engine
 S": the engine alone at each thread count (`engine_timed`: the decoder
@@ -95,13 +100,13 @@ def timed(pipe, make_docs, n_threads: int, batch_size: int, clock) -> Dict[str, 
     gc.collect()
     gc.freeze()
     clock.start()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     out = list(pipe.pipe(docs, batch_size=batch_size))
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0  # (cpu: every thread's)
     nogil = clock.stop()
     gc.unfreeze()
-    return {"wall": wall, "nogil": nogil, "tokens": sum(len(d) for d in out), "digest": digest(out),
-            "probabilities": probabilities_digest(out)}
+    return {"wall": wall, "cpu": cpu, "nogil": nogil, "tokens": sum(len(d) for d in out),
+            "digest": digest(out), "probabilities": probabilities_digest(out)}
 
 
 def engine_timed(pipe, make_docs, n_threads: int, batch_size: int):
@@ -134,6 +139,39 @@ def engine_timed(pipe, make_docs, n_threads: int, batch_size: int):
         wall += time.perf_counter() - t0
     gc.unfreeze()
     return sum(len(d) for d in docs) / wall
+
+
+def scaling(runs: Dict[int, List[dict]], engine: Dict[int, list], threads: List[int]) -> dict:
+    """A row's fields per thread count from its timed passes (runs: timed()'s
+    per count; engine: engine_timed()'s): tokens/s; the speed-up S over the
+    first count, its serial fraction s and 1 / s; where a speed-up below t
+    goes: the cores busy (busy < 1: threads waited, as a serial part makes
+    them) or more CPU a token (cpu ratio > 1: the threads slowed each other,
+    e.g. through the caches they share), S = t * busy_t / (busy_1 * cpu
+    ratio) up to the medians; the engine's tokens/s and speed-up alone."""
+    row: dict = {}
+    one = runs[threads[0]]
+    base = statistics.median(r["tokens"] / r["wall"] for r in one)
+    cpu_base = statistics.median(r["cpu"] / r["tokens"] for r in one)
+    for t in threads:
+        tps = statistics.median(r["tokens"] / r["wall"] for r in runs[t])
+        row[f"tokens_per_second_{t}"] = round(tps)
+        row[f"busy_{t}"] = round(statistics.median(r["cpu"] / (t * r["wall"]) for r in runs[t]), 3)
+        if t > threads[0]:
+            row[f"cpu_ratio_{t}"] = round(
+                statistics.median(r["cpu"] / r["tokens"] for r in runs[t]) / cpu_base, 3)
+            speedup = tps / base
+            row[f"speedup_{t}"] = round(speedup, 3)
+            s = (t / speedup - 1) / (t - 1)
+            row[f"serial_fraction_{t}"] = round(s, 3)
+            row[f"ceiling_{t}"] = round(1 / s, 1) if s > 0 else None
+        alone = None if None in engine[t] else statistics.median(engine[t])
+        row[f"engine_tokens_per_second_{t}"] = None if alone is None else round(alone)
+        if t > threads[0]:
+            first = row[f"engine_tokens_per_second_{threads[0]}"]
+            row[f"engine_speedup_{t}"] = None if alone is None or not first \
+                else round(alone / first, 3)
+    return row
 
 
 def copies_for(pipe, make_docs, copies: int, min_seconds: float, batch_size: int) -> int:
@@ -187,22 +225,7 @@ def measure(model: str, data: Path, split: str, copies: int, threads: List[int],
                                 == (one[0]["digest"], one[0]["probabilities"])
                                 for t in threads for r in runs[t]),
                "digest": one[0]["digest"], "probabilities_digest": one[0]["probabilities"]}
-        base = statistics.median(r["tokens"] / r["wall"] for r in one)
-        for t in threads:
-            tps = statistics.median(r["tokens"] / r["wall"] for r in runs[t])
-            row[f"tokens_per_second_{t}"] = round(tps)
-            if t > threads[0]:
-                speedup = tps / base
-                row[f"speedup_{t}"] = round(speedup, 3)
-                s = (t / speedup - 1) / (t - 1)
-                row[f"serial_fraction_{t}"] = round(s, 3)
-                row[f"ceiling_{t}"] = round(1 / s, 1) if s > 0 else None
-            alone = None if None in engine[t] else statistics.median(engine[t])
-            row[f"engine_tokens_per_second_{t}"] = None if alone is None else round(alone)
-            if t > threads[0]:
-                first = row[f"engine_tokens_per_second_{threads[0]}"]
-                row[f"engine_speedup_{t}"] = None if alone is None or not first \
-                    else round(alone / first, 3)
+        row.update(scaling(runs, engine, threads))
         row["peak_rss_mb"] = round(peak_rss_mb(), 1)  # the process so far: this model and those before
         rows.append(row)
     return rows

@@ -1002,7 +1002,8 @@ def gil_section(metrics: Path) -> List[str]:
     counts = sorted({int(k.rsplit("_", 1)[1]) for r in rows for k in r if k.startswith("tokens_per_second_")})
     one, t = counts[0], counts[-1]
     out = table("component", "model", "inputs", f"GIL-held, {one} thread", f"tokens/s, {one} thread",
-                f"s a pass, {one} thread", f"x {t} threads", "serial fraction s", "ceiling 1/s", "Amdahl at 8 threads",
+                f"s a pass, {one} thread", f"x {t} threads", f"cores busy, {t} threads",
+                f"CPU a token, x {one} thread's", "serial fraction s", "ceiling 1/s", "Amdahl at 8 threads",
                 "Amdahl at 16 threads", f"engine alone x {t}", "outputs identical")
     seconds = record.get("min_seconds")
     passes = "" if not seconds else (
@@ -1014,7 +1015,8 @@ def gil_section(metrics: Path) -> List[str]:
         out.append(row(r["component"], model_name(r["model"]), r.get("inputs", "gold"),
                        "-" if share != share else f"{100 * share:.1f}%",
                        fmt(r.get(f"tokens_per_second_{one}"), ",.0f"), fmt(r.get("seconds_per_pass"), ".2f"),
-                       fmt(r.get(f"speedup_{t}"), ".2f"), fmt(s, ".3f"),
+                       fmt(r.get(f"speedup_{t}"), ".2f"), fmt(r.get(f"busy_{t}"), ".0%"),
+                       fmt(r.get(f"cpu_ratio_{t}"), ".2f"), fmt(s, ".3f"),
                        "-" if r.get(f"ceiling_{t}") is None else f"{r[f'ceiling_{t}']}x",
                        "-" if s is None else f"{amdahl(s, 8):.1f}x",
                        "-" if s is None else f"{amdahl(s, 16):.1f}x",
@@ -1025,7 +1027,11 @@ def gil_section(metrics: Path) -> List[str]:
             "the components before it, for a parser that reads its tagger's alternative tags), `pipe()` "
             f"alone timed at {', '.join(map(str, counts))} threads (`n_threads`), interleaved repeats, "
             f"medians{passes}. GIL-held: 1 - the wall time of the engine's nogil sections (core/clock.pyx) / the "
-            f"wall time of `pipe()` on {one} thread. s: the serial fraction that the speed-up S at {t} "
+            f"wall time of `pipe()` on {one} thread. Where a speed-up below {t} goes (the process's CPU "
+            f"time, every thread's): the cores busy (CPU / ({t} x wall); below 100%, threads waited, as a "
+            f"serial part makes them) and the CPU a token took against {one} thread's (above 1, the threads "
+            f"slowed each other, e.g. through the caches they share); S = {t} x busy / (busy at {one} x that "
+            f"ratio). s: the serial fraction that the speed-up S at {t} "
             f"threads implies (Amdahl: S = 1 / (s + (1 - s) / {t})); the Amdahl columns are what s would "
             "allow on 8 and 16 cores if nothing else limited them: a ceiling from the record's machine "
             "(the header lists it), not a measurement on 8 or 16 cores. "

@@ -241,7 +241,7 @@ def test_the_gil_record_is_reported_with_the_ceilings_its_serial_fraction_implie
     from benchmarks.harness import stamp
     tagger = {"model": "training/tagger_d1/model-best", "component": "lookahead_tagger", "inputs": "gold",
               "gil_share": 0.0512, "identical": True, "tokens_per_second_1": 400000, "seconds_per_pass": 1.234,
-              "tokens_per_second_2": 666667, "speedup_2": 1.667, "serial_fraction_2": 0.2, "ceiling_2": 5.0,
+              "tokens_per_second_2": 666667, "speedup_2": 1.667, "busy_2": 0.9, "cpu_ratio_2": 1.08, "serial_fraction_2": 0.2, "ceiling_2": 5.0,
               "engine_speedup_2": 1.9}
     parser = {"model": "training/pipeline_ewt/model-best", "component": "arc_standard_parser",
               "inputs": "pipeline", "gil_share": float("nan"), "identical": False,
@@ -254,17 +254,35 @@ def test_the_gil_record_is_reported_with_the_ceilings_its_serial_fraction_implie
     lines = report.gil_section(tmp_path)
     assert "one thread's pass last about 1 s" in "".join(lines)
     head = next(line for line in lines if line.startswith("| component |"))
-    assert head.split(" | ")[3:8] == ["GIL-held, 1 thread", "tokens/s, 1 thread", "s a pass, 1 thread",
-                                      "x 2 threads", "serial fraction s"]
+    assert head.split(" | ")[3:10] == ["GIL-held, 1 thread", "tokens/s, 1 thread", "s a pass, 1 thread",
+                                       "x 2 threads", "cores busy, 2 threads", "CPU a token, x 1 thread's",
+                                       "serial fraction s"]
     first = next(line for line in lines if line.startswith("| lookahead_tagger |"))
-    assert first.split(" | ")[1:] == ["tagger_d1", "gold", "5.1%", "400,000", "1.23", "1.67", "0.200", "5.0x", "3.3x",
+    assert first.split(" | ")[1:] == ["tagger_d1", "gold", "5.1%", "400,000", "1.23", "1.67", "90%", "1.08", "0.200", "5.0x", "3.3x",
                                       "4.0x", "1.90", "yes |"]
     second = next(line for line in lines if line.startswith("| arc_standard_parser |"))
-    assert second.split(" | ")[1:] == ["pipeline_ewt", "pipeline", "-", "20,000", "-", "2.00", "0.000", "-",
+    assert second.split(" | ")[1:] == ["pipeline_ewt", "pipeline", "-", "20,000", "-", "2.00", "-", "-", "0.000", "-",
                                        "8.0x", "16.0x", "-", "NO |"]
     assert report.amdahl(-0.05, 8) == 8.0  # a speed-up above t threads allows no more than t
     assert report.gil_section(tmp_path / "none") == []
     assert "### The GIL-held share" in report.render(tmp_path, "full")
+
+
+def test_the_gil_step_tells_waiting_cores_from_slower_ones():
+    """benchmarks.gil splits a speed-up below t threads, by hand: 1 thread
+    1,000 tokens in 1.0 s of wall and 1.0 s of CPU; 2 threads in 0.6 s of
+    wall and 1.08 s of CPU: S = 1.667 (s = 0.2), the cores busy 1.08 /
+    (2 x 0.6) = 90%, and 1.08x one thread's CPU a token; S = 2 x 0.9 /
+    (1.0 x 1.08)."""
+    from benchmarks import gil
+    runs = {1: [{"tokens": 1000, "wall": 1.0, "cpu": 1.0}] * 3,
+            2: [{"tokens": 1000, "wall": 0.6, "cpu": 1.08}, {"tokens": 1000, "wall": 0.5, "cpu": 1.2},
+                {"tokens": 1000, "wall": 0.7, "cpu": 1.0}]}
+    row = gil.scaling(runs, {1: [500.0] * 3, 2: [900.0, 950.0, None]}, [1, 2])
+    assert row["tokens_per_second_1"] == 1000 and row["tokens_per_second_2"] == 1667
+    assert (row["speedup_2"], row["serial_fraction_2"], row["ceiling_2"]) == (1.667, 0.2, 5.0)
+    assert (row["busy_1"], row["busy_2"], row["cpu_ratio_2"]) == (1.0, 0.9, 1.08)  # (medians)
+    assert row["engine_speedup_2"] is None  # (a count without the engine's figure)
 
 
 def test_the_gil_step_copies_the_inputs_until_a_pass_lasts_its_minimum():
