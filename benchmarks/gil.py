@@ -148,7 +148,9 @@ def scaling(runs: Dict[int, List[dict]], engine: Dict[int, list], threads: List[
     goes: the cores busy (busy < 1: threads waited, as a serial part makes
     them) or more CPU a token (cpu ratio > 1: the threads slowed each other,
     e.g. through the caches they share), S = t * busy_t / (busy_1 * cpu
-    ratio) up to the medians; the engine's tokens/s and speed-up alone."""
+    ratio) up to the medians, and the serial fraction of the waiting alone
+    (Amdahl on t * busy_t / busy_1); the engine's tokens/s and speed-up
+    alone."""
     row: dict = {}
     one = runs[threads[0]]
     base = statistics.median(r["tokens"] / r["wall"] for r in one)
@@ -165,6 +167,10 @@ def scaling(runs: Dict[int, List[dict]], engine: Dict[int, list], threads: List[
             s = (t / speedup - 1) / (t - 1)
             row[f"serial_fraction_{t}"] = round(s, 3)
             row[f"ceiling_{t}"] = round(1 / s, 1) if s > 0 else None
+            # the serial fraction of the waiting alone (Amdahl on t * busy_t / busy_1): what
+            # a serial part costs, apart from the threads slowing each other
+            row[f"idle_serial_fraction_{t}"] = round((row[f"busy_{threads[0]}"] / row[f"busy_{t}"] - 1)
+                                                     / (t - 1), 4)
         alone = None if None in engine[t] else statistics.median(engine[t])
         row[f"engine_tokens_per_second_{t}"] = None if alone is None else round(alone)
         if t > threads[0]:

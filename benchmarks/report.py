@@ -962,9 +962,11 @@ def depth_section(metrics: Path) -> List[str]:
                   "thread reads the next batch's docs and writes the previous batch's "
                   "annotations.", ""] + table("component", "tokens/s, 1 thread", "x n_threads = 2",
                                                "x n_process = 2") + thread_rows + [
-                  "", "Threads shorten the search only; spaCy's Python per doc (reading the doc, writing tags, "
-                      "spans or entities) holds the GIL. The parser's search dominates its time; the sequence "
-                      "components' does not.", ""]
+                  "", "A pass here is one `nlp.pipe` call over the test set, two to four batches of 1,000 docs, "
+                      "and a call's first and last batches cannot overlap with a neighbour's: on 2 cores, calls "
+                      "of one copy of the tagger's test set ran at 1.72-1.84x on 2 threads (four runs), one call "
+                      "of 20 copies at 1.92x (benchmarks/NOTES.md, 2026-12-06). The section \"The GIL-held "
+                      "share\" below times one call of about a second per pass.", ""]
     rows = []
     for depth in range(4):
         rec = read_json(metrics / f"parser_depth_d{depth}.json")
@@ -990,51 +992,62 @@ def amdahl(serial: float, threads: int) -> float:
 
 
 def gil_section(metrics: Path) -> List[str]:
-    """benchmarks.gil's record: each component's GIL-held share of its
-    pipe() on one thread, its speed-up at the most threads timed, the
-    serial fraction s that speed-up implies and what s allows at 8 and 16
-    threads (Amdahl), the engine's speed-up alone, and whether the outputs
-    at every thread count were one thread's."""
+    """benchmarks.gil's record: each component's GIL-held share g of its
+    pipe() on one thread, its speed-up at the most threads timed and where
+    the rest went (the cores waiting, or more CPU a token), the serial
+    fraction s of the waiting and what s allows at 8 and 16 threads
+    (Amdahl), 1 / g, the engine's speed-up alone, and whether the outputs
+    at every thread count were one thread's. A record without CPU times
+    (before 2026-12-06) gives s from the speed-up itself."""
     record = read_json(metrics / "gil.json")
     rows = record.get("rows") if isinstance(record, dict) else None
     if not rows:
         return []
     counts = sorted({int(k.rsplit("_", 1)[1]) for r in rows for k in r if k.startswith("tokens_per_second_")})
     one, t = counts[0], counts[-1]
-    out = table("component", "model", "inputs", f"GIL-held, {one} thread", f"tokens/s, {one} thread",
+    cpu_times = any(f"busy_{t}" in r for r in rows)
+    out = table("component", "model", "inputs", f"GIL-held g, {one} thread", f"tokens/s, {one} thread",
                 f"s a pass, {one} thread", f"x {t} threads", f"cores busy, {t} threads",
-                f"CPU a token, x {one} thread's", "serial fraction s", "ceiling 1/s", "Amdahl at 8 threads",
-                "Amdahl at 16 threads", f"engine alone x {t}", "outputs identical")
+                f"CPU a token, x {one} thread's", "serial fraction s", "Amdahl at 8 threads",
+                "Amdahl at 16 threads", "1 / g", f"engine alone x {t}", "outputs identical")
     seconds = record.get("min_seconds")
     passes = "" if not seconds else (
         f"; the inputs copied as many times as make one thread's pass last about {seconds:g} s (a shorter "
         "pass gives a thread's start and end, and the machine's noise, the weight of the search)")
     for r in rows:
-        s = r.get(f"serial_fraction_{t}")
+        s = r.get(f"idle_serial_fraction_{t}" if cpu_times else f"serial_fraction_{t}")
         share = r["gil_share"]  # NaN: a record of code without the engine's clock
         out.append(row(r["component"], model_name(r["model"]), r.get("inputs", "gold"),
                        "-" if share != share else f"{100 * share:.1f}%",
                        fmt(r.get(f"tokens_per_second_{one}"), ",.0f"), fmt(r.get("seconds_per_pass"), ".2f"),
                        fmt(r.get(f"speedup_{t}"), ".2f"), fmt(r.get(f"busy_{t}"), ".0%"),
                        fmt(r.get(f"cpu_ratio_{t}"), ".2f"), fmt(s, ".3f"),
-                       "-" if r.get(f"ceiling_{t}") is None else f"{r[f'ceiling_{t}']}x",
                        "-" if s is None else f"{amdahl(s, 8):.1f}x",
                        "-" if s is None else f"{amdahl(s, 16):.1f}x",
+                       "-" if not share > 0 else f"{1 / share:.0f}x",
                        fmt(r.get(f"engine_speedup_{t}"), ".2f"), "yes" if r["identical"] else "NO"))
+    serial = (
+        f"Where a speed-up S below {t} goes (the process's CPU time, every thread's): the cores busy "
+        f"(CPU / ({t} x wall); below 100%, threads waited, as a serial part makes them) and the CPU a token "
+        f"took against {one} thread's (above 1, the threads slowed each other, e.g. through the caches and "
+        f"memory they share); S = {t} x busy / (busy at {one} thread x that ratio). s: the serial fraction "
+        f"of the waiting alone (Amdahl: {t} x busy / busy at {one} thread = 1 / (s + (1 - s) / {t})); the "
+        "Amdahl columns are what that serial part allows on 8 and 16 cores, with the CPU a token as on "
+        "this machine (how the threads slow each other on a larger one, only it can say)"
+        if cpu_times else
+        f"s: the serial fraction that the speed-up S at {t} threads implies (Amdahl: S = 1 / (s + (1 - s) "
+        f"/ {t})); the Amdahl columns are what s would allow on 8 and 16 cores if nothing else limited them")
     return ["### The GIL-held share of `pipe()` and the serial fraction", "",
             "Each of the project's components in each model (benchmarks/gil.py): its task's input docs "
             "(gold words, and the gold tags or chunk inputs the task reads; \"pipeline\": the words through "
             "the components before it, for a parser that reads its tagger's alternative tags), `pipe()` "
             f"alone timed at {', '.join(map(str, counts))} threads (`n_threads`), interleaved repeats, "
-            f"medians{passes}. GIL-held: 1 - the wall time of the engine's nogil sections (core/clock.pyx) / the "
-            f"wall time of `pipe()` on {one} thread. Where a speed-up below {t} goes (the process's CPU "
-            f"time, every thread's): the cores busy (CPU / ({t} x wall); below 100%, threads waited, as a "
-            f"serial part makes them) and the CPU a token took against {one} thread's (above 1, the threads "
-            f"slowed each other, e.g. through the caches they share); S = {t} x busy / (busy at {one} x that "
-            f"ratio). s: the serial fraction that the speed-up S at {t} "
-            f"threads implies (Amdahl: S = 1 / (s + (1 - s) / {t})); the Amdahl columns are what s would "
-            "allow on 8 and 16 cores if nothing else limited them: a ceiling from the record's machine "
-            "(the header lists it), not a measurement on 8 or 16 cores. "
+            f"medians{passes}. GIL-held g: 1 - the wall time of the engine's nogil sections (core/clock.pyx) "
+            f"/ the wall time of `pipe()` on {one} thread. {serial}: ceilings from the record's machine (the "
+            "header lists it), not measurements on 8 or 16 cores. 1 / g: with threads, `pipe()` makes the "
+            "next batch's inputs and writes the last one's outputs while the threads search, so its "
+            "GIL-held work runs beside the search rather than before it, and holds the speed-up back only "
+            "from about 1 / g threads on. "
             "Engine alone: the decoder over the same batches on the C threads, their inputs made before "
             "the clock, nothing written. "
             "Outputs identical: the digests of the annotations and probabilities at every thread count "

@@ -233,36 +233,47 @@ def test_the_scale_out_records_are_dated_and_still_read_as_bare_lists(tmp_path):
 
 
 def test_the_gil_record_is_reported_with_the_ceilings_its_serial_fraction_implies(tmp_path):
-    """benchmarks.gil's record becomes a table of the GIL-held share, the
-    speed-up at 2 threads, its serial fraction s and what s allows at 8
-    and 16 threads (Amdahl: 1 / (s + (1 - s) / t)), by hand: s = 0.2 gives
-    1 / 0.3 = 3.3x at 8 and 1 / 0.25 = 4.0x at 16."""
+    """benchmarks.gil's record becomes a table of the GIL-held share g,
+    the speed-up at 2 threads, where the rest went, the serial fraction s
+    of the waiting and what s allows at 8 and 16 threads (Amdahl: 1 / (s +
+    (1 - s) / t)), by hand: the cores 90% busy at 2 threads (100% at 1)
+    give 1.8x, s = 0.1111: 1 / 0.2222 = 4.5x at 8 and 1 / 0.1667 = 6.0x at
+    16; 1 / g = 1 / 0.0512 = 19.5. A record without CPU times takes s from
+    the speed-up: s = 0.2 gives 1 / 0.3 = 3.3x at 8 and 1 / 0.25 = 4.0x
+    at 16."""
     from benchmarks import report
     from benchmarks.harness import stamp
     tagger = {"model": "training/tagger_d1/model-best", "component": "lookahead_tagger", "inputs": "gold",
               "gil_share": 0.0512, "identical": True, "tokens_per_second_1": 400000, "seconds_per_pass": 1.234,
-              "tokens_per_second_2": 666667, "speedup_2": 1.667, "busy_2": 0.9, "cpu_ratio_2": 1.08, "serial_fraction_2": 0.2, "ceiling_2": 5.0,
+              "tokens_per_second_2": 666667, "speedup_2": 1.667, "serial_fraction_2": 0.2, "ceiling_2": 5.0,
               "engine_speedup_2": 1.9}
     parser = {"model": "training/pipeline_ewt/model-best", "component": "arc_standard_parser",
               "inputs": "pipeline", "gil_share": float("nan"), "identical": False,
               "tokens_per_second_1": 20000, "tokens_per_second_2": 40000, "speedup_2": 2.0,
               "serial_fraction_2": 0.0, "ceiling_2": None, "engine_speedup_2": None}
-    # as gil.py writes it (json: a share is NaN where the engine has no clock)
+    # as gil.py wrote it before its CPU times and --min-seconds (json: a
+    # share is NaN where the engine has no clock)
     (tmp_path / "gil.json").write_text(json.dumps({**stamp(), "rows": [tagger, parser]}))
-    assert "pass last" not in "".join(report.gil_section(tmp_path))  # (records before --min-seconds)
+    old = report.gil_section(tmp_path)
+    assert "pass last" not in "".join(old) and "implies (Amdahl" in "".join(old)
+    first = next(line for line in old if line.startswith("| lookahead_tagger |"))
+    assert first.split(" | ")[1:] == ["tagger_d1", "gold", "5.1%", "400,000", "1.23", "1.67", "-", "-", "0.200",
+                                      "3.3x", "4.0x", "20x", "1.90", "yes |"]
+    tagger.update({"busy_1": 1.0, "busy_2": 0.9, "cpu_ratio_2": 1.08, "idle_serial_fraction_2": 0.1111})
     (tmp_path / "gil.json").write_text(json.dumps({**stamp(), "min_seconds": 1.0, "rows": [tagger, parser]}))
     lines = report.gil_section(tmp_path)
     assert "one thread's pass last about 1 s" in "".join(lines)
     head = next(line for line in lines if line.startswith("| component |"))
-    assert head.split(" | ")[3:10] == ["GIL-held, 1 thread", "tokens/s, 1 thread", "s a pass, 1 thread",
+    assert head.split(" | ")[3:14] == ["GIL-held g, 1 thread", "tokens/s, 1 thread", "s a pass, 1 thread",
                                        "x 2 threads", "cores busy, 2 threads", "CPU a token, x 1 thread's",
-                                       "serial fraction s"]
+                                       "serial fraction s", "Amdahl at 8 threads", "Amdahl at 16 threads",
+                                       "1 / g", "engine alone x 2"]
     first = next(line for line in lines if line.startswith("| lookahead_tagger |"))
-    assert first.split(" | ")[1:] == ["tagger_d1", "gold", "5.1%", "400,000", "1.23", "1.67", "90%", "1.08", "0.200", "5.0x", "3.3x",
-                                      "4.0x", "1.90", "yes |"]
+    assert first.split(" | ")[1:] == ["tagger_d1", "gold", "5.1%", "400,000", "1.23", "1.67", "90%", "1.08",
+                                      "0.111", "4.5x", "6.0x", "20x", "1.90", "yes |"]
     second = next(line for line in lines if line.startswith("| arc_standard_parser |"))
-    assert second.split(" | ")[1:] == ["pipeline_ewt", "pipeline", "-", "20,000", "-", "2.00", "-", "-", "0.000", "-",
-                                       "8.0x", "16.0x", "-", "NO |"]
+    assert second.split(" | ")[1:] == ["pipeline_ewt", "pipeline", "-", "20,000", "-", "2.00", "-", "-", "-",
+                                       "-", "-", "-", "-", "NO |"]
     assert report.amdahl(-0.05, 8) == 8.0  # a speed-up above t threads allows no more than t
     assert report.gil_section(tmp_path / "none") == []
     assert "### The GIL-held share" in report.render(tmp_path, "full")
@@ -282,6 +293,8 @@ def test_the_gil_step_tells_waiting_cores_from_slower_ones():
     assert row["tokens_per_second_1"] == 1000 and row["tokens_per_second_2"] == 1667
     assert (row["speedup_2"], row["serial_fraction_2"], row["ceiling_2"]) == (1.667, 0.2, 5.0)
     assert (row["busy_1"], row["busy_2"], row["cpu_ratio_2"]) == (1.0, 0.9, 1.08)  # (medians)
+    # the waiting alone: Amdahl on 2 x 0.9 / 1.0 = 1.8x, s = 2 / 1.8 - 1 = 0.1111
+    assert row["idle_serial_fraction_2"] == 0.1111
     assert row["engine_speedup_2"] is None  # (a count without the engine's figure)
 
 
