@@ -42,7 +42,10 @@ lscpu | grep -E "^(CPU\(s\)|Thread|Core|Socket|Model name|L2|L3|NUMA node\(s\))"
 grep -m1 -o "avx512[a-z_]*" /proc/cpuinfo | head -1
 el setup done
 # MINS: benchmarks.gil's --min-seconds (one thread's pass at least this long;
-# its 1 s default would take the threads section past its timeout at 5 counts)
+# its 1 s default would take the threads section past its timeout at 5 counts;
+# at 16 threads a 0.25 s pass is 16 ms, short enough to understate the
+# scaling, as 4 copies did on 2 cores: fewer models (GILM) buy longer passes)
+GILM=${GILM:-"tagger_d1 ner_rtl_d1 chunker_d1 parser_ewt_greedy parser_ewt_beam8_early fr_chunker clauses_fr ner_rtl_sapo chunker_sapo"}
 if [ "${SMALL:-0}" = 1 ]; then TH="1 2"; COP=1; MINS=0; REP=1; PAIRS=1; ANNREP=2; ANNW="1 2"; IPMW="1 2"; ROUNDS=2
 else TH="1 2 4 8 16"; COP=4; MINS=${MINS:-0.25}; REP=3; PAIRS=5; ANNREP=${ANNREP:-400}; ANNW=${ANNW:-"1 2 4 8 16"}; IPMW=${IPMW:-"1 2 4 8"}; ROUNDS=${ROUNDS:-6}; fi
 M=$D/m
@@ -51,10 +54,8 @@ for section in $SECTIONS; do
     echo "$section: no $M/standin: carry .dev16p (bundle.sh's pipeline) in this call"; continue; };; esac
   case $section in
   threads)  # GIL-held share, tokens/s at 1..16 threads, identical outputs
-    timeout ${TB:-200} $PY -m benchmarks.gil $M/tagger_d1 $M/ner_rtl_d1 $M/chunker_d1 $M/parser_ewt_greedy \
-      $M/parser_ewt_beam8_early $M/fr_chunker $M/clauses_fr $M/ner_rtl_sapo $M/chunker_sapo \
-      --data $D/data --copies $COP --min-seconds $MINS --threads $TH \
-      --repeats $REP --output "$OUT/gil.json" > "$OUT/gil.txt" 2>&1; echo "threads rc $?"; grep "^|" "$OUT/gil.txt";;
+    timeout ${TB:-200} $PY -m benchmarks.gil $(for x in $GILM; do echo $M/$x; done) --data $D/data \
+      --copies $COP --min-seconds $MINS --threads $TH --repeats $REP --output "$OUT/gil.json" > "$OUT/gil.txt" 2>&1; echo "threads rc $?"; grep "^|" "$OUT/gil.txt";;
   pipethreads)  # the same for the shipped pipeline's tagger and joint parser (the parser on
     # the tagger's outputs: benchmarks.gil's upstream())
     timeout ${TP:-200} $PY -m benchmarks.gil $M/standin --data $D/data --copies $COP --min-seconds $MINS \
