@@ -100,13 +100,15 @@ def timed(pipe, make_docs, n_threads: int, batch_size: int, clock) -> Dict[str, 
     gc.collect()
     gc.freeze()
     clock.start()
-    t0, c0 = time.perf_counter(), time.process_time()
+    t0, c0, m0 = time.perf_counter(), time.process_time(), time.thread_time()
     out = list(pipe.pipe(docs, batch_size=batch_size))
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0  # (cpu: every thread's)
+    # cpu: every thread's; calling: this thread's (with threads, its own work beside theirs)
+    wall, cpu, calling = time.perf_counter() - t0, time.process_time() - c0, time.thread_time() - m0
     nogil = clock.stop()
     gc.unfreeze()
-    return {"wall": wall, "cpu": cpu, "nogil": nogil, "tokens": sum(len(d) for d in out),
-            "digest": digest(out), "probabilities": probabilities_digest(out)}
+    return {"wall": wall, "cpu": cpu, "calling": calling, "nogil": nogil,
+            "tokens": sum(len(d) for d in out), "digest": digest(out),
+            "probabilities": probabilities_digest(out)}
 
 
 def engine_timed(pipe, make_docs, n_threads: int, batch_size: int):
@@ -146,11 +148,13 @@ def scaling(runs: Dict[int, List[dict]], engine: Dict[int, list], threads: List[
     per count; engine: engine_timed()'s): tokens/s; the speed-up S over the
     first count, its serial fraction s and 1 / s; where a speed-up below t
     goes: the cores busy (busy < 1: threads waited, as a serial part makes
-    them) or more CPU a token (cpu ratio > 1: the threads slowed each other,
-    e.g. through the caches they share), S = t * busy_t / (busy_1 * cpu
+    them) or more CPU a token (cpu ratio > 1: e.g. inputs read cold on
+    another core than the one that made them), S = t * busy_t / (busy_1 * cpu
     ratio) up to the medians, and the serial fraction of the waiting alone
-    (Amdahl on t * busy_t / busy_1); the engine's tokens/s and speed-up
-    alone."""
+    (Amdahl on t * busy_t / busy_1); the calling thread's share (its CPU a
+    token at t threads over one thread's whole CPU a token: pipe()'s
+    speed-up stays below 1 / that share); the engine's tokens/s and
+    speed-up alone."""
     row: dict = {}
     one = runs[threads[0]]
     base = statistics.median(r["tokens"] / r["wall"] for r in one)
@@ -171,6 +175,12 @@ def scaling(runs: Dict[int, List[dict]], engine: Dict[int, list], threads: List[
             # a serial part costs, apart from the threads slowing each other
             row[f"idle_serial_fraction_{t}"] = round((row[f"busy_{threads[0]}"] / row[f"busy_{t}"] - 1)
                                                      / (t - 1), 4)
+            # the calling thread's CPU a token against one thread's whole: pipe() makes the
+            # inputs and writes the outputs there (GIL-held, and its own nogil sections) while
+            # the threads search, so the speed-up stays below 1 / that share at any count
+            if all("calling" in r for r in runs[t]):
+                row[f"calling_share_{t}"] = round(
+                    statistics.median(r["calling"] / r["tokens"] for r in runs[t]) / cpu_base, 4)
         alone = None if None in engine[t] else statistics.median(engine[t])
         row[f"engine_tokens_per_second_{t}"] = None if alone is None else round(alone)
         if t > threads[0]:

@@ -996,7 +996,7 @@ def gil_section(metrics: Path) -> List[str]:
     pipe() on one thread, its speed-up at the most threads timed and where
     the rest went (the cores waiting, or more CPU a token), the serial
     fraction s of the waiting and what s allows at 8 and 16 threads
-    (Amdahl), 1 / g, the engine's speed-up alone, and whether the outputs
+    (Amdahl), the calling thread's share and the ceiling it sets, the engine's speed-up alone, and whether the outputs
     at every thread count were one thread's. A record without CPU times
     (before 2026-12-06) gives s from the speed-up itself."""
     record = read_json(metrics / "gil.json")
@@ -1009,7 +1009,8 @@ def gil_section(metrics: Path) -> List[str]:
     out = table("component", "model", "inputs", f"GIL-held g, {one} thread", f"tokens/s, {one} thread",
                 f"s a pass, {one} thread", f"x {t} threads", f"cores busy, {t} threads",
                 f"CPU a token, x {one} thread's", "serial fraction s", "Amdahl at 8 threads",
-                "Amdahl at 16 threads", "1 / g", f"engine alone x {t}", "outputs identical")
+                "Amdahl at 16 threads", f"calling thread's share, {t} threads", "ceiling 1 / that share",
+                f"engine alone x {t}", "outputs identical")
     seconds = record.get("min_seconds")
     passes = "" if not seconds else (
         f"; the inputs copied as many times as make one thread's pass last about {seconds:g} s (a shorter "
@@ -1024,16 +1025,17 @@ def gil_section(metrics: Path) -> List[str]:
                        fmt(r.get(f"cpu_ratio_{t}"), ".2f"), fmt(s, ".3f"),
                        "-" if s is None else f"{amdahl(s, 8):.1f}x",
                        "-" if s is None else f"{amdahl(s, 16):.1f}x",
-                       "-" if not share > 0 else f"{1 / share:.0f}x",
+                       fmt(r.get(f"calling_share_{t}"), ".1%"),
+                       "-" if not r.get(f"calling_share_{t}") else f"{1 / r[f'calling_share_{t}']:.1f}x",
                        fmt(r.get(f"engine_speedup_{t}"), ".2f"), "yes" if r["identical"] else "NO"))
     serial = (
         f"Where a speed-up S below {t} goes (the process's CPU time, every thread's): the cores busy "
         f"(CPU / ({t} x wall); below 100%, threads waited, as a serial part makes them) and the CPU a token "
-        f"took against {one} thread's (above 1, the threads slowed each other, e.g. through the caches and "
-        f"memory they share); S = {t} x busy / (busy at {one} thread x that ratio). s: the serial fraction "
+        f"took against {one} thread's (above 1, each token cost more, e.g. its inputs read cold on another "
+        f"core than the one that made them); S = {t} x busy / (busy at {one} thread x that ratio). s: the serial fraction "
         f"of the waiting alone (Amdahl: {t} x busy / busy at {one} thread = 1 / (s + (1 - s) / {t})); the "
         "Amdahl columns are what that serial part allows on 8 and 16 cores, with the CPU a token as on "
-        "this machine (how the threads slow each other on a larger one, only it can say)"
+        "this machine (what it becomes on a larger one, only a run there can say)"
         if cpu_times else
         f"s: the serial fraction that the speed-up S at {t} threads implies (Amdahl: S = 1 / (s + (1 - s) "
         f"/ {t})); the Amdahl columns are what s would allow on 8 and 16 cores if nothing else limited them")
@@ -1044,10 +1046,11 @@ def gil_section(metrics: Path) -> List[str]:
             f"alone timed at {', '.join(map(str, counts))} threads (`n_threads`), interleaved repeats, "
             f"medians{passes}. GIL-held g: 1 - the wall time of the engine's nogil sections (core/clock.pyx) "
             f"/ the wall time of `pipe()` on {one} thread. {serial}: ceilings from the record's machine (the "
-            "header lists it), not measurements on 8 or 16 cores. 1 / g: with threads, `pipe()` makes the "
-            "next batch's inputs and writes the last one's outputs while the threads search, so its "
-            "GIL-held work runs beside the search rather than before it, and holds the speed-up back only "
-            "from about 1 / g threads on. "
+            "header lists it), not measurements on 8 or 16 cores. The calling thread's share: with threads, "
+            "`pipe()` makes the next batch's inputs and writes the last one's outputs on the calling thread "
+            "while the threads search (its GIL-held work and its own nogil reading and writing of the docs), "
+            f"and that thread's CPU a token at {t} threads, over {one} thread's whole CPU a token, caps the "
+            "speed-up at any thread count at 1 / that share. "
             "Engine alone: the decoder over the same batches on the C threads, their inputs made before "
             "the clock, nothing written. "
             "Outputs identical: the digests of the annotations and probabilities at every thread count "

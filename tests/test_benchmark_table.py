@@ -238,7 +238,7 @@ def test_the_gil_record_is_reported_with_the_ceilings_its_serial_fraction_implie
     of the waiting and what s allows at 8 and 16 threads (Amdahl: 1 / (s +
     (1 - s) / t)), by hand: the cores 90% busy at 2 threads (100% at 1)
     give 1.8x, s = 0.1111: 1 / 0.2222 = 4.5x at 8 and 1 / 0.1667 = 6.0x at
-    16; 1 / g = 1 / 0.0512 = 19.5. A record without CPU times takes s from
+    16; the calling thread's share 0.125 caps it at 8.0x. A record without CPU times takes s from
     the speed-up: s = 0.2 gives 1 / 0.3 = 3.3x at 8 and 1 / 0.25 = 4.0x
     at 16."""
     from benchmarks import report
@@ -258,22 +258,24 @@ def test_the_gil_record_is_reported_with_the_ceilings_its_serial_fraction_implie
     assert "pass last" not in "".join(old) and "implies (Amdahl" in "".join(old)
     first = next(line for line in old if line.startswith("| lookahead_tagger |"))
     assert first.split(" | ")[1:] == ["tagger_d1", "gold", "5.1%", "400,000", "1.23", "1.67", "-", "-", "0.200",
-                                      "3.3x", "4.0x", "20x", "1.90", "yes |"]
-    tagger.update({"busy_1": 1.0, "busy_2": 0.9, "cpu_ratio_2": 1.08, "idle_serial_fraction_2": 0.1111})
+                                      "3.3x", "4.0x", "-", "-", "1.90", "yes |"]
+    tagger.update({"busy_1": 1.0, "busy_2": 0.9, "cpu_ratio_2": 1.08, "idle_serial_fraction_2": 0.1111,
+                   "calling_share_2": 0.125})
     (tmp_path / "gil.json").write_text(json.dumps({**stamp(), "min_seconds": 1.0, "rows": [tagger, parser]}))
     lines = report.gil_section(tmp_path)
     assert "one thread's pass last about 1 s" in "".join(lines)
     head = next(line for line in lines if line.startswith("| component |"))
-    assert head.split(" | ")[3:14] == ["GIL-held g, 1 thread", "tokens/s, 1 thread", "s a pass, 1 thread",
+    assert head.split(" | ")[3:15] == ["GIL-held g, 1 thread", "tokens/s, 1 thread", "s a pass, 1 thread",
                                        "x 2 threads", "cores busy, 2 threads", "CPU a token, x 1 thread's",
                                        "serial fraction s", "Amdahl at 8 threads", "Amdahl at 16 threads",
-                                       "1 / g", "engine alone x 2"]
+                                       "calling thread's share, 2 threads", "ceiling 1 / that share",
+                                       "engine alone x 2"]
     first = next(line for line in lines if line.startswith("| lookahead_tagger |"))
     assert first.split(" | ")[1:] == ["tagger_d1", "gold", "5.1%", "400,000", "1.23", "1.67", "90%", "1.08",
-                                      "0.111", "4.5x", "6.0x", "20x", "1.90", "yes |"]
+                                      "0.111", "4.5x", "6.0x", "12.5%", "8.0x", "1.90", "yes |"]
     second = next(line for line in lines if line.startswith("| arc_standard_parser |"))
     assert second.split(" | ")[1:] == ["pipeline_ewt", "pipeline", "-", "20,000", "-", "2.00", "-", "-", "-",
-                                       "-", "-", "-", "-", "NO |"]
+                                       "-", "-", "-", "-", "-", "NO |"]
     assert report.amdahl(-0.05, 8) == 8.0  # a speed-up above t threads allows no more than t
     assert report.gil_section(tmp_path / "none") == []
     assert "### The GIL-held share" in report.render(tmp_path, "full")
@@ -282,19 +284,24 @@ def test_the_gil_record_is_reported_with_the_ceilings_its_serial_fraction_implie
 def test_the_gil_step_tells_waiting_cores_from_slower_ones():
     """benchmarks.gil splits a speed-up below t threads, by hand: 1 thread
     1,000 tokens in 1.0 s of wall and 1.0 s of CPU; 2 threads in 0.6 s of
-    wall and 1.08 s of CPU: S = 1.667 (s = 0.2), the cores busy 1.08 /
-    (2 x 0.6) = 90%, and 1.08x one thread's CPU a token; S = 2 x 0.9 /
-    (1.0 x 1.08)."""
+    wall and 1.08 s of CPU, 0.125 s of it the calling thread's: S = 1.667
+    (s = 0.2), the cores busy 1.08 / (2 x 0.6) = 90%, 1.08x one thread's
+    CPU a token (S = 2 x 0.9 / (1.0 x 1.08)), and the calling thread's
+    share 0.125 (medians)."""
     from benchmarks import gil
-    runs = {1: [{"tokens": 1000, "wall": 1.0, "cpu": 1.0}] * 3,
-            2: [{"tokens": 1000, "wall": 0.6, "cpu": 1.08}, {"tokens": 1000, "wall": 0.5, "cpu": 1.2},
-                {"tokens": 1000, "wall": 0.7, "cpu": 1.0}]}
+    runs = {1: [{"tokens": 1000, "wall": 1.0, "cpu": 1.0, "calling": 1.0}] * 3,
+            2: [{"tokens": 1000, "wall": 0.6, "cpu": 1.08, "calling": 0.125},
+                {"tokens": 1000, "wall": 0.5, "cpu": 1.2, "calling": 0.1},
+                {"tokens": 1000, "wall": 0.7, "cpu": 1.0, "calling": 0.2}]}
     row = gil.scaling(runs, {1: [500.0] * 3, 2: [900.0, 950.0, None]}, [1, 2])
     assert row["tokens_per_second_1"] == 1000 and row["tokens_per_second_2"] == 1667
     assert (row["speedup_2"], row["serial_fraction_2"], row["ceiling_2"]) == (1.667, 0.2, 5.0)
     assert (row["busy_1"], row["busy_2"], row["cpu_ratio_2"]) == (1.0, 0.9, 1.08)  # (medians)
     # the waiting alone: Amdahl on 2 x 0.9 / 1.0 = 1.8x, s = 2 / 1.8 - 1 = 0.1111
     assert row["idle_serial_fraction_2"] == 0.1111
+    # the calling thread's CPU a token at 2 threads over one thread's whole: 0.125 (a
+    # speed-up below 8 at any thread count)
+    assert row["calling_share_2"] == 0.125
     assert row["engine_speedup_2"] is None  # (a count without the engine's figure)
 
 
