@@ -22,10 +22,12 @@ speed-up S at t threads (Amdahl: S = 1 / (s + (1 - s) / t)) is
 s = (t / S - 1) / (t - 1), and 1 / s the ceiling it implies. Where a
 speed-up below t goes (the process's CPU time, every thread's): the cores
 busy (CPU / (t x wall): below 1, threads waited, as Amdahl's serial part
-makes them) and the CPU a token took against one thread's (above 1, the
-threads slowed each other: caches, memory; Amdahl does not extrapolate
-that). Interleaved
-repeats, medians; the outputs at every thread count must equal one thread's
+makes them) and the CPU a token took against one thread's (above 1, each
+token cost more, e.g. its inputs read cold on another core than the one
+that made them; Amdahl does not extrapolate that); and the calling
+thread's share (its CPU a token over one thread's whole: pipe() reads
+and writes the docs there while the threads search, so its speed-up
+stays below 1 / that share). Interleaved repeats, medians; the outputs at every thread count must equal one thread's
 (digests of the written annotations and of their probabilities). "engine
 S": the engine alone at each thread count (`engine_timed`: the decoder
 over pipe()'s batches, their inputs made before the clock, nothing
