@@ -27,8 +27,9 @@ token cost more, e.g. its inputs read cold on another core than the one
 that made them; Amdahl does not extrapolate that); and the calling
 thread's share (its CPU a token over one thread's whole: pipe() reads
 and writes the docs there while the threads search, so its speed-up
-stays below 1 / that share). Interleaved repeats, medians; the outputs at every thread count must equal one thread's
-(digests of the written annotations and of their probabilities). "engine
+stays below 1 / that share). Interleaved repeats, medians; the outputs at
+every thread count must equal one thread's (digests of the written
+annotations and of their probabilities). "engine
 S": the engine alone at each thread count (`engine_timed`: the decoder
 over pipe()'s batches, their inputs made before the clock, nothing
 written), apart from pipe()'s batches and the Python per batch around

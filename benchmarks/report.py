@@ -996,9 +996,10 @@ def gil_section(metrics: Path) -> List[str]:
     pipe() on one thread, its speed-up at the most threads timed and where
     the rest went (the cores waiting, or more CPU a token), the serial
     fraction s of the waiting and what s allows at 8 and 16 threads
-    (Amdahl), the calling thread's share and the ceiling it sets, the engine's speed-up alone, and whether the outputs
-    at every thread count were one thread's. A record without CPU times
-    (before 2026-12-06) gives s from the speed-up itself."""
+    (Amdahl), the calling thread's share and the ceiling it sets, the
+    engine's speed-up alone, and whether the outputs at every thread count
+    were one thread's. A record without CPU times (before 2026-12-06) gives
+    s from the speed-up itself."""
     record = read_json(metrics / "gil.json")
     rows = record.get("rows") if isinstance(record, dict) else None
     if not rows:
@@ -1032,8 +1033,9 @@ def gil_section(metrics: Path) -> List[str]:
         f"Where a speed-up S below {t} goes (the process's CPU time, every thread's): the cores busy "
         f"(CPU / ({t} x wall); below 100%, threads waited, as a serial part makes them) and the CPU a token "
         f"took against {one} thread's (above 1, each token cost more, e.g. its inputs read cold on another "
-        f"core than the one that made them); S = {t} x busy / (busy at {one} thread x that ratio). s: the serial fraction "
-        f"of the waiting alone (Amdahl: {t} x busy / busy at {one} thread = 1 / (s + (1 - s) / {t})); the "
+        f"core than the one that made them); S = {t} x busy / (busy at {one} thread x that ratio). s: the "
+        f"serial fraction of the waiting alone (Amdahl: {t} x busy / busy at {one} thread = 1 / (s + "
+        f"(1 - s) / {t})); the "
         "Amdahl columns are what that serial part allows on 8 and 16 cores, with the CPU a token as on "
         "this machine (what it becomes on a larger one, only a run there can say)"
         if cpu_times else
