@@ -321,10 +321,7 @@ def test_the_gil_step_copies_the_inputs_until_a_pass_lasts_its_minimum():
             time.sleep(0.05 * len(docs))
             return docs
 
-    made = []
-
     def make_docs(copies):
-        made.append(copies)
         return [object()] * copies
 
     assert gil.copies_for(Slow(), make_docs, 1, 0.0, 256) == 1  # (no minimum: --copies)

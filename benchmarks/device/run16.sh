@@ -55,12 +55,12 @@ for section in $SECTIONS; do
   case $section in
   threads)  # GIL-held share, tokens/s at 1..16 threads, identical outputs
     timeout ${TB:-200} $PY -m benchmarks.gil $(for x in $GILM; do echo $M/$x; done) --data $D/data \
-      --copies $COP --min-seconds $MINS --threads $TH --repeats $REP --output "$OUT/gil.json" > "$OUT/gil.txt" 2>&1; echo "threads rc $?"; grep "^|" "$OUT/gil.txt";;
+      --copies $COP --min-seconds $MINS --threads $TH --repeats $REP --output "$OUT/gil.json" \
+      > "$OUT/gil.txt" 2>&1; echo "threads rc $?"; grep "^|" "$OUT/gil.txt";;
   pipethreads)  # the same for the shipped pipeline's tagger and joint parser (the parser on
     # the tagger's outputs: benchmarks.gil's upstream())
     timeout ${TP:-200} $PY -m benchmarks.gil $M/standin --data $D/data --copies $COP --min-seconds $MINS \
-      --threads $TH \
-      --repeats $REP --output "$OUT/gil_pipeline.json" > "$OUT/gil_pipeline.txt" 2>&1
+      --threads $TH --repeats $REP --output "$OUT/gil_pipeline.json" > "$OUT/gil_pipeline.txt" 2>&1
     echo "pipethreads rc $?"; grep "^|" "$OUT/gil_pipeline.txt";;
   parser)  # the shipped pipeline (or its stand-in) against spaCy's parser, same run
     timeout ${TC:-100} $PY -m benchmarks.speed $D/corpus/test.spacy spacy_parser=$M/spacy_parser \
