@@ -305,29 +305,31 @@ def test_the_gil_step_tells_waiting_cores_from_slower_ones():
     assert row["engine_speedup_2"] is None  # (a count without the engine's figure)
 
 
-def test_the_gil_step_copies_the_inputs_until_a_pass_lasts_its_minimum():
+def test_the_gil_step_copies_the_inputs_until_a_pass_lasts_its_minimum(monkeypatch):
     """benchmarks.gil times passes of at least --min-seconds on one thread:
     a fast component's pass over 4 copies lasted 0.03-0.2 s, and its
     2-thread speed-up was then the threads' start and end and the noise
-    (the tagger 1.77x over 4 copies, 1.95x over 40)."""
-    import time
-
+    (the tagger 1.77x over 4 copies, 1.95x over 40). On a clock that a
+    pass moves by 0.03 s a copy: 1 s needs ceil(4 x 1 / 0.12) = 34 copies
+    from a pass over 4."""
     from benchmarks import gil
 
-    class Slow:  # a component whose pass lasts 0.05 s a copy
+    now = [0.0]
+    monkeypatch.setattr(gil.time, "perf_counter", lambda: now[0])
+
+    class Slow:  # a component whose pass takes 0.03 s a copy on that clock
         cfg = {"n_threads": 1}
 
         def pipe(self, docs, batch_size):
-            time.sleep(0.05 * len(docs))
+            now[0] += 0.03 * len(docs)
             return docs
 
     def make_docs(copies):
         return [object()] * copies
 
-    assert gil.copies_for(Slow(), make_docs, 1, 0.0, 256) == 1  # (no minimum: --copies)
-    copies = gil.copies_for(Slow(), make_docs, 1, 0.5, 256)
-    assert 8 <= copies <= 10  # 0.5 s / 0.05 s a copy, less the sleeps' overshoot
-    assert gil.copies_for(Slow(), make_docs, 12, 0.5, 256) == 12  # never fewer than --copies
+    assert gil.copies_for(Slow(), make_docs, 4, 0.0, 256) == 4  # (no minimum: --copies)
+    assert gil.copies_for(Slow(), make_docs, 4, 1.0, 256) == 34
+    assert gil.copies_for(Slow(), make_docs, 40, 1.0, 256) == 40  # never fewer than --copies
 
 
 def test_the_pipeline_against_spacys_parser_is_reported_interleaved(tmp_path):
