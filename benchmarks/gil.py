@@ -121,14 +121,14 @@ def engine_timed(pipe, make_docs, n_threads: int, batch_size: int):
     every batch's inputs made before the clock; None where the component
     does not decode a batch at once. (One batch of all the docs, as timed
     before, is a regime pipe() never runs: its arrays outgrow the caches.)"""
-    from spacy_lookahead.pipes.base import MIN_DOCS_PER_THREAD
+    from spacy_lookahead.pipes.base import pipelined_batch_size
     from spacy_lookahead.pipes.transition import on_c_threads
     decoding = getattr(pipe, "_decoding", None)
     if decoding is None:
         return None
     docs = make_docs()
     pipe.cfg["n_threads"] = n_threads
-    size = batch_size if n_threads <= 1 else max(batch_size, MIN_DOCS_PER_THREAD * n_threads)
+    size = batch_size if n_threads <= 1 else pipelined_batch_size(batch_size, n_threads)
     batches = []
     for lo in range(0, len(docs), size):
         _, run, runs, _ = decoding(docs[lo:lo + size])

@@ -963,10 +963,9 @@ def depth_section(metrics: Path) -> List[str]:
                   "annotations.", ""] + table("component", "tokens/s, 1 thread", "x n_threads = 2",
                                                "x n_process = 2") + thread_rows + [
                   "", "A pass here is one `nlp.pipe` call over the test set, two to four batches of 1,000 docs, "
-                      "and a call's first and last batches cannot overlap with a neighbour's: on 2 cores, calls "
-                      "of one copy of the tagger's test set ran at 1.72-1.84x on 2 threads (four runs), one call "
-                      "of 20 copies at 1.92x (benchmarks/NOTES.md, 2026-12-06). The section \"The GIL-held "
-                      "share\" below times one call of about a second per pass.", ""]
+                      "and a call's first and last batches have no neighbour to overlap with; the section "
+                      "\"The GIL-held share\" below times one call of about a second per pass "
+                      "(benchmarks/NOTES.md, 2026-12-06, compares the two).", ""]
     rows = []
     for depth in range(4):
         rec = read_json(metrics / f"parser_depth_d{depth}.json")

@@ -60,6 +60,12 @@ PIPELINE_DEPTH = 2
 MIN_DOCS_PER_THREAD = 64
 
 
+def pipelined_batch_size(batch_size: int, threads: int) -> int:
+    """The docs a batch of the pipelined pipe() holds (n_threads > 1):
+    batch_size, and at least MIN_DOCS_PER_THREAD a thread."""
+    return max(batch_size, MIN_DOCS_PER_THREAD * threads)
+
+
 class SearchPipe(TrainablePipe):
     """Base class: subclasses give the system, the features and the targets.
 
@@ -380,7 +386,7 @@ class SearchPipe(TrainablePipe):
         error_handler = self.get_error_handler()
         pool = shared_pool(threads)
         started: Deque[tuple] = deque()
-        for docs in util.minibatch(stream, size=max(batch_size, MIN_DOCS_PER_THREAD * threads)):
+        for docs in util.minibatch(stream, size=pipelined_batch_size(batch_size, threads)):
             docs = list(docs)
             try:
                 started.append((docs, self._begin(docs, pool, threads)))
