@@ -337,3 +337,53 @@ def test_sentence_ids_are_the_docs_given_sentences(nlp):
     assert ids[:6].tolist() == [1, 1, 1, 2, 2, 3]
     with pytest.raises(ValueError, match="starts do not match"):
         sentence_ids(docs, starts[:-1])
+
+
+def test_deferred_rows_are_the_rows_filled_at_once(nlp):
+    """docs_inputs(defer=True): the rows and substrings left to the searches
+    are, once each doc's are filled (in any order, as threads take the
+    docs), the arrays docs_inputs fills itself, bit for bit; the other
+    columns are there at once."""
+    rng = numpy.random.default_rng(7)
+    words = ["a", "bb", "Ccc", "d-4", "éé", "a"]
+    for trial in range(20):
+        docs = [Doc(nlp.vocab, words=[words[i] for i in rng.integers(0, len(words),
+                                                                    int(rng.integers(0, 9)))])
+                for _ in range(int(rng.integers(1, 12)))]
+        for doc in docs:
+            if len(doc):
+                doc.from_array([TAG], numpy.asarray(
+                    [nlp.vocab.strings.add(t) for t in rng.choice(["NN", "VB"], len(doc))],
+                    dtype="uint64").reshape(-1, 1))
+        if not sum(map(len, docs)):
+            continue
+        now = LexemeAtoms(substrings=True).docs_inputs(docs, tags=True, ent_iob=True)
+        later = LexemeAtoms(substrings=True).docs_inputs(docs, tags=True, ent_iob=True, defer=True)
+        assert "rows" not in now
+        rows = later["rows"]
+        assert not rows.filled and rows.n_docs == len(docs)
+        for key in ("tags", "ent_iob", "starts"):
+            assert (later[key] == now[key]).all()
+        assert later["untagged"] == now["untagged"] and later["space"] is None
+        for i in rng.permutation(len(docs)).tolist():
+            rows.fill_doc(i)
+        assert (later["atoms"] == now["atoms"]).all()
+        assert (later["substrings"][0] == now["substrings"][0]).all()
+        assert (later["substrings"][1] == now["substrings"][1]).all()
+    with pytest.raises(IndexError):
+        rows.fill_doc(len(docs))
+
+
+def test_rows_are_deferred_only_without_whitespace(nlp):
+    """A batch with a whitespace token (its rows are compacted by the
+    caller), an empty batch, and docs of two vocabs: filled at once."""
+    atoms = LexemeAtoms()
+    assert "rows" not in atoms.docs_inputs([Doc(nlp.vocab, words=["a", "\n", "b"])], defer=True)
+    assert "rows" not in atoms.docs_inputs([Doc(nlp.vocab, words=[])], defer=True)
+    other = spacy.blank("en")
+    two = [Doc(nlp.vocab, words=["a"]), Doc(other.vocab, words=["b"])]
+    assert "rows" not in atoms.docs_inputs(two, defer=True)
+    batch = atoms.docs_inputs([Doc(nlp.vocab, words=["a", "b"])], defer=True)
+    batch["rows"].fill_all()
+    assert batch["rows"].filled
+    assert (batch["atoms"] == atoms.docs_inputs([Doc(nlp.vocab, words=["a", "b"])])["atoms"]).all()

@@ -28,6 +28,7 @@ cimport numpy as cnp
 cnp.import_array()
 
 from .core.clock cimport add_since, now_ns
+from .core.instance cimport DocRows
 from .systems.span_ids cimport id_spans
 
 from .core.features cimport A_TAG, N_ATOMS, N_WORD_ATOMS
@@ -149,7 +150,7 @@ cdef class LexemeAtoms:
         return self.docs_inputs([doc])["substrings"]
 
     def docs_inputs(self, docs, bint tags=False, bint ent_iob=False, bint sent_starts=False,
-                    own=(None, None)):
+                    own=(None, None), bint defer=False):
         """The word inputs of a batch of docs as one set of arrays over their
         tokens one after the other: "atoms" (N, N_ATOMS) (the input columns
         A_TAG (but see `tags`), A_CHUNK left 0 for the caller), "starts" (n_docs + 1,) int64
@@ -163,11 +164,17 @@ cdef class LexemeAtoms:
         `own`: the component's (cluster, probability) tables, each read
         instead of the vocab's where given (None: the vocab's).
         Read from the docs' TokenC arrays: the GIL is held only to look up
-        word types first seen in this batch."""
+        word types first seen in this batch.
+        `defer`: where the batch has no whitespace token (one vocab), the
+        atoms' rows and the substrings are not copied here but by whoever
+        reads each doc ("rows": WordRows, a core.instance.DocRows;
+        decode_docs fills each doc's on the thread that searches it): the
+        atoms and substring arrays are then unfilled until rows.fill_all()
+        or the docs' fill()s. The other columns are filled."""
         with self.lock:
-            return self._docs_inputs(docs, tags, ent_iob, sent_starts, own)
+            return self._docs_inputs(docs, tags, ent_iob, sent_starts, own, defer)
 
-    def _docs_inputs(self, docs, bint tags, bint ent_iob, bint sent_starts, own):
+    def _docs_inputs(self, docs, bint tags, bint ent_iob, bint sent_starts, own, bint defer):
         cdef int n_docs = len(docs), d, i, j
         cdef int64_t k = 0, N = 0, n_space = 0, n_subs = 0, missing = 0, untagged = 0
         cdef bint has_word, has_tag
@@ -183,21 +190,21 @@ cdef class LexemeAtoms:
             st[d + 1] = st[d] + doc.length
             one_vocab = one_vocab and doc.vocab is (<Doc>docs[0]).vocab
         N = st[n_docs]
-        # (every entry written in the nogil loop below: a calloc of the heap's
-        # would zero them with the GIL held)
+        # (every entry written in the nogil loops below or by the rows' fill: a
+        # calloc of the heap's would zero them with the GIL held)
         atoms = numpy.empty((N, N_ATOMS), dtype="uint64")
         space = numpy.empty((N,), dtype="uint8")
         tag_column = numpy.empty((N if tags else 0,), dtype="uint64")
         iob_column = numpy.empty((N if ent_iob else 0,), dtype="uint8")
         start_column = numpy.empty((N if sent_starts else 0,), dtype="uint8")
-        cdef uint64_t[:, ::1] view = atoms
         cdef unsigned char[::1] sp = space
         cdef uint64_t[::1] tag_view = tag_column
         cdef unsigned char[::1] iob_view = iob_column
         cdef unsigned char[::1] start_view = start_column
         cdef const WordC* lex
-        cdef vector[const WordC*] lexes  # the tokens' word types, for both passes
-        lexes.resize(N)
+        cdef WordRows rows = WordRows.__new__(WordRows)
+        rows.n_docs = n_docs
+        rows.lexes.resize(N)
         vocab = None
         pools = []  # the caches' memory, where another vocab's tables empty the cache
         cdef int64_t t0 = now_ns()
@@ -208,15 +215,16 @@ cdef class LexemeAtoms:
             with nogil:
                 for d in range(n_docs):
                     for i in range(st[d + 1] - st[d]):
-                        lexes[k] = <const WordC*>map_get(self.cache.c_map, tokens[d][i].lex.orth)
-                        missing += lexes[k] == NULL
+                        rows.lexes[k] = <const WordC*>map_get(self.cache.c_map,
+                                                              tokens[d][i].lex.orth)
+                        missing += rows.lexes[k] == NULL
                         k += 1
             add_since(t0)
             k = 0
             for d in range(n_docs):
                 for i in range(st[d + 1] - st[d] if missing else 0):
-                    if lexes[k] == NULL:
-                        lexes[k] = self.get(tokens[d][i].lex.orth, vocab, tables)
+                    if rows.lexes[k] == NULL:
+                        rows.lexes[k] = self.get(tokens[d][i].lex.orth, vocab, tables)
                     k += 1
         else:
             for d in range(n_docs):  # C, but a word type not cached yet needs Python
@@ -229,23 +237,28 @@ cdef class LexemeAtoms:
                     tables = self._tables(vocab, own)
                 for i in range(st[d + 1] - st[d]):
                     lex = <const WordC*>map_get(self.cache.c_map, tokens[d][i].lex.orth)
-                    lexes[k] = lex if lex != NULL else self.get(tokens[d][i].lex.orth, vocab, tables)
+                    rows.lexes[k] = (lex if lex != NULL
+                                     else self.get(tokens[d][i].lex.orth, vocab, tables))
                     k += 1
+        pools.append(self.mem)
+        rows.pools = pools  # (the word types' memory, while the rows are filled)
+        offsets = numpy.empty((N + 1 if self.substrings else 0,), dtype="int32")
+        cdef int[::1] ov = offsets
         t0 = now_ns()
-        with nogil:
+        with nogil:  # the token columns, and where each doc's substrings begin
             k = 0
             for d in range(n_docs):
+                if self.substrings:
+                    ov[st[d]] = <int>n_subs
                 has_word = has_tag = False
                 for i in range(st[d + 1] - st[d]):
-                    lex = lexes[k]
-                    memcpy(&view[k, 0], lex.atoms, N_WORD_ATOMS * sizeof(uint64_t))
-                    memset(&view[k, N_WORD_ATOMS], 0, (N_ATOMS - N_WORD_ATOMS) * sizeof(uint64_t))
+                    lex = rows.lexes[k]
                     sp[k] = lex.is_space
                     n_space += lex.is_space
                     n_subs += lex.n_subs
                     has_word = has_word or not lex.is_space
                     if tags:
-                        tag_view[k] = view[k, A_TAG] = tokens[d][i].tag
+                        tag_view[k] = tokens[d][i].tag
                         has_tag = has_tag or tokens[d][i].tag != 0
                     if ent_iob:
                         iob_view[k] = tokens[d][i].ent_iob
@@ -253,8 +266,18 @@ cdef class LexemeAtoms:
                         start_view[k] = tokens[d][i].sent_start == 1
                     k += 1
                 untagged += has_word and not has_tag
+            if self.substrings:
+                ov[N] = <int>n_subs
         add_since(t0)
+        hashes = (numpy.empty((n_subs,), dtype="uint64") if n_subs
+                  else numpy.zeros((1 if self.substrings else 0,), dtype="uint64"))
+        rows.set_arrays(atoms, starts, tag_column if tags else None,
+                        offsets if self.substrings else None, hashes)
         out = {"atoms": atoms, "starts": starts, "space": space if n_space else None}
+        if defer and one_vocab and not n_space and N:
+            out["rows"] = rows
+        else:
+            rows.fill_all()
         if tags:
             out["tags"] = tag_column
             out["untagged"] = untagged
@@ -262,23 +285,8 @@ cdef class LexemeAtoms:
             out["ent_iob"] = iob_column
         if sent_starts:
             out["sent_starts"] = start_column.view(bool)
-        if not self.substrings:
-            return out
-        offsets = numpy.zeros((N + 1,), dtype="int32")
-        hashes = numpy.zeros((max(1, n_subs),), dtype="uint64")
-        cdef int[::1] ov = offsets
-        cdef uint64_t[::1] hv = hashes
-        n_subs = 0
-        t0 = now_ns()
-        with nogil:
-            for k in range(N):
-                lex = lexes[k]
-                for j in range(lex.n_subs):
-                    hv[n_subs] = lex.subs[j]
-                    n_subs += 1
-                ov[k + 1] = <int>n_subs
-        add_since(t0)
-        out["substrings"] = (offsets, hashes)
+        if self.substrings:
+            out["substrings"] = (offsets, hashes)
         return out
 
     def _tables(self, vocab, own):
@@ -298,6 +306,63 @@ cdef class LexemeAtoms:
 
     def __reduce__(self):
         return (_lexeme_atoms, (self.substrings, self.classes))
+
+
+cdef class WordRows(DocRows):
+    """A batch's atoms rows and substrings (LexemeAtoms.docs_inputs), copied
+    per doc from its tokens' word types: fill(i) writes doc i's rows (its
+    word atoms, the other columns 0 but A_TAG, the token's tag where the
+    tags were read) and its substrings between its first offset and the
+    next doc's (both written by docs_inputs, so that threads filling
+    neighbouring docs never write the same entry)."""
+    cdef vector[const WordC*] lexes  # per token: its word type
+    cdef object pools                # ... whose memory this keeps
+    cdef object atoms, starts, tags, offsets, hashes
+    cdef uint64_t* av
+    cdef const int64_t* st
+    cdef const uint64_t* tv
+    cdef int* ov
+    cdef uint64_t* hv
+
+    cdef set_arrays(self, atoms, starts, tags, offsets, hashes):
+        cdef uint64_t[:, ::1] a = atoms
+        cdef const int64_t[::1] s = starts
+        cdef const uint64_t[::1] t
+        cdef int[::1] o
+        cdef uint64_t[::1] h
+        self.atoms, self.starts, self.tags, self.offsets, self.hashes = \
+            atoms, starts, tags, offsets, hashes
+        self.av = &a[0, 0] if a.shape[0] else NULL
+        self.st = &s[0]
+        if tags is not None and len(tags):
+            t = tags
+            self.tv = &t[0]
+        if offsets is not None and len(hashes):
+            o, h = offsets, hashes
+            self.ov, self.hv = &o[0], &h[0]
+
+    cdef void fill(self, int i) noexcept nogil:
+        cdef int64_t k, n, lo = self.st[i], hi = self.st[i + 1]
+        cdef const WordC* lex
+        cdef uint64_t* row
+        cdef int j
+        for k in range(lo, hi):
+            lex = self.lexes[k]
+            row = self.av + k * N_ATOMS
+            memcpy(row, lex.atoms, N_WORD_ATOMS * sizeof(uint64_t))
+            memset(row + N_WORD_ATOMS, 0, (N_ATOMS - N_WORD_ATOMS) * sizeof(uint64_t))
+            if self.tv != NULL:
+                row[A_TAG] = self.tv[k]
+        if self.ov == NULL or hi == lo:
+            return
+        n = self.ov[lo]
+        for k in range(lo, hi):
+            lex = self.lexes[k]
+            for j in range(lex.n_subs):
+                self.hv[n] = lex.subs[j]
+                n += 1
+            if k + 1 < hi:
+                self.ov[k + 1] = <int>n
 
 
 cdef class ChunkAtoms:

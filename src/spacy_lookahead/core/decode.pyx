@@ -317,6 +317,7 @@ cdef class DocsRun(CRun):
                 break
             if not self.docs.length(i):
                 continue
+            self.docs.load(i)
             memset(state, 0, size)
             self.docs.init_state(i, state)
             if self.chain is not None:  # A*: the best is the first of the n best

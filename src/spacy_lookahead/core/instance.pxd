@@ -26,6 +26,20 @@ cdef class Instance:
     cdef void* after(self, history) except NULL
 
 
+cdef class DocRows:
+    """Per-token input rows of a batch that are filled doc by doc, where
+    they are read: decode_docs fills doc i's (fill(i)) on the thread that
+    searches it, right before the search, so the thread that made the batch
+    writes less, and the rows land in the cache of the core that reads them.
+    fill(i) writes doc i's rows alone (threads fill different docs at once);
+    after fill_all() (with the GIL) every row is there and fill() does
+    nothing. Made by whoever reads the docs (spacy_io); the engine sees
+    only this."""
+    cdef readonly int n_docs
+    cdef readonly bint filled  # every doc's rows are there
+    cdef void fill(self, int i) noexcept nogil
+
+
 cdef class Docs:
     """The documents of a batch as a transition system sees them, without a
     Python object per document (core.decode.decode_docs searches them in one
@@ -35,6 +49,9 @@ cdef class Docs:
     cdef readonly int n_docs
     cdef readonly size_t state_size   # bytes of one state (every doc's)
     cdef readonly int width           # ints of output per token (output's planes)
+    cdef DocRows rows                 # rows filled per doc (load), or None: all there
+
+    cdef void load(self, int i) noexcept nogil       # doc i's rows, before its search
 
     cdef int length(self, int i) noexcept nogil      # tokens of doc i; 0: nothing to search
     cdef int max_steps(self, int i) noexcept nogil   # no derivation of doc i has more actions

@@ -8,6 +8,14 @@ def as_docs(batch) -> Any:
 def make_instances(make, inputs: list, golds=...) -> Any:
     ...
 
+class DocRows:
+    filled: Incomplete
+    n_docs: Incomplete
+    @classmethod
+    def __init__(cls, *args, **kwargs) -> None: ...
+    def fill_all(self) -> Any: ...
+    def fill_doc(self, i: int) -> Any: ...
+
 class Docs:
     n_docs: Incomplete
     state_size: Incomplete

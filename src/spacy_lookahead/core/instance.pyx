@@ -101,6 +101,27 @@ cdef class Instance:
         return out[:k], known[:k]
 
 
+cdef class DocRows:
+    cdef void fill(self, int i) noexcept nogil:
+        pass
+
+    def fill_doc(self, int i):
+        """Doc i's rows, now (as a search fills them before reading them)."""
+        if not 0 <= i < self.n_docs:
+            raise IndexError(f"doc {i} of a batch of {self.n_docs}")
+        with nogil:
+            self.fill(i)
+
+    def fill_all(self):
+        """Every doc's rows, now (for a reader other than decode_docs)."""
+        cdef int i, n = self.n_docs
+        if not self.filled:
+            with nogil:
+                for i in range(n):
+                    self.fill(i)
+            self.filled = True
+
+
 cdef class Docs:
     def __init__(self, TransitionSystem system, int n_docs, int width=1):
         self.system = system
@@ -110,6 +131,10 @@ cdef class Docs:
 
     def __len__(self):
         return self.n_docs
+
+    cdef void load(self, int i) noexcept nogil:
+        if self.rows is not None and not self.rows.filled:
+            self.rows.fill(i)
 
     cdef int length(self, int i) noexcept nogil:
         return 0

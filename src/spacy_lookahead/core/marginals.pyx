@@ -1127,6 +1127,7 @@ cdef class PassRun(CRun):
             i = la_take(&self.job.next_doc)
             if i >= n:
                 break
+            self.job.docs.load(i)  # (a pass on its own: no search loaded the doc)
             self.job.doc(self.th, i, NULL, 0)
         add_since(t0)
 

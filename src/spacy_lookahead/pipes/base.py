@@ -40,6 +40,16 @@ def placeholder_model(name: str) -> Model:
     return Model(name, lambda model, X, is_train: (X, lambda dY: dY))
 
 
+def filled_atoms(batch: Dict[str, Any]) -> numpy.ndarray:
+    """batch["atoms"] (LexemeAtoms.docs_inputs'), every row filled: where
+    docs_inputs left them to the searches (defer: "rows"), they are filled
+    now, and the batch then holds no rows."""
+    rows = batch.pop("rows", None)
+    if rows is not None:
+        rows.fill_all()
+    return batch["atoms"]
+
+
 def any_per_doc(mask: numpy.ndarray, starts: numpy.ndarray) -> numpy.ndarray:
     """Per doc of a batch (starts: where each doc's tokens begin in `mask`):
     whether any of its tokens is set."""
@@ -476,11 +486,12 @@ class SearchPipe(TrainablePipe):
         """_tag_column over a batch (LexemeAtoms.docs_inputs with tags: the
         tags read from the tokens in C, into the atoms' tag column too):
         where every doc has tags, one check; else doc by doc."""
-        atoms, starts, tags, space = batch["atoms"], batch["starts"], batch["tags"], batch["space"]
+        starts, tags, space = batch["starts"], batch["tags"], batch["space"]
         words = numpy.ones((len(tags),), dtype=bool) if space is None else space == 0
         if batch["untagged"] == 0:
             self._check_batch_tags(docs, starts, tags, words)
             return
+        atoms = filled_atoms(batch)
         for k, doc in enumerate(docs):
             self._tag_column(doc, atoms[starts[k]:starts[k + 1]],
                              examples[k] if examples else None, what)
@@ -495,7 +506,7 @@ class SearchPipe(TrainablePipe):
         chunk_atoms = getattr(self, "_chunk_atoms", None)
         if chunk_atoms is None or chunk_atoms.strings is not self.vocab.strings:
             chunk_atoms = self._chunk_atoms = ChunkAtoms(self.vocab.strings)
-        atoms, starts = batch["atoms"], batch["starts"]
+        atoms, starts = filled_atoms(batch), batch["starts"]
         found = chunk_atoms.write(docs, key, atoms, starts, A_CHUNK, inside)
         for k in numpy.flatnonzero(found == 0).tolist():
             start = int(starts[k])

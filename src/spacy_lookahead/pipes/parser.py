@@ -372,8 +372,9 @@ class ArcStandardParser(TransitionPipe):
             indexes.append(numpy.flatnonzero(words == 0).astype("int32") if words.any() else None)
         return inputs, indexes
 
-    def batch_inputs(self, docs: List[Doc]) -> Tuple[Dict[str, Any], List[Optional[numpy.ndarray]]]:
-        """The batch input of ArcStandardSystem.batch_docs (_batch_columns,
+    def batch_inputs(self, docs: List[Doc], defer_rows: bool = False
+                     ) -> Tuple[Dict[str, Any], List[Optional[numpy.ndarray]]]:
+        """(defer_rows: unused; every row is made here.) The batch input of ArcStandardSystem.batch_docs (_batch_columns,
         whitespace tokens left out) and each doc's content positions."""
         batch = self._batch_columns(docs)
         held = {"atoms": batch["atoms"], "starts": batch["starts"],

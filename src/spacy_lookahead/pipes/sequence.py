@@ -22,6 +22,7 @@ from . import settings
 from .settings import PROBABILITY_SETTINGS, SEARCH_DEFAULTS, config_error
 from ..systems.schemes import sum_in_order
 from ..systems.span_ids import BestParts
+from .base import filled_atoms
 from .spaces import any_spaced, content_positions, over_doc_tokens, without_whitespace
 from .prediction import Predictions, TagPredictions, kept_probabilities
 from .transition import DocsLayout, Prediction, TransitionPipe, docs_runs, on_c_threads
@@ -157,7 +158,7 @@ class SequencePipe(TransitionPipe):
         by default doc by doc."""
         if type(self).input_columns is SequencePipe.input_columns:
             return
-        atoms, starts = batch["atoms"], batch["starts"]
+        atoms, starts = filled_atoms(batch), batch["starts"]
         for i, doc in enumerate(docs):
             self.input_columns(doc, atoms[starts[i]:starts[i + 1]], examples[i] if examples else None)
 
@@ -183,17 +184,20 @@ class SequencePipe(TransitionPipe):
         names = self.actions
         return [names[i] for i in output]
 
-    def inputs_and_indexes(self, docs: List[Doc], examples: Optional[List[Example]] = None
+    def inputs_and_indexes(self, docs: List[Doc], examples: Optional[List[Example]] = None,
+                           defer_rows: bool = False
                            ) -> Tuple[Dict[str, Any], List[Optional[numpy.ndarray]]]:
         """The system input of the whole batch, without Python per token:
         the docs' word inputs in one set of arrays (LexemeAtoms.docs_inputs)
         with the input columns and preset labels filled in per doc and the
         whitespace tokens left out (TaggingSystem.batch_instances reads
         it); and the positions of each doc's content tokens (None: no
-        whitespace token)."""
+        whitespace token). defer_rows: the atoms' rows may be left to the
+        searches (docs_inputs' defer: batch_docs' searches fill them)."""
         self._check_lexicon(docs)
         batch = self._atoms.docs_inputs(docs, sent_starts=bool(self.cfg.get("respect_sent_starts")),
-                                        own=self._own_tables(), **self.token_columns())
+                                        own=self._own_tables(), defer=defer_rows,
+                                        **self.token_columns())
         atoms, starts = batch["atoms"], batch["starts"]
         if not self.cfg.get("respect_sent_starts") or not len(atoms):
             batch.pop("sent_starts", None)
@@ -213,8 +217,9 @@ class SequencePipe(TransitionPipe):
             return batch, [None] * len(docs)
         return without_whitespace(batch, space)
 
-    def batch_inputs(self, docs: List[Doc]) -> Tuple[Dict[str, Any], List[Optional[numpy.ndarray]]]:
-        return self.inputs_and_indexes(docs)
+    def batch_inputs(self, docs: List[Doc], defer_rows: bool = False
+                     ) -> Tuple[Dict[str, Any], List[Optional[numpy.ndarray]]]:
+        return self.inputs_and_indexes(docs, defer_rows=defer_rows)
 
     def _decoding(self, docs: List[Doc]) -> Tuple[Any, Callable, Iterable, tuple]:
         """As TransitionPipe's; SAPO's per batch too (no instance per doc,

@@ -294,7 +294,7 @@ class TransitionPipe(SearchPipe):
         self._start_tally()
         run, args = self._decoder()
         if self._decodes_docs(run, args):
-            inputs, indexes = self.batch_inputs(docs)
+            inputs, indexes = self.batch_inputs(docs, defer_rows=True)
             self._warn_unseen_tags()
             held = self.system.batch_docs(inputs)
             W, depth, beam_width, keep = self._docs_decode_args(run, args)
@@ -341,12 +341,15 @@ class TransitionPipe(SearchPipe):
         beam's best final items to keep (DocsOutput's keep; 0: the best)."""
         return args[0], args[2], args[3] if args[1] == "beam" else 0, 0
 
-    def batch_inputs(self, docs: List[Doc]) -> Tuple[Dict[str, Any], List[Optional[numpy.ndarray]]]:
+    def batch_inputs(self, docs: List[Doc], defer_rows: bool = False
+                     ) -> Tuple[Dict[str, Any], List[Optional[numpy.ndarray]]]:
         """The system input of the whole batch without its whitespace tokens
         (the system's batch_docs reads it: per-token arrays over the docs'
         tokens one after the other, "starts" where each doc's begin), and
         the positions of each doc's content tokens (None: no whitespace
-        token)."""
+        token). defer_rows: its rows may be left to batch_docs' searches,
+        which fill each doc's before they read it (a DocRows, "rows"), where
+        the system takes them."""
         raise NotImplementedError
 
     def _docs_predictions(self, docs: List[Doc], layout: DocsLayout) -> Sequence:

@@ -449,7 +449,7 @@ cdef class TaggingSystem(TransitionSystem):
         optionally "forced" (N,): a label fixed by preset annotation, -1
         where free; "substrings": CSR (offsets (N + 1,), hashes) over the N
         tokens. golds: per doc, an int32 label per token (-1: unknown)."""
-        held = self._held(batch)
+        held = self._held(batch, False)
         cdef int n_docs = held.starts.shape[0] - 1
         if golds is not None and len(golds) != n_docs:
             raise ValueError(f"{n_docs} docs but {len(golds)} golds")
@@ -471,11 +471,18 @@ cdef class TaggingSystem(TransitionSystem):
         """The docs of a batch (arrays as batch_instances reads them) for
         core.decode.decode_docs: one object for the batch, no instance per
         doc. Prediction only (no gold)."""
-        cdef _TagBatch held = self._held(batch)
+        cdef _TagBatch held = self._held(batch, True)
         held.view_docs(self)
         return held
 
-    def _held(self, dict batch):
+    def _held(self, dict batch, bint per_doc_rows):
+        """The batch's arrays held for its searches. per_doc_rows: the
+        searches fill each doc's deferred rows (batch["rows"], spacy_io's
+        docs_inputs with defer) before they read them (Docs.load), where
+        nothing reads them before (else they are filled here)."""
+        rows = batch.get("rows")
+        if rows is not None and (not per_doc_rows or self.n_doc_slots):
+            rows.fill_all()  # (read before any search: the instances, doc_occurrences)
         starts = numpy.ascontiguousarray(batch["starts"], dtype="int64")
         n_docs = starts.shape[0] - 1
         atoms = numpy.ascontiguousarray(batch["atoms"], dtype="uint64")
@@ -486,9 +493,18 @@ cdef class TaggingSystem(TransitionSystem):
             raise ValueError(f"expected ({N}, {N_ATOMS}) word atoms, got {atoms.shape}")
         if n_docs < 0 or starts[0] != 0 or (n_docs and numpy.any(numpy.diff(starts) < 0)):
             raise ValueError("starts must rise from 0 to the number of tokens")
-        return _TagBatch(self, atoms, starts, batch.get("forced"), batch.get("substrings"),
-                         doc_occurrences(atoms, starts) if self.n_doc_slots else None,
-                         sentence_bounds(batch.get("sent_starts"), starts))
+        cdef _TagBatch held = _TagBatch(self, atoms, starts, batch.get("forced"),
+                                        batch.get("substrings"),
+                                        doc_occurrences(atoms, starts) if self.n_doc_slots else None,
+                                        sentence_bounds(batch.get("sent_starts"), starts))
+        if rows is not None and not rows.filled:
+            subs = batch.get("substrings")
+            if held.atoms is not batch["atoms"] or (
+                    subs is not None and (held.offsets is not subs[0] or held.subs is not subs[1])):
+                raise ValueError("rows filled per doc need the very arrays docs_inputs made "
+                                 "(these were copied, and the copies would stay unfilled)")
+            held.rows = rows
+        return held
 
     def __reduce__(self):
         allowed, start, end = self.constraints

@@ -1,0 +1,97 @@
+"""Rows left to the searches (spacy_io's docs_inputs with defer, filled by
+core's Docs.load on the thread that searches each doc): decoding a batch,
+and a lattice pass over it on its own, give what the same batch filled at
+once gives, on one thread and on several, with the rows, the substrings
+and the token columns the tagging templates read."""
+import numpy
+import pytest
+import spacy
+from spacy.tokens import Doc
+
+from spacy_lookahead.core import learners
+from spacy_lookahead.core.decode import DocsOutput, decode_docs
+from spacy_lookahead.core.threads import RunsStarted
+from spacy_lookahead.core.weights import Weights
+from spacy_lookahead.pipes.transition import docs_runs
+from spacy_lookahead.spacy_io import LexemeAtoms
+from spacy_lookahead.systems.span_ids import BestParts
+from spacy_lookahead.systems.tagging import TaggingSystem
+
+WORDS = ["the", "Dog", "ran", "fast", "in-2", "éte", "DOGS", "of"]
+
+
+def real_batch(seed, n_docs=150):
+    """Docs of a blank pipeline (empty ones among them), tagged, with
+    sentence starts; a tagging system reading words, substrings and tags."""
+    nlp = spacy.blank("en")
+    rng = numpy.random.default_rng(seed)
+    docs = []
+    for _ in range(n_docs):
+        doc = Doc(nlp.vocab, words=[WORDS[i] for i in rng.integers(0, len(WORDS),
+                                                                   int(rng.integers(0, 9)))])
+        for token in doc:
+            token.tag_ = str(rng.choice(["NN", "VB", "DT"]))
+            token.is_sent_start = bool(token.i == 0 or rng.random() < 0.2)
+        docs.append(doc)
+    return docs, rng
+
+
+def inputs(docs, defer):
+    return LexemeAtoms(substrings=True).docs_inputs(docs, tags=True, sent_starts=True, defer=defer)
+
+
+@pytest.mark.parametrize("width", [0, 3])
+@pytest.mark.parametrize("doc_templates", [False, True])
+def test_decoding_deferred_rows_is_decoding_the_filled_batch(width, doc_templates):
+    docs, rng = real_batch(11 + width + doc_templates)
+    templates = ["preset:ner"] + (["lower[doc-1] lower[0]"] if doc_templates else [])
+    system = TaggingSystem(3, templates=templates)
+    filled = inputs(docs, False)
+    starts = filled["starts"]
+    golds = [rng.integers(0, 3, int(n)).astype("int32") for n in numpy.diff(starts)]
+    W = Weights()
+    for _ in range(3):
+        learners.margin_perceptron(system.batch_instances(filled, golds)[:60], W, 1, 1.0)
+    W = W.average()
+    depth = 0 if width else 1
+    held = system.batch_docs(filled)
+    expected = DocsOutput(held)
+    decode_docs(held, W, depth, expected, width)
+    assert len(set(expected.labels.tolist())) >= 2
+    for threads in (1, 3):
+        later = inputs(docs, True)
+        rows = later["rows"]
+        held = system.batch_docs(later)
+        # doc templates read every row of the batch before any search
+        assert rows.filled == doc_templates
+        out = DocsOutput(held)
+        RunsStarted(docs_runs(held, out, threads, W, depth, width)).results()
+        assert out.labels.tolist() == expected.labels.tolist()
+        assert later["atoms"].tobytes() == filled["atoms"].tobytes()
+        assert later["substrings"][1].tobytes() == filled["substrings"][1].tobytes()
+    # a lattice pass on its own (no search before it) fills the rows too
+    want = BestParts(system.batch_docs(filled), W, 1.0, None, False).run_on(1).found()
+    got = BestParts(system.batch_docs(inputs(docs, True)), W, 1.0, None, False).run_on(3).found()
+    assert got[0].tobytes() == want[0].tobytes() and got[2].tobytes() == want[2].tobytes()
+
+
+def test_batch_instances_fill_deferred_rows_first():
+    """Instances (one per doc: training, the n best) read their rows outside
+    decode_docs: the batch is filled before they are made."""
+    docs, _ = real_batch(5, n_docs=20)
+    system = TaggingSystem(3, templates=["preset:ner"])
+    later = inputs(docs, True)
+    system.batch_instances(later)
+    assert later["rows"].filled
+    assert later["atoms"].tobytes() == inputs(docs, False)["atoms"].tobytes()
+
+
+def test_deferred_rows_must_be_the_arrays_docs_inputs_made():
+    """A copy of the atoms (another dtype or layout) would never be filled:
+    refused, with what to do."""
+    docs, _ = real_batch(6, n_docs=10)
+    system = TaggingSystem(3, templates=["preset:pos"])
+    later = inputs(docs, True)
+    copied = {**later, "atoms": numpy.asfortranarray(later["atoms"])}
+    with pytest.raises(ValueError, match="very arrays docs_inputs made"):
+        system.batch_docs(copied)
