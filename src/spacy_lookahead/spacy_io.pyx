@@ -3,7 +3,8 @@ structs (`Doc.c`, an array of `TokenC`): the atoms of a vocab entry (its
 lexeme attributes, Brown cluster and probability bin: A_NORM .. A_PROB of
 core/features.pxd) and, per batch, every token's word atoms (LexemeAtoms:
 computed in Python once per word type, cached in C, copied per token into
-the atoms array the systems read, with the GIL released); and the outputs
+the atoms array the systems read, with the GIL released, or left to the
+thread that searches each doc: WordRows); and the outputs
 (tags, arcs, entities, span groups) written per batch into the tokens, with
 no Python per token or per span. The engine (core/) never sees a spaCy
 object, only those arrays.
