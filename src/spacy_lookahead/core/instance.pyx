@@ -1,9 +1,11 @@
 """What a transition system gives the engine per document (see instance.pxd)."""
+from libc.stdint cimport int64_t
 from libc.string cimport memcpy
 
 import numpy
 
 from .beam cimport padded_size
+from .clock cimport add_since, now_ns
 from .system cimport TransitionSystem
 from .weights cimport Weights, feat_t
 
@@ -109,16 +111,21 @@ cdef class DocRows:
         """Doc i's rows, now (as a search fills them before reading them)."""
         if not 0 <= i < self.n_docs:
             raise IndexError(f"doc {i} of a batch of {self.n_docs}")
+        cdef int64_t t0 = now_ns()
         with nogil:
             self.fill(i)
+        add_since(t0)
 
     def fill_all(self):
         """Every doc's rows, now (for a reader other than decode_docs)."""
         cdef int i, n = self.n_docs
+        cdef int64_t t0
         if not self.filled:
+            t0 = now_ns()
             with nogil:
                 for i in range(n):
                     self.fill(i)
+            add_since(t0)  # (the engine's clock of nogil time, as every nogil section)
             self.filled = True
 
 
