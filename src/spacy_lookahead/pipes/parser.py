@@ -374,8 +374,10 @@ class ArcStandardParser(TransitionPipe):
 
     def batch_inputs(self, docs: List[Doc], defer_rows: bool = False
                      ) -> Tuple[Dict[str, Any], List[Optional[numpy.ndarray]]]:
-        """(defer_rows: unused; every row is made here.) The batch input of ArcStandardSystem.batch_docs (_batch_columns,
-        whitespace tokens left out) and each doc's content positions."""
+        """The batch input of ArcStandardSystem.batch_docs (_batch_columns,
+        whitespace tokens left out) and each doc's content positions.
+        defer_rows: unused (the parser adds columns of its own to the rows,
+        so every row is made here)."""
         batch = self._batch_columns(docs)
         held = {"atoms": batch["atoms"], "starts": batch["starts"],
                 "sent_ids": batch.get("sent_ids")}
