@@ -31,7 +31,8 @@ stays below 1 / that share). Interleaved repeats, medians; the outputs at
 every thread count must equal one thread's (digests of the written
 annotations and of their probabilities). "engine
 S": the engine alone at each thread count (`engine_timed`: the decoder
-over pipe()'s batches, their inputs made before the clock, nothing
+over pipe()'s batches, their inputs made before the clock (but for the
+rows the tagging systems' searching threads copy per doc), nothing
 written), apart from pipe()'s batches and the Python per batch around
 them; "-" for a component that does not decode a batch at once."""
 import argparse
@@ -118,7 +119,8 @@ def engine_timed(pipe, make_docs, n_threads: int, batch_size: int):
     """Tokens per second of the component's decoder alone over the docs in
     pipe()'s batches (TransitionPipe._decoding: decode_docs with its
     lattice pass, or a lattice pass, on n_threads C threads: on_c_threads),
-    every batch's inputs made before the clock; None where the component
+    every batch's inputs made before the clock (the tagging systems' rows
+    are copied by the searching threads, in the clock); None where the component
     does not decode a batch at once. (One batch of all the docs, as timed
     before, is a regime pipe() never runs: its arrays outgrow the caches.)"""
     from spacy_lookahead.pipes.base import pipelined_batch_size

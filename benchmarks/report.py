@@ -1053,7 +1053,8 @@ def gil_section(metrics: Path) -> List[str]:
             f"and that thread's CPU a token at {t} threads, over {one} thread's whole CPU a token, caps the "
             "speed-up at any thread count at 1 / that share. "
             "Engine alone: the decoder over the same batches on the C threads, their inputs made before "
-            "the clock, nothing written. "
+            "the clock (but for the rows that the tagging systems' searching threads copy per doc), "
+            "nothing written. "
             "Outputs identical: the digests of the annotations and probabilities at every thread count "
             f"equal {one} thread's.", ""] + out + [""]
 
