@@ -10,6 +10,7 @@ from spacy.tokens import Doc
 
 from spacy_lookahead.core import learners
 from spacy_lookahead.core.decode import DocsOutput, decode_docs
+from spacy_lookahead.core.features import word_atoms, word_substrings
 from spacy_lookahead.core.threads import RunsStarted
 from spacy_lookahead.core.weights import Weights
 from spacy_lookahead.pipes.transition import docs_runs
@@ -95,3 +96,22 @@ def test_deferred_rows_must_be_the_arrays_docs_inputs_made():
     copied = {**later, "atoms": numpy.asfortranarray(later["atoms"])}
     with pytest.raises(ValueError, match="very arrays docs_inputs made"):
         system.batch_docs(copied)
+
+
+def test_deferred_rows_hold_each_tokens_word_atoms_and_substrings():
+    """Each doc's rows, filled by its own fill in a random order, hold its
+    tokens' text atoms and tags, and its CSR the token's substrings
+    (core.features' word_atoms / word_substrings of the token's text)."""
+    docs, rng = real_batch(8, n_docs=40)
+    later = inputs(docs, True)
+    for i in rng.permutation(len(docs)).tolist():
+        later["rows"].fill_doc(i)
+    offsets, hashes = later["substrings"]
+    tokens = [t for doc in docs for t in doc]
+    width = len(word_atoms("x"))
+    for k, token in enumerate(tokens):
+        assert later["atoms"][k, :width].tolist() == word_atoms(token.text)
+        assert later["tags"][k] == token.tag
+        assert hashes[offsets[k]:offsets[k + 1]].tolist() == list(word_substrings(token.text))
+    assert offsets[0] == 0 and offsets[len(tokens)] == sum(len(word_substrings(t.text))
+                                                           for t in tokens)

@@ -176,7 +176,7 @@ cdef class LexemeAtoms:
             return self._docs_inputs(docs, tags, ent_iob, sent_starts, own, defer)
 
     def _docs_inputs(self, docs, bint tags, bint ent_iob, bint sent_starts, own, bint defer):
-        cdef int n_docs = len(docs), d, i, j
+        cdef int n_docs = len(docs), d, i
         cdef int64_t k = 0, N = 0, n_space = 0, n_subs = 0, missing = 0, untagged = 0
         cdef bint has_word, has_tag
         cdef Doc doc
