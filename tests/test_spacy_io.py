@@ -9,8 +9,9 @@ from spacy.attrs import DEP, ENT_IOB, ENT_TYPE, HEAD, SENT_START, TAG
 from spacy.tokens import Doc, Span, SpanGroup
 
 from spacy_lookahead.core.features import A_CHUNK_COLUMN, A_TAG_COLUMN
-from spacy_lookahead.spacy_io import (ChunkAtoms, LexemeAtoms, check_tags, has_entities, write_arcs,
-                                      sentence_units, write_phrases, write_spans, write_tags)
+from spacy_lookahead.spacy_io import (ChunkAtoms, LabelSink, LexemeAtoms, check_tags, has_entities,
+                                      write_arcs, sentence_units, write_phrases, write_spans,
+                                      write_tags)
 from spacy_lookahead.systems.schemes import action_arrays, ids_to_spans
 
 LABELS = ["NP", "VP", "PP"]
@@ -142,6 +143,30 @@ def test_write_spans_is_set_ents_and_span_groups(nlp, scheme):
         write_spans(scored, outputs, kinds, types, hashes, None, None, scores, bounds)
     with pytest.raises(ValueError, match="scores go with a span group"):
         write_spans(scored, outputs, kinds, types, hashes, "chunks", None, scores, bounds[:-1])
+
+
+def test_a_label_sink_raises_for_a_doc_never_put(nlp):
+    """A LabelSink's finish() (decode_docs' threads put each doc's output
+    into it): a doc without tokens needs no put (a group sink gives it an
+    empty group); one with tokens that no search put is an error, never a
+    doc left as it was; the groups of the docs before it are made."""
+    hashes = numpy.asarray([nlp.vocab.strings.add(t) for t in LABELS], dtype="uint64")
+    kinds, types = action_arrays(["O", "B-NP", "I-NP"])
+    empty = [Doc(nlp.vocab, words=[]), Doc(nlp.vocab, words=[])]
+    sink = LabelSink.spans(empty, kinds, types, hashes, "chunks")
+    sink.finish()
+    assert [len(d.spans["chunks"]) for d in empty] == [0, 0]
+    assert all(d.spans["chunks"].doc is d for d in empty)
+    LabelSink.tags(empty, hashes).finish()
+    docs = [Doc(nlp.vocab, words=[]), Doc(nlp.vocab, words=["a", "b"])]
+    for sink in (LabelSink.tags(docs, hashes), LabelSink.spans(docs, kinds, types, hashes),
+                 LabelSink.spans(docs, kinds, types, hashes, "chunks")):
+        with pytest.raises(RuntimeError, match="doc 1 of the batch .2 tokens. was never written"):
+            sink.finish()
+    assert "chunks" in docs[0].spans and "chunks" not in docs[1].spans
+    assert not docs[1].has_annotation("TAG") and not docs[1].has_annotation("ENT_IOB")
+    with pytest.raises(ValueError, match="3 kinds and 2 types"):
+        LabelSink.spans(docs, kinds, types[:2], hashes)
 
 
 def test_write_phrases_is_a_span_group(nlp):

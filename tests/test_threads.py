@@ -329,3 +329,54 @@ def test_in_threads_inside_a_pool_thread_runs_inline():
     worker.start()
     worker.join(20)
     assert done == [[sum(range(1, x + 1)) for x in range(8)]]
+
+
+@pytest.mark.parametrize("setting", ["tagger_lookahead", "chunker_beam", "ner_rtl"])
+def test_the_searching_threads_write_the_outputs(shared_data, setting, monkeypatch):
+    """With threads, a batch decoded at once has its outputs written by the
+    threads that search its docs (the layout's sink: token.tag, doc.ents,
+    the spans of doc.spans["chunks"]), and pipe() calls no set_annotations;
+    the annotations are one thread's (predict + set_annotations). Where
+    set_annotations would write more than the sink does (preset entities
+    the NER keeps, a whitespace token), it writes them."""
+    factory, config, data = SETTINGS[setting]
+    nlp = trained(factory, config, lambda v: examples(shared_data, data, v, "train", 300), 1)
+    pipe = nlp.get_pipe(factory)
+    refs = [eg.reference for eg in examples(shared_data, data, nlp.vocab, "test", 120)]
+
+    def fresh(doc):  # words (and the chunker's tags): nothing the component writes
+        tags = [t.tag_ for t in doc] if factory == "lookahead_chunker" else None
+        return spacy.tokens.Doc(nlp.vocab, words=[t.text for t in doc],
+                                spaces=[bool(t.whitespace_) for t in doc], tags=tags)
+
+    pipe.cfg["n_threads"] = 1
+    one = [annotations(d) for d in pipe.pipe([fresh(d) for d in refs], batch_size=40)]
+    assert any(any(part) for doc in one for part in doc[:4])
+    calls = []
+    original = type(pipe).set_annotations
+    monkeypatch.setattr(type(pipe), "set_annotations",
+                        lambda self, *a: calls.append(1) or original(self, *a))
+    pipe.cfg["n_threads"] = 2
+    assert [annotations(d) for d in pipe.pipe([fresh(d) for d in refs], batch_size=40)] == one
+    assert calls == []
+    # a doc given empty, or of one token, in a batch the threads write
+    small = [fresh(refs[0]), spacy.tokens.Doc(nlp.vocab, words=[]), fresh(refs[1][:1].as_doc())]
+    pipe.cfg["n_threads"] = 1
+    small_one = [annotations(d) for d in pipe.pipe([d.copy() for d in small])]
+    assert calls  # (one thread: predict, then set_annotations)
+    calls.clear()
+    pipe.cfg["n_threads"] = 2
+    assert [annotations(d) for d in pipe.pipe([d.copy() for d in small])] == small_one
+    assert calls == []
+    if factory == "lookahead_chunker":
+        assert all(d.spans["chunks"].doc is d for d in pipe.pipe([d.copy() for d in small]))
+    if factory == "lookahead_ner":  # preset entities (kept): set_annotations writes
+        preset = [fresh(d) for d in refs[:40]]
+        preset[3].set_ents([], default="outside")
+        list(pipe.pipe(preset, batch_size=40))
+        assert calls
+    if factory == "lookahead_tagger":  # a whitespace token: set_annotations writes
+        spaced = [spacy.tokens.Doc(nlp.vocab, words=["The", " ", "cat", "sat"])] * 1 + \
+            [fresh(d) for d in refs[:39]]
+        out = list(pipe.pipe(spaced, batch_size=40))
+        assert calls and out[0][1].tag_ == "_SP"

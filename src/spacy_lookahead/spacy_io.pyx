@@ -29,7 +29,8 @@ cimport numpy as cnp
 cnp.import_array()
 
 from .core.clock cimport add_since, now_ns
-from .core.instance cimport DocRows
+from .core.instance cimport DocRows, DocSink
+from .core.nothrow cimport la_push, la_reserve
 from .systems.span_ids cimport id_spans
 
 from .core.features cimport A_TAG, N_ATOMS, N_WORD_ATOMS
@@ -548,14 +549,6 @@ cdef const int* _ids(output, Doc doc, str what, list keep) except NULL:
 cdef int _EMPTY = 0
 
 
-cdef inline uint64_t _hash_of(const uint64_t[::1] hashes, int a, str what) except? 0:
-    """hashes[a]; a < 0 counts from the end, as a Python index does."""
-    cdef int n = hashes.shape[0]
-    if a >= n or a < -n:
-        raise ValueError(f"{what}: label id {a} out of range for {n} labels")
-    return hashes[a if a >= 0 else n + a]
-
-
 def has_entities(docs):
     """Per doc (uint8): whether some token has token.ent_iob set (entities,
     or tokens marked outside)."""
@@ -609,16 +602,9 @@ def write_tags(docs, outputs, hashes, starts=None):
     (the space tag). As Doc.from_array([TAG]) sets it, without the array.
     outputs: per doc, or with `starts` (n_docs + 1,) every doc's in one
     array (doc k's at starts[k]:starts[k + 1])."""
-    cdef const uint64_t[::1] h = numpy.ascontiguousarray(hashes, dtype="uint64")
-    cdef _Outputs out = _Outputs(docs, outputs, starts, "write_tags")
-    cdef const int* ids
-    cdef Doc doc
-    cdef int i, d = 0
-    for doc in docs:
-        ids = out.of(d, doc, "write_tags")
-        d += 1
-        for i in range(doc.length):
-            doc.c[i].tag = _hash_of(h, ids[i], "write_tags")
+    cdef LabelSink sink = LabelSink.tags(docs, hashes)
+    _put_each(sink, docs, _Outputs(docs, outputs, starts, "write_tags"))
+    sink.finish()
 
 
 def write_arcs(docs, heads, labels, hashes, decorated=None, starts=None):
@@ -673,81 +659,205 @@ def write_spans(docs, outputs, kinds, types, hashes, str key=None, starts=None, 
     outside, as Doc.set_ents(spans, default="outside") writes them), else as
     a new span group doc.spans[key]. outputs: per doc, or with `starts`
     every doc's in one array (as write_tags). No Python per span: the spans
-    are read and the tokens written without the GIL (_set_groups makes the
-    groups). scores (a group's only): each doc's group gets
+    are read and the tokens written without the GIL (LabelSink). scores (a
+    group's only): each doc's group gets
     attrs["scores"] = scores[score_starts[d]:score_starts[d + 1]] (a view)."""
-    cdef const signed char[::1] kind = numpy.ascontiguousarray(kinds, dtype="int8")
-    cdef const int[::1] typ = numpy.ascontiguousarray(types, dtype="int32")
-    cdef const uint64_t[::1] h = numpy.ascontiguousarray(hashes, dtype="uint64")
+    cdef LabelSink sink = LabelSink.spans(docs, kinds, types, hashes, key)
     cdef _Outputs out = _Outputs(docs, outputs, starts, "write_spans")
-    cdef int n_docs = len(docs), n_actions = kind.shape[0], n_types = h.shape[0]
-    cdef vector[const int*] ids
-    cdef vector[TokenC*] tokens
-    cdef vector[int] lengths
-    cdef Doc doc
-    cdef int d = 0, i, j, bad_doc = n_docs, bad_id = 0, bad_type = 0
-    cdef bint id_error = False
-    cdef int lost = -1  # the doc whose spans found no memory
-    ids.resize(n_docs)
-    tokens.resize(n_docs)
-    lengths.resize(n_docs)
-    for doc in docs:
-        ids[d] = out.of(d, doc, "write_spans")
-        tokens[d] = doc.c
-        lengths[d] = doc.length
-        d += 1
-    cdef bint ents = key is None
-    if scores is not None and (ents or score_starts is None or len(score_starts) != n_docs + 1):
+    if scores is not None and (key is None or score_starts is None
+                               or len(score_starts) != len(docs) + 1):
         raise ValueError("write_spans: scores go with a span group's key and their starts "
                          "(one more than the docs)")
-    cdef vector[int] found
-    cdef vector[SpanC] spans
-    cdef vector[size_t] ends
-    cdef TokenC* t
-    cdef size_t k
+    _put_each(sink, docs, out)
+    sink.finish(scores, score_starts)
+
+
+cdef int _put_each(LabelSink sink, docs, _Outputs out) except -1:
+    """Each doc's output into `sink`, in order, until a doc fails (the
+    writers' path where no search thread put them)."""
+    cdef vector[const int*] ids
+    cdef Doc doc
+    cdef int d = 0, n = len(docs)
+    ids.resize(n)
+    for doc in docs:
+        ids[d] = out.of(d, doc, sink.what)
+        d += 1
     cdef int64_t t0 = now_ns()
     with nogil:
-        for d in range(n_docs):
-            found.clear()
-            for i in range(lengths[d]):
-                if ids[d][i] >= n_actions or ids[d][i] < -n_actions:
-                    bad_doc, bad_id, id_error = d, ids[d][i], True
-                    break
-            if bad_doc < n_docs:
+        for d in range(n):
+            sink.put(d, ids[d], 0, sink.lengths[d])
+            if sink.status[d] != _PUT:
                 break
-            if lengths[d] and id_spans(ids[d], lengths[d], &kind[0], &typ[0], n_actions,
-                                       &found) != 0:
-                lost = d
-                break
-            for k in range(0, found.size(), 3):
-                if found[k + 2] < 0 or found[k + 2] >= n_types:
-                    bad_doc, bad_type = d, found[k + 2]
-                    break
-            if bad_doc < n_docs:
-                break
-            if ents:
-                for i in range(lengths[d]):
-                    t = &tokens[d][i]
-                    t.ent_iob, t.ent_type, t.ent_kb_id, t.ent_id = 2, 0, 0, 0
-                for k in range(0, found.size(), 3):
-                    for j in range(found[k], found[k + 1]):
-                        tokens[d][j].ent_iob = 3 if j == found[k] else 1
-                        tokens[d][j].ent_type = h[found[k + 2]]
-            else:
-                for k in range(0, found.size(), 3):
-                    spans.push_back(_span(tokens[d], found[k], found[k + 1], h[found[k + 2]]))
-            ends.push_back(spans.size())
     add_since(t0)
-    if lost >= 0:
-        raise MemoryError(f"write_spans: no memory left for the spans of doc {lost} of the batch "
-                          f"({lengths[lost]} tokens): free memory, or annotate fewer or shorter "
-                          "docs at once")
-    if not ents:
-        _set_groups(docs, key, spans, ends, scores, score_starts)
-    if id_error:
-        raise ValueError(f"write_spans: label id {bad_id} out of range for {n_actions} labels")
-    if bad_doc < n_docs:
-        raise ValueError(f"write_spans: span type {bad_type} out of range")
+    return 0
+
+
+# LabelSink's status of a doc: not put yet, put, or why it failed
+cdef enum:
+    _NOT_PUT = 0
+    _PUT = 1
+    _BAD_ID = 2
+    _BAD_TYPE = 3
+    _NO_MEMORY = 4
+    _BAD_LENGTH = 5
+
+
+cdef class LabelSink(DocSink):
+    """A batch's outputs (label ids per token) written into its docs,
+    doc by doc, on whichever thread puts them (decode_docs' sink: the one
+    that searched the doc, right after its search; or write_tags /
+    write_spans here): token.tag (`tags`), doc.ents (`spans` without a key)
+    in the tokens at once; a span group's spans (`spans` with a key) made
+    there, and the groups (Python objects) by finish(), with the GIL. A doc
+    whose output fails (a label id out of range, no memory) keeps its error
+    for finish() to raise; finish() also raises where a doc with tokens was
+    never put. The docs are one vocab's (the hashes are its strings')."""
+    cdef list docs
+    cdef readonly str what
+    cdef str key
+    cdef int mode  # 0: tags, 1: entities, 2: a span group
+    cdef vector[TokenC*] tokens
+    cdef vector[int] lengths
+    cdef vector[signed char] status
+    cdef vector[int] bad  # the failing id or type of a doc
+    cdef vector[vector[SpanC]] found  # a span group's spans, per doc
+    cdef object _h, _kind, _typ  # (the arrays the pointers below read)
+    cdef const uint64_t* h
+    cdef int n_h
+    cdef const signed char* kind
+    cdef const int* typ
+    cdef int n_actions
+
+    @staticmethod
+    def tags(docs, hashes):
+        """token.tag = hashes[id] (id < 0 counts from the end: -1, the space tag)."""
+        cdef LabelSink sink = LabelSink(docs, hashes, 0, "write_tags")
+        return sink
+
+    @staticmethod
+    def spans(docs, kinds, types, hashes, str key=None):
+        """The spans of the ids (kinds, types per action: action_arrays;
+        types index hashes): doc.ents where key is None, else doc.spans[key]."""
+        cdef LabelSink sink = LabelSink(docs, hashes, 1 if key is None else 2, "write_spans")
+        sink.key = key
+        sink._kind = numpy.ascontiguousarray(kinds, dtype="int8")
+        sink._typ = numpy.ascontiguousarray(types, dtype="int32")
+        cdef const signed char[::1] kind = sink._kind
+        cdef const int[::1] typ = sink._typ
+        if typ.shape[0] != kind.shape[0]:
+            raise ValueError(f"write_spans: {kind.shape[0]} kinds and {typ.shape[0]} types")
+        sink.n_actions = kind.shape[0]
+        if sink.n_actions:
+            sink.kind, sink.typ = &kind[0], &typ[0]
+        return sink
+
+    def __init__(self, docs, hashes, int mode, str what):
+        self.docs = list(docs)
+        self.n_docs = len(self.docs)
+        self.mode, self.what = mode, what
+        self._h = numpy.ascontiguousarray(hashes, dtype="uint64").reshape(-1)
+        cdef const uint64_t[::1] h = self._h
+        self.n_h = h.shape[0]
+        if self.n_h:
+            self.h = &h[0]
+        self.tokens.resize(self.n_docs)
+        self.lengths.resize(self.n_docs)
+        self.status.resize(self.n_docs)
+        self.bad.resize(self.n_docs)
+        if mode == 2:
+            self.found.resize(self.n_docs)
+        cdef Doc doc
+        cdef int d = 0
+        for doc in self.docs:
+            self.tokens[d], self.lengths[d] = doc.c, doc.length
+            d += 1
+
+    cdef void put(self, int i, const int* out, int64_t stride, int n) noexcept nogil:
+        if n != self.lengths[i]:
+            self.status[i], self.bad[i] = _BAD_LENGTH, n
+        elif self.mode == 0:
+            self.status[i] = _put_tags(self.tokens[i], out, n, self.h, self.n_h, &self.bad[i])
+        else:
+            self.status[i] = _put_spans(self.tokens[i], out, n, self.kind, self.typ,
+                                        self.n_actions, self.h, self.n_h, self.mode == 1,
+                                        &self.found[i], &self.bad[i])
+
+    def finish(self, scores=None, score_starts=None):
+        """With the GIL, after every put: a span group's groups, for the
+        docs before the first that failed; that doc's error raised."""
+        cdef int d, first = self.n_docs
+        for d in range(self.n_docs):
+            if self.status[d] != _PUT and (self.status[d] != _NOT_PUT or self.lengths[d]):
+                first = d
+                break
+        if self.mode == 2:
+            _set_groups(self.docs, self.key, self.found, first, scores, score_starts)
+        if first == self.n_docs:
+            return
+        cdef int why = self.status[first], bad = self.bad[first]
+        if why == _NO_MEMORY:
+            raise MemoryError(f"{self.what}: no memory left for the spans of doc {first} of the "
+                              f"batch ({self.lengths[first]} tokens): free memory, or annotate "
+                              "fewer or shorter docs at once")
+        if why == _BAD_ID:
+            raise ValueError(f"{self.what}: label id {bad} out of range for "
+                             f"{self.n_h if self.mode == 0 else self.n_actions} labels")
+        if why == _BAD_TYPE:
+            raise ValueError(f"{self.what}: span type {bad} out of range")
+        if why == _BAD_LENGTH:
+            raise ValueError(f"{self.what}: {bad} labels for a doc of {self.lengths[first]} "
+                             "tokens")
+        raise RuntimeError(f"{self.what}: doc {first} of the batch ({self.lengths[first]} "
+                           "tokens) was never written: the search that should have put it did "
+                           "not run")
+
+
+cdef signed char _put_tags(TokenC* tokens, const int* ids, int n, const uint64_t* h, int n_h,
+                           int* bad) noexcept nogil:
+    cdef int i, a
+    for i in range(n):
+        a = ids[i]
+        if a >= n_h or a < -n_h:
+            bad[0] = a
+            return _BAD_ID
+        tokens[i].tag = h[a if a >= 0 else n_h + a]
+    return _PUT
+
+
+cdef signed char _put_spans(TokenC* tokens, const int* ids, int n, const signed char* kind,
+                            const int* typ, int n_actions, const uint64_t* h, int n_types,
+                            bint ents, vector[SpanC]* into, int* bad) noexcept nogil:
+    """The spans of one doc's ids: into its tokens' entity fields (ents,
+    as Doc.set_ents(spans, default="outside")), else appended to `into`."""
+    cdef vector[int] found
+    cdef int i, j
+    cdef size_t k
+    cdef TokenC* t
+    for i in range(n):
+        if ids[i] >= n_actions or ids[i] < -n_actions:
+            bad[0] = ids[i]
+            return _BAD_ID
+    if n and id_spans(ids, n, kind, typ, n_actions, &found) != 0:
+        return _NO_MEMORY
+    for k in range(0, found.size(), 3):
+        if found[k + 2] < 0 or found[k + 2] >= n_types:
+            bad[0] = found[k + 2]
+            return _BAD_TYPE
+    if ents:
+        for i in range(n):
+            t = &tokens[i]
+            t.ent_iob, t.ent_type, t.ent_kb_id, t.ent_id = 2, 0, 0, 0
+        for k in range(0, found.size(), 3):
+            for j in range(found[k], found[k + 1]):
+                tokens[j].ent_iob = 3 if j == found[k] else 1
+                tokens[j].ent_type = h[found[k + 2]]
+        return _PUT
+    if la_reserve(into[0], into.size() + found.size() // 3) != 0:
+        return _NO_MEMORY
+    for k in range(0, found.size(), 3):  # (no allocation: reserved)
+        if la_push(into[0], _span(tokens, found[k], found[k + 1], h[found[k + 2]])) != 0:
+            return _NO_MEMORY
+    return _PUT
 
 
 def write_phrases(docs, phrases, hashes, str key, offsets=None):
@@ -781,23 +891,23 @@ def write_phrases(docs, phrases, hashes, str key, offsets=None):
         tokens[d] = doc.c
         lengths[d] = doc.length
         d += 1
-    cdef vector[SpanC] spans
-    cdef vector[size_t] ends
+    cdef vector[vector[SpanC]] spans
     cdef int64_t r, bad = -1
+    spans.resize(n_docs)
     cdef int64_t t0 = now_ns()
     with nogil:
         for d in range(n_docs):
+            spans[d].reserve(ov[d + 1] - ov[d])
             for r in range(ov[d], ov[d + 1]):
                 if not (0 <= rows[r, 0] <= rows[r, 1] < lengths[d]) \
                         or not (0 <= rows[r, 2] < n_types):
                     bad = r
                     break
-                spans.push_back(_span(tokens[d], rows[r, 0], rows[r, 1] + 1, h[rows[r, 2]]))
+                spans[d].push_back(_span(tokens[d], rows[r, 0], rows[r, 1] + 1, h[rows[r, 2]]))
             if bad >= 0:
                 break
-            ends.push_back(spans.size())
     add_since(t0)
-    _set_groups(docs, key, spans, ends)
+    _set_groups(docs, key, spans, d if bad >= 0 else n_docs)
     if bad >= 0:
         raise ValueError(f"write_phrases: phrase {tuple(rows[bad])} out of range for a "
                          f"doc of {lengths[d]} tokens and {n_types} types")
@@ -813,20 +923,20 @@ cdef inline SpanC _span(const TokenC* tokens, int start, int end, uint64_t label
     return span
 
 
-cdef int _set_groups(docs, str key, const vector[SpanC]& spans,
-                     const vector[size_t]& ends, scores=None, score_starts=None) except -1:
-    """doc.spans[key] = a new group of each doc's spans (doc d's:
-    spans[ends[d - 1]:ends[d]], checked by the caller), for the docs that
-    `ends` covers; with scores, its attrs["scores"] the doc's slice of
-    them (doc d's at score_starts[d]:score_starts[d + 1])."""
+cdef int _set_groups(docs, str key, vector[vector[SpanC]]& spans, int upto, scores=None,
+                     score_starts=None) except -1:
+    """doc.spans[key] = a new group of each doc's spans (doc d's: spans[d],
+    checked by the caller, moved into the group: `spans` gives them up),
+    for the first `upto` docs; with scores, its attrs["scores"] the doc's
+    slice of them (doc d's at score_starts[d]:score_starts[d + 1])."""
     cdef SpanGroup group
     cdef Doc doc
-    cdef size_t d = 0, k, lo = 0
+    cdef int d = 0
     cdef const int64_t[::1] bounds
     if scores is not None:
         bounds = numpy.ascontiguousarray(score_starts, dtype="int64")
     for doc in docs:
-        if d >= ends.size():
+        if d >= upto:
             break
         # (made without __init__'s argument handling, the weak reference by
         # the C API: a doc's group per call, with the GIL held)
@@ -834,13 +944,10 @@ cdef int _set_groups(docs, str key, const vector[SpanC]& spans,
         group._doc_ref = PyWeakref_NewRef(doc, None)
         group.name = key
         group.attrs = {} if scores is None else {"scores": scores[bounds[d]:bounds[d + 1]]}
-        group.c.reserve(ends[d] - lo)
-        for k in range(lo, ends[d]):
-            group.c.push_back(spans[k])
+        group.c.swap(spans[d])
         # SpanGroups is a UserDict: its own __setitem__ checks in Python that the
         # group is this doc's, which it is by construction
         doc.spans.data[key] = group
-        lo = ends[d]
         d += 1
     return 0
 

@@ -13,7 +13,7 @@ from cymem.cymem cimport Pool
 from .atomics cimport la_load, la_store, la_take
 from .beam cimport Beam, beam_for, padded_size
 from .clock cimport add_since, now_ns
-from .instance cimport Docs, Instance
+from .instance cimport Docs, DocSink, Instance
 from .marginals cimport DocPass, LatticeThread
 from .threads cimport CRun
 from .search cimport Workspace, decode as lookahead_decode, workspace_for
@@ -193,7 +193,7 @@ cdef class DocsOutput:
 
 
 def decode_docs(Docs docs, Weights W, int depth, DocsOutput into, int beam_width=0,
-                DocPass then=None, bint exact_topn=False):
+                DocPass then=None, bint exact_topn=False, DocSink sink=None):
     """Greedy (depth 0), depth-D lookahead or (beam_width > 0) beam
     decoding of the docs of a batch, as decode() gives each, without a
     Python object per doc, into `into` (DocsOutput(docs)). Any number of
@@ -208,8 +208,11 @@ def decode_docs(Docs docs, Weights W, int depth, DocsOutput into, int beam_width
     doc right after its search, by the same thread, with its best
     derivation. exact_topn (a first-order system, into's keep = n): the n
     best of each doc by A* (as nbest() with exact), the best written as its
-    output. (One DocsRun, run here: threads.RunsStarted runs several on C threads.)"""
-    cdef DocsRun run = DocsRun(docs, W, depth, into, beam_width, then, exact_topn)
+    output. sink: where each doc's output is put (instance.DocSink, made
+    for the same docs) right after its search and `then`, by the same
+    thread (a doc without tokens to search is never put). (One DocsRun,
+    run here: threads.RunsStarted runs several on C threads.)"""
+    cdef DocsRun run = DocsRun(docs, W, depth, into, beam_width, then, exact_topn, sink)
     with nogil:
         run.run()
     run.finish()
@@ -225,6 +228,7 @@ cdef class DocsRun(CRun):
     cdef Weights W
     cdef DocsOutput into
     cdef DocPass then
+    cdef DocSink sink
     cdef LatticeThread lattice
     cdef Workspace ws
     cdef Beam beam
@@ -248,11 +252,14 @@ cdef class DocsRun(CRun):
     cdef int* stop
 
     def __init__(self, Docs docs, Weights W, int depth, DocsOutput into, int beam_width=0,
-                 DocPass then=None, bint exact_topn=False):
+                 DocPass then=None, bint exact_topn=False, DocSink sink=None):
         if into.docs is not docs:
             raise ValueError(f"the output was made for another batch ({into.n_docs} docs; this "
                              f"one has {docs.n_docs}): make a DocsOutput(docs) for each batch")
-        self.docs, self.W, self.into, self.then = docs, W, into, then
+        if sink is not None and sink.n_docs != docs.n_docs:
+            raise ValueError(f"the sink was made for another batch ({sink.n_docs} docs; this "
+                             f"one has {docs.n_docs})")
+        self.docs, self.W, self.into, self.then, self.sink = docs, W, into, then, sink
         self.keep = into.keep
         self.stuck = -1
         self.no_memory = -1
@@ -353,6 +360,8 @@ cdef class DocsRun(CRun):
                 if la_load(&self.then.no_memory) < n:  # (finish raises it: the rest is lost)
                     la_store(stop, 1)
                     break
+            if self.sink is not None:  # (its errors are its owner's to raise)
+                self.sink.put(i, &self.ov[offsets[i]], stride, self.docs.length(i))
             if self.chain is not None:  # the n best, as nbest() gives them
                 for j in range(self.found.k):
                     self.docs.output(i, &self.found.paths[j * self.found.T],

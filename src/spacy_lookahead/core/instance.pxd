@@ -40,6 +40,19 @@ cdef class DocRows:
     cdef void fill(self, int i) noexcept nogil
 
 
+cdef class DocSink:
+    """Where decode_docs puts each doc's output as soon as the thread that
+    searched it has it (put(i): doc i's first plane, out[j] for its n
+    tokens, the next plane at out + stride), on that thread, so that the
+    thread that made the batch writes less, and the outputs are written
+    while the doc's memory is in that core's cache. put(i) writes doc i's
+    alone (threads put different docs at once) and never fails: it keeps
+    its error for the owner to raise, with the GIL. Made by whoever writes
+    the docs (spacy_io); the engine sees only this."""
+    cdef readonly int n_docs
+    cdef void put(self, int i, const int* out, int64_t stride, int n) noexcept nogil
+
+
 cdef class Docs:
     """The documents of a batch as a transition system sees them, without a
     Python object per document (core.decode.decode_docs searches them in one

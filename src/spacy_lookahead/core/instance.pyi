@@ -16,6 +16,11 @@ class DocRows:
     def fill_all(self) -> Any: ...
     def fill_doc(self, i: int) -> Any: ...
 
+class DocSink:
+    n_docs: Incomplete
+    @classmethod
+    def __init__(cls, *args, **kwargs) -> None: ...
+
 class Docs:
     n_docs: Incomplete
     state_size: Incomplete

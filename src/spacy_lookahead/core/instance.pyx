@@ -129,6 +129,11 @@ cdef class DocRows:
             self.filled = True
 
 
+cdef class DocSink:
+    cdef void put(self, int i, const int* out, int64_t stride, int n) noexcept nogil:
+        pass
+
+
 cdef class Docs:
     def __init__(self, TransitionSystem system, int n_docs, int width=1):
         self.system = system

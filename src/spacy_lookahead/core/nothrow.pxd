@@ -18,6 +18,9 @@ cdef extern from *:
     template <typename V> static int la_resize(V& v, size_t n) {
         try { v.resize(n); return 0; } catch (...) { return -1; }
     }
+    template <typename V> static int la_reserve(V& v, size_t n) {
+        try { v.reserve(n); return 0; } catch (...) { return -1; }
+    }
     template <typename V, typename T> static int la_assign(V& v, size_t n, const T& x) {
         try { v.assign(n, x); return 0; } catch (...) { return -1; }
     }
@@ -25,4 +28,5 @@ cdef extern from *:
     int la_push[V, T](V& v, const T& x) nogil
     int la_heap_push[Q, T](Q& q, const T& x) nogil
     int la_resize[V](V& v, size_t n) nogil
+    int la_reserve[V](V& v, size_t n) nogil
     int la_assign[V, T](V& v, size_t n, const T& x) nogil

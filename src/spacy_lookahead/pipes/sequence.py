@@ -221,7 +221,8 @@ class SequencePipe(TransitionPipe):
                      ) -> Tuple[Dict[str, Any], List[Optional[numpy.ndarray]]]:
         return self.inputs_and_indexes(docs, defer_rows=defer_rows)
 
-    def _decoding(self, docs: List[Doc]) -> Tuple[Any, Callable, Iterable, tuple]:
+    def _decoding(self, docs: List[Doc], writes: bool = False
+                  ) -> Tuple[Any, Callable, Iterable, tuple]:
         """As TransitionPipe's; SAPO's per batch too (no instance per doc,
         one nogil section per thread): with marginal probabilities, the best
         output and the exact probabilities of its parts from each doc's
@@ -229,7 +230,7 @@ class SequencePipe(TransitionPipe):
         nbest() finds them (A* or a beam), kept by decode_docs
         (DocsOutput's keep)."""
         if not self.learner.probabilistic:
-            return super()._decoding(docs)
+            return super()._decoding(docs, writes)
         self._require_labels()
         self._start_tally()
         run, args = self._decoder()  # (its settings' errors first)

@@ -13,7 +13,7 @@ from spacy.util import filter_spans
 from spacy.vocab import Vocab
 
 from .. import scoring  # noqa: F401  (registers the scorers a saved config names)
-from ..spacy_io import has_entities, in_vocab, write_spans
+from ..spacy_io import LabelSink, has_entities, in_vocab, write_spans
 from ..core.marginals import Lattice, Transitions
 from ..systems.span_ids import SpanScores, batch_span_scores, kept_spans, span_scores
 from ..systems.schemes import (ALIASES, SCHEMES, action_arrays, ids_to_spans, label_constraints,
@@ -23,7 +23,7 @@ from .sequence import SEQUENCE_DEFAULTS, SequencePipe
 from .learners import Learner, MarginPerceptron
 from .search import Search
 from .settings import Direction, Probabilities, Scheme, config_error
-from .spaces import compact_spans, content_index, expand_spans
+from .spaces import any_spaced, compact_spans, content_index, expand_spans
 from .prediction import Predictions, SpanPredictions, kept_probabilities
 from .transition import DocsLayout, Prediction
 
@@ -254,6 +254,18 @@ class SpanLabeller(SequencePipe):
             closed = [[int(name != f"I-{label}") for name in ids] for label in self.labels]
             self._parts = (key, parts, closed)
         return self._parts[1], self._parts[2]
+
+    def _output_sink(self, docs: List[Doc], indexes: List[Optional[numpy.ndarray]],
+                     lattices: Any) -> Optional[LabelSink]:
+        """The spans written by the searching threads (doc.ents into the
+        tokens, a group's spans made there and the groups by its finish(),
+        as set_annotations' write_spans) where that is all it writes: no
+        probabilities, no whitespace token, `writes_in_c`."""
+        if self.calibrated or any_spaced(indexes) or not self.writes_in_c(docs):
+            return None
+        kinds, types = self._kinds_types()
+        return LabelSink.spans(docs, kinds, types, self.string_hashes(self.labels),
+                               self.c_spans_key)
 
     def set_annotations(self, docs: Iterable[Doc], predictions: List[Prediction]) -> None:
         """Write the spans of the best labelling; with SAPO, each span's

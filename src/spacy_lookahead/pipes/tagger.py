@@ -9,7 +9,7 @@ from spacy.training import Example
 from spacy.vocab import Vocab
 
 from ..core.marginals import StepAlternatives, Transitions, step_alternatives
-from ..spacy_io import in_vocab, write_tags
+from ..spacy_io import LabelSink, in_vocab, write_tags
 from ..systems.schemes import sum_in_order
 from .aligned import aligned_values, hashes_for
 from .sequence import SEQUENCE_DEFAULTS, SequencePipe
@@ -315,6 +315,16 @@ class LookaheadTagger(SequencePipe):
         out = numpy.ones((n,), dtype="float64")  # the space tag is certain
         out[index] = scores
         return out
+
+    def _output_sink(self, docs: List[Doc], indexes: List[Optional[numpy.ndarray]],
+                     lattices: object) -> Optional[LabelSink]:
+        """token.tag written by the searching threads (as set_annotations'
+        write_tags) where that is all it writes: tags, no alternatives or
+        probabilities, no whitespace token, one vocab."""
+        if (self.attr != "TAG" or self.cfg["alternatives"] or self.calibrated
+                or any_spaced(indexes) or not in_vocab(docs, self.vocab)):
+            return None
+        return LabelSink.tags(docs, self.string_hashes(self.output_strings()))
 
     def set_annotations(self, docs: Iterable[Doc], predictions: List[Prediction]) -> None:
         """Write the tags; with SAPO also each tag's probability (the summed

@@ -56,6 +56,7 @@ class DocsLayout(NamedTuple):
     output: Any  # core.decode.DocsOutput
     held: Any  # the system's batch_docs, decoded (e.g. for lattices over its cached scores)
     lattices: Any = None  # a core.marginals.DocPass done after each doc's search, or None
+    sink: Any = None  # a core.instance.DocSink that wrote each doc's output after it, or None
 
 
 def on_c_threads(runs: list) -> list:
@@ -67,11 +68,12 @@ def on_c_threads(runs: list) -> list:
 
 
 def docs_runs(held: Any, output: Any, threads: int, W: Weights, depth: int, beam_width: int,
-              then: Any = None, exact_topn: bool = False) -> list:
+              then: Any = None, exact_topn: bool = False, sink: Any = None) -> list:
     """decode_docs of a batch (Docs `held`, into `output`) as DocsRuns for
     `threads` threads, which take its docs in turn (then: a lattice pass
-    each thread does on each doc after its search)."""
-    return [decoding.DocsRun(held, W, depth, output, beam_width, then, exact_topn)
+    each thread does on each doc after its search; sink: where each thread
+    then puts the doc's output)."""
+    return [decoding.DocsRun(held, W, depth, output, beam_width, then, exact_topn, sink)
             for _ in range(threads)]
 
 
@@ -254,8 +256,10 @@ class TransitionPipe(SearchPipe):
     def _begin(self, docs: List[Doc], pool: Any, threads: int) -> tuple:
         """The pipelined pipe() (SearchPipe._batches): the batch's decoding
         started on the pool's threads; a batch decoded at once (on_c_threads)
-        on C threads that never take the GIL (threads.RunsStarted)."""
-        indexes, run, instances, args = self._decoding(docs)
+        on C threads that never take the GIL (threads.RunsStarted), which
+        also write each doc's output where the component has a sink for the
+        batch (`_output_sink`)."""
+        indexes, run, instances, args = self._decoding(docs, writes=True)
         if run is on_c_threads:
             return indexes, RunsStarted(instances)
         return indexes, Started(pool, run, chunks_for(list(instances), threads), args)
@@ -266,6 +270,9 @@ class TransitionPipe(SearchPipe):
             results = started.results()
         except decoding.NoValidOutput as err:
             raise self._naming_the_doc(docs, err) from None
+        if isinstance(indexes, DocsLayout) and indexes.sink is not None:
+            indexes.sink.finish()  # (the searching threads wrote the outputs)
+            return
         self.set_annotations(docs, self._predictions(docs, indexes, results))
 
     def _naming_the_doc(self, docs: List[Doc], err: Exception) -> Exception:
@@ -282,14 +289,17 @@ class TransitionPipe(SearchPipe):
                     f"{doc.text[:60]!r}{'...' if len(doc.text) > 60 else ''}): {err}")
         return err
 
-    def _decoding(self, docs: List[Doc]) -> Tuple[Any, Callable, Iterable, tuple]:
+    def _decoding(self, docs: List[Doc], writes: bool = False
+                  ) -> Tuple[Any, Callable, Iterable, tuple]:
         """(the docs' content positions, the engine's decoder, the docs'
         instances (made as the decoder takes them, where the system makes
         them one at a time), the decoder's other arguments): everything
         but the search. The best output alone (`_decodes_docs`): the batch
         decoded at once (decode_docs: one call per thread, which take its
         docs in turn; no instance, array or Prediction per doc); the
-        positions are then a DocsLayout."""
+        positions are then a DocsLayout. writes (pipe()'s, never
+        predict()'s): the searching threads may write each doc's output
+        into it (the layout's sink: `_output_sink`)."""
         self._require_labels()
         self._start_tally()
         run, args = self._decoder()
@@ -300,12 +310,26 @@ class TransitionPipe(SearchPipe):
             W, depth, beam_width, keep = self._docs_decode_args(run, args)
             output = decoding.DocsOutput(held, keep)
             lattices = self._lattice_pass(held, inputs["starts"])
+            sink = self._output_sink(docs, indexes, lattices) if writes else None
             threads = max(1, min(thread_count(self.cfg["n_threads"]), len(docs)))
-            return (DocsLayout(inputs["starts"], indexes, output, held, lattices), on_c_threads,
-                    docs_runs(held, output, threads, W, depth, beam_width, lattices), ())
+            return (DocsLayout(inputs["starts"], indexes, output, held, lattices, sink),
+                    on_c_threads,
+                    docs_runs(held, output, threads, W, depth, beam_width, lattices, sink=sink),
+                    ())
         inputs, indexes = self.inputs_and_indexes(docs)
         self._warn_unseen_tags()
         return indexes, run, self.instances(docs, None, indexes, inputs), args
+
+    def _output_sink(self, docs: List[Doc], indexes: List[Optional[numpy.ndarray]],
+                     lattices: Any) -> Any:
+        """Where the searching threads of a batch decoded at once write each
+        doc's output right after its search (a core.instance.DocSink over
+        `docs`, e.g. spacy_io.LabelSink), where that is all set_annotations
+        would do with it; None: set_annotations writes them after the
+        search (subclasses that have one say when). indexes: the docs'
+        content positions (None: no whitespace token); lattices: the
+        batch's `_lattice_pass`."""
+        return None
 
     def _lattice_pass(self, held: Any, starts: numpy.ndarray) -> Any:
         """A pass over the lattices of a batch decoded at once (a
