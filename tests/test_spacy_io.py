@@ -399,6 +399,30 @@ def test_deferred_rows_are_the_rows_filled_at_once(nlp):
         rows.fill_doc(len(docs))
 
 
+def test_a_token_column_set_on_deferred_rows_is_filled_with_them(nlp):
+    """WordRows.set_column (a chunk column read before the rows are
+    filled): the filled rows hold it, the tags and word atoms unchanged;
+    a column on filled rows, of another length or outside the token
+    columns is refused."""
+    docs = [Doc(nlp.vocab, words=["a", "bb", "c"]), Doc(nlp.vocab, words=["dd"])]
+    now = LexemeAtoms().docs_inputs(docs, tags=True)
+    later = LexemeAtoms().docs_inputs(docs, tags=True, defer=True)
+    values = numpy.asarray([7, 0, 9, 11], dtype="uint64")
+    later["rows"].set_column(A_CHUNK_COLUMN, values)
+    with pytest.raises(ValueError, match="3 values for 4 tokens"):
+        later["rows"].set_column(A_CHUNK_COLUMN, values[:3])
+    with pytest.raises(ValueError, match="not a token column"):
+        later["rows"].set_column(0, values)
+    later["rows"].fill_doc(1)
+    later["rows"].fill_doc(0)
+    expected = now["atoms"].copy()
+    expected[:, A_CHUNK_COLUMN] = values
+    assert (later["atoms"] == expected).all()
+    later["rows"].fill_all()
+    with pytest.raises(ValueError, match="the rows are filled"):
+        later["rows"].set_column(A_CHUNK_COLUMN, values)
+
+
 def test_rows_are_deferred_only_without_whitespace(nlp):
     """A batch with a whitespace token (its rows are compacted by the
     caller), an empty batch, and docs of two vocabs: filled at once."""

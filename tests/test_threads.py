@@ -380,3 +380,37 @@ def test_the_searching_threads_write_the_outputs(shared_data, setting, monkeypat
             [fresh(d) for d in refs[:39]]
         out = list(pipe.pipe(spaced, batch_size=40))
         assert calls and out[0][1].tag_ == "_SP"
+
+
+@pytest.mark.parametrize("setting", ["fr_clause_finder", "fr_chunker"])
+def test_phrase_units_read_deferred_rows_as_filled_ones(shared_data, setting, monkeypatch):
+    """The phrase recognisers leave a batch's rows unfilled (docs_inputs'
+    defer, the clause finder's chunk column set on them) and each unit's
+    thread makes its words' rows (UnitsJob, DocRows.row): the phrases are
+    those of the rows filled at once, at one thread and two."""
+    factory, config, data = SETTINGS[setting]
+    nlp = trained(factory, config, lambda v: examples(shared_data, data, v, "train", 200), 1)
+    pipe = nlp.get_pipe(factory)
+    split = "test" if data != "clauses" else "dev"
+    docs = [eg.reference for eg in examples(shared_data, data, nlp.vocab, split, 100)]
+    batch = pipe._batch
+    deferred = []
+
+    def spied(docs, examples=None, defer_rows=False):
+        out = batch(docs, examples, defer_rows)
+        deferred.append("rows" in out and not out["rows"].filled)
+        return out
+
+    monkeypatch.setattr(pipe, "_batch", spied)
+    outputs = {}
+    for n_threads in (1, 2):
+        pipe.cfg["n_threads"] = n_threads
+        outputs[n_threads] = [rows.tolist() for rows in pipe.predict(docs)]
+    assert deferred == [True, True]
+    monkeypatch.setattr(pipe, "_batch", lambda docs, examples=None, defer_rows=False:
+                        spied(docs, examples, False))
+    pipe.cfg["n_threads"] = 2
+    filled = [rows.tolist() for rows in pipe.predict(docs)]
+    assert deferred[-1] is False
+    assert outputs[1] == outputs[2] == filled
+    assert sum(map(len, filled)) > 20  # (it found phrases)

@@ -313,48 +313,70 @@ cdef class LexemeAtoms:
 cdef class WordRows(DocRows):
     """A batch's atoms rows and substrings (LexemeAtoms.docs_inputs), copied
     per doc from its tokens' word types: fill(i) writes doc i's rows (its
-    word atoms, the other columns 0 but A_TAG, the token's tag where the
-    tags were read) and its substrings between its first offset and the
-    next doc's (both written by docs_inputs, so that threads filling
-    neighbouring docs never write the same entry)."""
+    word atoms, the other columns 0 but the token columns: A_TAG, the
+    token's tag where the tags were read, and any set_column gave) and its
+    substrings between its first offset and the next doc's (both written
+    by docs_inputs, so that threads filling neighbouring docs never write
+    the same entry); row(k, out) writes token k's row alone."""
     cdef vector[const WordC*] lexes  # per token: its word type
     cdef object pools                # ... whose memory this keeps
-    cdef object atoms, starts, tags, offsets, hashes
+    cdef object atoms, starts, offsets, hashes
+    cdef list columns                # the token columns' arrays (kept alive)
+    cdef vector[int] column_at       # ... their columns in a row
+    cdef vector[const uint64_t*] column_values  # ... their values per token
     cdef uint64_t* av
     cdef const int64_t* st
-    cdef const uint64_t* tv
     cdef int* ov
     cdef uint64_t* hv
 
     cdef set_arrays(self, atoms, starts, tags, offsets, hashes):
         cdef uint64_t[:, ::1] a = atoms
         cdef const int64_t[::1] s = starts
-        cdef const uint64_t[::1] t
         cdef int[::1] o
         cdef uint64_t[::1] h
-        self.atoms, self.starts, self.tags, self.offsets, self.hashes = \
-            atoms, starts, tags, offsets, hashes
+        self.atoms, self.starts, self.offsets, self.hashes = atoms, starts, offsets, hashes
+        self.columns = []
         self.av = &a[0, 0] if a.shape[0] else NULL
         self.st = &s[0]
-        if tags is not None and len(tags):
-            t = tags
-            self.tv = &t[0]
+        if tags is not None:
+            self.set_column(A_TAG, tags)
         if offsets is not None and len(hashes):
             o, h = offsets, hashes
             self.ov, self.hv = &o[0], &h[0]
 
+    def set_column(self, int column, values):
+        """The rows' `column` from values (uint64, one per token of the
+        batch), copied with the word atoms (rows not filled yet: a column
+        written into the atoms at once would be overwritten)."""
+        if self.filled:
+            raise ValueError("WordRows.set_column: the rows are filled: write the column "
+                             "into the atoms")
+        if not N_WORD_ATOMS <= column < N_ATOMS:
+            raise ValueError(f"WordRows.set_column: {column} is not a token column")
+        cdef const uint64_t[::1] v = numpy.ascontiguousarray(values, dtype="uint64")
+        if v.shape[0] != self.lexes.size():
+            raise ValueError(f"WordRows.set_column: {v.shape[0]} values for "
+                             f"{self.lexes.size()} tokens")
+        self.columns.append(v)
+        self.column_at.push_back(column)
+        self.column_values.push_back(&v[0] if v.shape[0] else NULL)
+
+    cdef inline void _row(self, int64_t k, uint64_t* row) noexcept nogil:
+        cdef size_t c
+        memcpy(row, self.lexes[k].atoms, N_WORD_ATOMS * sizeof(uint64_t))
+        memset(row + N_WORD_ATOMS, 0, (N_ATOMS - N_WORD_ATOMS) * sizeof(uint64_t))
+        for c in range(self.column_at.size()):
+            row[self.column_at[c]] = self.column_values[c][k]
+
+    cdef void row(self, int64_t k, uint64_t* out) noexcept nogil:
+        self._row(k, out)
+
     cdef void fill(self, int i) noexcept nogil:
         cdef int64_t k, n, lo = self.st[i], hi = self.st[i + 1]
         cdef const WordC* lex
-        cdef uint64_t* row
         cdef int j
         for k in range(lo, hi):
-            lex = self.lexes[k]
-            row = self.av + k * N_ATOMS
-            memcpy(row, lex.atoms, N_WORD_ATOMS * sizeof(uint64_t))
-            memset(row + N_WORD_ATOMS, 0, (N_ATOMS - N_WORD_ATOMS) * sizeof(uint64_t))
-            if self.tv != NULL:
-                row[A_TAG] = self.tv[k]
+            self._row(k, self.av + k * N_ATOMS)
         if self.ov == NULL or hi == lo:
             return
         n = self.ov[lo]

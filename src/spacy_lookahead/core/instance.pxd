@@ -1,4 +1,4 @@
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, uint64_t
 from libcpp.vector cimport vector
 from cymem.cymem cimport Pool
 
@@ -33,11 +33,15 @@ cdef class DocRows:
     writes less, and the rows land in the cache of the core that reads them.
     fill(i) writes doc i's rows alone (threads fill different docs at once);
     after fill_all() (with the GIL) every row is there and fill() does
-    nothing. Made by whoever reads the docs (spacy_io); the engine sees
+    nothing. row(k, out): token k's row (k: its place in the batch) into
+    `out` (N_ATOMS), the batch's rows left as they are, for a reader that
+    copies the rows it reads anyway (the phrase recognisers' units), from
+    any thread. Made by whoever reads the docs (spacy_io); the engine sees
     only this."""
     cdef readonly int n_docs
     cdef readonly bint filled  # every doc's rows are there
     cdef void fill(self, int i) noexcept nogil
+    cdef void row(self, int64_t k, uint64_t* out) noexcept nogil
 
 
 cdef class DocSink:

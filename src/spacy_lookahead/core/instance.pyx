@@ -1,5 +1,5 @@
 """What a transition system gives the engine per document (see instance.pxd)."""
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memcpy
 
 import numpy
@@ -105,6 +105,9 @@ cdef class Instance:
 
 cdef class DocRows:
     cdef void fill(self, int i) noexcept nogil:
+        pass
+
+    cdef void row(self, int64_t k, uint64_t* out) noexcept nogil:
         pass
 
     def fill_doc(self, int i):

@@ -506,8 +506,18 @@ class SearchPipe(TrainablePipe):
         chunk_atoms = getattr(self, "_chunk_atoms", None)
         if chunk_atoms is None or chunk_atoms.strings is not self.vocab.strings:
             chunk_atoms = self._chunk_atoms = ChunkAtoms(self.vocab.strings)
-        atoms, starts = filled_atoms(batch), batch["starts"]
-        found = chunk_atoms.write(docs, key, atoms, starts, A_CHUNK, inside)
+        starts, rows = batch["starts"], batch.get("rows")
+        if rows is not None:  # rows left to the searches: the column goes with them
+            column = numpy.zeros((len(batch["atoms"]), 1), dtype="uint64")
+            found = chunk_atoms.write(docs, key, column, starts, 0, inside)
+            if found.all():
+                rows.set_column(A_CHUNK, column[:, 0])
+                return
+            atoms = filled_atoms(batch)  # (docs without chunks: written below, per doc)
+            atoms[:, A_CHUNK] = column[:, 0]
+        else:
+            atoms = batch["atoms"]
+            found = chunk_atoms.write(docs, key, atoms, starts, A_CHUNK, inside)
         for k in numpy.flatnonzero(found == 0).tolist():
             start = int(starts[k])
             chunks = self._chunk_column(docs[k], atoms[start:starts[k + 1]],

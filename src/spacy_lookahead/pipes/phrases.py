@@ -132,12 +132,16 @@ class PhrasePipe(SearchPipe):
             inputs.append(item)
         return inputs, batch
 
-    def _batch(self, docs: List[Doc], examples: Optional[List[Example]] = None) -> Dict[str, Any]:
+    def _batch(self, docs: List[Doc], examples: Optional[List[Example]] = None,
+               defer_rows: bool = False) -> Dict[str, Any]:
         """The batch's token arrays (LexemeAtoms.docs_inputs: words, tags,
         whitespace and sentence starts read in C) with the input columns.
         POS tags: the sequence labellers' helper (gold tags while training
-        when the predicted doc has none; an error at prediction time)."""
-        batch = self._atoms.docs_inputs(docs, tags=True, sent_starts=True, own=self._own_tables())
+        when the predicted doc has none; an error at prediction time).
+        defer_rows: the atoms' rows may be left to the units' decoding
+        (docs_inputs' defer: "rows", which UnitsJob reads)."""
+        batch = self._atoms.docs_inputs(docs, tags=True, sent_starts=True, own=self._own_tables(),
+                                        defer=defer_rows)
         self._tag_columns(docs, batch, examples, self.gold_description)
         self.batch_columns(docs, batch, examples)
         return batch
@@ -239,7 +243,7 @@ class PhrasePipe(SearchPipe):
         started)."""
         self._require_labels()
         self._start_tally()
-        batch = self._batch(docs)
+        batch = self._batch(docs, defer_rows=True)
         words, unit_starts, unit_base, unit_doc, longest = sentence_units(
             docs, batch["starts"], batch["space"], batch["sent_starts"])
         self._warn_long_unit(longest)
@@ -249,7 +253,7 @@ class PhrasePipe(SearchPipe):
         reach = numpy.minimum(lengths, self.cfg["max_length"] or lengths.max(initial=0))
         ranges = ranges_by_cost(lengths * reach, threads)
         job = UnitsJob(self.system, self.averaged_weights, batch["atoms"], batch.get("inside"),
-                       words, unit_starts, unit_base, ranges)
+                       words, unit_starts, unit_base, ranges, batch.get("rows"))
         return unit_doc, job, RunsStarted(job.runs(threads))
 
     def _phrases(self, docs: List[Doc], unit_doc: numpy.ndarray, job: UnitsJob,

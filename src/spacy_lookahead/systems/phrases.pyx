@@ -26,6 +26,7 @@ from cymem.cymem cimport Pool
 
 import numpy
 
+from ..core.instance cimport DocRows
 from ..core.instance import make_instances
 from ..core.features cimport N_ATOMS
 from ..core.fr_perceptron cimport PhraseInstance
@@ -393,9 +394,13 @@ cdef class UnitsJob:
     ([(lo, hi), ...], each starting where the one before ends), shared by
     the threads of its UnitsRuns: each takes the next range not yet taken;
     a range's phrases are kept apart and joined in the units' order, so
-    the result does not depend on which thread took which range."""
+    the result does not depend on which thread took which range. rows: the
+    atoms' rows left unfilled (a DocRows, docs_inputs' defer): each unit's
+    are made from it (DocRows.row) by the thread that decodes the unit,
+    where it copies them anyway."""
     cdef PhraseSystem system
     cdef Weights W
+    cdef DocRows rows  # None: the atoms are filled
     cdef const uint64_t[:, ::1] av
     cdef const unsigned char[::1] iv
     cdef const int64_t[::1] wv
@@ -410,9 +415,11 @@ cdef class UnitsJob:
     cdef int bad, no_memory, failed_n
 
     def __init__(self, PhraseSystem system, Weights W, atoms, inside, words, unit_starts,
-                 unit_base, ranges):
+                 unit_base, ranges, DocRows rows=None):
         self.system, self.W = system, W
         self.av = atoms
+        if rows is not None and not rows.filled:
+            self.rows = rows
         if inside is not None:
             self.iv = inside
         self.has_inside = inside is not None
@@ -505,7 +512,11 @@ cdef class UnitsJob:
                 c.K = self.system.nr_type
                 for i in range(n):
                     w = self.wv[first + i]
-                    memcpy(&unit_atoms[i * N_ATOMS], &self.av[w, 0], N_ATOMS * sizeof(uint64_t))
+                    if self.rows is not None:
+                        self.rows.row(w, &unit_atoms[i * N_ATOMS])
+                    else:
+                        memcpy(&unit_atoms[i * N_ATOMS], &self.av[w, 0],
+                               N_ATOMS * sizeof(uint64_t))
                     if has_inside:
                         unit_inside[i] = self.iv[w]
                 c.atoms = unit_atoms
