@@ -296,7 +296,8 @@ def test_ranges_by_cost_cut_equal_shares_of_the_work():
     """Contiguous, non-empty ranges covering every item once, as many as
     ranges_for cuts at most, each near an equal share of the total cost; one
     thread or one item: one range; no cost: ranges_for's cut."""
-    from spacy_lookahead.core.batch import ranges_by_cost, ranges_for
+    from spacy_lookahead.core.batch import ranges_for
+    from spacy_lookahead.core.threads import ranges_by_cost
 
     costs = [1] * 90 + [100] * 10  # ten long units at the end
     ranges = ranges_by_cost(costs, 2)
@@ -414,3 +415,15 @@ def test_phrase_units_read_deferred_rows_as_filled_ones(shared_data, setting, mo
     assert deferred[-1] is False
     assert outputs[1] == outputs[2] == filled
     assert sum(map(len, filled)) > 20  # (it found phrases)
+    # each doc's phrases are its own (UnitsJob.doc_result): as decoded alone
+    assert [pipe.predict([docs[k]])[0].tolist() for k in range(0, 100, 7)] == filled[::7]
+
+
+def test_unit_costs_are_the_candidate_phrases():
+    """A unit of n words costs n x min(n, max_length) (0: no bound)."""
+    from spacy_lookahead.systems.phrases import unit_costs
+
+    starts = numpy.asarray([0, 3, 3, 10], dtype="int64")
+    assert unit_costs(starts, 4).tolist() == [9.0, 0.0, 28.0]
+    assert unit_costs(starts, 0).tolist() == [9.0, 0.0, 49.0]
+    assert unit_costs(starts[:1], 4).tolist() == []

@@ -12,13 +12,9 @@ never take the GIL.
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
-from typing import Any, Callable, Dict, Iterable, List, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Tuple
 
-import numpy
-
-# chunks per thread: docs differ in length, so a few chunks each keep the
-# threads busy to the end of the batch
-CHUNKS_PER_THREAD = 4
+from .threads import CHUNKS_PER_THREAD
 
 
 def thread_count(n_threads: int) -> int:
@@ -47,25 +43,6 @@ def ranges_for(n: int, threads: int) -> List[Tuple[int, int]]:
     parts = min(n, threads * CHUNKS_PER_THREAD)
     size = -(-n // parts)
     return [(lo, min(n, lo + size)) for lo in range(0, n, size)]
-
-
-def ranges_by_cost(costs: Sequence[float], threads: int) -> List[Tuple[int, int]]:
-    """Contiguous ranges [lo, hi) over the items for `threads` threads (as
-    many as ranges_for cuts) holding about equal shares of the items' total
-    cost, not equal counts: where an item's work grows faster than its
-    length (a phrase recogniser's unit), equal counts leave one thread the
-    long units."""
-    n = len(costs)
-    if threads <= 1 or n < 2:
-        return [(0, n)]
-    parts = min(n, threads * CHUNKS_PER_THREAD)
-    total = numpy.cumsum(numpy.asarray(costs, dtype="float64"))
-    if total[-1] <= 0:
-        return ranges_for(n, threads)
-    # the range boundaries: the first item past each equal share of the cost
-    cuts = numpy.searchsorted(total, total[-1] * numpy.arange(1, parts) / parts, side="right")
-    bounds = numpy.unique(numpy.concatenate([[0], numpy.clip(cuts, 1, n - 1), [n]]))
-    return [(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
 def in_threads(run: Callable[..., List[Any]], instances: Iterable, n_threads: int,

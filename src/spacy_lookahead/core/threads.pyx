@@ -8,6 +8,12 @@ Xeon)."""
 cimport cython
 from libcpp.vector cimport vector
 
+import numpy
+
+# chunks per thread: docs differ in length, so a few chunks each keep the
+# threads busy to the end of the batch
+CHUNKS_PER_THREAD = 4
+
 
 cdef extern from *:
     """
@@ -192,3 +198,37 @@ cdef class RunsStarted:
         for run in self.runs:
             out.extend(run.finish())
         return out
+
+
+def ranges_by_cost(costs, int threads):
+    """Contiguous ranges [lo, hi) over the items for `threads` threads (as
+    many as batch.ranges_for cuts) holding about equal shares of the items'
+    total cost, not equal counts: where an item's work grows faster than
+    its length (a phrase recogniser's unit), equal counts leave one thread
+    the long units. A range ends at the first item past each equal share
+    of the cost. In C: a batch's numpy calls cost more than the cut."""
+    cdef const double[::1] c = numpy.ascontiguousarray(costs, dtype="float64").reshape(-1)
+    cdef Py_ssize_t n = c.shape[0], i, j, lo = 0, parts, size
+    if threads <= 1 or n < 2:
+        return [(0, n)]
+    parts = min(n, threads * CHUNKS_PER_THREAD)
+    cdef double total = 0.0, share, cum = 0.0
+    for i in range(n):
+        total += c[i]
+    if not total > 0.0:  # (no cost: equal counts, as batch.ranges_for)
+        size = (n + parts - 1) // parts
+        return [(a, min(n, a + size)) for a in range(0, n, size)]
+    cdef list out = []
+    i, j = 0, 1
+    while j < parts:
+        share = total * j / parts
+        while i < n and cum + c[i] <= share:  # (i: the first item whose running sum passes it)
+            cum += c[i]
+            i += 1
+        hi = min(max(i, 1), n - 1)
+        if hi > lo:
+            out.append((lo, hi))
+            lo = hi
+        j += 1
+    out.append((lo, n))
+    return out

@@ -14,12 +14,13 @@ from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example
 from spacy.vocab import Vocab
 
-from ..core.batch import ranges_by_cost, thread_count
+from ..core.batch import thread_count
+from ..core.threads import ranges_by_cost
 from ..core.threads import RunsStarted
 from ..core.fr_perceptron import FEEDBACKS, fr_perceptron, recognise
 from ..core.weights import Weights
 from ..spacy_io import LexemeAtoms, in_vocab, sentence_units, write_phrases
-from ..systems.phrases import PhraseSystem, UnitsJob
+from ..systems.phrases import PhraseSystem, UnitsJob, unit_costs
 from .base import SearchPipe
 from .settings import Feedback, check_threads, config_error
 from .spaces import compact_input, compact_spans, content_index
@@ -248,10 +249,7 @@ class PhrasePipe(SearchPipe):
             docs, batch["starts"], batch["space"], batch["sent_starts"])
         self._warn_long_unit(longest)
         self._warn_unseen_tags()
-        # a unit's work: its candidate phrases, n x min(n, max_length)
-        lengths = numpy.diff(unit_starts)
-        reach = numpy.minimum(lengths, self.cfg["max_length"] or lengths.max(initial=0))
-        ranges = ranges_by_cost(lengths * reach, threads)
+        ranges = ranges_by_cost(unit_costs(unit_starts, self.cfg["max_length"] or 0), threads)
         job = UnitsJob(self.system, self.averaged_weights, batch["atoms"], batch.get("inside"),
                        words, unit_starts, unit_base, ranges, batch.get("rows"))
         return unit_doc, job, RunsStarted(job.runs(threads))
@@ -260,10 +258,7 @@ class PhrasePipe(SearchPipe):
                  started: RunsStarted) -> Phrases:
         """predict()'s Phrases from the search's ranges (waited for)."""
         started.results()
-        rows, counts = job.result()
-        ends = numpy.zeros((len(counts) + 1,), dtype="int64")  # the units' rows end here
-        numpy.cumsum(counts, out=ends[1:])
-        return Phrases(rows, ends[numpy.searchsorted(unit_doc, numpy.arange(len(docs) + 1))])
+        return Phrases(*job.doc_result(unit_doc, len(docs)))
 
     def _finish(self, docs: List[Doc], begun: tuple) -> None:
         self.set_annotations(docs, self._phrases(docs, *begun))

@@ -389,6 +389,21 @@ def recognise_units(PhraseSystem system, Weights W, atoms, inside, words, unit_s
     return job.result()
 
 
+def unit_costs(unit_starts, int max_length):
+    """Each unit's work (float64), for cutting a batch's units among
+    threads (core.threads.ranges_by_cost): its candidate phrases, n x
+    min(n, max_length) for a unit of n words (max_length 0: no bound)."""
+    cdef const int64_t[::1] us = numpy.ascontiguousarray(unit_starts, dtype="int64")
+    cdef Py_ssize_t n_units = max(0, us.shape[0] - 1), u
+    costs = numpy.empty((n_units,), dtype="float64")
+    cdef double[::1] cv = costs
+    cdef int64_t n
+    for u in range(n_units):
+        n = us[u + 1] - us[u]
+        cv[u] = <double>n * <double>(min(n, max_length) if max_length > 0 else n)
+    return costs
+
+
 cdef class UnitsJob:
     """recognise_units of a batch's units over contiguous ranges of them
     ([(lo, hi), ...], each starting where the one before ends), shared by
@@ -558,6 +573,26 @@ cdef class UnitsJob:
             raise ValueError("a unit's words (the `words` positions of unit_starts) lie outside "
                              "its doc or the batch's atoms: build them with spacy_io.sentence_units")
         return self
+
+    def doc_result(self, unit_doc, int n_docs) -> tuple:
+        """(the phrases (m, 3) int32, where each doc's begin (n_docs + 1,)
+        int64): result()'s rows by doc, the units' docs `unit_doc` (one per
+        unit, rising: spacy_io.sentence_units'); in C."""
+        rows, counts = self.result()
+        cdef const int64_t[::1] ud = numpy.ascontiguousarray(unit_doc, dtype="int64")
+        cdef const int[::1] cv = counts
+        if ud.shape[0] != cv.shape[0]:
+            raise ValueError(f"doc_result: {ud.shape[0]} units' docs for {cv.shape[0]} units")
+        offsets = numpy.empty((n_docs + 1,), dtype="int64")
+        cdef int64_t[::1] ov = offsets
+        cdef int64_t total = 0
+        cdef Py_ssize_t u = 0, k
+        for k in range(n_docs + 1):
+            while u < ud.shape[0] and ud[u] < k:
+                total += cv[u]
+                u += 1
+            ov[k] = total
+        return rows, offsets
 
     def result(self) -> tuple:
         """(the phrases (m, 3) int32, each unit's count): recognise_units'."""
