@@ -304,6 +304,15 @@ def test_sentence_units_are_the_docs_sentences(nlp):
     assert got == expected
     assert longest == max(sum(not t.is_space for t in doc) for doc in docs
                           if len(doc) < 2 or not doc.has_annotation("SENT_START"))
+    # docs_inputs' sent_set (a start set after a doc's first token, read
+    # with the other columns): the same units as the tokens read here
+    assert batch["sent_set"].tolist() == [
+        int(any(t.is_sent_start is not None for t in doc[1:])) for doc in docs]
+    given = sentence_units(docs, starts, batch["space"], batch["sent_starts"], batch["sent_set"])
+    for a, b in zip(given, (words, unit_starts, unit_base, unit_doc, longest)):
+        assert numpy.array_equal(a, b)
+    with pytest.raises(ValueError, match="sent_set does not match"):
+        sentence_units(docs, starts, batch["space"], batch["sent_starts"], batch["sent_set"][1:])
 
 
 def test_word_atoms_come_from_the_given_tables_and_each_doc_s_own_vocab():

@@ -162,8 +162,10 @@ cdef class LexemeAtoms:
         (token.tag), also in the atoms' A_TAG column, and "untagged": the
         number of docs with a word (not whitespace) but no token tagged;
         with `ent_iob`, "ent_iob" (N,) uint8 (token.ent_iob),
-        with `sent_starts`, "sent_starts" (N,) bool (token.is_sent_start).
-        `own`: the component's (cluster, probability) tables, each read
+        with `sent_starts`, "sent_starts" (N,) bool (token.is_sent_start)
+        and "sent_set" (n_docs,) uint8: whether a token after the doc's
+        first has token.sent_start set (1 or -1: Doc.has_annotation's
+        sentence boundaries, without a hook). `own`: the component's (cluster, probability) tables, each read
         instead of the vocab's where given (None: the vocab's).
         Read from the docs' TokenC arrays: the GIL is held only to look up
         word types first seen in this batch.
@@ -199,7 +201,9 @@ cdef class LexemeAtoms:
         tag_column = numpy.empty((N if tags else 0,), dtype="uint64")
         iob_column = numpy.empty((N if ent_iob else 0,), dtype="uint8")
         start_column = numpy.empty((N if sent_starts else 0,), dtype="uint8")
+        set_column = numpy.zeros((n_docs if sent_starts else 0,), dtype="uint8")
         cdef unsigned char[::1] sp = space
+        cdef unsigned char[::1] set_view = set_column
         cdef uint64_t[::1] tag_view = tag_column
         cdef unsigned char[::1] iob_view = iob_column
         cdef unsigned char[::1] start_view = start_column
@@ -266,6 +270,8 @@ cdef class LexemeAtoms:
                         iob_view[k] = tokens[d][i].ent_iob
                     if sent_starts:
                         start_view[k] = tokens[d][i].sent_start == 1
+                        if i and tokens[d][i].sent_start != 0:
+                            set_view[d] = 1
                     k += 1
                 untagged += has_word and not has_tag
             if self.substrings:
@@ -287,6 +293,7 @@ cdef class LexemeAtoms:
             out["ent_iob"] = iob_column
         if sent_starts:
             out["sent_starts"] = start_column.view(bool)
+            out["sent_set"] = set_column
         if self.substrings:
             out["substrings"] = (offsets, hashes)
         return out
@@ -980,7 +987,7 @@ def _lexeme_atoms(substrings, classes):
     return atoms
 
 
-def sentence_units(docs, starts, space, sent_starts):
+def sentence_units(docs, starts, space, sent_starts, sent_set=None):
     """What the phrase recognisers decode as one unit, for a batch (its
     docs' tokens one after the other from `starts`, (n_docs + 1,)): the
     words (tokens with `space` 0; space None: no whitespace token) of each
@@ -991,7 +998,8 @@ def sentence_units(docs, starts, space, sent_starts):
     positions, unit_starts (U + 1,) int64 into words, unit_base (U,) int64:
     where the unit's doc begins, unit_doc (U,) int64, longest: the most words
     of a doc decoded as one unit without boundaries). Units without words
-    are left out."""
+    are left out. sent_set: docs_inputs' (per doc, a sentence start set
+    after its first token), else read from the tokens here."""
     cdef const int64_t[::1] sv = numpy.ascontiguousarray(starts, dtype="int64")
     cdef const unsigned char[::1] sp = None if space is None else \
         numpy.ascontiguousarray(space, dtype="uint8")
@@ -1005,11 +1013,19 @@ def sentence_units(docs, starts, space, sent_starts):
     cdef vector[int64_t] words, unit_starts, unit_base, unit_doc
     cdef vector[const TokenC*] tokens
     cdef vector[unsigned char] hooked
+    cdef const unsigned char[::1] given = None if sent_set is None else \
+        numpy.ascontiguousarray(sent_set, dtype="uint8")
+    if given is not None and given.shape[0] != n_docs:
+        raise ValueError("sentence_units: sent_set does not match the docs")
     cdef Doc doc
     cdef int64_t d = 0, i, base, sentence, last, longest = 0, n_words, n
     cdef bint bounded, has_space = sp is not None
     tokens.resize(n_docs)
     hooked.resize(n_docs)
+    words.reserve(N)
+    unit_starts.reserve(n_docs + 1)
+    unit_base.reserve(n_docs)
+    unit_doc.reserve(n_docs)
     for doc in docs:
         if sv[d + 1] - sv[d] != doc.length:
             raise ValueError("sentence_units: the token columns do not match the docs")
@@ -1023,7 +1039,9 @@ def sentence_units(docs, starts, space, sent_starts):
             base = sv[d]
             n = sv[d + 1] - base
             bounded = n >= 2 and hooked[d]
-            if n >= 2 and not bounded:
+            if n >= 2 and not bounded and given is not None:
+                bounded = given[d] != 0
+            elif n >= 2 and not bounded:
                 for i in range(1, n):
                     if tokens[d][i].sent_start != 0:
                         bounded = True

@@ -161,7 +161,7 @@ class PhrasePipe(SearchPipe):
         where the doc has sentence boundaries, else of the whole doc."""
         batch = self._atoms.docs_inputs([doc], sent_starts=True, own=self._own_tables())
         words, unit_starts, *_ = sentence_units([doc], batch["starts"], batch["space"],
-                                                batch["sent_starts"])
+                                                batch["sent_starts"], batch["sent_set"])
         return [words[a:b] for a, b in zip(unit_starts[:-1], unit_starts[1:])]
 
     def _warn_long_unit(self, n_words: int) -> None:
@@ -246,7 +246,7 @@ class PhrasePipe(SearchPipe):
         self._start_tally()
         batch = self._batch(docs, defer_rows=True)
         words, unit_starts, unit_base, unit_doc, longest = sentence_units(
-            docs, batch["starts"], batch["space"], batch["sent_starts"])
+            docs, batch["starts"], batch["space"], batch["sent_starts"], batch["sent_set"])
         self._warn_long_unit(longest)
         self._warn_unseen_tags()
         ranges = ranges_by_cost(unit_costs(unit_starts, self.cfg["max_length"] or 0), threads)

@@ -199,6 +199,7 @@ class SequencePipe(TransitionPipe):
                                         own=self._own_tables(), defer=defer_rows,
                                         **self.token_columns())
         atoms, starts = batch["atoms"], batch["starts"]
+        batch.pop("sent_set", None)  # (per doc: the phrase recognisers' units read it)
         if not self.cfg.get("respect_sent_starts") or not len(atoms):
             batch.pop("sent_starts", None)
         self.batch_columns(docs, batch, examples)
