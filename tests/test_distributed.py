@@ -624,6 +624,19 @@ def test_one_shard_reproduces_spacy_train(client, ewt_corpus, tmp_path, learner)
             assert (len(a) == len(b) or learner) and difference(a, b) < 1e-9
 
 
+def test_ipm_starts_before_any_worker_has_joined(client, ewt_corpus, tmp_path, monkeypatch):
+    """Where the scheduler lists no worker yet when the shards are sent
+    (a cluster still starting, a worker restarting), they go unpinned to
+    whichever worker joins: Dask refuses allow_other_workers without
+    workers, and once failed a run of the suite so."""
+    listed = client.scheduler_info
+    monkeypatch.setattr(client, "scheduler_info",
+                        lambda *a, **k: {**listed(*a, **k), "workers": {}})
+    train(CONFIGS / "tagger_ewt.cfg", tmp_path / "ipm", client=client, shards=2,
+          overrides=tagger_overrides(ewt_corpus, 1), stdout=io.StringIO())
+    assert saved_weights(tmp_path / "ipm" / "model-last", "lookahead_tagger")
+
+
 def test_ipm_is_deterministic_through_a_killed_worker(client, ewt_corpus, tmp_path):
     """Same config, seed and shards: the same weights, even when a worker
     dies mid-round (its shard is retrained from the same start); and the

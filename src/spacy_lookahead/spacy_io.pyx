@@ -6,7 +6,8 @@ computed in Python once per word type, cached in C, copied per token into
 the atoms array the systems read, with the GIL released, or left to the
 thread that searches each doc: WordRows); and the outputs
 (tags, arcs, entities, span groups) written per batch into the tokens, with
-no Python per token or per span. The engine (core/) never sees a spaCy
+no Python per token or per span: tags, entities and a group's spans
+through a LabelSink, which decode_docs' threads fill doc by doc in pipe(). The engine (core/) never sees a spaCy
 object, only those arrays.
 
 The C structs are spaCy's ABI: this module is compiled against one spaCy
@@ -781,6 +782,8 @@ cdef class LabelSink(DocSink):
         return sink
 
     def __init__(self, docs, hashes, int mode, str what):
+        if not 0 <= mode <= 2:
+            raise ValueError(f"LabelSink: mode {mode} (make one with LabelSink.tags or .spans)")
         self.docs = list(docs)
         self.n_docs = len(self.docs)
         self.mode, self.what = mode, what

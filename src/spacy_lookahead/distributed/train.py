@@ -493,7 +493,8 @@ class Job:
                                   key=f"ipm-{run_id}-{r}-{i}",
                                   priority=3 if mixing == "iterative" else 0,
                                   workers=[workers[i % len(workers)]] if workers else None,
-                                  allow_other_workers=True)
+                                  # (Dask refuses it without workers: none had joined yet)
+                                  allow_other_workers=bool(workers))
                     for i in range(len(self.shards))]
 
         # Priorities (iterative mixing): the shards first, then the mix they

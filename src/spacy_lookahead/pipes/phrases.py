@@ -15,8 +15,7 @@ from spacy.training import Example
 from spacy.vocab import Vocab
 
 from ..core.batch import thread_count
-from ..core.threads import ranges_by_cost
-from ..core.threads import RunsStarted
+from ..core.threads import RunsStarted, ranges_by_cost
 from ..core.fr_perceptron import FEEDBACKS, fr_perceptron, recognise
 from ..core.weights import Weights
 from ..spacy_io import LexemeAtoms, in_vocab, sentence_units, write_phrases

@@ -1,6 +1,6 @@
 """`lookahead_tagger`: POS tagging with depth-D lookahead search and the
 margin perceptron (Tsuruoka et al. 2011, Sections 3 and 4.1)."""
-from typing import Callable, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
 from spacy.language import Language
@@ -317,7 +317,7 @@ class LookaheadTagger(SequencePipe):
         return out
 
     def _output_sink(self, docs: List[Doc], indexes: List[Optional[numpy.ndarray]],
-                     lattices: object) -> Optional[LabelSink]:
+                     lattices: Any) -> Optional[LabelSink]:
         """token.tag written by the searching threads (as set_annotations'
         write_tags) where that is all it writes: tags, no alternatives or
         probabilities, no whitespace token, one vocab."""
