@@ -167,6 +167,9 @@ def test_a_label_sink_raises_for_a_doc_never_put(nlp):
     assert not docs[1].has_annotation("TAG") and not docs[1].has_annotation("ENT_IOB")
     with pytest.raises(ValueError, match="3 kinds and 2 types"):
         LabelSink.spans(docs, kinds, types[:2], hashes)
+    with pytest.raises(ValueError, match="undoable=True"):  # (no tags kept to restore)
+        LabelSink.tags(docs, hashes).undo()
+    LabelSink.tags(docs, hashes, undoable=True).undo()  # (nothing put: nothing to restore)
 
 
 def test_write_phrases_is_a_span_group(nlp):

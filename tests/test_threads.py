@@ -353,9 +353,9 @@ def test_the_searching_threads_write_the_outputs(shared_data, setting, monkeypat
     pipe.cfg["n_threads"] = 1
     one = [annotations(d) for d in pipe.pipe([fresh(d) for d in refs], batch_size=40)]
     assert any(any(part) for doc in one for part in doc[:4])
-    calls = []
-    original = type(pipe).set_annotations
-    monkeypatch.setattr(type(pipe), "set_annotations",
+    calls = []  # (set_annotations' path: the predictions made on the calling thread)
+    original = type(pipe)._predictions
+    monkeypatch.setattr(type(pipe), "_predictions",
                         lambda self, *a: calls.append(1) or original(self, *a))
     pipe.cfg["n_threads"] = 2
     assert [annotations(d) for d in pipe.pipe([fresh(d) for d in refs], batch_size=40)] == one
@@ -381,6 +381,58 @@ def test_the_searching_threads_write_the_outputs(shared_data, setting, monkeypat
             [fresh(d) for d in refs[:39]]
         out = list(pipe.pipe(spaced, batch_size=40))
         assert calls and out[0][1].tag_ == "_SP"
+    # a subclass that writes more in its own set_annotations gets no sink
+    class Marking(type(pipe)):
+        def set_annotations(self, docs, predictions):
+            super().set_annotations(docs, predictions)
+            for doc in docs:
+                doc.user_data["marked"] = True
+
+    pipe.__class__ = Marking
+    marked = list(pipe.pipe([fresh(d) for d in refs], batch_size=40))
+    assert all(d.user_data.get("marked") for d in marked)
+    assert [annotations(d) for d in marked] == one
+
+
+@pytest.mark.parametrize("setting", ["tagger_lookahead", "chunker_beam", "ner_rtl"])
+def test_a_batch_that_fails_after_its_search_leaves_its_docs_as_they_were(
+        shared_data, setting, monkeypatch):
+    """The searching threads write each doc as soon as it is searched;
+    where the batch fails after that (here: every run's results() raises
+    once the threads are done), its docs are as they were (the sink's
+    undo: tags restored, no entities, no chunk group) when they reach the
+    error handler, also in the retry in batches of batch_size."""
+    from spacy_lookahead.core import decode as decoding
+    from spacy_lookahead.pipes import transition
+
+    factory, config, data = SETTINGS[setting]
+    nlp = trained(factory, config, lambda v: examples(shared_data, data, v, "train", 300), 1)
+    pipe = nlp.get_pipe(factory)
+    refs = [eg.reference for eg in examples(shared_data, data, nlp.vocab, "test", 100)]
+    docs = [spacy.tokens.Doc(nlp.vocab, words=[t.text for t in doc],
+                             tags=[t.tag_ if factory == "lookahead_chunker" else "XX"
+                                   for t in doc]) for doc in refs]
+    before = [annotations(d) for d in docs]
+    real = transition.RunsStarted
+
+    class Failing:
+        def __init__(self, runs):
+            self.started = real(runs)
+
+        def results(self):
+            self.started.results()  # (every doc searched and put)
+            raise decoding.NoValidOutput("no valid output (a test's)")
+
+    monkeypatch.setattr(transition, "RunsStarted", Failing)
+    pipe.cfg["n_threads"] = 2
+    failed = []
+    pipe.set_error_handler(lambda name, proc, batch, err: failed.append(len(batch)))
+    assert list(pipe.pipe(docs, batch_size=40)) == []
+    assert sum(failed) == len(docs)
+    assert [annotations(d) for d in docs] == before
+    assert all(t.tag_ == "XX" for t in docs[0]) or factory == "lookahead_chunker"
+    monkeypatch.setattr(transition, "RunsStarted", real)
+    assert [annotations(d) for d in pipe.pipe(docs, batch_size=40)] != before  # (it writes)
 
 
 @pytest.mark.parametrize("setting", ["fr_clause_finder", "fr_chunker"])

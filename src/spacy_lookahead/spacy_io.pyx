@@ -741,7 +741,11 @@ cdef class LabelSink(DocSink):
     there, and the groups (Python objects) by finish(), with the GIL. A doc
     whose output fails (a label id out of range, no memory) keeps its error
     for finish() to raise; finish() also raises where a doc with tokens was
-    never put. The docs are one vocab's (the hashes are its strings')."""
+    never put. The docs are one vocab's (the hashes are its strings').
+    undo() (a batch that failed after some docs were put) leaves the docs
+    as they were: tags saved as they are overwritten (`tags(...,
+    undoable=True)`), entities cleared (the pipes make an entity sink only
+    for docs without any: SpanLabeller.writes_in_c), no group made."""
     cdef list docs
     cdef readonly str what
     cdef str key
@@ -751,6 +755,8 @@ cdef class LabelSink(DocSink):
     cdef vector[signed char] status
     cdef vector[int] bad  # the failing id or type of a doc
     cdef vector[vector[SpanC]] found  # a span group's spans, per doc
+    cdef vector[uint64_t] saved       # undoable tags: each token's tag before (doc d's at
+    cdef vector[int64_t] saved_at     # saved_at[d])
     cdef object _h, _kind, _typ  # (the arrays the pointers below read)
     cdef const uint64_t* h
     cdef int n_h
@@ -759,9 +765,16 @@ cdef class LabelSink(DocSink):
     cdef int n_actions
 
     @staticmethod
-    def tags(docs, hashes):
-        """token.tag = hashes[id] (id < 0 counts from the end: -1, the space tag)."""
+    def tags(docs, hashes, bint undoable=False):
+        """token.tag = hashes[id] (id < 0 counts from the end: -1, the space
+        tag); undoable: each token's tag kept before it is written (undo)."""
         cdef LabelSink sink = LabelSink(docs, hashes, 0, "write_tags")
+        cdef int d
+        if undoable:
+            sink.saved_at.resize(sink.n_docs + 1)
+            for d in range(sink.n_docs):
+                sink.saved_at[d + 1] = sink.saved_at[d] + sink.lengths[d]
+            sink.saved.resize(sink.saved_at[sink.n_docs])
         return sink
 
     @staticmethod
@@ -808,11 +821,35 @@ cdef class LabelSink(DocSink):
         if n != self.lengths[i]:
             self.status[i], self.bad[i] = _BAD_LENGTH, n
         elif self.mode == 0:
-            self.status[i] = _put_tags(self.tokens[i], out, n, self.h, self.n_h, &self.bad[i])
+            self.status[i] = _put_tags(self.tokens[i], out, n, self.h, self.n_h,
+                                       self.saved.data() + self.saved_at[i] if self.saved.size()
+                                       else NULL,
+                                       &self.bad[i])
         else:
             self.status[i] = _put_spans(self.tokens[i], out, n, self.kind, self.typ,
                                         self.n_actions, self.h, self.n_h, self.mode == 1,
-                                        &self.found[i], &self.bad[i])
+                                        &self.found[i] if self.mode == 2 else NULL, &self.bad[i])
+
+    def undo(self):
+        """The docs put, as they were before (see the class): for a batch
+        that failed after its searches began."""
+        if self.mode == 0 and self.n_docs and not self.saved.size():
+            raise ValueError("LabelSink.undo: make the sink with tags(..., undoable=True)")
+        cdef int d, j
+        cdef TokenC* t
+        with nogil:
+            for d in range(self.n_docs):
+                if self.status[d] != _PUT:
+                    continue
+                for j in range(self.lengths[d]):
+                    t = &self.tokens[d][j]
+                    if self.mode == 0:
+                        t.tag = self.saved[self.saved_at[d] + j]
+                    elif self.mode == 1:
+                        t.ent_iob, t.ent_type, t.ent_kb_id, t.ent_id = 0, 0, 0, 0
+                self.status[d] = _NOT_PUT
+                if self.mode == 2:
+                    self.found[d].clear()
 
     def finish(self, scores=None, score_starts=None):
         """With the GIL, after every put: a span group's groups, for the
@@ -845,13 +882,18 @@ cdef class LabelSink(DocSink):
 
 
 cdef signed char _put_tags(TokenC* tokens, const int* ids, int n, const uint64_t* h, int n_h,
-                           int* bad) noexcept nogil:
+                           uint64_t* saved, int* bad) noexcept nogil:
+    """One doc's tags (each token's tag before into `saved`, where given);
+    a doc with an id out of range is left as it was."""
     cdef int i, a
     for i in range(n):
-        a = ids[i]
-        if a >= n_h or a < -n_h:
-            bad[0] = a
+        if ids[i] >= n_h or ids[i] < -n_h:
+            bad[0] = ids[i]
             return _BAD_ID
+    for i in range(n):
+        a = ids[i]
+        if saved != NULL:
+            saved[i] = tokens[i].tag
         tokens[i].tag = h[a if a >= 0 else n_h + a]
     return _PUT
 

@@ -261,7 +261,8 @@ class SpanLabeller(SequencePipe):
         tokens, a group's spans made there and the groups by its finish(),
         as set_annotations' write_spans) where that is all it writes: no
         probabilities, no whitespace token, `writes_in_c`."""
-        if self.calibrated or any_spaced(indexes) or not self.writes_in_c(docs):
+        if (self.calibrated or type(self).set_annotations is not SpanLabeller.set_annotations
+                or any_spaced(indexes) or not self.writes_in_c(docs)):
             return None
         kinds, types = self._kinds_types()
         return LabelSink.spans(docs, kinds, types, self.string_hashes(self.labels),

@@ -322,9 +322,10 @@ class LookaheadTagger(SequencePipe):
         write_tags) where that is all it writes: tags, no alternatives or
         probabilities, no whitespace token, one vocab."""
         if (self.attr != "TAG" or self.cfg["alternatives"] or self.calibrated
+                or type(self).set_annotations is not LookaheadTagger.set_annotations
                 or any_spaced(indexes) or not in_vocab(docs, self.vocab)):
             return None
-        return LabelSink.tags(docs, self.string_hashes(self.output_strings()))
+        return LabelSink.tags(docs, self.string_hashes(self.output_strings()), undoable=True)
 
     def set_annotations(self, docs: Iterable[Doc], predictions: List[Prediction]) -> None:
         """Write the tags; with SAPO also each tag's probability (the summed

@@ -266,13 +266,20 @@ class TransitionPipe(SearchPipe):
 
     def _finish(self, docs: List[Doc], begun: tuple) -> None:
         indexes, started = begun
+        sink = indexes.sink if isinstance(indexes, DocsLayout) else None
         try:
             results = started.results()
+            if sink is not None:  # (the searching threads wrote the outputs)
+                sink.finish()
+                return
         except decoding.NoValidOutput as err:
+            if sink is not None:  # (the docs written before the stop, as they were)
+                sink.undo()
             raise self._naming_the_doc(docs, err) from None
-        if isinstance(indexes, DocsLayout) and indexes.sink is not None:
-            indexes.sink.finish()  # (the searching threads wrote the outputs)
-            return
+        except BaseException:
+            if sink is not None:
+                sink.undo()
+            raise
         self.set_annotations(docs, self._predictions(docs, indexes, results))
 
     def _naming_the_doc(self, docs: List[Doc], err: Exception) -> Exception:
@@ -326,7 +333,10 @@ class TransitionPipe(SearchPipe):
         doc's output right after its search (a core.instance.DocSink over
         `docs`, e.g. spacy_io.LabelSink), where that is all set_annotations
         would do with it; None: set_annotations writes them after the
-        search (subclasses that have one say when). indexes: the docs'
+        search (subclasses that have one say when; a subclass of theirs
+        that writes more in its own set_annotations gets none). A batch
+        that fails leaves its docs as they were (the sink's undo()).
+        indexes: the docs'
         content positions (None: no whitespace token); lattices: the
         batch's `_lattice_pass`."""
         return None
