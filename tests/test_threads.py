@@ -479,3 +479,22 @@ def test_unit_costs_are_the_candidate_phrases():
     assert unit_costs(starts, 4).tolist() == [9.0, 0.0, 28.0]
     assert unit_costs(starts, 0).tolist() == [9.0, 0.0, 49.0]
     assert unit_costs(starts[:1], 4).tolist() == []
+
+
+def test_a_pipe_stopped_early_leaves_the_docs_in_flight_as_they_were(shared_data, monkeypatch):
+    """The caller stops iterating pipe() while later batches are searched
+    (and written by their threads): those batches are waited for and their
+    docs left as they were (_abandon: the sink's undo)."""
+    factory, config, data = SETTINGS["tagger_lookahead"]
+    nlp = trained(factory, config, lambda v: examples(shared_data, data, v, "train", 300), 1)
+    pipe = nlp.get_pipe(factory)
+    refs = [eg.reference for eg in examples(shared_data, data, nlp.vocab, "test", 120)]
+    docs = [spacy.tokens.Doc(nlp.vocab, words=[t.text for t in doc], tags=["XX"] * len(doc))
+            for doc in refs]
+    monkeypatch.setattr(base, "MIN_DOCS_PER_THREAD", 5)
+    pipe.cfg["n_threads"] = 2
+    stream = pipe.pipe(docs, batch_size=10)
+    first = next(stream)  # (the first batch written; the next two begun)
+    stream.close()
+    assert first is docs[0] and any(t.tag_ != "XX" for d in docs[:10] for t in d)
+    assert all(t.tag_ == "XX" for d in docs[10:] for t in d)

@@ -388,7 +388,9 @@ class SearchPipe(TrainablePipe):
         MIN_DOCS_PER_THREAD docs a thread, whatever batch_size asks.
         The same outputs as one thread, in the same order; a batch of
         batch_size docs whose inputs or outputs fail goes to the error
-        handler (its docs are not yielded), as TrainablePipe.pipe does."""
+        handler (its docs are not yielded), as TrainablePipe.pipe does.
+        Where the caller stops early (or an error leaves), the batches in
+        flight are waited for and their docs left as they were (_abandon)."""
         threads = thread_count(self.cfg["n_threads"])
         if threads <= 1:
             yield from TrainablePipe.pipe(self, stream, batch_size=batch_size)
@@ -396,17 +398,24 @@ class SearchPipe(TrainablePipe):
         error_handler = self.get_error_handler()
         pool = shared_pool(threads)
         started: Deque[tuple] = deque()
-        for docs in util.minibatch(stream, size=pipelined_batch_size(batch_size, threads)):
-            docs = list(docs)
-            try:
-                started.append((docs, self._begin(docs, pool, threads)))
-            except Exception as err:  # (handled in the batches' order)
-                started.append((docs, err))
-            while len(started) > PIPELINE_DEPTH:
+        try:
+            for docs in util.minibatch(stream, size=pipelined_batch_size(batch_size, threads)):
+                docs = list(docs)
+                try:
+                    started.append((docs, self._begin(docs, pool, threads)))
+                except Exception as err:  # (handled in the batches' order)
+                    started.append((docs, err))
+                while len(started) > PIPELINE_DEPTH:
+                    yield from self._written(*started.popleft(), error_handler, batch_size, pool,
+                                             threads)
+            while started:
                 yield from self._written(*started.popleft(), error_handler, batch_size, pool,
                                          threads)
-        while started:
-            yield from self._written(*started.popleft(), error_handler, batch_size, pool, threads)
+        finally:
+            while started:
+                docs, begun = started.popleft()
+                if not isinstance(begun, Exception):
+                    self._abandon(docs, begun)
 
     def _written(self, docs: List[Doc], begun: Any, error_handler: Callable, batch_size: int,
                  pool: Any, threads: int) -> List[Doc]:
@@ -442,6 +451,11 @@ class SearchPipe(TrainablePipe):
     def _finish(self, docs: List[Doc], begun: Any) -> None:
         """The pipelined pipe(): wait for _begin's search, write the outputs."""
         raise NotImplementedError
+
+    def _abandon(self, docs: List[Doc], begun: Any) -> None:
+        """The pipelined pipe() stopped before _finish: wait for _begin's
+        search and leave the docs as they were (what its threads wrote
+        undone; none by default)."""
 
     def _warn_tally(self, tally: Optional[Dict[str, Any]]) -> None:
         if tally and tally["unseen"]:

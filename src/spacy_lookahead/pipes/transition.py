@@ -282,6 +282,15 @@ class TransitionPipe(SearchPipe):
             raise
         self.set_annotations(docs, self._predictions(docs, indexes, results))
 
+    def _abandon(self, docs: List[Doc], begun: tuple) -> None:
+        indexes, started = begun
+        try:
+            started.results()
+        except Exception:  # (its error is no one's now: the batch is dropped)
+            pass
+        if isinstance(indexes, DocsLayout) and indexes.sink is not None:
+            indexes.sink.undo()
+
     def _naming_the_doc(self, docs: List[Doc], err: Exception) -> Exception:
         """A batch's NoValidOutput, naming the first of its docs that has no
         valid output (each decoded again on its own: the error path only)."""
