@@ -6,9 +6,9 @@ computed in Python once per word type, cached in C, copied per token into
 the atoms array the systems read, with the GIL released, or left to the
 thread that searches each doc: WordRows); and the outputs
 (tags, arcs, entities, span groups) written per batch into the tokens, with
-no Python per token or per span: tags, entities and a group's spans
-through a LabelSink, which decode_docs' threads fill doc by doc in pipe(). The engine (core/) never sees a spaCy
-object, only those arrays.
+no Python per token or per span (tags, entities and a group's spans
+through a LabelSink, which decode_docs' threads fill doc by doc in
+pipe()). The engine (core/) never sees a spaCy object, only those arrays.
 
 The C structs are spaCy's ABI: this module is compiled against one spaCy
 minor version (setup.cfg pins spacy to it), as spaCy's own extensions are."""
@@ -166,8 +166,9 @@ cdef class LexemeAtoms:
         with `sent_starts`, "sent_starts" (N,) bool (token.is_sent_start)
         and "sent_set" (n_docs,) uint8: whether a token after the doc's
         first has token.sent_start set (1 or -1: Doc.has_annotation's
-        sentence boundaries, without a hook). `own`: the component's (cluster, probability) tables, each read
-        instead of the vocab's where given (None: the vocab's).
+        sentence boundaries, without a hook). `own`: the component's
+        (cluster, probability) tables, each read instead of the vocab's
+        where given (None: the vocab's).
         Read from the docs' TokenC arrays: the GIL is held only to look up
         word types first seen in this batch.
         `defer`: where the batch has no whitespace token (one vocab), the
@@ -360,11 +361,12 @@ cdef class WordRows(DocRows):
             raise ValueError("WordRows.set_column: the rows are filled: write the column "
                              "into the atoms")
         if not N_WORD_ATOMS <= column < N_ATOMS:
-            raise ValueError(f"WordRows.set_column: {column} is not a token column")
+            raise ValueError(f"WordRows.set_column: {column} is not a token column: give one "
+                             f"of {N_WORD_ATOMS}..{N_ATOMS - 1} (e.g. core.features' A_CHUNK)")
         cdef const uint64_t[::1] v = numpy.ascontiguousarray(values, dtype="uint64")
         if v.shape[0] != self.lexes.size():
             raise ValueError(f"WordRows.set_column: {v.shape[0]} values for "
-                             f"{self.lexes.size()} tokens")
+                             f"{self.lexes.size()} tokens: give one per token of the batch")
         self.columns.append(v)
         self.column_at.push_back(column)
         self.column_values.push_back(&v[0] if v.shape[0] else NULL)
@@ -788,7 +790,8 @@ cdef class LabelSink(DocSink):
         cdef const signed char[::1] kind = sink._kind
         cdef const int[::1] typ = sink._typ
         if typ.shape[0] != kind.shape[0]:
-            raise ValueError(f"write_spans: {kind.shape[0]} kinds and {typ.shape[0]} types")
+            raise ValueError(f"write_spans: {kind.shape[0]} kinds and {typ.shape[0]} types: give "
+                             "one type per action (schemes.action_arrays)")
         sink.n_actions = kind.shape[0]
         if sink.n_actions:
             sink.kind, sink.typ = &kind[0], &typ[0]
@@ -870,15 +873,17 @@ cdef class LabelSink(DocSink):
                               "fewer or shorter docs at once")
         if why == _BAD_ID:
             raise ValueError(f"{self.what}: label id {bad} out of range for "
-                             f"{self.n_h if self.mode == 0 else self.n_actions} labels")
+                             f"{self.n_h if self.mode == 0 else self.n_actions} labels: give the "
+                             "component's label ids")
         if why == _BAD_TYPE:
-            raise ValueError(f"{self.what}: span type {bad} out of range")
+            raise ValueError(f"{self.what}: span type {bad} out of range for {self.n_h} hashes: "
+                             "give a hash per span type")
         if why == _BAD_LENGTH:
             raise ValueError(f"{self.what}: {bad} labels for a doc of {self.lengths[first]} "
-                             "tokens")
+                             "tokens: give one label per token")
         raise RuntimeError(f"{self.what}: doc {first} of the batch ({self.lengths[first]} "
                            "tokens) was never written: the search that should have put it did "
-                           "not run")
+                           "not run (a bug: please report it)")
 
 
 cdef signed char _put_tags(TokenC* tokens, const int* ids, int n, const uint64_t* h, int n_h,
@@ -1061,7 +1066,8 @@ def sentence_units(docs, starts, space, sent_starts, sent_set=None):
     cdef const unsigned char[::1] given = None if sent_set is None else \
         numpy.ascontiguousarray(sent_set, dtype="uint8")
     if given is not None and given.shape[0] != n_docs:
-        raise ValueError("sentence_units: sent_set does not match the docs")
+        raise ValueError("sentence_units: sent_set does not match the docs: give "
+                         "docs_inputs' sent_set of the same docs")
     cdef Doc doc
     cdef int64_t d = 0, i, base, sentence, last, longest = 0, n_words, n
     cdef bint bounded, has_space = sp is not None

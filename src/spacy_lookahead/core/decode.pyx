@@ -258,7 +258,7 @@ cdef class DocsRun(CRun):
                              f"one has {docs.n_docs}): make a DocsOutput(docs) for each batch")
         if sink is not None and sink.n_docs != docs.n_docs:
             raise ValueError(f"the sink was made for another batch ({sink.n_docs} docs; this "
-                             f"one has {docs.n_docs})")
+                             f"one has {docs.n_docs}): make one for each batch's docs")
         self.docs, self.W, self.into, self.then, self.sink = docs, W, into, then, sink
         self.keep = into.keep
         self.stuck = -1

@@ -582,7 +582,8 @@ cdef class UnitsJob:
         cdef const int64_t[::1] ud = numpy.ascontiguousarray(unit_doc, dtype="int64")
         cdef const int[::1] cv = counts
         if ud.shape[0] != cv.shape[0]:
-            raise ValueError(f"doc_result: {ud.shape[0]} units' docs for {cv.shape[0]} units")
+            raise ValueError(f"doc_result: {ud.shape[0]} units' docs for {cv.shape[0]} units: "
+                             "give sentence_units' unit_doc of this job's units")
         offsets = numpy.empty((n_docs + 1,), dtype="int64")
         cdef int64_t[::1] ov = offsets
         cdef int64_t total = 0
