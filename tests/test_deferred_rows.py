@@ -115,3 +115,62 @@ def test_deferred_rows_hold_each_tokens_word_atoms_and_substrings():
         assert hashes[offsets[k]:offsets[k + 1]].tolist() == list(word_substrings(token.text))
     assert offsets[0] == 0 and offsets[len(tokens)] == sum(len(word_substrings(t.text))
                                                            for t in tokens)
+
+
+def looked_up(atoms, docs):
+    return atoms.docs_inputs(docs, defer=True, lookup=True)
+
+
+def test_rows_that_look_their_words_up_are_the_filled_rows():
+    """docs_inputs' lookup: nothing read from the tokens until each doc's
+    fill() looks its words up in the cache (on the thread that searches
+    it). A doc whose words are all cached gets the rows the ordinary path
+    makes, bit for bit; one with a word not cached yet, or a whitespace
+    token, is left unfilled and listed by returned(); fill_all() refuses
+    such a batch, naming the fix. Thousands of words (the cache's table
+    grown many times) are all found again."""
+    nlp = spacy.blank("en")
+    words = [f"w{i}" for i in range(5000)] + WORDS
+    rng = numpy.random.default_rng(5)
+    docs = [Doc(nlp.vocab, words=[words[i] for i in rng.integers(0, len(words), 12)])
+            for _ in range(400)]
+    atoms = LexemeAtoms()
+    cold = looked_up(atoms, docs[:50])
+    assert cold["space"] is None and "tags" not in cold
+    assert [cold["rows"].fill_doc(i) for i in range(50)] == [False] * 50
+    assert cold["rows"].returned().tolist() == list(range(50))
+    with pytest.raises(ValueError, match="without `lookup` where anything reads them"):
+        cold["rows"].fill_all()
+    filled = atoms.docs_inputs(docs)  # (adds every word)
+    assert len(set(words)) >= 5000
+    later = looked_up(atoms, docs)
+    rows = later["rows"]
+    assert all(rows.fill_doc(i) for i in rng.permutation(len(docs)).tolist())
+    assert rows.returned().tolist() == []
+    assert later["atoms"].tobytes() == filled["atoms"].tobytes()
+    mixed = [Doc(nlp.vocab, words=["w1", "brand-new", "w2"]), docs[0],
+             Doc(nlp.vocab, words=["w3", " ", "w4"]), Doc(nlp.vocab, words=[])]
+    later = looked_up(atoms, mixed)
+    assert [later["rows"].fill_doc(i) for i in range(4)] == [False, True, False, True]
+    assert later["rows"].returned().tolist() == [0, 2]
+    want = atoms.docs_inputs(mixed)["starts"]
+    assert later["starts"].tolist() == want.tolist()
+
+
+def test_lookup_is_only_for_the_words_alone():
+    """Where more than the words is asked (tags, sentence starts,
+    substrings) or nothing is deferred, docs_inputs looks the words up
+    itself, as without lookup: every doc filled."""
+    docs, _ = real_batch(9, n_docs=30)
+    atoms = LexemeAtoms(substrings=True)
+    for kwargs in ({"defer": True, "tags": True}, {"defer": True, "sent_starts": True},
+                   {"defer": True}, {}):
+        got = atoms.docs_inputs(docs, lookup=True, **kwargs)
+        rows = got.get("rows")
+        if rows is not None:
+            assert all(rows.fill_doc(i) for i in range(len(docs)))
+            assert rows.returned().tolist() == []
+    plain = LexemeAtoms()
+    got = plain.docs_inputs(docs, lookup=True)  # (not deferred: filled here)
+    assert "rows" not in got
+    assert got["atoms"].tobytes() == plain.docs_inputs(docs)["atoms"].tobytes()

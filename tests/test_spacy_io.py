@@ -170,6 +170,14 @@ def test_a_label_sink_raises_for_a_doc_never_put(nlp):
     with pytest.raises(ValueError, match="undoable=True"):  # (no tags kept to restore)
         LabelSink.tags(docs, hashes).undo()
     LabelSink.tags(docs, hashes, undoable=True).undo()  # (nothing put: nothing to restore)
+    # docs left out on purpose (their searching thread could not fill their
+    # rows: the caller writes them) are no error, and get no group
+    for sink in (LabelSink.tags(docs, hashes), LabelSink.spans(docs, kinds, types, hashes),
+                 LabelSink.spans(docs, kinds, types, hashes, "chunks")):
+        sink.finish(absent=[1])
+    assert "chunks" not in docs[1].spans and not docs[1].has_annotation("TAG")
+    with pytest.raises(ValueError, match="doc 2 cannot be absent from a batch of 2"):
+        LabelSink.tags(docs, hashes).finish(absent=[2])
 
 
 def test_write_phrases_is_a_span_group(nlp):

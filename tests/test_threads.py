@@ -498,3 +498,60 @@ def test_a_pipe_stopped_early_leaves_the_docs_in_flight_as_they_were(shared_data
     stream.close()
     assert first is docs[0] and any(t.tag_ != "XX" for d in docs[:10] for t in d)
     assert all(t.tag_ == "XX" for d in docs[10:] for t in d)
+
+
+def test_the_searching_threads_look_the_words_up(shared_data, monkeypatch):
+    """A tagger whose inputs are its words alone has them looked up by the
+    threads that search each doc in pipe() (docs_inputs' lookup: no token
+    read on the calling thread). A doc with a word not cached yet, or a
+    whitespace token, is left by its thread and predicted again before the
+    batch is written. The tags are one thread's: from an empty cache
+    (every doc left), on a second pass (only the whitespace docs left),
+    with empty docs, and with two pipe() calls at once on one component
+    (one adding words to the cache while the other's threads read it)."""
+    from spacy_lookahead.pipes.transition import DocsLayout
+
+    factory, config, data = SETTINGS["tagger_lookahead"]
+    nlp = trained(factory, config, lambda v: examples(shared_data, data, v, "train", 300), 1)
+    pipe = nlp.get_pipe(factory)
+    refs = [eg.reference for eg in examples(shared_data, data, nlp.vocab, "test", 300)]
+    spaced = {5, 77, 150}
+
+    def fresh(k, doc):
+        words = [t.text for t in doc]
+        if k in spaced:
+            words = words[:2] + ["\n\n"] + words[2:]
+        return spacy.tokens.Doc(nlp.vocab, words=words)
+
+    def stream():
+        return [fresh(k, d) for k, d in enumerate(refs)] + [spacy.tokens.Doc(nlp.vocab, words=[])]
+
+    pipe.cfg["n_threads"] = 1
+    one = [annotations(d) for d in pipe.pipe(stream(), batch_size=40)]
+    left = []
+    original = DocsLayout.returned
+    monkeypatch.setattr(DocsLayout, "returned", lambda self: left.extend(original(self)) or
+                        original(self))
+    pipe._atoms.set_classes(pipe._atoms.classes)  # (the word cache emptied)
+    pipe.cfg["n_threads"] = 2
+    assert [annotations(d) for d in pipe.pipe(stream(), batch_size=40)] == one
+    assert len(left) >= len(refs) // 4  # (the first batches: every doc)
+    left.clear()
+    out = list(pipe.pipe(stream(), batch_size=40))
+    assert [annotations(d) for d in out] == one
+    assert len(left) == len(spaced)  # (the whitespace docs alone; their places in their batches)
+    assert out[5][2].tag_ == "_SP"
+    # two calls at once, from an empty cache: each call's outputs are one thread's
+    import threading
+    pipe._atoms.set_classes(pipe._atoms.classes)
+    got = {}
+
+    def run(name):
+        got[name] = [annotations(d) for d in pipe.pipe(stream(), batch_size=40)]
+
+    callers = [threading.Thread(target=run, args=(k,)) for k in range(2)]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join()
+    assert got == {0: one, 1: one}

@@ -32,6 +32,7 @@ cnp.import_array()
 from .core.clock cimport add_since, now_ns
 from .core.instance cimport DocRows, DocSink
 from .core.nothrow cimport la_push, la_reserve
+from .core.readmap cimport la_readmap, la_rm_add, la_rm_free, la_rm_get
 from .systems.span_ids cimport id_spans
 
 from .core.features cimport A_TAG, N_ATOMS, N_WORD_ATOMS
@@ -80,15 +81,43 @@ def lexeme_atoms(lexeme, tables):
             prob_bin(probs.get(orth)) if probs is not None else 0]
 
 
+cdef class WordCache:
+    """spaCy orth id -> the word's atoms (a WordC, owned here): added by
+    one thread at a time (LexemeAtoms, with the GIL and its lock), read by
+    any thread at any time without a lock (core.readmap): the threads that
+    search one batch look up their docs' words while the thread that makes
+    the next batch adds new ones. Whoever reads its words keeps it alive."""
+    cdef Pool mem
+    cdef la_readmap map
+
+    def __cinit__(self):
+        self.mem = Pool()
+        memset(&self.map, 0, sizeof(la_readmap))
+
+    def __dealloc__(self):
+        la_rm_free(&self.map)
+
+    def __len__(self):
+        return self.map.size
+
+    cdef inline const WordC* find(self, uint64_t orth) noexcept nogil:
+        return <const WordC*>la_rm_get(&self.map, orth)
+
+    cdef int add(self, uint64_t orth, const WordC* lex) except -1:
+        if la_rm_add(&self.map, orth, <void*>lex) != 0:
+            raise MemoryError("no memory left for the word cache: free memory")
+        return 0
+
+
 cdef class LexemeAtoms:
     """Cache: spaCy orth id -> the word's atoms (and substrings, if asked).
-    Grows with the vocabulary; written with the GIL held, and read by the
-    nogil passes of docs_inputs: `lock` keeps a call's reads apart from
-    another thread's writes (two pipe() calls on one component at once).
+    Grows with the vocabulary; written with the GIL held and `lock` (two
+    pipe() calls on one component at once), read without either by the
+    nogil passes of docs_inputs and by the searching threads that look
+    their docs' words up (docs_inputs' `lookup`; a WordCache).
     Made again when the cluster or probability table it reads changes (e.g.
     after [initialize.lookups] or loading a pipeline)."""
-    cdef PreshMap cache
-    cdef Pool mem
+    cdef WordCache cache
     cdef object lock
     cdef readonly bint substrings
     cdef readonly object lexicon  # the tables and the vocab the cache was made with
@@ -96,8 +125,7 @@ cdef class LexemeAtoms:
 
     def __init__(self, bint substrings=False):
         self.lock = threading.Lock()
-        self.mem = Pool()
-        self.cache = PreshMap()
+        self.cache = WordCache()
         self.substrings = substrings
         self.lexicon = None
         self.classes = {}
@@ -110,27 +138,27 @@ cdef class LexemeAtoms:
 
     def _set_classes(self, dict classes):
         self.classes = dict(classes)
-        self.mem = Pool()
-        self.cache = PreshMap()
+        self.cache = WordCache()
 
     cdef const WordC* get(self, uint64_t orth, object vocab, object tables) except NULL:
-        cdef WordC* lex = <WordC*>self.cache.get(orth)
+        cdef WordC* lex = <WordC*>self.cache.find(orth)
+        cdef Pool mem = self.cache.mem
         cdef int i
         if lex == NULL:
             text = vocab.strings[orth]
             values = (word_atoms(text) + lexeme_atoms(vocab[orth], tables)
                       + [self.classes.get(text, 0)])
-            lex = <WordC*>self.mem.alloc(1, sizeof(WordC))
+            lex = <WordC*>mem.alloc(1, sizeof(WordC))
             for i in range(N_WORD_ATOMS):
                 lex.atoms[i] = values[i]
             lex.is_space = text.isspace()
             if self.substrings:
                 subs = word_substrings(text)
                 lex.n_subs = len(subs)
-                lex.subs = <uint64_t*>self.mem.alloc(max(1, len(subs)), sizeof(uint64_t))
+                lex.subs = <uint64_t*>mem.alloc(max(1, len(subs)), sizeof(uint64_t))
                 for i in range(lex.n_subs):
                     lex.subs[i] = subs[i]
-            self.cache.set(orth, lex)
+            self.cache.add(orth, lex)
         return lex
 
     def doc_atoms(self, doc):
@@ -153,7 +181,7 @@ cdef class LexemeAtoms:
         return self.docs_inputs([doc])["substrings"]
 
     def docs_inputs(self, docs, bint tags=False, bint ent_iob=False, bint sent_starts=False,
-                    own=(None, None), bint defer=False):
+                    own=(None, None), bint defer=False, bint lookup=False):
         """The word inputs of a batch of docs as one set of arrays over their
         tokens one after the other: "atoms" (N, N_ATOMS) (the input columns
         A_TAG (but see `tags`), A_CHUNK left 0 for the caller), "starts" (n_docs + 1,) int64
@@ -176,11 +204,21 @@ cdef class LexemeAtoms:
         reads each doc ("rows": WordRows, a core.instance.DocRows;
         decode_docs fills each doc's on the thread that searches it): the
         atoms and substring arrays are then unfilled until rows.fill_all()
-        or the docs' fill()s. The other columns are filled."""
+        or the docs' fill()s. The other columns are filled.
+        `lookup` (with defer, where only the words are asked: no tags,
+        ent_iob, sent_starts or substrings; one vocab): not even the word
+        types are looked up here, so no token is read on this thread:
+        each doc's fill() looks its words up in the cache (on the thread
+        that searches it). A doc with a word not cached yet, or a
+        whitespace token, is left unfilled (fill() is false; after the
+        searches, rows.returned() lists those docs) for the caller to do
+        again without `lookup`; fill_all() refuses such a doc. "space" is
+        then None whatever the docs hold."""
         with self.lock:
-            return self._docs_inputs(docs, tags, ent_iob, sent_starts, own, defer)
+            return self._docs_inputs(docs, tags, ent_iob, sent_starts, own, defer, lookup)
 
-    def _docs_inputs(self, docs, bint tags, bint ent_iob, bint sent_starts, own, bint defer):
+    def _docs_inputs(self, docs, bint tags, bint ent_iob, bint sent_starts, own, bint defer,
+                     bint lookup):
         cdef int n_docs = len(docs), d, i
         cdef int64_t k = 0, N = 0, n_space = 0, n_subs = 0, missing = 0, untagged = 0
         cdef bint has_word, has_tag
@@ -196,6 +234,9 @@ cdef class LexemeAtoms:
             st[d + 1] = st[d] + doc.length
             one_vocab = one_vocab and doc.vocab is (<Doc>docs[0]).vocab
         N = st[n_docs]
+        if (lookup and defer and one_vocab and N and not (tags or ent_iob or sent_starts)
+                and not self.substrings):
+            return self._looked_up_later(docs, tokens, starts, own)
         # (every entry written in the nogil loops below or by the rows' fill: a
         # calloc of the heap's would zero them with the GIL held)
         atoms = numpy.empty((N, N_ATOMS), dtype="uint64")
@@ -214,7 +255,7 @@ cdef class LexemeAtoms:
         rows.n_docs = n_docs
         rows.lexes.resize(N)
         vocab = None
-        pools = []  # the caches' memory, where another vocab's tables empty the cache
+        caches = []  # the word types' memory, where another vocab's tables empty the cache
         cdef int64_t t0 = now_ns()
         if one_vocab and n_docs:  # the cached word types without the GIL, then the others
             vocab = (<Doc>docs[0]).vocab
@@ -223,8 +264,7 @@ cdef class LexemeAtoms:
             with nogil:
                 for d in range(n_docs):
                     for i in range(st[d + 1] - st[d]):
-                        rows.lexes[k] = <const WordC*>map_get(self.cache.c_map,
-                                                              tokens[d][i].lex.orth)
+                        rows.lexes[k] = self.cache.find(tokens[d][i].lex.orth)
                         missing += rows.lexes[k] == NULL
                         k += 1
             add_since(t0)
@@ -240,16 +280,16 @@ cdef class LexemeAtoms:
                     continue
                 doc = docs[d]
                 if doc.vocab is not vocab:
-                    pools.append(self.mem)
+                    caches.append(self.cache)
                     vocab = doc.vocab
                     tables = self._tables(vocab, own)
                 for i in range(st[d + 1] - st[d]):
-                    lex = <const WordC*>map_get(self.cache.c_map, tokens[d][i].lex.orth)
+                    lex = self.cache.find(tokens[d][i].lex.orth)
                     rows.lexes[k] = (lex if lex != NULL
                                      else self.get(tokens[d][i].lex.orth, vocab, tables))
                     k += 1
-        pools.append(self.mem)
-        rows.pools = pools  # (the word types' memory, while the rows are filled)
+        caches.append(self.cache)
+        rows.caches = caches  # (the word types' memory, while the rows are filled)
         offsets = numpy.empty((N + 1 if self.substrings else 0,), dtype="int32")
         cdef int[::1] ov = offsets
         t0 = now_ns()
@@ -300,6 +340,23 @@ cdef class LexemeAtoms:
             out["substrings"] = (offsets, hashes)
         return out
 
+    cdef dict _looked_up_later(self, docs, const vector[const TokenC*]& tokens, starts, own):
+        """docs_inputs' `lookup`: the arrays made, nothing read from the
+        tokens (the rows' fill() looks each doc's words up)."""
+        self._tables((<Doc>docs[0]).vocab, own)  # (the cache made again where they changed)
+        cdef int n_docs = len(docs)
+        cdef int64_t N = starts[n_docs]
+        atoms = numpy.empty((N, N_ATOMS), dtype="uint64")
+        cdef WordRows rows = WordRows.__new__(WordRows)
+        rows.n_docs = n_docs
+        rows.lexes.resize(N)
+        rows.doc_tokens = tokens
+        rows.returned_docs.resize(n_docs)
+        rows.words = &self.cache.map
+        rows.caches = [self.cache]
+        rows.set_arrays(atoms, starts, None, None, numpy.zeros((0,), dtype="uint64"))
+        return {"atoms": atoms, "starts": starts, "space": None, "rows": rows}
+
     def _tables(self, vocab, own):
         """The tables read: each of `own` given, else the vocab's; the cache
         is emptied where they, or the vocab (its lexeme attributes), are not
@@ -310,8 +367,7 @@ cdef class LexemeAtoms:
                   own[1] if own[1] is not None else in_vocab[1])
         if self.lexicon is None or self.lexicon[0] is not tables[0] \
                 or self.lexicon[1] is not tables[1] or self.lexicon[2] is not vocab:
-            self.mem = Pool()
-            self.cache = PreshMap()
+            self.cache = WordCache()
             self.lexicon = (tables[0], tables[1], vocab)
         return tables
 
@@ -326,9 +382,15 @@ cdef class WordRows(DocRows):
     token's tag where the tags were read, and any set_column gave) and its
     substrings between its first offset and the next doc's (both written
     by docs_inputs, so that threads filling neighbouring docs never write
-    the same entry); row(k, out) writes token k's row alone."""
+    the same entry); row(k, out) writes token k's row alone.
+    Looked up per doc (docs_inputs' `lookup`: `words` set): fill(i) first
+    finds doc i's word types in the cache; a doc with a word not there, or
+    a whitespace token, is not filled, and returned() lists it."""
     cdef vector[const WordC*] lexes  # per token: its word type
-    cdef object pools                # ... whose memory this keeps
+    cdef object caches               # ... the WordCaches that own them
+    cdef la_readmap* words           # lookup: the cache fill() reads (NULL: lexes are set)
+    cdef vector[const TokenC*] doc_tokens       # lookup: each doc's tokens
+    cdef vector[unsigned char] returned_docs    # lookup: 1 where fill(i) left doc i
     cdef object atoms, starts, offsets, hashes
     cdef list columns                # the token columns' arrays (kept alive)
     cdef vector[int] column_at       # ... their columns in a row
@@ -379,16 +441,54 @@ cdef class WordRows(DocRows):
             row[self.column_at[c]] = self.column_values[c][k]
 
     cdef void row(self, int64_t k, uint64_t* out) noexcept nogil:
+        if self.lexes[k] == NULL:  # (lookup: not found by its doc's fill; not read here)
+            memset(out, 0, N_ATOMS * sizeof(uint64_t))
+            return
         self._row(k, out)
 
-    cdef void fill(self, int i) noexcept nogil:
+    def returned(self):
+        """The docs (their places in the batch, int32) that fill() left to
+        the caller (lookup: a word not cached yet, or a whitespace token);
+        read after the searches."""
+        return numpy.flatnonzero(numpy.asarray(<unsigned char[:self.returned_docs.size()]>
+                                               self.returned_docs.data())
+                                 if self.returned_docs.size() else
+                                 numpy.zeros((0,), "uint8")).astype("int32")
+
+    cdef bint _look_up(self, int i) noexcept nogil:
+        """lookup: doc i's word types into lexes; False (doc i returned)
+        where one is not cached or is whitespace."""
+        cdef int64_t k, lo = self.st[i]
+        cdef const TokenC* tokens = self.doc_tokens[i]
+        cdef const WordC* lex
+        for k in range(lo, self.st[i + 1]):
+            lex = <const WordC*>la_rm_get(self.words, tokens[k - lo].lex.orth)
+            if lex == NULL or lex.is_space:
+                self.returned_docs[i] = 1
+                return False
+            self.lexes[k] = lex
+        return True
+
+    def fill_all(self):
+        """Every doc's rows, now (for a reader other than decode_docs); a
+        doc left unfilled (lookup: a word not cached) is an error."""
+        DocRows.fill_all(self)
+        left = self.returned()
+        if len(left):
+            raise ValueError(f"WordRows.fill_all: {len(left)} docs have words the cache did not "
+                             "have (or whitespace): make the batch's inputs without `lookup` "
+                             "where anything reads them before the searches")
+
+    cdef bint fill(self, int i) noexcept nogil:
         cdef int64_t k, n, lo = self.st[i], hi = self.st[i + 1]
         cdef const WordC* lex
         cdef int j
+        if self.words != NULL and not self._look_up(i):
+            return False
         for k in range(lo, hi):
             self._row(k, self.av + k * N_ATOMS)
         if self.ov == NULL or hi == lo:
-            return
+            return True
         n = self.ov[lo]
         for k in range(lo, hi):
             lex = self.lexes[k]
@@ -397,6 +497,7 @@ cdef class WordRows(DocRows):
                 n += 1
             if k + 1 < hi:
                 self.ov[k + 1] = <int>n
+        return True
 
 
 cdef class ChunkAtoms:
@@ -732,6 +833,7 @@ cdef enum:
     _BAD_TYPE = 3
     _NO_MEMORY = 4
     _BAD_LENGTH = 5
+    _ABSENT = 6  # not put on purpose: finish's `absent`
 
 
 cdef class LabelSink(DocSink):
@@ -854,16 +956,29 @@ cdef class LabelSink(DocSink):
                 if self.mode == 2:
                     self.found[d].clear()
 
-    def finish(self, scores=None, score_starts=None):
+    def finish(self, scores=None, score_starts=None, absent=None):
         """With the GIL, after every put: a span group's groups, for the
-        docs before the first that failed; that doc's error raised."""
+        docs before the first that failed; that doc's error raised.
+        absent: the docs (places in the batch) not put on purpose, which
+        the caller writes itself (those whose rows the searching thread
+        could not fill: WordRows.returned()); no group is made for them."""
         cdef int d, first = self.n_docs
+        if absent is not None:
+            for d in absent:
+                if not 0 <= d < self.n_docs or self.status[d] not in (_NOT_PUT, _ABSENT):
+                    raise ValueError(f"{self.what}: doc {d} cannot be absent from a batch of "
+                                     f"{self.n_docs} (out of range, or put): give the docs "
+                                     "that were not put")
+                self.status[d] = _ABSENT
         for d in range(self.n_docs):
+            if self.status[d] == _ABSENT:
+                continue
             if self.status[d] != _PUT and (self.status[d] != _NOT_PUT or self.lengths[d]):
                 first = d
                 break
         if self.mode == 2:
-            _set_groups(self.docs, self.key, self.found, first, scores, score_starts)
+            _set_groups(self.docs, self.key, self.found, first, scores, score_starts,
+                        self.status.data())
         if first == self.n_docs:
             return
         cdef int why = self.status[first], bad = self.bad[first]
@@ -1003,11 +1118,12 @@ cdef inline SpanC _span(const TokenC* tokens, int start, int end, uint64_t label
 
 
 cdef int _set_groups(docs, str key, vector[vector[SpanC]]& spans, int upto, scores=None,
-                     score_starts=None) except -1:
+                     score_starts=None, const signed char* status=NULL) except -1:
     """doc.spans[key] = a new group of each doc's spans (doc d's: spans[d],
     checked by the caller, moved into the group: `spans` gives them up),
     for the first `upto` docs; with scores, its attrs["scores"] the doc's
-    slice of them (doc d's at score_starts[d]:score_starts[d + 1])."""
+    slice of them (doc d's at score_starts[d]:score_starts[d + 1]); none
+    for a doc whose `status` (a LabelSink's, where given) is _ABSENT."""
     cdef SpanGroup group
     cdef Doc doc
     cdef int d = 0
@@ -1017,6 +1133,9 @@ cdef int _set_groups(docs, str key, vector[vector[SpanC]]& spans, int upto, scor
     for doc in docs:
         if d >= upto:
             break
+        if status != NULL and status[d] == _ABSENT:
+            d += 1
+            continue
         # (made without __init__'s argument handling, the weak reference by
         # the C API: a doc's group per call, with the GIL held)
         group = SpanGroup.__new__(SpanGroup)

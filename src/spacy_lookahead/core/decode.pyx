@@ -210,7 +210,9 @@ def decode_docs(Docs docs, Weights W, int depth, DocsOutput into, int beam_width
     best of each doc by A* (as nbest() with exact), the best written as its
     output. sink: where each doc's output is put (instance.DocSink, made
     for the same docs) right after its search and `then`, by the same
-    thread (a doc without tokens to search is never put). (One DocsRun,
+    thread (a doc without tokens to search is never put, nor one whose
+    rows its reader could not fill: docs.load false, the doc left to the
+    batch's maker, its output untouched). (One DocsRun,
     run here: threads.RunsStarted runs several on C threads.)"""
     cdef DocsRun run = DocsRun(docs, W, depth, into, beam_width, then, exact_topn, sink)
     with nogil:
@@ -322,9 +324,8 @@ cdef class DocsRun(CRun):
             i = la_take(counter)
             if i >= n or la_load(stop):
                 break
-            if not self.docs.length(i):
-                continue
-            self.docs.load(i)
+            if not self.docs.length(i) or not self.docs.load(i):
+                continue  # (nothing to search, or its inputs are its maker's to redo)
             memset(state, 0, size)
             self.docs.init_state(i, state)
             if self.chain is not None:  # A*: the best is the first of the n best

@@ -31,7 +31,10 @@ cdef class DocRows:
     they are read: decode_docs fills doc i's (fill(i)) on the thread that
     searches it, right before the search, so the thread that made the batch
     writes less, and the rows land in the cache of the core that reads them.
-    fill(i) writes doc i's rows alone (threads fill different docs at once);
+    fill(i) writes doc i's rows alone (threads fill different docs at once),
+    and is false where it could not (its reader may look the doc's words up
+    itself and find one missing: the doc is then not searched, and its
+    maker does it again);
     after fill_all() (with the GIL) every row is there and fill() does
     nothing. row(k, out): token k's row (k: its place in the batch) into
     `out` (N_ATOMS), the batch's rows left as they are, for a reader that
@@ -40,7 +43,7 @@ cdef class DocRows:
     only this."""
     cdef readonly int n_docs
     cdef readonly bint filled  # every doc's rows are there
-    cdef void fill(self, int i) noexcept nogil
+    cdef bint fill(self, int i) noexcept nogil
     cdef void row(self, int64_t k, uint64_t* out) noexcept nogil
 
 
@@ -68,7 +71,8 @@ cdef class Docs:
     cdef readonly int width           # ints of output per token (output's planes)
     cdef DocRows rows                 # rows filled per doc (load), or None: all there
 
-    cdef void load(self, int i) noexcept nogil       # doc i's rows, before its search
+    cdef bint load(self, int i) noexcept nogil       # doc i's rows, before its search
+                                                     # (false: not there, skip the doc)
 
     cdef int length(self, int i) noexcept nogil      # tokens of doc i; 0: nothing to search
     cdef int max_steps(self, int i) noexcept nogil   # no derivation of doc i has more actions

@@ -104,20 +104,23 @@ cdef class Instance:
 
 
 cdef class DocRows:
-    cdef void fill(self, int i) noexcept nogil:
-        pass
+    cdef bint fill(self, int i) noexcept nogil:
+        return True
 
     cdef void row(self, int64_t k, uint64_t* out) noexcept nogil:
         pass
 
     def fill_doc(self, int i):
-        """Doc i's rows, now (as a search fills them before reading them)."""
+        """Doc i's rows, now (as a search fills them before reading them):
+        whether they are there (else the doc is its reader's to do)."""
         if not 0 <= i < self.n_docs:
             raise IndexError(f"doc {i} of a batch of {self.n_docs}")
+        cdef bint ready
         cdef int64_t t0 = now_ns()
         with nogil:
-            self.fill(i)
+            ready = self.fill(i)
         add_since(t0)
+        return ready
 
     def fill_all(self):
         """Every doc's rows, now (for a reader other than decode_docs)."""
@@ -147,9 +150,10 @@ cdef class Docs:
     def __len__(self):
         return self.n_docs
 
-    cdef void load(self, int i) noexcept nogil:
+    cdef bint load(self, int i) noexcept nogil:
         if self.rows is not None and not self.rows.filled:
-            self.rows.fill(i)
+            return self.rows.fill(i)
+        return True
 
     cdef int length(self, int i) noexcept nogil:
         return 0

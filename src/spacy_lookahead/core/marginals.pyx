@@ -1127,8 +1127,8 @@ cdef class PassRun(CRun):
             i = la_take(&self.job.next_doc)
             if i >= n:
                 break
-            self.job.docs.load(i)  # (a pass on its own: no search loaded the doc)
-            self.job.doc(self.th, i, NULL, 0)
+            if self.job.docs.load(i):  # (a pass on its own: no search loaded the doc;
+                self.job.doc(self.th, i, NULL, 0)  # one not loadable is its maker's to redo)
         add_since(t0)
 
     cdef list finish(self):

@@ -372,12 +372,12 @@ class ArcStandardParser(TransitionPipe):
             indexes.append(numpy.flatnonzero(words == 0).astype("int32") if words.any() else None)
         return inputs, indexes
 
-    def batch_inputs(self, docs: List[Doc], defer_rows: bool = False
+    def batch_inputs(self, docs: List[Doc], defer_rows: bool = False, lookup: bool = False
                      ) -> Tuple[Dict[str, Any], List[Optional[numpy.ndarray]]]:
         """The batch input of ArcStandardSystem.batch_docs (_batch_columns,
         whitespace tokens left out) and each doc's content positions.
-        defer_rows: unused (the parser adds columns of its own to the rows,
-        so every row is made here)."""
+        defer_rows, lookup: unused (the parser adds columns of its own to
+        the rows, so every row is made here)."""
         batch = self._batch_columns(docs)
         held = {"atoms": batch["atoms"], "starts": batch["starts"],
                 "sent_ids": batch.get("sent_ids")}

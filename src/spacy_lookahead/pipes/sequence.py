@@ -185,7 +185,7 @@ class SequencePipe(TransitionPipe):
         return [names[i] for i in output]
 
     def inputs_and_indexes(self, docs: List[Doc], examples: Optional[List[Example]] = None,
-                           defer_rows: bool = False
+                           defer_rows: bool = False, lookup: bool = False
                            ) -> Tuple[Dict[str, Any], List[Optional[numpy.ndarray]]]:
         """The system input of the whole batch, without Python per token:
         the docs' word inputs in one set of arrays (LexemeAtoms.docs_inputs)
@@ -193,10 +193,13 @@ class SequencePipe(TransitionPipe):
         whitespace tokens left out (TaggingSystem.batch_instances reads
         it); and the positions of each doc's content tokens (None: no
         whitespace token). defer_rows: the atoms' rows may be left to the
-        searches (docs_inputs' defer: batch_docs' searches fill them)."""
+        searches (docs_inputs' defer: batch_docs' searches fill them);
+        lookup: the words too, where the inputs are the words alone
+        (`_reads_words_only`; docs_inputs' lookup)."""
         self._check_lexicon(docs)
         batch = self._atoms.docs_inputs(docs, sent_starts=bool(self.cfg.get("respect_sent_starts")),
                                         own=self._own_tables(), defer=defer_rows,
+                                        lookup=lookup and defer_rows and self._reads_words_only(),
                                         **self.token_columns())
         atoms, starts = batch["atoms"], batch["starts"]
         batch.pop("sent_set", None)  # (per doc: the phrase recognisers' units read it)
@@ -218,9 +221,20 @@ class SequencePipe(TransitionPipe):
             return batch, [None] * len(docs)
         return without_whitespace(batch, space)
 
-    def batch_inputs(self, docs: List[Doc], defer_rows: bool = False
+    def batch_inputs(self, docs: List[Doc], defer_rows: bool = False, lookup: bool = False
                      ) -> Tuple[Dict[str, Any], List[Optional[numpy.ndarray]]]:
-        return self.inputs_and_indexes(docs, defer_rows=defer_rows)
+        return self.inputs_and_indexes(docs, defer_rows=defer_rows, lookup=lookup)
+
+    def _reads_words_only(self) -> bool:
+        """Whether a batch's inputs are its words alone (no input column,
+        preset, sentence start, substring or doc template), which its
+        searching threads can then look up themselves (docs_inputs'
+        lookup)."""
+        return (not self.token_columns() and not self.cfg.get("respect_sent_starts")
+                and type(self).input_columns is SequencePipe.input_columns
+                and type(self).batch_columns is SequencePipe.batch_columns
+                and type(self).forced_ids is SequencePipe.forced_ids
+                and not self._atoms.substrings and not self.system.reads_doc)
 
     def _decoding(self, docs: List[Doc], writes: bool = False
                   ) -> Tuple[Any, Callable, Iterable, tuple]:

@@ -321,11 +321,22 @@ class LookaheadTagger(SequencePipe):
         """token.tag written by the searching threads (as set_annotations'
         write_tags) where that is all it writes: tags, no alternatives or
         probabilities, no whitespace token, one vocab."""
-        if (self.attr != "TAG" or self.cfg["alternatives"] or self.calibrated
-                or type(self).set_annotations is not LookaheadTagger.set_annotations
-                or any_spaced(indexes) or not in_vocab(docs, self.vocab)):
+        if any_spaced(indexes) or not self._writes_tags_only(docs):
             return None
         return LabelSink.tags(docs, self.string_hashes(self.output_strings()), undoable=True)
+
+    def _writes_tags_only(self, docs: List[Doc]) -> bool:
+        """Whether set_annotations writes token.tag and nothing else on
+        `docs` (their whitespace tokens aside): tags, no alternatives or
+        probabilities, one vocab."""
+        return (self.attr == "TAG" and not self.cfg["alternatives"] and not self.calibrated
+                and type(self).set_annotations is LookaheadTagger.set_annotations
+                and in_vocab(docs, self.vocab))
+
+    def _looks_up_on_threads(self, docs: List[Doc]) -> bool:
+        """Where the sink writes the tags and the inputs are the words alone
+        (no whitespace known yet: a doc with some is left to _finish)."""
+        return self._writes_tags_only(docs) and self._reads_words_only()
 
     def set_annotations(self, docs: Iterable[Doc], predictions: List[Prediction]) -> None:
         """Write the tags; with SAPO also each tag's probability (the summed

@@ -57,6 +57,13 @@ class DocsLayout(NamedTuple):
     held: Any  # the system's batch_docs, decoded (e.g. for lattices over its cached scores)
     lattices: Any = None  # a core.marginals.DocPass done after each doc's search, or None
     sink: Any = None  # a core.instance.DocSink that wrote each doc's output after it, or None
+    rows: Any = None  # rows whose words the searches looked up (spacy_io.WordRows), or None
+
+    def returned(self) -> List[int]:
+        """The docs the searching threads left to the caller (their rows
+        could not be filled there: a word not cached yet, a whitespace
+        token; docs_inputs' lookup), after the searches."""
+        return [] if self.rows is None else self.rows.returned().tolist()
 
 
 def on_c_threads(runs: list) -> list:
@@ -270,7 +277,12 @@ class TransitionPipe(SearchPipe):
         try:
             results = started.results()
             if sink is not None:  # (the searching threads wrote the outputs)
-                sink.finish()
+                redo = indexes.returned()
+                again = [docs[i] for i in redo]  # (predicted before a write is final)
+                predictions = self.predict(again) if again else None
+                sink.finish(absent=redo)
+                if again:
+                    self.set_annotations(again, predictions)
                 return
         except decoding.NoValidOutput as err:
             if sink is not None:  # (the docs written before the stop, as they were)
@@ -320,15 +332,20 @@ class TransitionPipe(SearchPipe):
         self._start_tally()
         run, args = self._decoder()
         if self._decodes_docs(run, args):
-            inputs, indexes = self.batch_inputs(docs, defer_rows=True)
+            lookup = writes and self._looks_up_on_threads(docs)
+            inputs, indexes = self.batch_inputs(docs, defer_rows=True, lookup=lookup)
             self._warn_unseen_tags()
             held = self.system.batch_docs(inputs)
             W, depth, beam_width, keep = self._docs_decode_args(run, args)
             output = decoding.DocsOutput(held, keep)
             lattices = self._lattice_pass(held, inputs["starts"])
             sink = self._output_sink(docs, indexes, lattices) if writes else None
+            if lookup and sink is None:
+                raise RuntimeError(f"[{self.name}] looks words up on its searching threads but "
+                                   "has no sink for their outputs (a bug: please report it)")
             threads = max(1, min(thread_count(self.cfg["n_threads"]), len(docs)))
-            return (DocsLayout(inputs["starts"], indexes, output, held, lattices, sink),
+            return (DocsLayout(inputs["starts"], indexes, output, held, lattices, sink,
+                               inputs.get("rows") if lookup else None),
                     on_c_threads,
                     docs_runs(held, output, threads, W, depth, beam_width, lattices, sink=sink),
                     ())
@@ -349,6 +366,16 @@ class TransitionPipe(SearchPipe):
         content positions (None: no whitespace token); lattices: the
         batch's `_lattice_pass`."""
         return None
+
+    def _looks_up_on_threads(self, docs: List[Doc]) -> bool:
+        """Whether the threads that search a batch decoded at once in
+        pipe() may also look its words up (batch_inputs' lookup: no token
+        read on the calling thread): where they write every output too
+        (`_output_sink` makes a sink for these docs whatever their tokens)
+        and nothing reads the inputs before the search. The docs they
+        cannot do (a word not cached yet, whitespace) are predicted again
+        by _finish. False here; subclasses that can say when."""
+        return False
 
     def _lattice_pass(self, held: Any, starts: numpy.ndarray) -> Any:
         """A pass over the lattices of a batch decoded at once (a
@@ -384,7 +411,7 @@ class TransitionPipe(SearchPipe):
         beam's best final items to keep (DocsOutput's keep; 0: the best)."""
         return args[0], args[2], args[3] if args[1] == "beam" else 0, 0
 
-    def batch_inputs(self, docs: List[Doc], defer_rows: bool = False
+    def batch_inputs(self, docs: List[Doc], defer_rows: bool = False, lookup: bool = False
                      ) -> Tuple[Dict[str, Any], List[Optional[numpy.ndarray]]]:
         """The system input of the whole batch without its whitespace tokens
         (the system's batch_docs reads it: per-token arrays over the docs'
@@ -392,7 +419,9 @@ class TransitionPipe(SearchPipe):
         the positions of each doc's content tokens (None: no whitespace
         token). defer_rows: its rows may be left to batch_docs' searches,
         which fill each doc's before they read it (a DocRows, "rows"), where
-        the system takes them."""
+        the system takes them. lookup (with defer_rows, where
+        `_looks_up_on_threads`): the searches look the words up too
+        (docs_inputs' lookup), and leave the docs they cannot do."""
         raise NotImplementedError
 
     def _docs_predictions(self, docs: List[Doc], layout: DocsLayout) -> Sequence:
