@@ -157,20 +157,65 @@ def test_rows_that_look_their_words_up_are_the_filled_rows():
     assert later["starts"].tolist() == want.tolist()
 
 
-def test_lookup_is_only_for_the_words_alone():
-    """Where more than the words is asked (tags, sentence starts,
-    substrings) or nothing is deferred, docs_inputs looks the words up
-    itself, as without lookup: every doc filled."""
+def test_rows_that_look_up_read_and_check_the_token_columns():
+    """lookup with tags: fill() writes each token's tag into A_TAG (the
+    rows the ordinary path makes, bit for bit) and counts the tags not in
+    `known` (tag_counts: over the docs filled); a doc with an untagged
+    token is left, and so (with ent_iob) is one with preset entities.
+    Sentence starts, or nothing deferred: looked up here, as without
+    lookup."""
     docs, _ = real_batch(9, n_docs=30)
+    strings = docs[0].vocab.strings
     atoms = LexemeAtoms(substrings=True)
-    for kwargs in ({"defer": True, "tags": True}, {"defer": True, "sent_starts": True},
-                   {"defer": True}, {}):
-        got = atoms.docs_inputs(docs, lookup=True, **kwargs)
-        rows = got.get("rows")
-        if rows is not None:
-            assert all(rows.fill_doc(i) for i in range(len(docs)))
-            assert rows.returned().tolist() == []
-    plain = LexemeAtoms()
-    got = plain.docs_inputs(docs, lookup=True)  # (not deferred: filled here)
+    filled = atoms.docs_inputs(docs, tags=True)
+    known = numpy.asarray([strings["NN"], strings["DT"]], dtype="uint64")
+    later = atoms.docs_inputs(docs, tags=True, defer=True, lookup=True, known=known)
+    rows = later["rows"]
+    assert rows.looks_up and "tags" not in later
+    assert all(rows.fill_doc(i) for i in range(len(docs)))
+    assert later["atoms"].tobytes() == filled["atoms"].tobytes()
+    tokens = [t for doc in docs for t in doc]
+    unseen = [t for t in tokens if t.tag_ == "VB"]
+    assert rows.tag_counts() == (len(tokens), len(unseen), [strings["VB"]])
+    marked = [doc.copy() for doc in docs[:4]]
+    marked[1][0].tag = 0
+    marked[2].set_ents([], default="outside")
+    for ent_iob, left in ((False, [1]), (True, [1, 2])):
+        rows = atoms.docs_inputs(marked, tags=True, ent_iob=ent_iob, defer=True,
+                                 lookup=True)["rows"]
+        assert [rows.fill_doc(i) for i in range(4)] == [i not in left for i in range(4)]
+        assert rows.returned().tolist() == left and rows.tag_counts() is None
+    assert not atoms.docs_inputs(docs, sent_starts=True, defer=True, lookup=True)["rows"].looks_up
+    got = atoms.docs_inputs(docs, lookup=True)  # (not deferred: filled here)
     assert "rows" not in got
-    assert got["atoms"].tobytes() == plain.docs_inputs(docs)["atoms"].tobytes()
+    assert got["atoms"].tobytes() == atoms.docs_inputs(docs)["atoms"].tobytes()
+
+
+@pytest.mark.parametrize("width", [0, 3])
+def test_decoding_rows_that_look_up_is_decoding_the_filled_batch(width):
+    """Substrings kept per doc where each doc's words are looked up on its
+    thread (substrings_of: the view moved to them): the outputs of the
+    batch filled at once, on one thread and on several."""
+    docs, rng = real_batch(21 + width)
+    system = TaggingSystem(3, templates=["preset:ner", "tag[0] lower[0]"])
+    atoms = LexemeAtoms(substrings=True)
+    filled = atoms.docs_inputs(docs, tags=True)
+    starts = filled["starts"]
+    golds = [rng.integers(0, 3, int(n)).astype("int32") for n in numpy.diff(starts)]
+    W = Weights()
+    for _ in range(3):
+        learners.margin_perceptron(system.batch_instances(filled, golds)[:60], W, 1, 1.0)
+    W = W.average()
+    depth = 0 if width else 1
+    held = system.batch_docs(filled)
+    expected = DocsOutput(held)
+    decode_docs(held, W, depth, expected, width)
+    assert len(set(expected.labels.tolist())) >= 2
+    for threads in (1, 3):
+        later = atoms.docs_inputs(docs, tags=True, defer=True, lookup=True)
+        assert later["rows"].looks_up
+        held = system.batch_docs(later)
+        out = DocsOutput(held)
+        RunsStarted(docs_runs(held, out, threads, W, depth, width)).results()
+        assert later["rows"].returned().tolist() == []
+        assert out.labels.tolist() == expected.labels.tolist()

@@ -500,47 +500,68 @@ def test_a_pipe_stopped_early_leaves_the_docs_in_flight_as_they_were(shared_data
     assert all(t.tag_ == "XX" for d in docs[10:] for t in d)
 
 
-def test_the_searching_threads_look_the_words_up(shared_data, monkeypatch):
-    """A tagger whose inputs are its words alone has them looked up by the
+@pytest.mark.parametrize("setting", ["tagger_lookahead", "ner_rtl", "chunker_beam"])
+def test_the_searching_threads_look_the_words_up(shared_data, setting, monkeypatch):
+    """A tagger, NER or chunker whose inputs are its words (the NER's with
+    substrings, the chunker's with their tags) has them looked up by the
     threads that search each doc in pipe() (docs_inputs' lookup: no token
-    read on the calling thread). A doc with a word not cached yet, or a
-    whitespace token, is left by its thread and predicted again before the
-    batch is written. The tags are one thread's: from an empty cache
-    (every doc left), on a second pass (only the whitespace docs left),
-    with empty docs, and with two pipe() calls at once on one component
-    (one adding words to the cache while the other's threads read it)."""
+    read on the calling thread). A doc with a word not cached yet, a
+    whitespace token or (the NER) preset entities is left by its thread
+    and predicted again before the batch is written. The outputs, and the
+    warning on tags unseen in training, are one thread's: from an empty
+    cache (every doc left), on a second pass (only the whitespace and
+    preset docs left), with empty docs, and with two pipe() calls at once
+    on one component (one adding words to the cache while the other's
+    threads read it)."""
+    import warnings
+
     from spacy_lookahead.pipes.transition import DocsLayout
 
-    factory, config, data = SETTINGS["tagger_lookahead"]
+    factory, config, data = SETTINGS[setting]
     nlp = trained(factory, config, lambda v: examples(shared_data, data, v, "train", 300), 1)
     pipe = nlp.get_pipe(factory)
     refs = [eg.reference for eg in examples(shared_data, data, nlp.vocab, "test", 300)]
-    spaced = {5, 77, 150}
+    spaced, preset = {5, 77, 150}, {9, 160}
 
     def fresh(k, doc):
-        words = [t.text for t in doc]
+        words, tags = [t.text for t in doc], [t.tag_ for t in doc]
         if k in spaced:
-            words = words[:2] + ["\n\n"] + words[2:]
-        return spacy.tokens.Doc(nlp.vocab, words=words)
+            words, tags = words[:2] + ["\n\n"] + words[2:], tags[:2] + ["_SP"] + tags[2:]
+        if k == 30:
+            tags[0] = "NEWTAG"
+        out = spacy.tokens.Doc(nlp.vocab, words=words,
+                               tags=tags if factory == "lookahead_chunker" else None)
+        if k in preset and factory == "lookahead_ner":
+            out.set_ents([], default="outside")  # (kept: no entity there)
+        return out
 
     def stream():
         return [fresh(k, d) for k, d in enumerate(refs)] + [spacy.tokens.Doc(nlp.vocab, words=[])]
 
+    def run_pipe():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = list(pipe.pipe(stream(), batch_size=40))
+        return out, [str(w.message) for w in caught if "never seen" in str(w.message)]
+
     pipe.cfg["n_threads"] = 1
-    one = [annotations(d) for d in pipe.pipe(stream(), batch_size=40)]
+    out, warned = run_pipe()
+    one = [annotations(d) for d in out]
+    assert bool(warned) == (factory == "lookahead_chunker")
     left = []
     original = DocsLayout.returned
     monkeypatch.setattr(DocsLayout, "returned", lambda self: left.extend(original(self)) or
                         original(self))
     pipe._atoms.set_classes(pipe._atoms.classes)  # (the word cache emptied)
     pipe.cfg["n_threads"] = 2
-    assert [annotations(d) for d in pipe.pipe(stream(), batch_size=40)] == one
+    out, warned_here = run_pipe()
+    assert [annotations(d) for d in out] == one and warned_here == warned
     assert len(left) >= len(refs) // 4  # (the first batches: every doc)
     left.clear()
-    out = list(pipe.pipe(stream(), batch_size=40))
-    assert [annotations(d) for d in out] == one
-    assert len(left) == len(spaced)  # (the whitespace docs alone; their places in their batches)
-    assert out[5][2].tag_ == "_SP"
+    out, warned_here = run_pipe()
+    assert [annotations(d) for d in out] == one and warned_here == warned
+    assert len(left) == len(spaced) + (len(preset) if factory == "lookahead_ner" else 0)
+    assert out[5][2].tag_ == "_SP" or factory != "lookahead_tagger"
     # two calls at once, from an empty cache: each call's outputs are one thread's
     import threading
     pipe._atoms.set_classes(pipe._atoms.classes)

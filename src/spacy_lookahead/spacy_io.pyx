@@ -31,7 +31,7 @@ cnp.import_array()
 
 from .core.clock cimport add_since, now_ns
 from .core.instance cimport DocRows, DocSink
-from .core.nothrow cimport la_push, la_reserve
+from .core.nothrow cimport la_push, la_reserve, la_resize
 from .core.readmap cimport la_readmap, la_rm_add, la_rm_free, la_rm_get
 from .systems.span_ids cimport id_spans
 
@@ -181,7 +181,7 @@ cdef class LexemeAtoms:
         return self.docs_inputs([doc])["substrings"]
 
     def docs_inputs(self, docs, bint tags=False, bint ent_iob=False, bint sent_starts=False,
-                    own=(None, None), bint defer=False, bint lookup=False):
+                    own=(None, None), bint defer=False, bint lookup=False, known=None):
         """The word inputs of a batch of docs as one set of arrays over their
         tokens one after the other: "atoms" (N, N_ATOMS) (the input columns
         A_TAG (but see `tags`), A_CHUNK left 0 for the caller), "starts" (n_docs + 1,) int64
@@ -205,20 +205,24 @@ cdef class LexemeAtoms:
         decode_docs fills each doc's on the thread that searches it): the
         atoms and substring arrays are then unfilled until rows.fill_all()
         or the docs' fill()s. The other columns are filled.
-        `lookup` (with defer, where only the words are asked: no tags,
-        ent_iob, sent_starts or substrings; one vocab): not even the word
-        types are looked up here, so no token is read on this thread:
-        each doc's fill() looks its words up in the cache (on the thread
-        that searches it). A doc with a word not cached yet, or a
-        whitespace token, is left unfilled (fill() is false; after the
-        searches, rows.returned() lists those docs) for the caller to do
-        again without `lookup`; fill_all() refuses such a doc. "space" is
-        then None whatever the docs hold."""
+        `lookup` (with defer, where no sentence starts are asked; one
+        vocab): not even the word types are looked up here, so no token is
+        read on this thread: each doc's fill() looks its words up in the
+        cache (on the thread that searches it; its substrings go to
+        buffers of its own: DocRows.substrings_of). A doc with a word not
+        cached yet, or a whitespace token, or (with ent_iob) a token whose
+        ent_iob is set, or (with tags) a token without a tag, is left
+        unfilled (fill() is false; after the searches, rows.returned()
+        lists those docs) for the caller to do again without `lookup`;
+        fill_all() refuses such a doc. "space" is then None whatever the
+        docs hold, and no token column is given: with tags, fill() writes
+        each token's into A_TAG and counts those not in `known` (uint64
+        tag hashes; None: no count) for rows.tag_counts()."""
         with self.lock:
-            return self._docs_inputs(docs, tags, ent_iob, sent_starts, own, defer, lookup)
+            return self._docs_inputs(docs, tags, ent_iob, sent_starts, own, defer, lookup, known)
 
     def _docs_inputs(self, docs, bint tags, bint ent_iob, bint sent_starts, own, bint defer,
-                     bint lookup):
+                     bint lookup, known):
         cdef int n_docs = len(docs), d, i
         cdef int64_t k = 0, N = 0, n_space = 0, n_subs = 0, missing = 0, untagged = 0
         cdef bint has_word, has_tag
@@ -234,9 +238,8 @@ cdef class LexemeAtoms:
             st[d + 1] = st[d] + doc.length
             one_vocab = one_vocab and doc.vocab is (<Doc>docs[0]).vocab
         N = st[n_docs]
-        if (lookup and defer and one_vocab and N and not (tags or ent_iob or sent_starts)
-                and not self.substrings):
-            return self._looked_up_later(docs, tokens, starts, own)
+        if lookup and defer and one_vocab and N and not sent_starts:
+            return self._looked_up_later(docs, tokens, starts, own, ent_iob, tags, known)
         # (every entry written in the nogil loops below or by the rows' fill: a
         # calloc of the heap's would zero them with the GIL held)
         atoms = numpy.empty((N, N_ATOMS), dtype="uint64")
@@ -340,9 +343,13 @@ cdef class LexemeAtoms:
             out["substrings"] = (offsets, hashes)
         return out
 
-    cdef dict _looked_up_later(self, docs, const vector[const TokenC*]& tokens, starts, own):
+    cdef dict _looked_up_later(self, docs, const vector[const TokenC*]& tokens, starts, own,
+                               bint ent_iob, bint tags, known):
         """docs_inputs' `lookup`: the arrays made, nothing read from the
-        tokens (the rows' fill() looks each doc's words up)."""
+        tokens (the rows' fill() looks each doc's words up; with ent_iob,
+        leaves a doc with a token's ent_iob set; with substrings, keeps
+        each doc's in buffers of its own, and "substrings" is a placeholder
+        the readers' views are moved off: DocRows.substrings_of)."""
         self._tables((<Doc>docs[0]).vocab, own)  # (the cache made again where they changed)
         cdef int n_docs = len(docs)
         cdef int64_t N = starts[n_docs]
@@ -354,8 +361,26 @@ cdef class LexemeAtoms:
         rows.returned_docs.resize(n_docs)
         rows.words = &self.cache.map
         rows.caches = [self.cache]
+        rows.checks_iob = ent_iob
+        rows.reads_tags = tags
+        cdef const uint64_t[::1] k
+        cdef int j
+        if tags:
+            rows.unseen.resize(n_docs)
+            rows.unseen_tag.resize(n_docs)
+            if known is not None:
+                k = numpy.ascontiguousarray(known, dtype="uint64")
+                rows.known = PreshMap(max(8, 2 * k.shape[0]))
+                for j in range(k.shape[0]):
+                    rows.known.set(k[j], <void*>1)
         rows.set_arrays(atoms, starts, None, None, numpy.zeros((0,), dtype="uint64"))
-        return {"atoms": atoms, "starts": starts, "space": None, "rows": rows}
+        out = {"atoms": atoms, "starts": starts, "space": None, "rows": rows}
+        if self.substrings:
+            rows.doc_offsets.resize(n_docs)
+            rows.doc_subs.resize(n_docs)
+            out["substrings"] = (numpy.zeros((N + 1,), dtype="int32"),
+                                 numpy.zeros((1,), dtype="uint64"))
+        return out
 
     def _tables(self, vocab, own):
         """The tables read: each of `own` given, else the vocab's; the cache
@@ -385,12 +410,22 @@ cdef class WordRows(DocRows):
     the same entry); row(k, out) writes token k's row alone.
     Looked up per doc (docs_inputs' `lookup`: `words` set): fill(i) first
     finds doc i's word types in the cache; a doc with a word not there, or
-    a whitespace token, is not filled, and returned() lists it."""
+    a whitespace token (or, checks_iob, a token with ent_iob set: preset
+    entities), is not filled, and returned() lists it. Its substrings then
+    go to buffers of the doc's own (doc_offsets, doc_subs: substrings_of),
+    as no thread knows where the doc's would begin in the batch's."""
     cdef vector[const WordC*] lexes  # per token: its word type
     cdef object caches               # ... the WordCaches that own them
     cdef la_readmap* words           # lookup: the cache fill() reads (NULL: lexes are set)
     cdef vector[const TokenC*] doc_tokens       # lookup: each doc's tokens
     cdef vector[unsigned char] returned_docs    # lookup: 1 where fill(i) left doc i
+    cdef bint checks_iob                        # lookup: leave a doc with ent_iob set
+    cdef vector[vector[int]] doc_offsets        # lookup with substrings: each doc's CSR
+    cdef vector[vector[uint64_t]] doc_subs
+    cdef bint reads_tags                        # lookup: A_TAG from each token's tag
+    cdef PreshMap known                         # ... and the tags counted as seen (or None)
+    cdef vector[int] unseen                     # ... per doc: its tags not known
+    cdef vector[uint64_t] unseen_tag            # ... and the first of them
     cdef object atoms, starts, offsets, hashes
     cdef list columns                # the token columns' arrays (kept alive)
     cdef vector[int] column_at       # ... their columns in a row
@@ -461,13 +496,77 @@ cdef class WordRows(DocRows):
         cdef int64_t k, lo = self.st[i]
         cdef const TokenC* tokens = self.doc_tokens[i]
         cdef const WordC* lex
+        cdef int unseen = 0
+        cdef uint64_t first = 0, tag
         for k in range(lo, self.st[i + 1]):
             lex = <const WordC*>la_rm_get(self.words, tokens[k - lo].lex.orth)
-            if lex == NULL or lex.is_space:
+            if lex == NULL or lex.is_space or (self.checks_iob and tokens[k - lo].ent_iob != 0) \
+                    or (self.reads_tags and tokens[k - lo].tag == 0):
                 self.returned_docs[i] = 1
                 return False
             self.lexes[k] = lex
+            if self.reads_tags and self.known is not None:
+                tag = tokens[k - lo].tag
+                if map_get(self.known.c_map, tag) == NULL:
+                    unseen += 1
+                    if first == 0:
+                        first = tag
+        if self.reads_tags:
+            self.unseen[i], self.unseen_tag[i] = unseen, first
+        if self.doc_subs.size() and not self._doc_substrings(i):
+            self.returned_docs[i] = 1  # (no memory here: the caller's path raises it)
+            return False
         return True
+
+    cdef bint _doc_substrings(self, int i) noexcept nogil:
+        """lookup: doc i's substrings into its own buffers."""
+        cdef int64_t k, lo = self.st[i], hi = self.st[i + 1]
+        cdef int n = 0, j
+        cdef const WordC* lex
+        for k in range(lo, hi):
+            n += self.lexes[k].n_subs
+        if (la_resize(self.doc_offsets[i], hi - lo + 1) != 0
+                or la_resize(self.doc_subs[i], max(1, n)) != 0):
+            return False
+        n = 0
+        for k in range(lo, hi):
+            lex = self.lexes[k]
+            self.doc_offsets[i][k - lo] = n
+            for j in range(lex.n_subs):
+                self.doc_subs[i][n] = lex.subs[j]
+                n += 1
+        self.doc_offsets[i][hi - lo] = n
+        return True
+
+    cdef bint substrings_of(self, int i, const int** offsets,
+                            const uint64_t** hashes) noexcept nogil:
+        if not self.doc_subs.size():
+            return False
+        offsets[0] = self.doc_offsets[i].data()
+        hashes[0] = self.doc_subs[i].data()
+        return True
+
+    def tag_counts(self):
+        """lookup with tags, after the searches: (the words of the docs
+        filled, those whose tag is not known, up to 5 such tags), over the
+        docs not returned; None where no tags were read or counted."""
+        if not self.reads_tags or self.known is None:
+            return None
+        cdef int i
+        n_words, n_unseen, examples = 0, 0, []
+        for i in range(self.n_docs):
+            if self.returned_docs[i]:
+                continue
+            n_words += self.st[i + 1] - self.st[i]
+            n_unseen += self.unseen[i]
+            if self.unseen[i] and len(examples) < 5 and self.unseen_tag[i] not in examples:
+                examples.append(self.unseen_tag[i])
+        return n_words, n_unseen, examples
+
+    @property
+    def looks_up(self):
+        """Whether each doc's fill() looks its words up (docs_inputs' lookup)."""
+        return self.words != NULL
 
     def fill_all(self):
         """Every doc's rows, now (for a reader other than decode_docs); a
@@ -487,6 +586,8 @@ cdef class WordRows(DocRows):
             return False
         for k in range(lo, hi):
             self._row(k, self.av + k * N_ATOMS)
+            if self.reads_tags:  # (lookup: no column made on the calling thread)
+                self.av[k * N_ATOMS + A_TAG] = self.doc_tokens[i][k - lo].tag
         if self.ov == NULL or hi == lo:
             return True
         n = self.ov[lo]

@@ -45,6 +45,10 @@ cdef class DocRows:
     cdef readonly bint filled  # every doc's rows are there
     cdef bint fill(self, int i) noexcept nogil
     cdef void row(self, int64_t k, uint64_t* out) noexcept nogil
+    # after fill(i): where doc i's substrings are, if kept per doc (CSR:
+    # its n + 1 offsets into its hashes); false: in the batch's arrays
+    cdef bint substrings_of(self, int i, const int** offsets,
+                            const uint64_t** hashes) noexcept nogil
 
 
 cdef class DocSink:

@@ -110,6 +110,10 @@ cdef class DocRows:
     cdef void row(self, int64_t k, uint64_t* out) noexcept nogil:
         pass
 
+    cdef bint substrings_of(self, int i, const int** offsets,
+                            const uint64_t** hashes) noexcept nogil:
+        return False
+
     def fill_doc(self, int i):
         """Doc i's rows, now (as a search fills them before reading them):
         whether they are there (else the doc is its reader's to do)."""

@@ -351,6 +351,20 @@ class SearchPipe(TrainablePipe):
                 strings = docs[0].vocab.strings
                 tally["tags"].update(strings[int(h)] for h in sorted(examples))
 
+    def _tally_tags_read(self, counts: Optional[tuple], strings: Any) -> None:
+        """Into the pipe() call's tally, the unseen tags that the searching
+        threads counted as they read a batch's tags (docs_inputs' lookup:
+        WordRows.tag_counts(), None where none were counted)."""
+        tally = getattr(self._calls, "pipe_tally", None)
+        if counts is None or tally is None:
+            return
+        n_words, n_unseen, examples = counts
+        tally["words"] += n_words
+        if n_unseen:
+            tally["unseen"] += n_unseen
+            if len(tally["tags"]) < 5:
+                tally["tags"].update(strings[int(h)] for h in sorted(examples))
+
     def _start_tally(self) -> None:
         """A prediction call starts: count its unseen tags afresh (inside
         pipe(), into the tally of the whole pipe() call)."""

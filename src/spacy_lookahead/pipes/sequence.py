@@ -194,17 +194,24 @@ class SequencePipe(TransitionPipe):
         it); and the positions of each doc's content tokens (None: no
         whitespace token). defer_rows: the atoms' rows may be left to the
         searches (docs_inputs' defer: batch_docs' searches fill them);
-        lookup: the words too, where the inputs are the words alone
-        (`_reads_words_only`; docs_inputs' lookup)."""
+        lookup: the words and token columns too, where the searching
+        threads can make the inputs (`_inputs_on_threads`; docs_inputs'
+        lookup): no column or preset is then made here."""
         self._check_lexicon(docs)
+        columns = self.token_columns()
+        lookup = bool(lookup and defer_rows and self._inputs_on_threads())
         batch = self._atoms.docs_inputs(docs, sent_starts=bool(self.cfg.get("respect_sent_starts")),
-                                        own=self._own_tables(), defer=defer_rows,
-                                        lookup=lookup and defer_rows and self._reads_words_only(),
-                                        **self.token_columns())
+                                        own=self._own_tables(), defer=defer_rows, lookup=lookup,
+                                        known=self._known_tags() if lookup and columns.get("tags")
+                                        else None, **columns)
         atoms, starts = batch["atoms"], batch["starts"]
         batch.pop("sent_set", None)  # (per doc: the phrase recognisers' units read it)
         if not self.cfg.get("respect_sent_starts") or not len(atoms):
             batch.pop("sent_starts", None)
+        rows = batch.get("rows")
+        if rows is not None and rows.looks_up:  # (the threads write or check the columns,
+            batch.pop("space")                  # and leave the docs with presets or spaces)
+            return batch, [None] * len(docs)
         self.batch_columns(docs, batch, examples)
         if type(self).forced_ids is not SequencePipe.forced_ids:
             for i in self.preset_docs(docs, batch):
@@ -225,16 +232,18 @@ class SequencePipe(TransitionPipe):
                      ) -> Tuple[Dict[str, Any], List[Optional[numpy.ndarray]]]:
         return self.inputs_and_indexes(docs, defer_rows=defer_rows, lookup=lookup)
 
-    def _reads_words_only(self) -> bool:
-        """Whether a batch's inputs are its words alone (no input column,
-        preset, sentence start, substring or doc template), which its
-        searching threads can then look up themselves (docs_inputs'
-        lookup)."""
+    def _inputs_on_threads(self) -> bool:
+        """Whether the threads that search a batch can make its inputs
+        themselves (docs_inputs' lookup): the words, token.tag (its column
+        written there, a doc with an untagged token left), presets from
+        token.ent_iob alone (a doc with some left); no other input column
+        or preset, no sentence start, no doc template. Here: the words
+        alone (subclasses that read more say when)."""
         return (not self.token_columns() and not self.cfg.get("respect_sent_starts")
                 and type(self).input_columns is SequencePipe.input_columns
                 and type(self).batch_columns is SequencePipe.batch_columns
                 and type(self).forced_ids is SequencePipe.forced_ids
-                and not self._atoms.substrings and not self.system.reads_doc)
+                and not self.system.reads_doc)
 
     def _decoding(self, docs: List[Doc], writes: bool = False
                   ) -> Tuple[Any, Callable, Iterable, tuple]:

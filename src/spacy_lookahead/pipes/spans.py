@@ -84,9 +84,12 @@ class SpanLabeller(SequencePipe):
         probabilities (write_spans)."""
         raise NotImplementedError
 
-    def writes_in_c(self, docs: List[Doc]) -> bool:
+    def writes_in_c(self, docs: List[Doc], presets_left: bool = False) -> bool:
         """Whether the batch's spans can be written by spacy_io.write_spans:
-        one vocab, nothing a subclass must keep (e.g. preset entities)."""
+        one vocab, nothing a subclass must keep (e.g. preset entities;
+        presets_left: the docs with preset annotation are left to the
+        caller already: the searching threads that look the words up
+        leave those with token.ent_iob set)."""
         return in_vocab(docs, self.vocab)
 
     # --- subclasses: where the gold and the output spans live -----------------
@@ -256,17 +259,23 @@ class SpanLabeller(SequencePipe):
         return self._parts[1], self._parts[2]
 
     def _output_sink(self, docs: List[Doc], indexes: List[Optional[numpy.ndarray]],
-                     lattices: Any) -> Optional[LabelSink]:
+                     lattices: Any, looked_up: bool = False) -> Optional[LabelSink]:
         """The spans written by the searching threads (doc.ents into the
         tokens, a group's spans made there and the groups by its finish(),
         as set_annotations' write_spans) where that is all it writes: no
         probabilities, no whitespace token, `writes_in_c`."""
-        if (self.calibrated or type(self).set_annotations is not SpanLabeller.set_annotations
-                or any_spaced(indexes) or not self.writes_in_c(docs)):
+        if (any_spaced(indexes) or not self._writes_spans_only(docs, looked_up)):
             return None
         kinds, types = self._kinds_types()
         return LabelSink.spans(docs, kinds, types, self.string_hashes(self.labels),
                                self.c_spans_key)
+
+    def _writes_spans_only(self, docs: List[Doc], presets_left: bool = False) -> bool:
+        """Whether set_annotations writes the spans of the best labelling and
+        nothing else on `docs` (their whitespace tokens aside): no
+        probabilities, `writes_in_c` (presets_left: as its)."""
+        return (not self.calibrated and type(self).set_annotations is SpanLabeller.set_annotations
+                and self.writes_in_c(docs, presets_left))
 
     def set_annotations(self, docs: Iterable[Doc], predictions: List[Prediction]) -> None:
         """Write the spans of the best labelling; with SAPO, each span's
@@ -392,6 +401,20 @@ class LookaheadChunker(SpanLabeller):
                       examples: Optional[List[Example]]) -> None:
         self._tag_columns(docs, batch, examples, "chunking")
 
+    def _inputs_on_threads(self) -> bool:
+        """The words and the tag column (no other, no sentence starts)."""
+        own = type(self)
+        return (not self.cfg.get("respect_sent_starts") and not self.system.reads_doc
+                and own.batch_columns is LookaheadChunker.batch_columns
+                and own.input_columns is LookaheadChunker.input_columns
+                and own.forced_ids is SequencePipe.forced_ids
+                and own.token_columns is LookaheadChunker.token_columns)
+
+    def _looks_up_on_threads(self, docs: List[Doc]) -> bool:
+        """Where the sink writes the chunks and the inputs are the words and
+        tags (the docs with whitespace or an untagged token left to _finish)."""
+        return self._inputs_on_threads() and self._writes_spans_only(docs)
+
     def reference_spans(self, doc: Doc):
         return doc.spans[self.cfg["spans_key"]] if self.cfg["spans_key"] in doc.spans else None
 
@@ -497,9 +520,26 @@ class LookaheadNER(SpanLabeller):
         if self.cfg["chunk_features"]:
             self._chunk_columns(docs, batch, examples, self.cfg["chunks_key"], CHUNK_FIX)
 
-    def writes_in_c(self, docs: List[Doc]) -> bool:
+    def writes_in_c(self, docs: List[Doc], presets_left: bool = False) -> bool:
         """As SpanLabeller's, and no doc has preset entities (they are kept)."""
-        return super().writes_in_c(docs) and not has_entities(docs).any()
+        return super().writes_in_c(docs) and (presets_left or not has_entities(docs).any())
+
+    def _inputs_on_threads(self) -> bool:
+        """No POS or chunk column; presets come from token.ent_iob alone
+        (the threads that look the words up leave the docs with some; a
+        subclass that finds presets or columns elsewhere does not say so)."""
+        own = type(self)
+        return (not self.cfg["pos_features"] and not self.cfg["chunk_features"]
+                and not self.cfg.get("respect_sent_starts") and not self.system.reads_doc
+                and own.forced_ids is LookaheadNER.forced_ids
+                and own.preset_docs is LookaheadNER.preset_docs
+                and own.batch_columns is LookaheadNER.batch_columns
+                and own.input_columns is LookaheadNER.input_columns)
+
+    def _looks_up_on_threads(self, docs: List[Doc]) -> bool:
+        """Where the sink writes the entities and the inputs are the words
+        (the docs with preset entities or whitespace left to _finish)."""
+        return self._inputs_on_threads() and self._writes_spans_only(docs, True)
 
     @property
     def scores_key(self) -> str:

@@ -317,7 +317,7 @@ class LookaheadTagger(SequencePipe):
         return out
 
     def _output_sink(self, docs: List[Doc], indexes: List[Optional[numpy.ndarray]],
-                     lattices: Any) -> Optional[LabelSink]:
+                     lattices: Any, looked_up: bool = False) -> Optional[LabelSink]:
         """token.tag written by the searching threads (as set_annotations'
         write_tags) where that is all it writes: tags, no alternatives or
         probabilities, no whitespace token, one vocab."""
@@ -336,7 +336,7 @@ class LookaheadTagger(SequencePipe):
     def _looks_up_on_threads(self, docs: List[Doc]) -> bool:
         """Where the sink writes the tags and the inputs are the words alone
         (no whitespace known yet: a doc with some is left to _finish)."""
-        return self._writes_tags_only(docs) and self._reads_words_only()
+        return self._writes_tags_only(docs) and self._inputs_on_threads()
 
     def set_annotations(self, docs: Iterable[Doc], predictions: List[Prediction]) -> None:
         """Write the tags; with SAPO also each tag's probability (the summed

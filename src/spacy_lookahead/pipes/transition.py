@@ -277,6 +277,8 @@ class TransitionPipe(SearchPipe):
         try:
             results = started.results()
             if sink is not None:  # (the searching threads wrote the outputs)
+                if indexes.rows is not None and docs:
+                    self._tally_tags_read(indexes.rows.tag_counts(), docs[0].vocab.strings)
                 redo = indexes.returned()
                 again = [docs[i] for i in redo]  # (predicted before a write is final)
                 predictions = self.predict(again) if again else None
@@ -339,7 +341,7 @@ class TransitionPipe(SearchPipe):
             W, depth, beam_width, keep = self._docs_decode_args(run, args)
             output = decoding.DocsOutput(held, keep)
             lattices = self._lattice_pass(held, inputs["starts"])
-            sink = self._output_sink(docs, indexes, lattices) if writes else None
+            sink = self._output_sink(docs, indexes, lattices, lookup) if writes else None
             if lookup and sink is None:
                 raise RuntimeError(f"[{self.name}] looks words up on its searching threads but "
                                    "has no sink for their outputs (a bug: please report it)")
@@ -354,7 +356,7 @@ class TransitionPipe(SearchPipe):
         return indexes, run, self.instances(docs, None, indexes, inputs), args
 
     def _output_sink(self, docs: List[Doc], indexes: List[Optional[numpy.ndarray]],
-                     lattices: Any) -> Any:
+                     lattices: Any, looked_up: bool = False) -> Any:
         """Where the searching threads of a batch decoded at once write each
         doc's output right after its search (a core.instance.DocSink over
         `docs`, e.g. spacy_io.LabelSink), where that is all set_annotations
@@ -364,7 +366,9 @@ class TransitionPipe(SearchPipe):
         that fails leaves its docs as they were (the sink's undo()).
         indexes: the docs'
         content positions (None: no whitespace token); lattices: the
-        batch's `_lattice_pass`."""
+        batch's `_lattice_pass`; looked_up: the searching threads look the
+        words up and leave the docs with whitespace or preset annotation
+        (docs_inputs' lookup)."""
         return None
 
     def _looks_up_on_threads(self, docs: List[Doc]) -> bool:

@@ -624,6 +624,14 @@ cdef class _TagBatch(Docs):
             if feasible is not None:
                 self.feasible.append(feasible)
 
+    cdef bint load(self, int i) noexcept nogil:
+        if not Docs.load(self, i):
+            return False
+        if self.rows is not None and self.docs[i].sub_offsets != NULL:
+            # (rows that keep each doc's substrings apart: the view points there)
+            self.rows.substrings_of(i, &self.docs[i].sub_offsets, &self.docs[i].subs)
+        return True
+
     cdef int length(self, int i) noexcept nogil:
         return self.docs[i].length
 
