@@ -219,3 +219,44 @@ def test_decoding_rows_that_look_up_is_decoding_the_filled_batch(width):
         RunsStarted(docs_runs(held, out, threads, W, depth, width)).results()
         assert later["rows"].returned().tolist() == []
         assert out.labels.tolist() == expected.labels.tolist()
+
+
+def test_docs_left_for_new_words_are_searched_again_once_cached():
+    """decode_docs skips the docs whose rows could not be filled (a word
+    not cached: left untouched); once LexemeAtoms.cache_words has their
+    words, WordRows.retry and DocsOutput.retake let the same runs search
+    those alone, and the batch's outputs are those of the batch filled at
+    once. A doc left for another reason (whitespace) stays left."""
+    docs, rng = real_batch(31)
+    docs = [Doc(doc.vocab, words=[t.text for t in doc]) for doc in docs]
+    docs[7] = Doc(docs[0].vocab, words=["the", " ", "Dog"])
+    system = TaggingSystem(3, templates=["preset:ner"])
+    atoms = LexemeAtoms(substrings=True)
+    atoms.docs_inputs([docs[0], docs[7]])  # (a few words cached: most docs have new ones)
+    filled = LexemeAtoms(substrings=True).docs_inputs([d for d in docs if d is not docs[7]])
+    golds = [rng.integers(0, 3, int(n)).astype("int32") for n in numpy.diff(filled["starts"])]
+    W = Weights()
+    learners.margin_perceptron(system.batch_instances(filled, golds)[:60], W, 1, 1.0)
+    W = W.average()
+    held = system.batch_docs(filled)
+    expected = DocsOutput(held)
+    decode_docs(held, W, 1, expected)
+    later = atoms.docs_inputs(docs, defer=True, lookup=True)
+    rows = later["rows"]
+    held = system.batch_docs(later)
+    out = DocsOutput(held)
+    runs = docs_runs(held, out, 3, W, 1, 0)
+    RunsStarted(runs).results()
+    left = rows.returned(new_words=True).tolist()
+    assert 7 in rows.returned().tolist() and 7 not in left and len(left) > len(docs) // 2
+    atoms.cache_words([docs[i] for i in left])
+    rows.retry(left)
+    out.retake(left)
+    RunsStarted(runs).results()
+    assert rows.returned().tolist() == [7]
+    starts = later["starts"]
+    got = numpy.concatenate([out.labels[starts[i]:starts[i + 1]] for i in range(len(docs))
+                             if i != 7])
+    assert got.tolist() == expected.labels.tolist()
+    with pytest.raises(IndexError, match="doc 150 of a batch of 150"):
+        out.retake([150])

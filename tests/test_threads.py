@@ -506,8 +506,10 @@ def test_the_searching_threads_look_the_words_up(shared_data, setting, monkeypat
     substrings, the chunker's with their tags) has them looked up by the
     threads that search each doc in pipe() (docs_inputs' lookup: no token
     read on the calling thread). A doc with a word not cached yet, a
-    whitespace token or (the NER) preset entities is left by its thread
-    and predicted again before the batch is written. The outputs, and the
+    whitespace token or (the NER) preset entities is left by its thread:
+    one with new words is searched again by the same runs once they are
+    cached, the others predicted again, before the batch is written. The
+    outputs, and the
     warning on tags unseen in training, are one thread's: from an empty
     cache (every doc left), on a second pass (only the whitespace and
     preset docs left), with empty docs, and with two pipe() calls at once
@@ -548,19 +550,23 @@ def test_the_searching_threads_look_the_words_up(shared_data, setting, monkeypat
     out, warned = run_pipe()
     one = [annotations(d) for d in out]
     assert bool(warned) == (factory == "lookahead_chunker")
-    left = []
-    original = DocsLayout.returned
+    left, new_words = [], []
+    original, again = DocsLayout.returned, DocsLayout.search_again
     monkeypatch.setattr(DocsLayout, "returned", lambda self: left.extend(original(self)) or
                         original(self))
+    monkeypatch.setattr(DocsLayout, "search_again", lambda self, *a: new_words.extend(
+        self.rows.returned(new_words=True).tolist()) or again(self, *a))
     pipe._atoms.set_classes(pipe._atoms.classes)  # (the word cache emptied)
     pipe.cfg["n_threads"] = 2
     out, warned_here = run_pipe()
     assert [annotations(d) for d in out] == one and warned_here == warned
-    assert len(left) >= len(refs) // 4  # (the first batches: every doc)
-    left.clear()
+    assert len(new_words) >= len(refs) // 4  # (the first batches: every doc)
+    assert len(left) <= len(spaced) + len(preset)  # (the others searched again)
+    left.clear(), new_words.clear()
     out, warned_here = run_pipe()
     assert [annotations(d) for d in out] == one and warned_here == warned
     assert len(left) == len(spaced) + (len(preset) if factory == "lookahead_ner" else 0)
+    assert new_words == []
     assert out[5][2].tag_ == "_SP" or factory != "lookahead_tagger"
     # two calls at once, from an empty cache: each call's outputs are one thread's
     import threading
@@ -576,3 +582,35 @@ def test_the_searching_threads_look_the_words_up(shared_data, setting, monkeypat
     for caller in callers:
         caller.join()
     assert got == {0: one, 1: one}
+
+
+def test_the_look_up_on_the_threads_pauses_where_it_costs(shared_data, monkeypatch):
+    """Where the threads that look the words up leave docs to predict again
+    (here: whitespace in every doc), the next LOOKUP_PAUSE batches look
+    them up on the calling thread, then the threads try again (a longer
+    pause each time it fails again); the outputs are one thread's
+    throughout, and the next pipe() call tries at once."""
+    from spacy_lookahead.pipes import transition
+
+    factory, config, data = SETTINGS["tagger_lookahead"]
+    nlp = trained(factory, config, lambda v: examples(shared_data, data, v, "train", 300), 1)
+    pipe = nlp.get_pipe(factory)
+    refs = [eg.reference for eg in examples(shared_data, data, nlp.vocab, "test", 60)]
+    docs = [spacy.tokens.Doc(nlp.vocab, words=[t.text for t in d][:1] + ["\n"] +
+                             [t.text for t in d][1:]) for d in refs] * 60
+    pipe.cfg["n_threads"] = 1
+    one = [annotations(d) for d in pipe.pipe([d.copy() for d in docs], batch_size=40)]
+    looked_up = []
+    finish = transition.TransitionPipe._finish
+    monkeypatch.setattr(transition.TransitionPipe, "_finish", lambda self, docs, begun: (
+        looked_up.append(begun[0].rows is not None), finish(self, docs, begun))[1])
+    monkeypatch.setattr(transition, "LOOKUP_PAUSE", 4)
+    pipe.cfg["n_threads"] = 2
+    assert [annotations(d) for d in pipe.pipe([d.copy() for d in docs], batch_size=40)] == one
+    assert looked_up[0] and not all(looked_up[:8])  # (paused after the first)
+    first_pause = looked_up.index(False)
+    assert looked_up[first_pause:first_pause + 4] == [False] * 4 and looked_up[first_pause + 4]
+    assert sum(looked_up) < len(looked_up) // 2
+    looked_up.clear()
+    list(pipe.pipe([d.copy() for d in docs[:100]], batch_size=40))
+    assert looked_up[0]

@@ -382,6 +382,25 @@ cdef class LexemeAtoms:
                                  numpy.zeros((1,), dtype="uint64"))
         return out
 
+    def cache_words(self, docs, own=(None, None)):
+        """The word types of `docs` not cached yet, cached (with the GIL:
+        computed in Python, once each); `own` as docs_inputs'. For the
+        docs that the threads looking the words up left for new words
+        (WordRows.returned(new_words=True)): fill() finds them after."""
+        cdef Doc doc
+        cdef int i
+        cdef uint64_t orth
+        vocab = None
+        with self.lock:
+            for doc in docs:
+                if doc.vocab is not vocab:
+                    vocab = doc.vocab
+                    tables = self._tables(vocab, own)
+                for i in range(doc.length):
+                    orth = doc.c[i].lex.orth
+                    if self.cache.find(orth) == NULL:
+                        self.get(orth, doc.vocab, tables)
+
     def _tables(self, vocab, own):
         """The tables read: each of `own` given, else the vocab's; the cache
         is emptied where they, or the vocab (its lexeme attributes), are not
@@ -398,6 +417,12 @@ cdef class LexemeAtoms:
 
     def __reduce__(self):
         return (_lexeme_atoms, (self.substrings, self.classes))
+
+
+# WordRows.returned_docs: why fill(i) left doc i (0: it did not)
+cdef enum:
+    _NEW_WORD = 1         # a word not in the cache yet
+    _NOT_WORDS_ALONE = 2  # whitespace, preset entities, an untagged token, no memory
 
 
 cdef class WordRows(DocRows):
@@ -481,14 +506,26 @@ cdef class WordRows(DocRows):
             return
         self._row(k, out)
 
-    def returned(self):
+    def returned(self, bint new_words=False):
         """The docs (their places in the batch, int32) that fill() left to
-        the caller (lookup: a word not cached yet, or a whitespace token);
-        read after the searches."""
-        return numpy.flatnonzero(numpy.asarray(<unsigned char[:self.returned_docs.size()]>
-                                               self.returned_docs.data())
-                                 if self.returned_docs.size() else
-                                 numpy.zeros((0,), "uint8")).astype("int32")
+        the caller (lookup: a word not cached yet, a whitespace token, ...);
+        new_words: those with a word not cached alone (LexemeAtoms.
+        cache_words, then retry: fill() can do them); read after the
+        searches."""
+        marks = (numpy.asarray(<unsigned char[:self.returned_docs.size()]>
+                               self.returned_docs.data())
+                 if self.returned_docs.size() else numpy.zeros((0,), "uint8"))
+        return numpy.flatnonzero(marks == _NEW_WORD if new_words else marks).astype("int32")
+
+    def retry(self, docs):
+        """These docs (places in the batch) are to be filled again (their
+        words since cached: LexemeAtoms.cache_words)."""
+        cdef int i
+        for i in docs:
+            if not 0 <= i < self.n_docs or not self.returned_docs.size():
+                raise IndexError(f"WordRows.retry: doc {i} of a batch of {self.n_docs} "
+                                 "whose words are looked up")
+            self.returned_docs[i] = 0
 
     cdef bint _look_up(self, int i) noexcept nogil:
         """lookup: doc i's word types into lexes; False (doc i returned)
@@ -500,9 +537,12 @@ cdef class WordRows(DocRows):
         cdef uint64_t first = 0, tag
         for k in range(lo, self.st[i + 1]):
             lex = <const WordC*>la_rm_get(self.words, tokens[k - lo].lex.orth)
-            if lex == NULL or lex.is_space or (self.checks_iob and tokens[k - lo].ent_iob != 0) \
+            if lex == NULL:
+                self.returned_docs[i] = _NEW_WORD
+                return False
+            if lex.is_space or (self.checks_iob and tokens[k - lo].ent_iob != 0) \
                     or (self.reads_tags and tokens[k - lo].tag == 0):
-                self.returned_docs[i] = 1
+                self.returned_docs[i] = _NOT_WORDS_ALONE
                 return False
             self.lexes[k] = lex
             if self.reads_tags and self.known is not None:
@@ -514,7 +554,7 @@ cdef class WordRows(DocRows):
         if self.reads_tags:
             self.unseen[i], self.unseen_tag[i] = unseen, first
         if self.doc_subs.size() and not self._doc_substrings(i):
-            self.returned_docs[i] = 1  # (no memory here: the caller's path raises it)
+            self.returned_docs[i] = _NOT_WORDS_ALONE  # (no memory: the caller's path raises it)
             return False
         return True
 

@@ -8,6 +8,7 @@ import numpy
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
+from libcpp.vector cimport vector
 from cymem.cymem cimport Pool
 
 from .atomics cimport la_load, la_store, la_take
@@ -143,12 +144,15 @@ cdef class DocsOutput:
     only): also the n best final items of each doc's beam, best first (the
     same beam, so the first is the best output), as nbest() gives them:
     item j's planes at kept[j, :, offsets[i]:offsets[i + 1]], its score at
-    kept_scores[i, j], their number kept_n[i] (0 for a doc without words)."""
+    kept_scores[i, j], their number kept_n[i] (0 for a doc without words).
+    retake(docs): a further pass takes those docs alone (ones its reader
+    could not load the first time, now loadable)."""
     cdef object out
     cdef Docs docs  # the batch it was sized for (and kept alive by)
     cdef int64_t[::1] offsets
     cdef int64_t stride  # ints from one plane to the next
     cdef int most, n_docs, next_doc, stop
+    cdef vector[int] order  # retake's docs (empty: every doc, in turn)
     cdef readonly int keep
     cdef object _kept, _kept_scores, _kept_n
 
@@ -171,6 +175,19 @@ cdef class DocsOutput:
             self._kept = numpy.zeros((keep, max(1, docs.width), self.stride), dtype="int32")
             self._kept_scores = numpy.zeros((docs.n_docs, keep), dtype="float64")
             self._kept_n = numpy.zeros((docs.n_docs,), dtype="int32")
+
+    def retake(self, docs):
+        """The next pass (decode_docs, or the same DocsRuns run again) takes
+        these docs (their places in the batch) alone, in this order: those
+        whose inputs were not ready the first time (Docs.load false: left
+        untouched, so their outputs are still to write)."""
+        cdef int i
+        order = [int(i) for i in docs]
+        for i in order:
+            if not 0 <= i < self.n_docs:
+                raise IndexError(f"DocsOutput.retake: doc {i} of a batch of {self.n_docs}")
+        self.order = order
+        self.next_doc = 0
 
     @property
     def labels(self):
@@ -312,6 +329,9 @@ cdef class DocsRun(CRun):
         thread met a doc with no valid output, or no memory for its A*
         search or its `then` pass)."""
         cdef int i, j, kj, n_kept, k = 0, n = self.docs.n_docs, keep = self.keep
+        cdef const vector[int]* order = &self.into.order
+        if order.size():
+            n = <int>order.size()
         cdef int64_t stride = self.stride
         cdef const int64_t* offsets = self.offsets
         cdef int* counter = self.counter
@@ -324,6 +344,8 @@ cdef class DocsRun(CRun):
             i = la_take(counter)
             if i >= n or la_load(stop):
                 break
+            if order.size():
+                i = order[0][i]
             if not self.docs.length(i) or not self.docs.load(i):
                 continue  # (nothing to search, or its inputs are its maker's to redo)
             memset(state, 0, size)

@@ -232,6 +232,9 @@ class SequencePipe(TransitionPipe):
                      ) -> Tuple[Dict[str, Any], List[Optional[numpy.ndarray]]]:
         return self.inputs_and_indexes(docs, defer_rows=defer_rows, lookup=lookup)
 
+    def _cache_words(self, docs: List[Doc]) -> None:
+        self._atoms.cache_words(docs, self._own_tables())
+
     def _inputs_on_threads(self) -> bool:
         """Whether the threads that search a batch can make its inputs
         themselves (docs_inputs' lookup): the words, token.tag (its column

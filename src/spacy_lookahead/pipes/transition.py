@@ -46,6 +46,22 @@ def token_probability(extension: str, key: str) -> None:
 # times the doc's length
 MAX_NBEST = 1000
 
+# pipe() with threads that look the words up (_looks_up_on_threads): the
+# docs they leave for words not cached yet are searched again by the same
+# runs once the words are (DocsLayout.search_again); those left for other
+# reasons (whitespace, presets, an untagged token) are predicted again on
+# the calling thread, which cost a batch ~7% on 2 cores whatever their
+# number; and a search again waits for its threads (nothing else runs beside
+# it: a cold cache, where most docs have new words, cost ~8%). So after a
+# batch with docs predicted again, or more than LOOKUP_AGAIN_MOST of them
+# searched again, the next batches look their words up on the calling
+# thread: LOOKUP_PAUSE of them, twice as many after each pause
+# that ends in such a batch again (at most LOOKUP_PAUSE_MOST), and then the
+# threads try again (benchmarks/NOTES.md, 2026-12-06, eighth session)
+LOOKUP_AGAIN_MOST = 0.25
+LOOKUP_PAUSE = 8
+LOOKUP_PAUSE_MOST = 512
+
 
 class DocsLayout(NamedTuple):
     """Where a batch decoded at once (decode_docs) has each doc: its
@@ -58,12 +74,28 @@ class DocsLayout(NamedTuple):
     lattices: Any = None  # a core.marginals.DocPass done after each doc's search, or None
     sink: Any = None  # a core.instance.DocSink that wrote each doc's output after it, or None
     rows: Any = None  # rows whose words the searches looked up (spacy_io.WordRows), or None
+    runs: Any = None  # ... and the searches' DocsRuns (run again over the docs they left)
 
     def returned(self) -> List[int]:
         """The docs the searching threads left to the caller (their rows
         could not be filled there: a word not cached yet, a whitespace
         token; docs_inputs' lookup), after the searches."""
         return [] if self.rows is None else self.rows.returned().tolist()
+
+    def search_again(self, docs: List[Doc], cache_words: Callable[[List[Doc]], None]) -> int:
+        """The docs the threads left for words not cached yet, searched
+        again by the same runs (on C threads, into the same output and
+        sink) once their words are cached: no other input is made again.
+        Those still left (other reasons) stay returned(). Returns how many
+        were searched again."""
+        again = self.rows.returned(new_words=True).tolist()
+        if not again:
+            return 0
+        cache_words([docs[i] for i in again])
+        self.rows.retry(again)
+        self.output.retake(again)
+        RunsStarted(self.runs).results()
+        return len(again)
 
 
 def on_c_threads(runs: list) -> list:
@@ -260,6 +292,12 @@ class TransitionPipe(SearchPipe):
             raise self._naming_the_doc(docs, err) from None
         return self._predictions(docs, indexes, results)
 
+    def _batches(self, stream: Iterable[Doc], *, batch_size: int) -> Iterator[Doc]:
+        """As SearchPipe's; each call tries the look-up on the threads at
+        once (no pause left from another: _pause_lookup)."""
+        self._calls.lookup_pause = self._calls.lookup_pause_length = 0
+        yield from super()._batches(stream, batch_size=batch_size)
+
     def _begin(self, docs: List[Doc], pool: Any, threads: int) -> tuple:
         """The pipelined pipe() (SearchPipe._batches): the batch's decoding
         started on the pool's threads; a batch decoded at once (on_c_threads)
@@ -277,9 +315,12 @@ class TransitionPipe(SearchPipe):
         try:
             results = started.results()
             if sink is not None:  # (the searching threads wrote the outputs)
+                redo: List[int] = []
                 if indexes.rows is not None and docs:
+                    searched = indexes.search_again(docs, self._cache_words)
                     self._tally_tags_read(indexes.rows.tag_counts(), docs[0].vocab.strings)
-                redo = indexes.returned()
+                    redo = indexes.returned()
+                    self._pause_lookup(len(redo) > 0 or searched > LOOKUP_AGAIN_MOST * len(docs))
                 again = [docs[i] for i in redo]  # (predicted before a write is final)
                 predictions = self.predict(again) if again else None
                 sink.finish(absent=redo)
@@ -334,7 +375,7 @@ class TransitionPipe(SearchPipe):
         self._start_tally()
         run, args = self._decoder()
         if self._decodes_docs(run, args):
-            lookup = writes and self._looks_up_on_threads(docs)
+            lookup = writes and self._lookup_resumed() and self._looks_up_on_threads(docs)
             inputs, indexes = self.batch_inputs(docs, defer_rows=True, lookup=lookup)
             self._warn_unseen_tags()
             held = self.system.batch_docs(inputs)
@@ -346,11 +387,10 @@ class TransitionPipe(SearchPipe):
                 raise RuntimeError(f"[{self.name}] looks words up on its searching threads but "
                                    "has no sink for their outputs (a bug: please report it)")
             threads = max(1, min(thread_count(self.cfg["n_threads"]), len(docs)))
+            runs = docs_runs(held, output, threads, W, depth, beam_width, lattices, sink=sink)
             return (DocsLayout(inputs["starts"], indexes, output, held, lattices, sink,
-                               inputs.get("rows") if lookup else None),
-                    on_c_threads,
-                    docs_runs(held, output, threads, W, depth, beam_width, lattices, sink=sink),
-                    ())
+                               inputs.get("rows") if lookup else None, runs if lookup else None),
+                    on_c_threads, runs, ())
         inputs, indexes = self.inputs_and_indexes(docs)
         self._warn_unseen_tags()
         return indexes, run, self.instances(docs, None, indexes, inputs), args
@@ -370,6 +410,35 @@ class TransitionPipe(SearchPipe):
         words up and leave the docs with whitespace or preset annotation
         (docs_inputs' lookup)."""
         return None
+
+    def _cache_words(self, docs: List[Doc]) -> None:
+        """The word types of `docs` put in the word cache that the threads
+        read (subclasses that look words up on them: _looks_up_on_threads)."""
+        raise NotImplementedError
+
+    def _lookup_resumed(self) -> bool:
+        """False while a pause of the look-up on the threads lasts (this
+        thread's: _calls.lookup_pause batches; LOOKUP_PAUSE), counting it
+        down."""
+        pause = getattr(self._calls, "lookup_pause", 0)
+        if pause > 0:
+            self._calls.lookup_pause = pause - 1
+            return False
+        return True
+
+    def _pause_lookup(self, costly: bool) -> None:
+        """After a batch whose threads looked its words up: where that cost
+        more than it saved (LOOKUP_AGAIN_MOST), a pause (twice the last,
+        where the pause before ended in the same), else none the next time."""
+        length = getattr(self._calls, "lookup_pause_length", 0)
+        if not costly:
+            self._calls.lookup_pause_length = 0
+            return
+        if getattr(self._calls, "lookup_pause", 0) > 0:  # (a batch begun before the pause)
+            return
+        length = min(LOOKUP_PAUSE_MOST, 2 * length) if length else LOOKUP_PAUSE
+        self._calls.lookup_pause_length = length
+        self._calls.lookup_pause = length
 
     def _looks_up_on_threads(self, docs: List[Doc]) -> bool:
         """Whether the threads that search a batch decoded at once in
