@@ -296,6 +296,7 @@ class TransitionPipe(SearchPipe):
         """As SearchPipe's; each call tries the look-up on the threads at
         once (no pause left from another: _pause_lookup)."""
         self._calls.lookup_pause = self._calls.lookup_pause_length = 0
+        self._calls.lookup_trusted = self._calls.lookup_probing = False
         yield from super()._batches(stream, batch_size=batch_size)
 
     def _begin(self, docs: List[Doc], pool: Any, threads: int) -> tuple:
@@ -375,7 +376,7 @@ class TransitionPipe(SearchPipe):
         self._start_tally()
         run, args = self._decoder()
         if self._decodes_docs(run, args):
-            lookup = writes and self._lookup_resumed() and self._looks_up_on_threads(docs)
+            lookup = writes and self._looks_up_on_threads(docs) and self._lookup_resumed()
             inputs, indexes = self.batch_inputs(docs, defer_rows=True, lookup=lookup)
             self._warn_unseen_tags()
             held = self.system.batch_docs(inputs)
@@ -417,28 +418,38 @@ class TransitionPipe(SearchPipe):
         raise NotImplementedError
 
     def _lookup_resumed(self) -> bool:
-        """False while a pause of the look-up on the threads lasts (this
-        thread's: _calls.lookup_pause batches; LOOKUP_PAUSE), counting it
-        down."""
-        pause = getattr(self._calls, "lookup_pause", 0)
+        """Whether this batch's threads look its words up (this thread's
+        pipe() call: _calls): not while a pause lasts (counted down here),
+        nor beside a probe: the first batch of a call, or after a pause,
+        goes alone until its _finish says how it went (_pause_lookup)."""
+        calls = self._calls
+        pause = getattr(calls, "lookup_pause", 0)
         if pause > 0:
-            self._calls.lookup_pause = pause - 1
+            calls.lookup_pause = pause - 1
             return False
+        if getattr(calls, "lookup_trusted", False):
+            return True
+        if getattr(calls, "lookup_probing", False):
+            return False
+        calls.lookup_probing = True
         return True
 
     def _pause_lookup(self, costly: bool) -> None:
         """After a batch whose threads looked its words up: where that cost
         more than it saved (LOOKUP_AGAIN_MOST), a pause (twice the last,
-        where the pause before ended in the same), else none the next time."""
-        length = getattr(self._calls, "lookup_pause_length", 0)
-        if not costly:
-            self._calls.lookup_pause_length = 0
+        where the pause before ended in the same), else the next batches
+        look up too."""
+        calls = self._calls
+        calls.lookup_probing = False
+        if getattr(calls, "lookup_pause", 0) > 0:  # (a batch begun before the pause)
             return
-        if getattr(self._calls, "lookup_pause", 0) > 0:  # (a batch begun before the pause)
+        length = getattr(calls, "lookup_pause_length", 0)
+        calls.lookup_trusted = not costly
+        if not costly:
+            calls.lookup_pause_length = 0
             return
         length = min(LOOKUP_PAUSE_MOST, 2 * length) if length else LOOKUP_PAUSE
-        self._calls.lookup_pause_length = length
-        self._calls.lookup_pause = length
+        calls.lookup_pause_length = calls.lookup_pause = length
 
     def _looks_up_on_threads(self, docs: List[Doc]) -> bool:
         """Whether the threads that search a batch decoded at once in
