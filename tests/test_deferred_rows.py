@@ -41,6 +41,21 @@ def inputs(docs, defer):
     return LexemeAtoms(substrings=True).docs_inputs(docs, tags=True, sent_starts=True, defer=defer)
 
 
+def trained_and_decoded(system, filled, rng, depth, width):
+    """Weights trained a little on the batch filled at once (random golds),
+    and its decoding by them (at least two labels)."""
+    golds = [rng.integers(0, 3, int(n)).astype("int32") for n in numpy.diff(filled["starts"])]
+    W = Weights()
+    for _ in range(3):
+        learners.margin_perceptron(system.batch_instances(filled, golds)[:60], W, 1, 1.0)
+    W = W.average()
+    held = system.batch_docs(filled)
+    expected = DocsOutput(held)
+    decode_docs(held, W, depth, expected, width)
+    assert len(set(expected.labels.tolist())) >= 2
+    return W, expected
+
+
 @pytest.mark.parametrize("width", [0, 3])
 @pytest.mark.parametrize("doc_templates", [False, True])
 def test_decoding_deferred_rows_is_decoding_the_filled_batch(width, doc_templates):
@@ -48,17 +63,8 @@ def test_decoding_deferred_rows_is_decoding_the_filled_batch(width, doc_template
     templates = ["preset:ner"] + (["lower[doc-1] lower[0]"] if doc_templates else [])
     system = TaggingSystem(3, templates=templates)
     filled = inputs(docs, False)
-    starts = filled["starts"]
-    golds = [rng.integers(0, 3, int(n)).astype("int32") for n in numpy.diff(starts)]
-    W = Weights()
-    for _ in range(3):
-        learners.margin_perceptron(system.batch_instances(filled, golds)[:60], W, 1, 1.0)
-    W = W.average()
     depth = 0 if width else 1
-    held = system.batch_docs(filled)
-    expected = DocsOutput(held)
-    decode_docs(held, W, depth, expected, width)
-    assert len(set(expected.labels.tolist())) >= 2
+    W, expected = trained_and_decoded(system, filled, rng, depth, width)
     for threads in (1, 3):
         later = inputs(docs, True)
         rows = later["rows"]
@@ -200,17 +206,8 @@ def test_decoding_rows_that_look_up_is_decoding_the_filled_batch(width):
     system = TaggingSystem(3, templates=["preset:ner", "tag[0] lower[0]"])
     atoms = LexemeAtoms(substrings=True)
     filled = atoms.docs_inputs(docs, tags=True)
-    starts = filled["starts"]
-    golds = [rng.integers(0, 3, int(n)).astype("int32") for n in numpy.diff(starts)]
-    W = Weights()
-    for _ in range(3):
-        learners.margin_perceptron(system.batch_instances(filled, golds)[:60], W, 1, 1.0)
-    W = W.average()
     depth = 0 if width else 1
-    held = system.batch_docs(filled)
-    expected = DocsOutput(held)
-    decode_docs(held, W, depth, expected, width)
-    assert len(set(expected.labels.tolist())) >= 2
+    W, expected = trained_and_decoded(system, filled, rng, depth, width)
     for threads in (1, 3):
         later = atoms.docs_inputs(docs, tags=True, defer=True, lookup=True)
         assert later["rows"].looks_up
@@ -234,13 +231,7 @@ def test_docs_left_for_new_words_are_searched_again_once_cached():
     atoms = LexemeAtoms(substrings=True)
     atoms.docs_inputs([docs[0], docs[7]])  # (a few words cached: most docs have new ones)
     filled = LexemeAtoms(substrings=True).docs_inputs([d for d in docs if d is not docs[7]])
-    golds = [rng.integers(0, 3, int(n)).astype("int32") for n in numpy.diff(filled["starts"])]
-    W = Weights()
-    learners.margin_perceptron(system.batch_instances(filled, golds)[:60], W, 1, 1.0)
-    W = W.average()
-    held = system.batch_docs(filled)
-    expected = DocsOutput(held)
-    decode_docs(held, W, 1, expected)
+    W, expected = trained_and_decoded(system, filled, rng, 1, 0)
     later = atoms.docs_inputs(docs, defer=True, lookup=True)
     rows = later["rows"]
     held = system.batch_docs(later)
