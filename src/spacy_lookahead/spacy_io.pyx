@@ -512,10 +512,17 @@ cdef class WordRows(DocRows):
         new_words: those with a word not cached alone (LexemeAtoms.
         cache_words, then retry: fill() can do them); read after the
         searches."""
-        marks = (numpy.asarray(<unsigned char[:self.returned_docs.size()]>
-                               self.returned_docs.data())
-                 if self.returned_docs.size() else numpy.zeros((0,), "uint8"))
-        return numpy.flatnonzero(marks == _NEW_WORD if new_words else marks).astype("int32")
+        cdef size_t i, n = 0
+        for i in range(self.returned_docs.size()):  # (in C: once per batch, most often none)
+            n += self.returned_docs[i] == _NEW_WORD if new_words else self.returned_docs[i] != 0
+        out = numpy.empty((n,), dtype="int32")
+        cdef int[::1] view = out
+        n = 0
+        for i in range(self.returned_docs.size() if view.shape[0] else 0):
+            if (self.returned_docs[i] == _NEW_WORD if new_words else self.returned_docs[i] != 0):
+                view[n] = <int>i
+                n += 1
+        return out
 
     def retry(self, docs):
         """These docs (places in the batch) are to be filled again (their
