@@ -581,17 +581,23 @@ def test_a_preset_outside_token_decodes_in_every_search(parts, shared_data, sear
     assert all(doc[k].ent_iob_ == "O" for doc, k in zip(out, kept))
 
 
-@pytest.mark.parametrize("n_threads", [1, 2])
-def test_no_valid_output_names_the_doc_and_drops_its_batch(parts, monkeypatch, n_threads):
+@pytest.mark.parametrize("n_threads,lookup", [(1, False), (2, False), (2, True)])
+def test_no_valid_output_names_the_doc_and_drops_its_batch(parts, monkeypatch, n_threads, lookup):
     """A doc with no valid output (preset labels that contradict the
     scheme, which spaCy's entities cannot make: forced here): the error
     names it (its place in the batch and its text), and with an error
-    handler its batch is left out of pipe(), with one thread as with two."""
+    handler its batch is left out of pipe(), with one thread as with two:
+    searched on the threads, or (lookup: the searching threads look the
+    words up, and leave a doc with preset annotation) predicted again
+    after the threads wrote the other docs."""
     nlp = parts["lookahead_ner"]
     ner = nlp.get_pipe("lookahead_ner")
     good = [Doc(nlp.vocab, words=["IL-2", "binds", "."]) for _ in range(3)]
     bad = Doc(nlp.vocab, words=["IL-2", "gene", "binds", ".", "T", "cells"])
-    bad.set_ents([], default="outside")  # (preset annotation: where presets are looked for)
+    if lookup:  # (preset annotation: where the threads' look-up leaves presets to _finish)
+        bad.set_ents([], default="outside")
+    else:
+        monkeypatch.setattr(type(ner), "_looks_up_on_threads", lambda self, docs: False)
     begin, inside = (a for a in ner.actions if a.startswith("B-")), \
         (a for a in ner.actions if a.startswith("I-"))
     b = next(begin)
@@ -615,6 +621,8 @@ def test_no_valid_output_names_the_doc_and_drops_its_batch(parts, monkeypatch, n
         ner.cfg.clear()
         ner.cfg.update(before)
     assert seen == [2] and len(out) == 2
+    # (the dropped batch's other doc as it was, though the threads had written it)
+    assert not good[2].has_annotation("ENT_IOB")
 
 
 def test_predict_nbest_on_an_annotated_doc_reads_no_presets(parts):

@@ -618,3 +618,42 @@ def test_the_look_up_on_the_threads_pauses_where_it_costs(shared_data, monkeypat
     looked_up.clear()
     list(pipe.pipe([d.copy() for d in docs[:100]], batch_size=40))
     assert looked_up[0]
+
+
+def test_a_probe_that_fails_does_not_stop_the_look_up(shared_data, monkeypatch):
+    """The first batch of a pipe() call probes the look-up on the threads
+    alone; where it fails (its error to the error handler), the probe is
+    over all the same, and later batches look up again."""
+    from spacy_lookahead.core import decode as decoding
+    from spacy_lookahead.pipes import transition
+
+    factory, config, data = SETTINGS["tagger_lookahead"]
+    nlp = trained(factory, config, lambda v: examples(shared_data, data, v, "train", 300), 1)
+    pipe = nlp.get_pipe(factory)
+    refs = [eg.reference for eg in examples(shared_data, data, nlp.vocab, "test", 60)]
+    docs = [spacy.tokens.Doc(nlp.vocab, words=[t.text for t in d]) for d in refs] * 60
+    pipe.cfg["n_threads"] = 2
+    list(pipe.pipe([d.copy() for d in docs[:200]]))  # (the words cached)
+    real, calls = transition.RunsStarted, []
+
+    class FailingFirst:
+        def __init__(self, runs):
+            self.started, self.first = real(runs), not calls
+            calls.append(1)
+
+        def results(self):
+            out = self.started.results()
+            if self.first:  # (the first batch's: the probe)
+                raise decoding.NoValidOutput("no valid output (a test's)")
+            return out
+
+    looked_up = []
+    finish = transition.TransitionPipe._finish
+    monkeypatch.setattr(transition.TransitionPipe, "_finish", lambda self, docs, begun: (
+        looked_up.append(begun[0].rows is not None), finish(self, docs, begun))[1])
+    monkeypatch.setattr(transition, "RunsStarted", FailingFirst)
+    failed = []
+    pipe.set_error_handler(lambda name, proc, batch, err: failed.append(len(batch)))
+    out = list(pipe.pipe([d.copy() for d in docs], batch_size=256))  # (one batch: no parts)
+    assert failed == [256] and len(out) == len(docs) - 256
+    assert looked_up[0] and sum(looked_up[3:]) >= len(looked_up[3:]) // 2  # (another probe, then all)

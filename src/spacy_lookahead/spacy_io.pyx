@@ -621,6 +621,7 @@ cdef class WordRows(DocRows):
         DocRows.fill_all(self)
         left = self.returned()
         if len(left):
+            self.filled = False  # (those docs' rows are not there: never read as if they were)
             raise ValueError(f"WordRows.fill_all: {len(left)} docs have words the cache did not "
                              "have (or whitespace): make the batch's inputs without `lookup` "
                              "where anything reads them before the searches")

@@ -183,6 +183,8 @@ cdef class DocsOutput:
         untouched, so their outputs are still to write)."""
         cdef int i
         order = [int(i) for i in docs]
+        if not order:  # (an empty order is every doc's)
+            raise ValueError("DocsOutput.retake: no docs given: retake only the docs to do again")
         for i in order:
             if not 0 <= i < self.n_docs:
                 raise IndexError(f"DocsOutput.retake: doc {i} of a batch of {self.n_docs}")
@@ -380,7 +382,8 @@ cdef class DocsRun(CRun):
             self.docs.output(i, actions, k, &self.ov[offsets[i]], stride, state)
             if self.lattice is not None:
                 self.then.doc(self.lattice, i, actions, k)
-                if la_load(&self.then.no_memory) < n:  # (finish raises it: the rest is lost)
+                # (a place in the batch, n_docs where none; finish raises it: the rest is lost)
+                if la_load(&self.then.no_memory) < self.docs.n_docs:
                     la_store(stop, 1)
                     break
             if self.sink is not None:  # (its errors are its owner's to raise)

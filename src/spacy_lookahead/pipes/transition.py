@@ -307,12 +307,19 @@ class TransitionPipe(SearchPipe):
         batch (`_output_sink`)."""
         indexes, run, instances, args = self._decoding(docs, writes=True)
         if run is on_c_threads:
-            return indexes, RunsStarted(instances)
+            try:
+                return indexes, RunsStarted(instances)
+            except BaseException:
+                if isinstance(indexes, DocsLayout) and indexes.rows is not None:
+                    self._calls.lookup_probing = False  # (no _finish will end this probe)
+                raise
         return indexes, Started(pool, run, chunks_for(list(instances), threads), args)
 
     def _finish(self, docs: List[Doc], begun: tuple) -> None:
         indexes, started = begun
         sink = indexes.sink if isinstance(indexes, DocsLayout) else None
+        if isinstance(indexes, DocsLayout) and indexes.rows is not None:
+            self._calls.lookup_probing = False  # (a probe ends here, however it ends)
         try:
             results = started.results()
             if sink is not None:  # (the searching threads wrote the outputs)
@@ -346,6 +353,8 @@ class TransitionPipe(SearchPipe):
             pass
         if isinstance(indexes, DocsLayout) and indexes.sink is not None:
             indexes.sink.undo()
+        if isinstance(indexes, DocsLayout) and indexes.rows is not None:
+            self._calls.lookup_probing = False
 
     def _naming_the_doc(self, docs: List[Doc], err: Exception) -> Exception:
         """A batch's NoValidOutput, naming the first of its docs that has no
@@ -377,24 +386,35 @@ class TransitionPipe(SearchPipe):
         run, args = self._decoder()
         if self._decodes_docs(run, args):
             lookup = writes and self._looks_up_on_threads(docs) and self._lookup_resumed()
-            inputs, indexes = self.batch_inputs(docs, defer_rows=True, lookup=lookup)
-            self._warn_unseen_tags()
-            held = self.system.batch_docs(inputs)
-            W, depth, beam_width, keep = self._docs_decode_args(run, args)
-            output = decoding.DocsOutput(held, keep)
-            lattices = self._lattice_pass(held, inputs["starts"])
-            sink = self._output_sink(docs, indexes, lattices, lookup) if writes else None
-            if lookup and sink is None:
-                raise RuntimeError(f"[{self.name}] looks words up on its searching threads but "
-                                   "has no sink for their outputs (a bug: please report it)")
-            threads = max(1, min(thread_count(self.cfg["n_threads"]), len(docs)))
-            runs = docs_runs(held, output, threads, W, depth, beam_width, lattices, sink=sink)
-            return (DocsLayout(inputs["starts"], indexes, output, held, lattices, sink,
-                               inputs.get("rows") if lookup else None, runs if lookup else None),
-                    on_c_threads, runs, ())
+            try:
+                return self._docs_decoding(docs, writes, lookup, run, args)
+            except BaseException:
+                if lookup:  # (no _finish will end this probe)
+                    self._calls.lookup_probing = False
+                raise
         inputs, indexes = self.inputs_and_indexes(docs)
         self._warn_unseen_tags()
         return indexes, run, self.instances(docs, None, indexes, inputs), args
+
+    def _docs_decoding(self, docs: List[Doc], writes: bool, lookup: bool, run: Callable,
+                       args: tuple) -> Tuple[Any, Callable, Iterable, tuple]:
+        """_decoding of a batch decoded at once (`_decodes_docs`); lookup:
+        the searching threads look its words up."""
+        inputs, indexes = self.batch_inputs(docs, defer_rows=True, lookup=lookup)
+        self._warn_unseen_tags()
+        held = self.system.batch_docs(inputs)
+        W, depth, beam_width, keep = self._docs_decode_args(run, args)
+        output = decoding.DocsOutput(held, keep)
+        lattices = self._lattice_pass(held, inputs["starts"])
+        sink = self._output_sink(docs, indexes, lattices, lookup) if writes else None
+        if lookup and sink is None:
+            raise RuntimeError(f"[{self.name}] looks words up on its searching threads but "
+                               "has no sink for their outputs (a bug: please report it)")
+        threads = max(1, min(thread_count(self.cfg["n_threads"]), len(docs)))
+        runs = docs_runs(held, output, threads, W, depth, beam_width, lattices, sink=sink)
+        return (DocsLayout(inputs["starts"], indexes, output, held, lattices, sink,
+                           inputs.get("rows") if lookup else None, runs if lookup else None),
+                on_c_threads, runs, ())
 
     def _output_sink(self, docs: List[Doc], indexes: List[Optional[numpy.ndarray]],
                      lattices: Any, looked_up: bool = False) -> Any:
