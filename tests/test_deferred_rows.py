@@ -251,3 +251,10 @@ def test_docs_left_for_new_words_are_searched_again_once_cached():
     assert got.tolist() == expected.labels.tolist()
     with pytest.raises(IndexError, match="doc 150 of a batch of 150"):
         out.retake([150])
+    with pytest.raises(ValueError, match="no docs given"):
+        out.retake([])
+    with pytest.raises(IndexError, match="give places that returned.. listed"):
+        rows.retry([150])
+    plain = LexemeAtoms().docs_inputs(docs[:3], defer=True)["rows"]
+    with pytest.raises(ValueError, match="defer=True, lookup=True"):
+        plain.retry([0])

@@ -363,16 +363,11 @@ cdef class LexemeAtoms:
         rows.caches = [self.cache]
         rows.checks_iob = ent_iob
         rows.reads_tags = tags
-        cdef const uint64_t[::1] k
-        cdef int j
         if tags:
             rows.unseen.resize(n_docs)
             rows.unseen_tag.resize(n_docs)
             if known is not None:
-                k = numpy.ascontiguousarray(known, dtype="uint64")
-                rows.known = PreshMap(max(8, 2 * k.shape[0]))
-                for j in range(k.shape[0]):
-                    rows.known.set(k[j], <void*>1)
+                rows.known = _hash_set(numpy.ascontiguousarray(known, dtype="uint64"))
         rows.set_arrays(atoms, starts, None, None, numpy.zeros((0,), dtype="uint64"))
         out = {"atoms": atoms, "starts": starts, "space": None, "rows": rows}
         if self.substrings:
@@ -443,7 +438,7 @@ cdef class WordRows(DocRows):
     cdef object caches               # ... the WordCaches that own them
     cdef la_readmap* words           # lookup: the cache fill() reads (NULL: lexes are set)
     cdef vector[const TokenC*] doc_tokens       # lookup: each doc's tokens
-    cdef vector[unsigned char] returned_docs    # lookup: 1 where fill(i) left doc i
+    cdef vector[unsigned char] returned_docs    # lookup: why fill(i) left doc i (0: not)
     cdef bint checks_iob                        # lookup: leave a doc with ent_iob set
     cdef vector[vector[int]] doc_offsets        # lookup with substrings: each doc's CSR
     cdef vector[vector[uint64_t]] doc_subs
@@ -529,14 +524,18 @@ cdef class WordRows(DocRows):
         words since cached: LexemeAtoms.cache_words)."""
         cdef int i
         for i in docs:
-            if not 0 <= i < self.n_docs or not self.returned_docs.size():
-                raise IndexError(f"WordRows.retry: doc {i} of a batch of {self.n_docs} "
-                                 "whose words are looked up")
+            if not self.returned_docs.size():
+                raise ValueError("WordRows.retry: these rows do not look their words up: make "
+                                 "them with docs_inputs(..., defer=True, lookup=True)")
+            if not 0 <= i < self.n_docs:
+                raise IndexError(f"WordRows.retry: doc {i} of a batch of {self.n_docs}: give "
+                                 "places that returned() listed")
             self.returned_docs[i] = 0
 
     cdef bint _look_up(self, int i) noexcept nogil:
-        """lookup: doc i's word types into lexes; False (doc i returned)
-        where one is not cached or is whitespace."""
+        """lookup: doc i's word types into lexes (and its tag counts and
+        substrings); False where it leaves doc i, marked with why
+        (_NEW_WORD, _NOT_WORDS_ALONE)."""
         cdef int64_t k, lo = self.st[i]
         cdef const TokenC* tokens = self.doc_tokens[i]
         cdef const WordC* lex
@@ -756,6 +755,15 @@ cdef class ChunkAtoms:
         return False
 
 
+cdef PreshMap _hash_set(const uint64_t[::1] keys):
+    """The keys as a hash set (a PreshMap to 1), read without the GIL."""
+    cdef PreshMap out = PreshMap(max(8, 2 * keys.shape[0]))
+    cdef Py_ssize_t i
+    for i in range(keys.shape[0]):
+        out.set(keys[i], <void*>1)
+    return out
+
+
 def check_tags(tags, words, known):
     """The input-tag check of a batch, without the GIL: (the position of the
     first word with no tag (0) or -1, the number of such words, the number
@@ -776,9 +784,7 @@ def check_tags(tags, words, known):
     cdef bint seen
     # the known tags as a hash set: a binary search per word cost ~20 ns (its
     # branches unpredictable)
-    cdef PreshMap known_set = PreshMap(max(8, 2 * k.shape[0]))
-    for i in range(k.shape[0]):
-        known_set.set(k[i], <void*>1)
+    cdef PreshMap known_set = _hash_set(k)
     cdef int64_t t0 = now_ns()
     with nogil:
         for i in range(t.shape[0]):

@@ -187,7 +187,8 @@ cdef class DocsOutput:
             raise ValueError("DocsOutput.retake: no docs given: retake only the docs to do again")
         for i in order:
             if not 0 <= i < self.n_docs:
-                raise IndexError(f"DocsOutput.retake: doc {i} of a batch of {self.n_docs}")
+                raise IndexError(f"DocsOutput.retake: doc {i} of a batch of {self.n_docs}: give "
+                                 "places in the batch (e.g. WordRows.returned()'s)")
         self.order = order
         self.next_doc = 0
 

@@ -50,6 +50,17 @@ def filled_atoms(batch: Dict[str, Any]) -> numpy.ndarray:
     return batch["atoms"]
 
 
+def _add_to_tally(tally: Dict[str, Any], n_words: int, n_unseen: int, examples: Iterable[int],
+                  strings: Any) -> None:
+    """A batch's words and unseen tags (up to 5 named, as tag hashes) into
+    a prediction call's tally (SearchPipe._start_tally's)."""
+    tally["words"] += n_words
+    if n_unseen:
+        tally["unseen"] += n_unseen
+        if len(tally["tags"]) < 5:
+            tally["tags"].update(strings[int(h)] for h in sorted(examples))
+
+
 def any_per_doc(mask: numpy.ndarray, starts: numpy.ndarray) -> numpy.ndarray:
     """Per doc of a batch (starts: where each doc's tokens begin in `mask`):
     whether any of its tokens is set."""
@@ -344,26 +355,15 @@ class SearchPipe(TrainablePipe):
             return
         if tally is None:  # neither training nor predicting (e.g. filter_stats)
             return
-        tally["words"] += n_words
-        if n_unseen:
-            tally["unseen"] += n_unseen
-            if len(tally["tags"]) < 5:
-                strings = docs[0].vocab.strings
-                tally["tags"].update(strings[int(h)] for h in sorted(examples))
+        _add_to_tally(tally, n_words, n_unseen, examples, docs[0].vocab.strings)
 
     def _tally_tags_read(self, counts: Optional[tuple], strings: Any) -> None:
         """Into the pipe() call's tally, the unseen tags that the searching
         threads counted as they read a batch's tags (docs_inputs' lookup:
         WordRows.tag_counts(), None where none were counted)."""
         tally = getattr(self._calls, "pipe_tally", None)
-        if counts is None or tally is None:
-            return
-        n_words, n_unseen, examples = counts
-        tally["words"] += n_words
-        if n_unseen:
-            tally["unseen"] += n_unseen
-            if len(tally["tags"]) < 5:
-                tally["tags"].update(strings[int(h)] for h in sorted(examples))
+        if counts is not None and tally is not None:
+            _add_to_tally(tally, *counts, strings)
 
     def _start_tally(self) -> None:
         """A prediction call starts: count its unseen tags afresh (inside
