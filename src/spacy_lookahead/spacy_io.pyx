@@ -35,8 +35,15 @@ from .core.nothrow cimport la_push, la_reserve, la_resize
 from .core.readmap cimport la_readmap, la_rm_add, la_rm_free, la_rm_get
 from .systems.span_ids cimport id_spans
 
-from .core.features cimport A_TAG, N_ATOMS, N_WORD_ATOMS
+from .core.features cimport A_CHUNK, A_TAG, N_ATOMS, N_WORD_ATOMS
 from .core.features import word_atoms, word_substrings
+
+
+cdef struct ChunkTable:  # ChunkAtoms' chunk types, as read without the GIL
+    const uint64_t* labels  # the chunk types' label hashes
+    const uint64_t* pairs   # ... and each one's B-X, I-X hashes
+    size_t n
+    uint64_t outside        # O
 
 
 cdef struct WordC:
@@ -365,7 +372,8 @@ cdef class LexemeAtoms:
         rows.reads_tags = tags
         if tags:
             rows.unseen.resize(n_docs)
-            rows.unseen_tag.resize(n_docs)
+            rows.unseen_tag.resize(n_docs * _TAG_EXAMPLES)
+            rows.doc_words.resize(n_docs)
             if known is not None:
                 rows.known = _hash_set(numpy.ascontiguousarray(known, dtype="uint64"))
         rows.set_arrays(atoms, starts, None, None, numpy.zeros((0,), dtype="uint64"))
@@ -375,6 +383,65 @@ cdef class LexemeAtoms:
             rows.doc_subs.resize(n_docs)
             out["substrings"] = (numpy.zeros((N + 1,), dtype="int32"),
                                  numpy.zeros((1,), dtype="uint64"))
+        return out
+
+    def unit_inputs(self, docs, own=(None, None), known=None, ChunkAtoms chunks=None,
+                    str key="chunks", bint inside=False):
+        """docs_inputs(docs, tags=True, defer=True, lookup=True) for the
+        phrase recognisers, whose units each searching thread finds itself
+        (WordRows.units_of: the sentence boundaries read from the tokens;
+        whitespace tokens kept in the rows and left out of the units); with
+        `chunks`, each doc's fill() also writes the chunk column A_CHUNK
+        from doc.spans[key] (ChunkAtoms.write's, with the chunk types known
+        now) and, with `inside`, the "inside" flags (uint8 per token). A doc
+        without the span group, or with a chunk type not known yet, is
+        left (returned()) as are docs_inputs' lookup's. None where the
+        batch cannot be looked up so (no token, or several vocabs)."""
+        cdef int n_docs = len(docs), d = 0
+        cdef Doc doc
+        cdef SpanGroup group
+        cdef vector[const TokenC*] tokens
+        tokens.resize(n_docs)
+        starts = numpy.zeros((n_docs + 1,), dtype="int64")
+        cdef int64_t[::1] st = starts
+        for doc in docs:
+            if doc.vocab is not (<Doc>docs[0]).vocab:
+                return None
+            tokens[d] = doc.c
+            st[d + 1] = st[d] + doc.length
+            d += 1
+        if not n_docs or not st[n_docs]:
+            return None
+        with self.lock:
+            out = self._looked_up_later(docs, tokens, starts, own, False, True, known)
+        cdef WordRows rows = out["rows"]
+        rows.allows_space = True
+        rows.hooked.resize(n_docs)
+        held = [list(docs)]  # (their tokens and chunks read by the threads)
+        if chunks is not None:
+            rows.chunk_groups.resize(n_docs)
+            rows.chunk_labels = chunks.labels  # (a copy: the threads read it while types are added)
+            rows.chunk_pairs = chunks.pairs
+            rows.chunk_table.labels = rows.chunk_labels.data()
+            rows.chunk_table.pairs = rows.chunk_pairs.data()
+            rows.chunk_table.n = rows.chunk_labels.size()
+            rows.chunk_table.outside = chunks.outside
+        d = 0
+        for doc in docs:
+            rows.hooked[d] = "sents" in doc.user_hooks if doc.user_hooks else 0
+            if chunks is not None:
+                groups = doc.spans.data
+                if key in groups:
+                    group = groups[key]
+                    held.append(group)
+                    rows.chunk_groups[d] = &group.c
+            d += 1
+        cdef unsigned char[::1] flags
+        if inside:
+            out["inside"] = flags = numpy.zeros((st[n_docs],), dtype="uint8")
+            rows.inside = &flags[0]
+            held.append(out["inside"])
+        rows.held = held
         return out
 
     def cache_words(self, docs, own=(None, None)):
@@ -414,6 +481,10 @@ cdef class LexemeAtoms:
         return (_lexeme_atoms, (self.substrings, self.classes))
 
 
+# WordRows.tag_counts: the unseen tags named, as check_tags names a batch's
+cdef enum:
+    _TAG_EXAMPLES = 5
+
 # WordRows.returned_docs: why fill(i) left doc i (0: it did not)
 cdef enum:
     _NEW_WORD = 1         # a word not in the cache yet
@@ -445,7 +516,15 @@ cdef class WordRows(DocRows):
     cdef bint reads_tags                        # lookup: A_TAG from each token's tag
     cdef PreshMap known                         # ... and the tags counted as seen (or None)
     cdef vector[int] unseen                     # ... per doc: its tags not known
-    cdef vector[uint64_t] unseen_tag            # ... and the first of them
+    cdef vector[uint64_t] unseen_tag            # ... and the first _TAG_EXAMPLES of them (0: none)
+    cdef vector[int] doc_words                  # ... and its words (not whitespace)
+    cdef bint allows_space                      # lookup: whitespace kept (the phrase units skip it)
+    cdef vector[unsigned char] hooked           # ... per doc: a "sents" hook (units_of)
+    cdef vector[const vector[SpanC]*] chunk_groups  # lookup: each doc's chunks (NULL: the doc left)
+    cdef vector[uint64_t] chunk_labels, chunk_pairs  # ... the chunk types known at the batch's start
+    cdef ChunkTable chunk_table
+    cdef unsigned char* inside                  # ... 1 on a chunk's tokens after its first (or NULL)
+    cdef object held                            # ... the chunk groups and inside's array
     cdef object atoms, starts, offsets, hashes
     cdef list columns                # the token columns' arrays (kept alive)
     cdef vector[int] column_at       # ... their columns in a row
@@ -539,26 +618,38 @@ cdef class WordRows(DocRows):
         cdef int64_t k, lo = self.st[i]
         cdef const TokenC* tokens = self.doc_tokens[i]
         cdef const WordC* lex
-        cdef int unseen = 0
-        cdef uint64_t first = 0, tag
+        cdef int unseen = 0, words = 0, e
+        cdef uint64_t tag
+        cdef uint64_t examples[_TAG_EXAMPLES]
+        memset(examples, 0, sizeof(examples))
         for k in range(lo, self.st[i + 1]):
             lex = <const WordC*>la_rm_get(self.words, tokens[k - lo].lex.orth)
             if lex == NULL:
                 self.returned_docs[i] = _NEW_WORD
                 return False
+            if lex.is_space and self.allows_space:
+                self.lexes[k] = lex  # (no tag read: the units leave it out)
+                continue
             if lex.is_space or (self.checks_iob and tokens[k - lo].ent_iob != 0) \
                     or (self.reads_tags and tokens[k - lo].tag == 0):
                 self.returned_docs[i] = _NOT_WORDS_ALONE
                 return False
             self.lexes[k] = lex
+            words += 1
             if self.reads_tags and self.known is not None:
                 tag = tokens[k - lo].tag
                 if map_get(self.known.c_map, tag) == NULL:
                     unseen += 1
-                    if first == 0:
-                        first = tag
+                    e = 0  # (the doc's distinct ones, as check_tags lists a batch's)
+                    while e < _TAG_EXAMPLES and examples[e] != 0 and examples[e] != tag:
+                        e += 1
+                    if e < _TAG_EXAMPLES and examples[e] == 0:
+                        examples[e] = tag
         if self.reads_tags:
-            self.unseen[i], self.unseen_tag[i] = unseen, first
+            self.unseen[i], self.doc_words[i] = unseen, words
+            if self.known is not None:
+                for e in range(_TAG_EXAMPLES):
+                    self.unseen_tag[i * _TAG_EXAMPLES + e] = examples[e]
         if self.doc_subs.size() and not self._doc_substrings(i):
             self.returned_docs[i] = _NOT_WORDS_ALONE  # (no memory: the caller's path raises it)
             return False
@@ -592,21 +683,32 @@ cdef class WordRows(DocRows):
         hashes[0] = self.doc_subs[i].data()
         return True
 
+    cdef int64_t units_of(self, int i, vector[int64_t]* words,
+                          vector[int64_t]* unit_starts) noexcept nogil:
+        if not self.allows_space:  # (only the phrase recognisers' rows know units)
+            return -1
+        return _doc_units(self.doc_tokens[i], self.st[i + 1] - self.st[i], self.st[i],
+                          self.hooked[i], -1, NULL, NULL, &self.lexes[self.st[i]], words,
+                          unit_starts)
+
     def tag_counts(self):
         """lookup with tags, after the searches: (the words of the docs
         filled, those whose tag is not known, up to 5 such tags), over the
         docs not returned; None where no tags were read or counted."""
         if not self.reads_tags or self.known is None:
             return None
-        cdef int i
+        cdef int i, e
+        cdef uint64_t tag
         n_words, n_unseen, examples = 0, 0, []
         for i in range(self.n_docs):
             if self.returned_docs[i]:
                 continue
-            n_words += self.st[i + 1] - self.st[i]
+            n_words += self.doc_words[i]
             n_unseen += self.unseen[i]
-            if self.unseen[i] and len(examples) < 5 and self.unseen_tag[i] not in examples:
-                examples.append(self.unseen_tag[i])
+            for e in range(_TAG_EXAMPLES if self.unseen[i] else 0):
+                tag = self.unseen_tag[i * _TAG_EXAMPLES + e]
+                if tag and len(examples) < _TAG_EXAMPLES and tag not in examples:
+                    examples.append(tag)
         return n_words, n_unseen, examples
 
     @property
@@ -635,6 +737,12 @@ cdef class WordRows(DocRows):
             self._row(k, self.av + k * N_ATOMS)
             if self.reads_tags:  # (lookup: no column made on the calling thread)
                 self.av[k * N_ATOMS + A_TAG] = self.doc_tokens[i][k - lo].tag
+        if self.chunk_groups.size() and (
+                self.chunk_groups[i] == NULL or _write_chunks(
+                    &self.chunk_table, self.chunk_groups[i], self.av + lo * N_ATOMS, hi - lo,
+                    N_ATOMS, A_CHUNK, self.inside + lo if self.inside != NULL else NULL)):
+            self.returned_docs[i] = _NOT_WORDS_ALONE  # (no chunks, or a type first seen)
+            return False
         if self.ov == NULL or hi == lo:
             return True
         n = self.ov[lo]
@@ -648,31 +756,66 @@ cdef class WordRows(DocRows):
         return True
 
 
+cdef bint _write_chunks(const ChunkTable* table, const vector[SpanC]* spans, uint64_t* atoms,
+                        int64_t n, int width, int column, unsigned char* inside) noexcept nogil:
+    """One doc's chunk column (ChunkAtoms.write: its n tokens' rows from
+    `atoms`, `width` apart); True, leaving it unfinished, where a chunk type
+    is not in the table. A linear search: a handful of chunk types."""
+    cdef size_t k, at
+    cdef int64_t i
+    cdef uint64_t label
+    cdef uint64_t* v
+    for i in range(n):
+        atoms[i * width + column] = 0
+    for k in range(spans.size()):
+        label = spans[0][k].label
+        at = 0
+        while at < table.n and table.labels[at] != label:
+            at += 1
+        if at == table.n:
+            return True
+        for i in range(spans[0][k].start, spans[0][k].end):
+            atoms[i * width + column] = table.pairs[2 * at + (i > spans[0][k].start)]
+            if inside != NULL and i > spans[0][k].start:
+                inside[i] = 1
+    for i in range(n):
+        v = &atoms[i * width + column]
+        if v[0] == 0:
+            v[0] = table.outside
+    return False
+
+
 cdef class ChunkAtoms:
     """The chunk input column (B-X / I-X / O, as string hashes) of a batch,
     read in C from each doc's span group of chunks (SpanGroup.c, spaCy's
     SpanC structs): a chunk type's two hashes are made in Python once, when
     the type is first seen, then looked up in C."""
-    cdef PreshMap index            # chunk label hash -> 1 + its row in `pairs`
+    cdef vector[uint64_t] labels   # the chunk types seen (label hashes)
     cdef vector[uint64_t] pairs    # B-X, I-X hashes per type
     cdef readonly uint64_t outside
     cdef readonly object strings
 
     def __init__(self, strings):
-        self.index = PreshMap()
         self.strings = strings
         self.outside = strings.add("O")
 
-    cdef size_t row(self, uint64_t label) except 0:
-        """1 + the row of the label's (B, I) hashes, made if new."""
-        cdef size_t at = <size_t>self.index.get(label)
-        if at == 0:
-            name = self.strings[label]
-            self.pairs.push_back(self.strings.add(f"B-{name}"))
-            self.pairs.push_back(self.strings.add(f"I-{name}"))
-            at = self.pairs.size() // 2
-            self.index.set(label, <void*>at)
-        return at
+    cdef ChunkTable table(self) noexcept nogil:
+        """The types as they are now (read while no type is added)."""
+        cdef ChunkTable t
+        t.labels, t.pairs, t.n, t.outside = self.labels.data(), self.pairs.data(), \
+            self.labels.size(), self.outside
+        return t
+
+    cdef void add(self, uint64_t label) except *:
+        """The label's (B, I) hashes, made if new."""
+        cdef size_t at
+        for at in range(self.labels.size()):
+            if self.labels[at] == label:
+                return
+        name = self.strings[label]
+        self.pairs.push_back(self.strings.add(f"B-{name}"))
+        self.pairs.push_back(self.strings.add(f"I-{name}"))
+        self.labels.push_back(label)
 
     def write(self, docs, str key, atoms, starts, int column, inside=None):
         """atoms[:, column] of the batch's tokens (starts: where each doc
@@ -719,7 +862,7 @@ cdef class ChunkAtoms:
         if missing:  # chunk types first seen: their hashes made, then filled again
             for group in held:
                 for k in range(group.c.size()):
-                    self.row(group.c[k].label)
+                    self.add(group.c[k].label)
             with nogil:
                 self.fill(chunks, &st[0], at, view.shape[1], column, flags)
         return out
@@ -728,30 +871,13 @@ cdef class ChunkAtoms:
                    uint64_t* atoms, int width, int column, unsigned char* inside) noexcept nogil:
         """The column of each doc with chunks (write); True, leaving it
         unfinished, where a chunk type has no row yet."""
-        cdef const vector[SpanC]* spans
-        cdef size_t d, k, at
-        cdef int64_t base, i, n
-        cdef uint64_t* v
+        cdef ChunkTable table = self.table()
+        cdef size_t d
         for d in range(chunks.size()):
-            spans = chunks[d]
-            if spans == NULL:
-                continue
-            base = st[d]
-            n = st[d + 1] - base
-            for i in range(n):
-                atoms[(base + i) * width + column] = 0
-            for k in range(spans.size()):
-                at = <size_t>map_get(self.index.c_map, spans[0][k].label)
-                if at == 0:
-                    return True
-                for i in range(spans[0][k].start, spans[0][k].end):
-                    atoms[(base + i) * width + column] = self.pairs[2 * (at - 1) + (i > spans[0][k].start)]
-                    if inside != NULL and i > spans[0][k].start:
-                        inside[base + i] = 1
-            for i in range(n):
-                v = &atoms[(base + i) * width + column]
-                if v[0] == 0:
-                    v[0] = self.outside
+            if chunks[d] != NULL and _write_chunks(&table, chunks[d], atoms + st[d] * width,
+                                                   st[d + 1] - st[d], width, column,
+                                                   inside + st[d] if inside != NULL else NULL):
+                return True
         return False
 
 
@@ -1311,6 +1437,47 @@ def _lexeme_atoms(substrings, classes):
     return atoms
 
 
+cdef int64_t _doc_units(const TokenC* tokens, int64_t n, int64_t base, bint hooked, int given,
+                        const unsigned char* first, const unsigned char* space,
+                        const WordC* const* lexes,
+                        vector[int64_t]* words, vector[int64_t]* unit_starts) noexcept nogil:
+    """One doc's units (sentence_units'), after those before it: its
+    words' batch positions (base + i; whitespace tokens, where `space`
+    (per token) or `lexes` (its word types) say so, left out) appended to
+    `words`, and where each of its units ends in them to `unit_starts`
+    (whose last entry is words' size on entry: where the first begins).
+    first: per token, whether it starts a sentence (NULL: token.sent_start
+    == 1, as docs_inputs' sent_starts); given: whether a token after the first has a sentence start set
+    (docs_inputs' sent_set), -1: read here. Returns the doc's words where
+    it is decoded as one unit without boundaries (0 where it has them),
+    -1 where memory ran out."""
+    cdef bint bounded = n >= 2 and hooked
+    cdef int64_t i, sentence = -1, last = -1, n_words = 0
+    if n >= 2 and not bounded and given >= 0:
+        bounded = given != 0
+    elif n >= 2 and not bounded:
+        for i in range(1, n):
+            if tokens[i].sent_start != 0:
+                bounded = True
+                break
+    for i in range(n):
+        if bounded and ((first[i] != 0) if first != NULL else (tokens[i].sent_start == 1)):
+            sentence += 1
+        if (space != NULL and space[i]) or (lexes != NULL and lexes[i].is_space):
+            continue
+        if sentence != last and words.size() > <size_t>unit_starts.back():
+            if la_push(unit_starts[0], <int64_t>words.size()) != 0:
+                return -1
+        last = sentence
+        if la_push(words[0], base + i) != 0:
+            return -1
+        n_words += 1
+    if words.size() > <size_t>unit_starts.back():
+        if la_push(unit_starts[0], <int64_t>words.size()) != 0:
+            return -1
+    return 0 if bounded else n_words
+
+
 def sentence_units(docs, starts, space, sent_starts, sent_set=None):
     """What the phrase recognisers decode as one unit, for a batch (its
     docs' tokens one after the other from `starts`, (n_docs + 1,)): the
@@ -1343,8 +1510,8 @@ def sentence_units(docs, starts, space, sent_starts, sent_set=None):
         raise ValueError("sentence_units: sent_set does not match the docs: give "
                          "docs_inputs' sent_set of the same docs")
     cdef Doc doc
-    cdef int64_t d = 0, i, base, sentence, last, longest = 0, n_words, n
-    cdef bint bounded, has_space = sp is not None
+    cdef int64_t d = 0, i, base, longest = 0, n_words
+    cdef bint has_space = sp is not None
     tokens.resize(n_docs)
     hooked.resize(n_docs)
     words.reserve(N)
@@ -1357,41 +1524,28 @@ def sentence_units(docs, starts, space, sent_starts, sent_set=None):
         tokens[d] = doc.c
         hooked[d] = "sents" in doc.user_hooks
         d += 1
+    cdef size_t before
+    cdef bint no_memory = False
     cdef int64_t t0 = now_ns()
     with nogil:
-        unit_starts.push_back(0)
+        no_memory = la_push(unit_starts, <int64_t>0) != 0
         for d in range(n_docs):
+            if no_memory:
+                break
             base = sv[d]
-            n = sv[d + 1] - base
-            bounded = n >= 2 and hooked[d]
-            if n >= 2 and not bounded and given is not None:
-                bounded = given[d] != 0
-            elif n >= 2 and not bounded:
-                for i in range(1, n):
-                    if tokens[d][i].sent_start != 0:
-                        bounded = True
-                        break
-            sentence = last = -1
-            n_words = 0
-            for i in range(n):
-                if first[base + i] and bounded:
-                    sentence += 1
-                if has_space and sp[base + i]:
-                    continue
-                if sentence != last and words.size() > <size_t>unit_starts.back():
-                    unit_starts.push_back(words.size())
-                    unit_base.push_back(base)
-                    unit_doc.push_back(d)
-                last = sentence
-                words.push_back(base + i)
-                n_words += 1
-            if words.size() > <size_t>unit_starts.back():
-                unit_starts.push_back(words.size())
-                unit_base.push_back(base)
-                unit_doc.push_back(d)
-            if not bounded and n_words > longest:
+            before = unit_starts.size()
+            n_words = _doc_units(tokens[d], sv[d + 1] - base, base, hooked[d],
+                                 given[d] if given is not None else -1, &first[base] if N else NULL,
+                                 &sp[base] if has_space else NULL, NULL, &words, &unit_starts)
+            no_memory = n_words < 0
+            for i in range(<int64_t>(unit_starts.size() - before)):
+                if la_push(unit_base, base) != 0 or la_push(unit_doc, d) != 0:
+                    no_memory = True
+            if n_words > longest:
                 longest = n_words
     add_since(t0)
+    if no_memory:
+        raise MemoryError(f"sentence_units: no memory for the units of {N} tokens")
     return (_int64s(words), _int64s(unit_starts), _int64s(unit_base), _int64s(unit_doc), longest)
 
 

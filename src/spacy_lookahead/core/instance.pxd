@@ -49,6 +49,15 @@ cdef class DocRows:
     # its n + 1 offsets into its hashes); false: in the batch's arrays
     cdef bint substrings_of(self, int i, const int** offsets,
                             const uint64_t** hashes) noexcept nogil
+    # after fill(i), for the phrase recognisers: doc i's units (its words,
+    # whitespace out, by sentence where it has boundaries:
+    # spacy_io.sentence_units), appended to `words` (batch positions) and
+    # `unit_starts` (where each ends in words; its last entry on entry is
+    # words' size). Returns the doc's words where it is one unit without
+    # boundaries (0 where it has them); -1: these rows do not know units,
+    # or memory ran out
+    cdef int64_t units_of(self, int i, vector[int64_t]* words,
+                          vector[int64_t]* unit_starts) noexcept nogil
 
 
 cdef class DocSink:

@@ -1,6 +1,7 @@
 """What a transition system gives the engine per document (see instance.pxd)."""
 from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memcpy
+from libcpp.vector cimport vector
 
 import numpy
 
@@ -113,6 +114,10 @@ cdef class DocRows:
     cdef bint substrings_of(self, int i, const int** offsets,
                             const uint64_t** hashes) noexcept nogil:
         return False
+
+    cdef int64_t units_of(self, int i, vector[int64_t]* words,
+                          vector[int64_t]* unit_starts) noexcept nogil:
+        return -1
 
     def fill_doc(self, int i):
         """Doc i's rows, now (as a search fills them before reading them):

@@ -531,9 +531,7 @@ class SearchPipe(TrainablePipe):
         (spacy_io.ChunkAtoms: no Python per chunk), the others doc by doc.
         inside: uint8 per token of the batch, set to 1 on a chunk's tokens
         after its first."""
-        chunk_atoms = getattr(self, "_chunk_atoms", None)
-        if chunk_atoms is None or chunk_atoms.strings is not self.vocab.strings:
-            chunk_atoms = self._chunk_atoms = ChunkAtoms(self.vocab.strings)
+        chunk_atoms = self._chunk_atoms_of()
         starts, rows = batch["starts"], batch.get("rows")
         if rows is not None:  # rows left to the searches: the column goes with them
             column = numpy.zeros((len(batch["atoms"]), 1), dtype="uint64")
@@ -553,6 +551,14 @@ class SearchPipe(TrainablePipe):
             if inside is not None:
                 for span in chunks:
                     inside[start + span.start + 1:start + span.end] = 1
+
+    def _chunk_atoms_of(self) -> ChunkAtoms:
+        """The chunk types' hashes as the C readers look them up (made again
+        for another vocab's strings)."""
+        chunk_atoms = getattr(self, "_chunk_atoms", None)
+        if chunk_atoms is None or chunk_atoms.strings is not self.vocab.strings:
+            chunk_atoms = self._chunk_atoms = ChunkAtoms(self.vocab.strings)
+        return chunk_atoms
 
     def _chunk_column(self, doc: Doc, atoms: numpy.ndarray, example: Optional[Example],
                       key: str, fix: str) -> List[Span]:

@@ -56,6 +56,29 @@ class Phrases(Sequence):
         rows = numpy.concatenate(per_doc) if per_doc else numpy.zeros((0, 3), dtype="int32")
         return cls(rows, offsets)
 
+    def replaced(self, docs: numpy.ndarray, others: "Phrases") -> "Phrases":
+        """These phrases with those of the docs at places `docs` (int,
+        rising) taken from `others` (one doc each, in that order) instead;
+        per batch, no Python per doc."""
+        docs = numpy.asarray(docs, dtype="int64")
+        if len(others) != len(docs):
+            raise ValueError(f"Phrases.replaced: {len(others)} docs' phrases for {len(docs)} places")
+        n_self, n_other = numpy.diff(self.offsets), numpy.diff(others.offsets)
+        keep = numpy.ones((len(self),), dtype=bool)
+        keep[docs] = False
+        counts = numpy.where(keep, n_self, 0)
+        counts[docs] = n_other
+        offsets = numpy.zeros_like(self.offsets)
+        numpy.cumsum(counts, out=offsets[1:])
+        rows = numpy.empty((int(offsets[-1]), 3), dtype="int32")
+        doc = numpy.repeat(numpy.arange(len(self)), n_self)  # each row's doc
+        kept = keep[doc]
+        doc = doc[kept]
+        rows[offsets[doc] + numpy.flatnonzero(kept) - self.offsets[doc]] = self.rows[kept]
+        k = numpy.repeat(numpy.arange(len(others)), n_other)
+        rows[offsets[docs[k]] + numpy.arange(len(others.rows)) - others.offsets[k]] = others.rows
+        return Phrases(rows, offsets)
+
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
@@ -234,15 +257,26 @@ class PhrasePipe(SearchPipe):
         contiguous ranges of units of about equal work, taken in turn by
         n_threads C threads)."""
         docs = list(docs)
-        return self._phrases(docs, *self._begin(docs, None, thread_count(self.cfg["n_threads"])))
+        return self._phrases(docs, *self._units_begun(docs, thread_count(self.cfg["n_threads"])))
 
     def _begin(self, docs: List[Doc], pool: Optional[Any], threads: int) -> tuple:
+        """The pipelined pipe() (SearchPipe._batches; pool: unused): the
+        search started on `threads` C threads, which never take the GIL,
+        and which also read each doc's words, tags, chunks and sentences
+        where they can (`_threads_read`: nothing read on this thread)."""
+        return self._units_begun(docs, threads, self._threads_read() is not None)
+
+    def _units_begun(self, docs: List[Doc], threads: int, lookup: bool = False) -> tuple:
         """predict() up to the search, and the search started on `threads`
-        C threads, which never take the GIL (pool: unused; the pipelined
-        pipe()'s, SearchPipe._batches); (each unit's doc, the job, its runs
-        started)."""
+        C threads: (each unit's doc, the job, its runs started, and for a
+        job over docs that the threads read (lookup, `_looked_up`) its rows
+        and threads, else None)."""
         self._require_labels()
         self._start_tally()
+        if lookup and not getattr(self._calls, "learning", False):
+            begun = self._looked_up(docs, threads)
+            if begun is not None:
+                return begun
         batch = self._batch(docs, defer_rows=True)
         words, unit_starts, unit_base, unit_doc, longest = sentence_units(
             docs, batch["starts"], batch["space"], batch["sent_starts"], batch["sent_set"])
@@ -251,16 +285,69 @@ class PhrasePipe(SearchPipe):
         ranges = ranges_by_cost(unit_costs(unit_starts, self.cfg["max_length"] or 0), threads)
         job = UnitsJob(self.system, self.averaged_weights, batch["atoms"], batch.get("inside"),
                        words, unit_starts, unit_base, ranges, batch.get("rows"))
-        return unit_doc, job, RunsStarted(job.runs(threads))
+        return unit_doc, job, RunsStarted(job.runs(threads)), None
 
-    def _phrases(self, docs: List[Doc], unit_doc: numpy.ndarray, job: UnitsJob,
-                 started: RunsStarted) -> Phrases:
-        """predict()'s Phrases from the search's ranges (waited for)."""
+    def _threads_read(self) -> Optional[Dict[str, Any]]:
+        """What LexemeAtoms.unit_inputs reads on the searching threads
+        besides the words and tags (its `chunks`, `key`, `inside`); None
+        where a subclass makes the inputs its own way (they are then read
+        here, on the calling thread)."""
+        cls = type(self)
+        if cls.input_columns is not PhrasePipe.input_columns or cls._batch is not PhrasePipe._batch \
+                or cls.batch_columns is not cls._columns_on_threads \
+                or cls._tag_columns is not SearchPipe._tag_columns \
+                or cls._chunk_columns is not SearchPipe._chunk_columns:
+            return None
+        return self._thread_columns()
+
+    def _thread_columns(self) -> Dict[str, Any]:
+        """unit_inputs' `chunks`, `key` and `inside` (batch_columns' columns,
+        read by the threads): none here."""
+        return {}
+
+    def _looked_up(self, docs: List[Doc], threads: int) -> Optional[tuple]:
+        """_units_begun over docs whose words, tags, chunks and sentences
+        the searching threads read (spacy_io.LexemeAtoms.unit_inputs,
+        UnitsJob.over_docs); None where they cannot (no token, several
+        vocabs). The docs they leave (a word not cached yet, an untagged
+        word, no chunks, a chunk type first seen) are done again after
+        (`_phrases`)."""
+        batch = self._atoms.unit_inputs(docs, self._own_tables(), self._known_tags(),
+                                        **self._thread_columns())
+        if batch is None:
+            return None
+        starts, rows = batch["starts"], batch["rows"]
+        ranges = ranges_by_cost(unit_costs(starts, self.cfg["max_length"] or 0), threads)
+        job = UnitsJob.over_docs(self.system, self.averaged_weights, batch["atoms"],
+                                 batch.get("inside"), starts, rows, ranges)
+        return None, job, RunsStarted(job.runs(threads)), (rows, threads)
+
+    def _phrases(self, docs: List[Doc], unit_doc: Optional[numpy.ndarray], job: UnitsJob,
+                 started: RunsStarted, looked_up: Optional[tuple] = None) -> Phrases:
+        """predict()'s Phrases from the search's ranges (waited for); over
+        docs the threads read (looked_up: their rows and threads), the docs
+        they left done again here and put in their places."""
         started.results()
-        return Phrases(*job.doc_result(unit_doc, len(docs)))
+        if looked_up is None:
+            return Phrases(*job.doc_result(unit_doc, len(docs)))
+        rows, threads = looked_up
+        found = Phrases(*job.doc_result(None, len(docs)))
+        self._warn_long_unit(job.longest_unit())
+        self._tally_tags_read(rows.tag_counts(), docs[0].vocab.strings)
+        left = rows.returned()
+        if not len(left):
+            return found
+        again = [docs[i] for i in left.tolist()]
+        return found.replaced(left, self._phrases(again, *self._units_begun(again, threads)))
 
     def _finish(self, docs: List[Doc], begun: tuple) -> None:
         self.set_annotations(docs, self._phrases(docs, *begun))
+
+    def _abandon(self, docs: List[Doc], begun: tuple) -> None:
+        try:  # (the threads read the docs: they are left alone once those stop)
+            begun[2].results()
+        except Exception:  # (its error is no one's now: the batch is dropped)
+            pass
 
     def set_annotations(self, docs: Iterable[Doc], phrases: Sequence[numpy.ndarray]) -> None:
         """Each doc's phrases (predict's Phrases, or a list of each doc's
@@ -409,6 +496,16 @@ class FRClauseFinder(PhrasePipe):
             "or give it docs with chunks (the conll2001 reader does).", inside)
         if self.cfg["chunk_boundaries"]:
             batch["inside"] = inside
+
+    def _thread_columns(self) -> Dict[str, Any]:
+        """The chunk column too (and the inside flags with chunk_boundaries)."""
+        return {"chunks": self._chunk_atoms_of(), "key": self.cfg["chunks_key"],
+                "inside": self.cfg["chunk_boundaries"]}
+
+
+# The batch_columns whose columns _thread_columns has the threads read.
+PhrasePipe._columns_on_threads = PhrasePipe.batch_columns
+FRClauseFinder._columns_on_threads = FRClauseFinder.batch_columns
 
 
 @Language.factory(

@@ -404,6 +404,15 @@ def unit_costs(unit_starts, int max_length):
     return costs
 
 
+cdef struct UnitScratch:
+    # one thread's tables for its units, grown as needed
+    char* block
+    size_t capacity
+    uint64_t* unit_atoms
+    unsigned char* unit_inside
+    int capacity_words
+
+
 cdef class UnitsJob:
     """recognise_units of a batch's units over contiguous ranges of them
     ([(lo, hi), ...], each starting where the one before ends), shared by
@@ -412,7 +421,8 @@ cdef class UnitsJob:
     the result does not depend on which thread took which range. rows: the
     atoms' rows left unfilled (a DocRows, docs_inputs' defer): each unit's
     are made from it (DocRows.row) by the thread that decodes the unit,
-    where it copies them anyway."""
+    where it copies them anyway. `over_docs`: ranges of docs instead,
+    whose units each thread finds as it fills them."""
     cdef PhraseSystem system
     cdef Weights W
     cdef DocRows rows  # None: the atoms are filled
@@ -421,10 +431,13 @@ cdef class UnitsJob:
     cdef const int64_t[::1] wv
     cdef const int64_t[::1] us
     cdef const int64_t[::1] ub
+    cdef const int64_t[::1] ds      # over_docs: where each doc's tokens begin
+    cdef bint by_doc                # over_docs
     cdef bint has_inside
-    cdef vector[int] bounds        # range r: units bounds[r] .. bounds[r + 1] - 1
+    cdef vector[int] bounds        # range r: units (docs) bounds[r] .. bounds[r + 1] - 1
     cdef vector[vector[Row]] found  # range r's phrases (one writer each)
-    cdef object counts              # (units,) int32: each unit's number of phrases
+    cdef vector[int64_t] longest    # over_docs: range r's most words in a unit without boundaries
+    cdef object counts              # (units,) int32: each unit's (doc's) number of phrases
     cdef int* cv
     cdef int next_range
     cdef int bad, no_memory, failed_n
@@ -441,23 +454,53 @@ cdef class UnitsJob:
         self.wv = words
         self.us = unit_starts
         self.ub = unit_base
-        cdef int k
-        cdef Py_ssize_t lo, hi
         ranges = [(int(a), int(b)) for a, b in ranges]
-        if not ranges:
-            raise ValueError("no range of units: give at least one (lo, hi), e.g. [(0, 0)] "
-                             "for a batch without units")
         if self.av.shape[1] != N_ATOMS or (self.has_inside and self.iv.shape[0] != self.av.shape[0]) \
                 or self.ub.shape[0] < self.us.shape[0] - 1:
             raise ValueError(f"expected ({self.av.shape[0]}, {N_ATOMS}) atoms and as many inside flags")
+        self._set_ranges(ranges, self.us.shape[0] - 1, "units")
         lo, hi = ranges[0][0], ranges[len(ranges) - 1][1]
-        if not 0 <= lo <= hi <= self.us.shape[0] - 1 or any(
-                a[0] > a[1] or a[1] != b[0] for a, b in zip(ranges, ranges[1:])) \
-                or ranges[len(ranges) - 1][0] > hi:
-            raise ValueError(f"units {ranges} out of range for {self.us.shape[0] - 1} units, or "
-                             f"not contiguous")
         if hi > lo and (self.us[lo] < 0 or self.us[hi] > self.wv.shape[0]):
             raise ValueError("unit_starts out of range for the words")
+
+    @staticmethod
+    def over_docs(PhraseSystem system, Weights W, atoms, inside, starts, DocRows rows, ranges):
+        """The job over ranges of a batch's docs (their tokens one after the
+        other from `starts`, (n_docs + 1,) int64), their rows left to
+        `rows`, whose fill(d), on the thread that decodes doc d, makes its
+        atoms (and its inside flags) and whose units_of(d) gives its units
+        (spacy_io.LexemeAtoms.unit_inputs); a doc that fill() leaves gets
+        no phrase (its caller does it again: rows' returned()). Results by
+        doc (doc_result(None, n_docs)); `longest()`: the most words of a
+        doc decoded as one unit without boundaries."""
+        cdef UnitsJob job = UnitsJob.__new__(UnitsJob)
+        job.system, job.W, job.rows, job.by_doc = system, W, rows, True
+        job.av = atoms
+        job.ds = numpy.ascontiguousarray(starts, dtype="int64")
+        if inside is not None:
+            job.iv = inside
+        job.has_inside = inside is not None
+        if job.av.shape[1] != N_ATOMS or (job.has_inside and job.iv.shape[0] != job.av.shape[0]) \
+                or job.ds.shape[0] != rows.n_docs + 1 or job.ds[rows.n_docs] != job.av.shape[0]:
+            raise ValueError(f"UnitsJob.over_docs: atoms {tuple(atoms.shape)} and starts "
+                             f"{tuple(job.ds.shape)} do not match the rows' {rows.n_docs} docs "
+                             f"(give (N, {N_ATOMS}) atoms, as many inside flags, and "
+                             f"{rows.n_docs} + 1 starts ending at N)")
+        job._set_ranges([(int(a), int(b)) for a, b in ranges], rows.n_docs, "docs")
+        job.longest.resize(job.found.size())
+        return job
+
+    cdef _set_ranges(self, list ranges, Py_ssize_t n, str what):
+        cdef int k
+        cdef Py_ssize_t lo, hi
+        if not ranges:
+            raise ValueError(f"no range of {what}: give at least one (lo, hi), e.g. [(0, 0)] "
+                             f"for a batch without {what}")
+        lo, hi = ranges[0][0], ranges[len(ranges) - 1][1]
+        if not 0 <= lo <= hi <= n or any(
+                a[0] > a[1] or a[1] != b[0] for a, b in zip(ranges, ranges[1:])) \
+                or ranges[len(ranges) - 1][0] > hi:
+            raise ValueError(f"{what} {ranges} out of range for {n} {what}, or not contiguous")
         for k in range(len(ranges)):
             self.bounds.push_back(ranges[k][0])
         self.bounds.push_back(hi)
@@ -473,97 +516,140 @@ cdef class UnitsJob:
     cdef void ranges(self) noexcept nogil:
         """One thread's share: the ranges not yet taken, in turn; the
         unit tables in one block of this thread's, grown as needed."""
-        cdef int* cv = self.cv
-        cdef vector[Row]* rows
+        cdef UnitScratch scratch
+        memset(&scratch, 0, sizeof(UnitScratch))
+        cdef vector[int64_t] words, unit_starts
+        cdef int u, r, m, total, R = <int>self.found.size()
+        cdef size_t k
+        cdef int base = self.bounds[0]
+        cdef int64_t n_words
+        cdef bint from_rows = self.rows is not None and not self.by_doc
+        cdef int64_t t0 = now_ns()
+        while True:
+            r = la_take(&self.next_range)
+            if r >= R or la_load(&self.bad) or la_load(&self.no_memory):
+                break
+            m = 0
+            if not self.by_doc:
+                for u in range(self.bounds[r], self.bounds[r + 1]):
+                    if self.us[u + 1] - self.us[u] <= 0:
+                        continue
+                    m = self._decode(&scratch, &self.wv[self.us[u]], <int>(self.us[u + 1] - self.us[u]),
+                                     self.ub[u], &self.found[r], from_rows)
+                    if m < 0:
+                        break
+                    self.cv[u - base] = m
+            else:
+                for u in range(self.bounds[r], self.bounds[r + 1]):  # (docs)
+                    if not self.rows.fill(u):
+                        continue
+                    words.clear()
+                    unit_starts.clear()
+                    n_words = -1
+                    if la_push(unit_starts, <int64_t>0) == 0:
+                        n_words = self.rows.units_of(u, &words, &unit_starts)
+                    if n_words < 0:
+                        self.failed_n = <int>(self.ds[u + 1] - self.ds[u])
+                        m = -2
+                        break
+                    if n_words > self.longest[r]:
+                        self.longest[r] = n_words
+                    total = 0
+                    for k in range(unit_starts.size() - 1):
+                        m = self._decode(&scratch, &words[unit_starts[k]],
+                                         <int>(unit_starts[k + 1] - unit_starts[k]), self.ds[u],
+                                         &self.found[r], False)
+                        if m < 0:
+                            break
+                        total += m
+                    if m < 0:
+                        break
+                    self.cv[u - base] = total
+            if m == -1:
+                la_store(&self.bad, 1)
+                break
+            if m == -2:
+                la_store(&self.no_memory, 1)
+                break
+        free(scratch.block)
+        free(scratch.unit_atoms)
+        free(scratch.unit_inside)
+        add_since(t0)
+
+    cdef int _decode(self, UnitScratch* s, const int64_t* wv, int n, int64_t ub,
+                     vector[Row]* rows, bint from_rows) noexcept nogil:
+        """One unit, the words at batch positions wv[0 .. n - 1] of the doc
+        whose tokens begin at `ub`: its phrases appended to `rows` (doc
+        positions, sorted); their number, -1 where a word lies outside the
+        doc or the batch, -2 where memory ran out (failed_n set)."""
         cdef PhraseDocC c
         cdef int* starts
         cdef int* out
         cdef int* stack
-        cdef char* block = NULL
-        cdef uint64_t* unit_atoms = NULL
-        cdef unsigned char* unit_inside = NULL
-        cdef size_t capacity = 0, total
-        cdef int capacity_words = 0, n, i, j, m, u, r, R = <int>self.found.size()
-        cdef int base = self.bounds[0]
-        cdef int64_t w, first, N = self.av.shape[0]
-        cdef bint bad = False, has_inside = self.has_inside
+        cdef size_t total
+        cdef int i, j, m
+        cdef int64_t w, N = self.av.shape[0]
         cdef Row row
-        cdef int64_t t0 = now_ns()
-        while not bad:
-            r = la_take(&self.next_range)
-            if r >= R or la_load(&self.bad) or la_load(&self.no_memory):
-                break
-            rows = &self.found[r]
-            for u in range(self.bounds[r], self.bounds[r + 1]):
-                n = <int>(self.us[u + 1] - self.us[u])
-                if n <= 0:
-                    continue
-                first = self.us[u]
-                for i in range(n):
-                    if self.wv[first + i] < self.ub[u] or self.wv[first + i] >= N:
-                        bad = True
-                if bad:
-                    la_store(&self.bad, 1)
-                    break
-                if n > capacity_words:
-                    free(unit_atoms)
-                    free(unit_inside)
-                    capacity_words = n
-                    unit_atoms = <uint64_t*>malloc(n * N_ATOMS * sizeof(uint64_t))
-                    unit_inside = <unsigned char*>malloc(n)
-                total = table_bytes(self.system, n)
-                if total > capacity:
-                    free(block)
-                    capacity = total
-                    block = <char*>malloc(capacity)
-                if block == NULL or unit_atoms == NULL or unit_inside == NULL:
-                    self.failed_n = n
-                    la_store(&self.no_memory, 1)
-                    bad = True
-                    break
-                memset(block, 0, total)
-                memset(&c, 0, sizeof(PhraseDocC))
-                c.n = n
-                c.K = self.system.nr_type
-                for i in range(n):
-                    w = self.wv[first + i]
-                    if self.rows is not None:
-                        self.rows.row(w, &unit_atoms[i * N_ATOMS])
-                    else:
-                        memcpy(&unit_atoms[i * N_ATOMS], &self.av[w, 0],
-                               N_ATOMS * sizeof(uint64_t))
-                    if has_inside:
-                        unit_inside[i] = self.iv[w]
-                c.atoms = unit_atoms
-                c.inside = unit_inside if has_inside else NULL
-                c.band = self.system.max_length if 0 < self.system.max_length < n else n
-                place_tables(self.system, &c, block, &starts, &out, &stack)
-                self.system.prepare(&c)
-                self.system.run_filters(&c, self.W)
-                if self.system.embedded:
-                    decode_embedded(self.system, &c, self.W, starts)
-                    m = solution_embedded(self.system, &c, out, stack)
-                else:
-                    decode_flat(self.system, &c, self.W)
-                    m = solution_flat(self.system, &c, out)
-                j = rows.size()
-                for i in range(m):
-                    row.start = <int>(self.wv[first + out[3 * i]] - self.ub[u])
-                    row.end = <int>(self.wv[first + out[3 * i + 1]] - self.ub[u])
-                    row.type = out[3 * i + 2]
-                    if la_push(rows[0], row) != 0:
-                        bad = True
-                        break
-                if bad:
-                    self.failed_n = n
-                    la_store(&self.no_memory, 1)
-                    break
-                stable_sort(rows.begin() + j, rows.end(), _row_before)  # (in place where no buffer)
-                cv[u - base] = m
-        free(block)
-        free(unit_atoms)
-        free(unit_inside)
-        add_since(t0)
+        for i in range(n):
+            if wv[i] < ub or wv[i] >= N:
+                return -1
+        if n > s.capacity_words:
+            free(s.unit_atoms)
+            free(s.unit_inside)
+            s.capacity_words = n
+            s.unit_atoms = <uint64_t*>malloc(n * N_ATOMS * sizeof(uint64_t))
+            s.unit_inside = <unsigned char*>malloc(n)
+        total = table_bytes(self.system, n)
+        if total > s.capacity:
+            free(s.block)
+            s.capacity = total
+            s.block = <char*>malloc(s.capacity)
+        if s.block == NULL or s.unit_atoms == NULL or s.unit_inside == NULL:
+            self.failed_n = n
+            return -2
+        memset(s.block, 0, total)
+        memset(&c, 0, sizeof(PhraseDocC))
+        c.n = n
+        c.K = self.system.nr_type
+        for i in range(n):
+            w = wv[i]
+            if from_rows:
+                self.rows.row(w, &s.unit_atoms[i * N_ATOMS])
+            else:
+                memcpy(&s.unit_atoms[i * N_ATOMS], &self.av[w, 0], N_ATOMS * sizeof(uint64_t))
+            if self.has_inside:
+                s.unit_inside[i] = self.iv[w]
+        c.atoms = s.unit_atoms
+        c.inside = s.unit_inside if self.has_inside else NULL
+        c.band = self.system.max_length if 0 < self.system.max_length < n else n
+        place_tables(self.system, &c, s.block, &starts, &out, &stack)
+        self.system.prepare(&c)
+        self.system.run_filters(&c, self.W)
+        if self.system.embedded:
+            decode_embedded(self.system, &c, self.W, starts)
+            m = solution_embedded(self.system, &c, out, stack)
+        else:
+            decode_flat(self.system, &c, self.W)
+            m = solution_flat(self.system, &c, out)
+        j = rows.size()
+        for i in range(m):
+            row.start = <int>(wv[out[3 * i]] - ub)
+            row.end = <int>(wv[out[3 * i + 1]] - ub)
+            row.type = out[3 * i + 2]
+            if la_push(rows[0], row) != 0:
+                self.failed_n = n
+                return -2
+        stable_sort(rows.begin() + j, rows.end(), _row_before)  # (in place where no buffer)
+        return m
+
+    def longest_unit(self) -> int:
+        """over_docs, after the runs: the most words of a doc decoded as
+        one unit without sentence boundaries (0: none)."""
+        cdef int64_t most = 0
+        cdef size_t r
+        for r in range(self.longest.size()):
+            most = max(most, self.longest[r])
+        return most
 
     def check(self):
         """Raise where a thread met a unit it could not decode."""
@@ -577,8 +663,14 @@ cdef class UnitsJob:
     def doc_result(self, unit_doc, int n_docs) -> tuple:
         """(the phrases (m, 3) int32, where each doc's begin (n_docs + 1,)
         int64): result()'s rows by doc, the units' docs `unit_doc` (one per
-        unit, rising: spacy_io.sentence_units'); in C."""
+        unit, rising: spacy_io.sentence_units'; None over_docs); in C."""
         rows, counts = self.result()
+        if self.by_doc:
+            if n_docs != len(counts):
+                raise ValueError(f"doc_result: {n_docs} docs for a job over {len(counts)}")
+            offsets = numpy.zeros((n_docs + 1,), dtype="int64")
+            numpy.cumsum(counts, out=offsets[1:])
+            return rows, offsets
         cdef const int64_t[::1] ud = numpy.ascontiguousarray(unit_doc, dtype="int64")
         cdef const int[::1] cv = counts
         if ud.shape[0] != cv.shape[0]:
