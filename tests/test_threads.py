@@ -606,7 +606,7 @@ def test_the_look_up_on_the_threads_pauses_where_it_costs(shared_data, monkeypat
     finish = transition.TransitionPipe._finish
     monkeypatch.setattr(transition.TransitionPipe, "_finish", lambda self, docs, begun: (
         looked_up.append(begun[0].rows is not None), finish(self, docs, begun))[1])
-    monkeypatch.setattr(transition, "LOOKUP_PAUSE", 4)
+    monkeypatch.setattr(base, "LOOKUP_PAUSE", 4)
     pipe.cfg["n_threads"] = 2
     assert [annotations(d) for d in pipe.pipe([d.copy() for d in docs], batch_size=40)] == one
     # the first batch probes alone; after it, and after each probe that

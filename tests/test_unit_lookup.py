@@ -10,6 +10,7 @@ import pytest
 from spacy.tokens import Doc, Span, SpanGroup
 
 from spacy_lookahead.core.threads import RunsStarted, ranges_by_cost
+from spacy_lookahead.pipes.base import SearchPipe
 from spacy_lookahead.pipes.phrases import Phrases, PhrasePipe
 from spacy_lookahead.spacy_io import LexemeAtoms, sentence_units
 from spacy_lookahead.systems.phrases import UnitsJob, unit_costs
@@ -106,7 +107,7 @@ def test_threads_reading_the_docs_give_one_threads_phrases(setting, monkeypatch)
     pipe.cfg["n_threads"] = 2
     pipe._atoms = LexemeAtoms()  # every word new to the threads: each doc left at first
     assert phrases_of(pipe.pipe(docs(), batch_size=16), key) == one
-    assert spy.read == len(one) and spy.left > 0
+    assert spy.read > 0 and spy.left > 0
     spy.read = spy.left = 0
     # the words cached: every doc read by the threads, whitespace and sentences too
     assert phrases_of(pipe.pipe(docs(), batch_size=16), key) == one
@@ -217,3 +218,28 @@ def test_phrases_replaced_puts_each_docs_rows_in_its_place():
         [[0, 1, 0], [2, 2, 1]], [[5, 6, 1], [7, 7, 0]], [[0, 0, 0]], []]
     with pytest.raises(ValueError, match="for 1 places"):
         mine.replaced(numpy.asarray([1]), others)
+
+
+def test_the_threads_reading_pauses_where_they_leave_many_docs(setting, monkeypatch):
+    """Where the threads leave more than LOOKUP_AGAIN_MOST of a batch's
+    docs (here: a new word in every doc), the next LOOKUP_PAUSE batches are
+    read on the calling thread, then one batch tries again alone; the
+    phrases are one thread's throughout."""
+    from spacy_lookahead.pipes import base
+
+    nlp, pipe, gold = setting
+    key = pipe.cfg["spans_key"]
+    monkeypatch.setattr(base, "MIN_DOCS_PER_THREAD", 1)
+    monkeypatch.setattr(base, "LOOKUP_PAUSE", 2)
+    docs = [rebuilt(d, 2 + 5 * k) for k, d in enumerate(gold)]  # (shape 2: a word of its own)
+    pipe.cfg["n_threads"] = 1
+    one = phrases_of(pipe.pipe([d.copy() for d in docs], batch_size=4), key)
+    resumed = []
+    real = SearchPipe._lookup_resumed
+    monkeypatch.setattr(SearchPipe, "_lookup_resumed",
+                        lambda self: resumed.append(real(self)) or resumed[-1])
+    pipe.cfg["n_threads"] = 2
+    pipe._atoms = LexemeAtoms()
+    assert phrases_of(pipe.pipe([d.copy() for d in docs], batch_size=4), key) == one
+    # batch 1 probes, 2 and 3 go beside it, 4 and 5 pause, 6 probes again
+    assert resumed[:6] == [True, False, False, False, False, True]

@@ -80,6 +80,24 @@ PIPELINE_DEPTH = 2
 # 16 threads at batch_size=256 would give each 16 docs.
 MIN_DOCS_PER_THREAD = 64
 
+# pipe() with threads that look the words up (the sequence labellers'
+# _looks_up_on_threads, the phrase recognisers' _threads_read): the
+# docs they leave for words not cached yet are searched again by the same
+# runs once the words are (DocsLayout.search_again; the phrase recognisers
+# decode the docs they leave again, on the same threads); those left for other
+# reasons (whitespace, presets, an untagged token) are predicted again on
+# the calling thread, which cost a batch ~7% on 2 cores whatever their
+# number; and a search again waits for its threads (nothing else runs beside
+# it: a cold cache, where most docs have new words, cost ~8%). So after a
+# batch with docs predicted again, or more than LOOKUP_AGAIN_MOST of them
+# searched again, the next batches look their words up on the calling
+# thread: LOOKUP_PAUSE of them, twice as many after each pause
+# that ends in such a batch again (at most LOOKUP_PAUSE_MOST), and then the
+# threads try again (benchmarks/NOTES.md, 2026-12-06, eighth session)
+LOOKUP_AGAIN_MOST = 0.25
+LOOKUP_PAUSE = 8
+LOOKUP_PAUSE_MOST = 512
+
 
 def pipelined_batch_size(batch_size: int, threads: int) -> int:
     """The docs a batch of the pipelined pipe() holds (n_threads > 1):
@@ -409,6 +427,10 @@ class SearchPipe(TrainablePipe):
         if threads <= 1:
             yield from TrainablePipe.pipe(self, stream, batch_size=batch_size)
             return
+        # each call tries the look-up on the threads at once (no pause left
+        # from another: _pause_lookup)
+        self._calls.lookup_pause = self._calls.lookup_pause_length = 0
+        self._calls.lookup_trusted = self._calls.lookup_probing = False
         error_handler = self.get_error_handler()
         pool = shared_pool(threads)
         started: Deque[tuple] = deque()
@@ -470,6 +492,40 @@ class SearchPipe(TrainablePipe):
         """The pipelined pipe() stopped before _finish: wait for _begin's
         search and leave the docs as they were (what its threads wrote
         undone; none by default)."""
+
+    def _lookup_resumed(self) -> bool:
+        """Whether this batch's threads look its words up (this thread's
+        pipe() call: _calls): not while a pause lasts (counted down here),
+        nor beside a probe: the first batch of a call, or after a pause,
+        goes alone until its _finish says how it went (_pause_lookup)."""
+        calls = self._calls
+        pause = getattr(calls, "lookup_pause", 0)
+        if pause > 0:
+            calls.lookup_pause = pause - 1
+            return False
+        if getattr(calls, "lookup_trusted", False):
+            return True
+        if getattr(calls, "lookup_probing", False):
+            return False
+        calls.lookup_probing = True
+        return True
+
+    def _pause_lookup(self, costly: bool) -> None:
+        """After a batch whose threads looked its words up: where that cost
+        more than it saved (LOOKUP_AGAIN_MOST), a pause (twice the last,
+        where the pause before ended in the same), else the next batches
+        look up too."""
+        calls = self._calls
+        calls.lookup_probing = False
+        if getattr(calls, "lookup_pause", 0) > 0:  # (a batch begun before the pause)
+            return
+        length = getattr(calls, "lookup_pause_length", 0)
+        calls.lookup_trusted = not costly
+        if not costly:
+            calls.lookup_pause_length = 0
+            return
+        length = min(LOOKUP_PAUSE_MOST, 2 * length) if length else LOOKUP_PAUSE
+        calls.lookup_pause_length = calls.lookup_pause = length
 
     def _warn_tally(self, tally: Optional[Dict[str, Any]]) -> None:
         if tally and tally["unseen"]:

@@ -20,7 +20,7 @@ from ..core.fr_perceptron import FEEDBACKS, fr_perceptron, recognise
 from ..core.weights import Weights
 from ..spacy_io import LexemeAtoms, in_vocab, sentence_units, write_phrases
 from ..systems.phrases import PhraseSystem, UnitsJob, unit_costs
-from .base import SearchPipe
+from .base import LOOKUP_AGAIN_MOST, SearchPipe
 from .settings import Feedback, check_threads, config_error
 from .spaces import compact_input, compact_spans, content_index
 
@@ -264,7 +264,13 @@ class PhrasePipe(SearchPipe):
         search started on `threads` C threads, which never take the GIL,
         and which also read each doc's words, tags, chunks and sentences
         where they can (`_threads_read`: nothing read on this thread)."""
-        return self._units_begun(docs, threads, self._threads_read() is not None)
+        lookup = self._threads_read() is not None and self._lookup_resumed()
+        try:
+            return self._units_begun(docs, threads, lookup)
+        except BaseException:
+            if lookup:  # (no _finish will end this probe)
+                self._calls.lookup_probing = False
+            raise
 
     def _units_begun(self, docs: List[Doc], threads: int, lookup: bool = False) -> tuple:
         """predict() up to the search, and the search started on `threads`
@@ -273,10 +279,11 @@ class PhrasePipe(SearchPipe):
         and threads, else None)."""
         self._require_labels()
         self._start_tally()
-        if lookup and not getattr(self._calls, "learning", False):
-            begun = self._looked_up(docs, threads)
+        if lookup:
+            begun = None if getattr(self._calls, "learning", False) else self._looked_up(docs, threads)
             if begun is not None:
                 return begun
+            self._calls.lookup_probing = False  # (not looked up: no probe)
         batch = self._batch(docs, defer_rows=True)
         words, unit_starts, unit_base, unit_doc, longest = sentence_units(
             docs, batch["starts"], batch["space"], batch["sent_starts"], batch["sent_set"])
@@ -327,6 +334,8 @@ class PhrasePipe(SearchPipe):
         """predict()'s Phrases from the search's ranges (waited for); over
         docs the threads read (looked_up: their rows and threads), the docs
         they left done again here and put in their places."""
+        if looked_up is not None:
+            self._calls.lookup_probing = False  # (a probe ends here, however it ends)
         started.results()
         if looked_up is None:
             return Phrases(*job.doc_result(unit_doc, len(docs)))
@@ -335,6 +344,7 @@ class PhrasePipe(SearchPipe):
         self._warn_long_unit(job.longest_unit())
         self._tally_tags_read(rows.tag_counts(), docs[0].vocab.strings)
         left = rows.returned()
+        self._pause_lookup(len(left) > LOOKUP_AGAIN_MOST * len(docs))
         if not len(left):
             return found
         again = [docs[i] for i in left.tolist()]
@@ -348,6 +358,8 @@ class PhrasePipe(SearchPipe):
             begun[2].results()
         except Exception:  # (its error is no one's now: the batch is dropped)
             pass
+        if begun[3] is not None:
+            self._calls.lookup_probing = False
 
     def set_annotations(self, docs: Iterable[Doc], phrases: Sequence[numpy.ndarray]) -> None:
         """Each doc's phrases (predict's Phrases, or a list of each doc's

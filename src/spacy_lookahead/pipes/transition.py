@@ -17,7 +17,7 @@ from ..core.batch import Started, chunks_for, in_threads, thread_count
 from ..core.threads import RunsStarted
 from ..core.system import TransitionSystem
 from ..core.weights import Weights
-from .base import Sealed, SearchPipe
+from .base import LOOKUP_AGAIN_MOST, Sealed, SearchPipe
 from ..lexicon import lexicon_tables, require_tables
 from .learners import Learner, MarginPerceptron
 from ..registry import resolve_block
@@ -46,21 +46,6 @@ def token_probability(extension: str, key: str) -> None:
 # times the doc's length
 MAX_NBEST = 1000
 
-# pipe() with threads that look the words up (_looks_up_on_threads): the
-# docs they leave for words not cached yet are searched again by the same
-# runs once the words are (DocsLayout.search_again); those left for other
-# reasons (whitespace, presets, an untagged token) are predicted again on
-# the calling thread, which cost a batch ~7% on 2 cores whatever their
-# number; and a search again waits for its threads (nothing else runs beside
-# it: a cold cache, where most docs have new words, cost ~8%). So after a
-# batch with docs predicted again, or more than LOOKUP_AGAIN_MOST of them
-# searched again, the next batches look their words up on the calling
-# thread: LOOKUP_PAUSE of them, twice as many after each pause
-# that ends in such a batch again (at most LOOKUP_PAUSE_MOST), and then the
-# threads try again (benchmarks/NOTES.md, 2026-12-06, eighth session)
-LOOKUP_AGAIN_MOST = 0.25
-LOOKUP_PAUSE = 8
-LOOKUP_PAUSE_MOST = 512
 
 
 class DocsLayout(NamedTuple):
@@ -292,13 +277,6 @@ class TransitionPipe(SearchPipe):
             raise self._naming_the_doc(docs, err) from None
         return self._predictions(docs, indexes, results)
 
-    def _batches(self, stream: Iterable[Doc], *, batch_size: int) -> Iterator[Doc]:
-        """As SearchPipe's; each call tries the look-up on the threads at
-        once (no pause left from another: _pause_lookup)."""
-        self._calls.lookup_pause = self._calls.lookup_pause_length = 0
-        self._calls.lookup_trusted = self._calls.lookup_probing = False
-        yield from super()._batches(stream, batch_size=batch_size)
-
     def _begin(self, docs: List[Doc], pool: Any, threads: int) -> tuple:
         """The pipelined pipe() (SearchPipe._batches): the batch's decoding
         started on the pool's threads; a batch decoded at once (on_c_threads)
@@ -436,40 +414,6 @@ class TransitionPipe(SearchPipe):
         """The word types of `docs` put in the word cache that the threads
         read (subclasses that look words up on them: _looks_up_on_threads)."""
         raise NotImplementedError
-
-    def _lookup_resumed(self) -> bool:
-        """Whether this batch's threads look its words up (this thread's
-        pipe() call: _calls): not while a pause lasts (counted down here),
-        nor beside a probe: the first batch of a call, or after a pause,
-        goes alone until its _finish says how it went (_pause_lookup)."""
-        calls = self._calls
-        pause = getattr(calls, "lookup_pause", 0)
-        if pause > 0:
-            calls.lookup_pause = pause - 1
-            return False
-        if getattr(calls, "lookup_trusted", False):
-            return True
-        if getattr(calls, "lookup_probing", False):
-            return False
-        calls.lookup_probing = True
-        return True
-
-    def _pause_lookup(self, costly: bool) -> None:
-        """After a batch whose threads looked its words up: where that cost
-        more than it saved (LOOKUP_AGAIN_MOST), a pause (twice the last,
-        where the pause before ended in the same), else the next batches
-        look up too."""
-        calls = self._calls
-        calls.lookup_probing = False
-        if getattr(calls, "lookup_pause", 0) > 0:  # (a batch begun before the pause)
-            return
-        length = getattr(calls, "lookup_pause_length", 0)
-        calls.lookup_trusted = not costly
-        if not costly:
-            calls.lookup_pause_length = 0
-            return
-        length = min(LOOKUP_PAUSE_MOST, 2 * length) if length else LOOKUP_PAUSE
-        calls.lookup_pause_length = calls.lookup_pause = length
 
     def _looks_up_on_threads(self, docs: List[Doc]) -> bool:
         """Whether the threads that search a batch decoded at once in
