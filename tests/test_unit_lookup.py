@@ -243,3 +243,20 @@ def test_the_threads_reading_pauses_where_they_leave_many_docs(setting, monkeypa
     assert phrases_of(pipe.pipe([d.copy() for d in docs], batch_size=4), key) == one
     # batch 1 probes, 2 and 3 go beside it, 4 and 5 pause, 6 probes again
     assert resumed[:6] == [True, False, False, False, False, True]
+
+
+def test_a_long_doc_without_sentences_warns_as_with_one_thread(setting):
+    nlp, pipe, gold = setting
+    words = [t.text for d in gold[:80] for t in d][:1200]
+    tags = [t.tag_ for d in gold[:80] for t in d][:1200]
+    doc = Doc(nlp.vocab, words=words, tags=tags)
+    doc.spans["chunks"] = SpanGroup(doc, name="chunks", spans=[])
+    said = []
+    for n_threads in (1, 2, 2):  # (the second at 2: its words cached, read by the threads)
+        pipe.cfg["n_threads"] = n_threads
+        pipe._warned_long = False
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            list(pipe.pipe([doc.copy()] + [rebuilt(d, 4) for d in gold[:20]]))
+        said.append([str(w.message) for w in caught if "no sentence boundaries" in str(w.message)])
+    assert len(said[0]) == 1 and "1200 words" in said[0][0] and said[0] == said[1] == said[2]
