@@ -180,6 +180,25 @@ def test_a_label_sink_raises_for_a_doc_never_put(nlp):
         LabelSink.tags(docs, hashes).finish(absent=[2])
 
 
+def test_a_group_sinks_undo_puts_back_the_groups_finish_replaced(nlp):
+    """A batch that fails after its group sink's finish() (the docs the
+    threads left, written after it) leaves the docs as they were: the
+    groups finish() made are taken out, those it replaced put back."""
+    hashes = numpy.asarray([nlp.vocab.strings.add(t) for t in LABELS], dtype="uint64")
+    kinds, types = action_arrays(["O", "B-NP", "I-NP"])
+    docs = [Doc(nlp.vocab, words=[]), Doc(nlp.vocab, words=[]), Doc(nlp.vocab, words=["a"])]
+    old = SpanGroup(docs[0], name="chunks", spans=[], attrs={"mine": 1})
+    docs[0].spans["chunks"] = old
+    sink = LabelSink.spans(docs, kinds, types, hashes, "chunks")
+    sink.finish(absent=[2])
+    assert docs[0].spans["chunks"] is not old and "chunks" in docs[1].spans
+    sink.undo()
+    assert docs[0].spans["chunks"] is old and "chunks" not in docs[1].spans
+    assert "chunks" not in docs[2].spans
+    sink.undo()  # (twice: nothing more)
+    assert docs[0].spans["chunks"] is old
+
+
 def test_write_phrases_is_a_span_group(nlp):
     hashes = numpy.asarray([nlp.vocab.strings.add(t) for t in LABELS], dtype="uint64")
     doc = Doc(nlp.vocab, words=["The", "cat", " ", "sat", "down"])

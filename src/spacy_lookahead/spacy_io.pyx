@@ -1130,7 +1130,8 @@ cdef class LabelSink(DocSink):
     undo() (a batch that failed after some docs were put) leaves the docs
     as they were: tags saved as they are overwritten (`tags(...,
     undoable=True)`), entities cleared (the pipes make an entity sink only
-    for docs without any: SpanLabeller.writes_in_c), no group made."""
+    for docs without any: SpanLabeller.writes_in_c), no group made, or
+    after finish() the groups it replaced put back."""
     cdef list docs
     cdef readonly str what
     cdef str key
@@ -1140,6 +1141,7 @@ cdef class LabelSink(DocSink):
     cdef vector[signed char] status
     cdef vector[int] bad  # the failing id or type of a doc
     cdef vector[vector[SpanC]] found  # a span group's spans, per doc
+    cdef list replaced                # ... the groups finish() replaced: (doc, group or None)
     cdef vector[uint64_t] saved       # undoable tags: each token's tag before (doc d's at
     cdef vector[int64_t] saved_at     # saved_at[d])
     cdef object _h, _kind, _typ  # (the arrays the pointers below read)
@@ -1236,6 +1238,12 @@ cdef class LabelSink(DocSink):
                 self.status[d] = _NOT_PUT
                 if self.mode == 2:
                     self.found[d].clear()
+        for doc, group in reversed(self.replaced or ()):  # (groups finish() made)
+            if group is None:
+                del doc.spans.data[self.key]
+            else:
+                doc.spans.data[self.key] = group
+        self.replaced = None
 
     def finish(self, scores=None, score_starts=None, absent=None):
         """With the GIL, after every put: a span group's groups, for the
@@ -1258,8 +1266,9 @@ cdef class LabelSink(DocSink):
                 first = d
                 break
         if self.mode == 2:
+            self.replaced = []
             _set_groups(self.docs, self.key, self.found, first, scores, score_starts,
-                        self.status.data())
+                        self.status.data(), self.replaced)
         if first == self.n_docs:
             return
         cdef int why = self.status[first], bad = self.bad[first]
@@ -1399,12 +1408,14 @@ cdef inline SpanC _span(const TokenC* tokens, int start, int end, uint64_t label
 
 
 cdef int _set_groups(docs, str key, vector[vector[SpanC]]& spans, int upto, scores=None,
-                     score_starts=None, const signed char* status=NULL) except -1:
+                     score_starts=None, const signed char* status=NULL,
+                     list replaced=None) except -1:
     """doc.spans[key] = a new group of each doc's spans (doc d's: spans[d],
     checked by the caller, moved into the group: `spans` gives them up),
     for the first `upto` docs; with scores, its attrs["scores"] the doc's
     slice of them (doc d's at score_starts[d]:score_starts[d + 1]); none
-    for a doc whose `status` (a LabelSink's, where given) is _ABSENT."""
+    for a doc whose `status` (a LabelSink's, where given) is _ABSENT.
+    replaced: (doc, its group before or None) appended per group set."""
     cdef SpanGroup group
     cdef Doc doc
     cdef int d = 0
@@ -1426,7 +1437,10 @@ cdef int _set_groups(docs, str key, vector[vector[SpanC]]& spans, int upto, scor
         group.c.swap(spans[d])
         # SpanGroups is a UserDict: its own __setitem__ checks in Python that the
         # group is this doc's, which it is by construction
-        doc.spans.data[key] = group
+        groups = doc.spans.data
+        if replaced is not None:
+            replaced.append((doc, groups.get(key)))
+        groups[key] = group
         d += 1
     return 0
 
