@@ -550,7 +550,7 @@ def test_the_searching_threads_look_the_words_up(shared_data, setting, monkeypat
     out, warned = run_pipe()
     one = [annotations(d) for d in out]
     # (every batch looks up: when to pause is the next test's)
-    monkeypatch.setattr(type(pipe), "_lookup_resumed", lambda self: True)
+    monkeypatch.setattr(type(pipe), "_lookup_resumed", lambda self, docs: True)
     assert bool(warned) == (factory == "lookahead_chunker")
     left, new_words = [], []
     original, again = DocsLayout.returned, DocsLayout.search_again
@@ -608,6 +608,14 @@ def test_the_look_up_on_the_threads_pauses_where_it_costs(shared_data, monkeypat
         looked_up.append(begun[0].rows is not None), finish(self, docs, begun))[1])
     monkeypatch.setattr(base, "LOOKUP_PAUSE", 4)
     pipe.cfg["n_threads"] = 2
+    # a sample of each batch's docs says the threads would leave them all,
+    # so no batch is looked up on the threads (_left_share)
+    assert [annotations(d) for d in pipe.pipe([d.copy() for d in docs], batch_size=40)] == one
+    assert looked_up and not any(looked_up)
+    looked_up.clear()
+    # where the sample is wrong, the pause (here: the sample says none)
+    sample = type(pipe)._left_share
+    monkeypatch.setattr(type(pipe), "_left_share", lambda self, docs: 0.0)
     assert [annotations(d) for d in pipe.pipe([d.copy() for d in docs], batch_size=40)] == one
     # the first batch probes alone; after it, and after each probe that
     # fails again, a pause (4, then 8, 16 batches)
@@ -618,6 +626,7 @@ def test_the_look_up_on_the_threads_pauses_where_it_costs(shared_data, monkeypat
     looked_up.clear()
     list(pipe.pipe([d.copy() for d in docs[:100]], batch_size=40))
     assert looked_up[0]
+    monkeypatch.setattr(type(pipe), "_left_share", sample)
 
 
 def test_a_probe_that_fails_does_not_stop_the_look_up(shared_data, monkeypatch):

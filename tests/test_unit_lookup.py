@@ -105,6 +105,10 @@ def test_threads_reading_the_docs_give_one_threads_phrases(setting, monkeypatch)
     assert sum(map(len, one)) > 20  # (it found phrases)
     spy = Spy(monkeypatch)
     pipe.cfg["n_threads"] = 2
+    pipe._atoms = LexemeAtoms()  # every word new: read here (the sample says: _left_share)
+    assert phrases_of(pipe.pipe(docs(), batch_size=16), key) == one
+    assert spy.read == 0
+    monkeypatch.setattr(PhrasePipe, "_left_share", lambda self, docs: 0.0)  # (a wrong sample)
     pipe._atoms = LexemeAtoms()  # every word new to the threads: each doc left at first
     assert phrases_of(pipe.pipe(docs(), batch_size=16), key) == one
     assert spy.read > 0 and spy.left > 0
@@ -222,9 +226,10 @@ def test_phrases_replaced_puts_each_docs_rows_in_its_place():
 
 def test_the_threads_reading_pauses_where_they_leave_many_docs(setting, monkeypatch):
     """Where the threads leave more than LOOKUP_AGAIN_MOST of a batch's
-    docs (here: a new word in every doc), the next LOOKUP_PAUSE batches are
-    read on the calling thread, then one batch tries again alone; the
-    phrases are one thread's throughout."""
+    docs (here: a new word in every doc, which a sample of the docs did
+    not foresee), the next LOOKUP_PAUSE batches are read on the calling
+    thread, then one batch tries again alone; the phrases are one thread's
+    throughout."""
     from spacy_lookahead.pipes import base
 
     nlp, pipe, gold = setting
@@ -237,7 +242,8 @@ def test_the_threads_reading_pauses_where_they_leave_many_docs(setting, monkeypa
     resumed = []
     real = SearchPipe._lookup_resumed
     monkeypatch.setattr(SearchPipe, "_lookup_resumed",
-                        lambda self: resumed.append(real(self)) or resumed[-1])
+                        lambda self, docs: resumed.append(real(self, docs)) or resumed[-1])
+    monkeypatch.setattr(PhrasePipe, "_left_share", lambda self, docs: 0.0)  # (a wrong sample)
     pipe.cfg["n_threads"] = 2
     pipe._atoms = LexemeAtoms()
     assert phrases_of(pipe.pipe([d.copy() for d in docs], batch_size=4), key) == one
@@ -260,3 +266,24 @@ def test_a_long_doc_without_sentences_warns_as_with_one_thread(setting):
             list(pipe.pipe([doc.copy()] + [rebuilt(d, 4) for d in gold[:20]]))
         said.append([str(w.message) for w in caught if "no sentence boundaries" in str(w.message)])
     assert len(said[0]) == 1 and "1200 words" in said[0][0] and said[0] == said[1] == said[2]
+
+
+def test_a_sample_says_which_docs_the_threads_would_leave():
+    import spacy
+
+    nlp = spacy.blank("en")
+    atoms = LexemeAtoms()
+    docs = [nlp.make_doc(text) for text in ["the cat sat", "", "the  dog", "a cat"] * 8]
+    assert atoms.left_share(docs) == 1.0  # (nothing cached)
+    atoms.cache_words(docs[:1])
+    # 16 docs spread over the 32 (every other one): 8 "the cat sat", 8 "the  dog"
+    assert atoms.left_share(docs) == 0.5
+    # all 32: 24 with tokens, of which 8 "the  dog" and 8 "a cat" left
+    assert atoms.left_share(docs, sample=32) == pytest.approx(16 / 24)
+    atoms.cache_words(docs[2:4])
+    assert atoms.left_share(docs) == 0.0
+    assert atoms.left_share(docs, spaces=True) == 0.5  # (the double space)
+    assert atoms.left_share(docs, sample=2) == 0.0 and atoms.left_share([]) == 0.0
+    assert atoms.left_share(docs[1:2]) == 0.0  # (no doc with tokens)
+    other = spacy.blank("en").make_doc("the")
+    assert atoms.left_share([docs[0], other]) == 1.0  # (two vocabs)

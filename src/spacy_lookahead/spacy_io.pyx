@@ -444,6 +444,36 @@ cdef class LexemeAtoms:
         rows.held = held
         return out
 
+    def left_share(self, docs, int sample=16, bint spaces=False, own=(None, None)):
+        """Of `sample` docs spread over the batch (every doc where there are
+        fewer), the share that threads looking their words up would leave
+        for a word not cached yet (`spaces`: or for a whitespace token),
+        among those with tokens (0.0: none): a few docs' tokens read here,
+        to say whether the look-up on the threads pays for this batch
+        (SearchPipe._lookup_resumed). `own` as docs_inputs'."""
+        cdef int n_docs = len(docs), k, picks = min(sample, n_docs), d, i
+        cdef int counted = 0, left = 0
+        cdef Doc doc
+        cdef const WordC* lex
+        if not n_docs:
+            return 0.0
+        vocab = (<Doc>docs[0]).vocab
+        with self.lock:
+            self._tables(vocab, own)  # (the cache made again where they changed)
+            for k in range(picks):
+                doc = docs[(k * n_docs) // picks]
+                if not doc.length:
+                    continue
+                if doc.vocab is not vocab:
+                    return 1.0  # (several vocabs: no look-up on the threads)
+                counted += 1
+                for i in range(doc.length):
+                    lex = self.cache.find(doc.c[i].lex.orth)
+                    if lex == NULL or (spaces and lex.is_space):
+                        left += 1
+                        break
+        return <double>left / counted if counted else 0.0
+
     def cache_words(self, docs, own=(None, None)):
         """The word types of `docs` not cached yet, cached (with the GIL:
         computed in Python, once each); `own` as docs_inputs'. For the

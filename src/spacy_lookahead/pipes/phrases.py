@@ -264,7 +264,7 @@ class PhrasePipe(SearchPipe):
         search started on `threads` C threads, which never take the GIL,
         and which also read each doc's words, tags, chunks and sentences
         where they can (`_threads_read`: nothing read on this thread)."""
-        lookup = self._threads_read() is not None and self._lookup_resumed()
+        lookup = self._threads_read() is not None and self._lookup_resumed(docs)
         try:
             return self._units_begun(docs, threads, lookup)
         except BaseException:
@@ -311,6 +311,10 @@ class PhrasePipe(SearchPipe):
         """unit_inputs' `chunks`, `key` and `inside` (batch_columns' columns,
         read by the threads): none here."""
         return {}
+
+    def _left_share(self, docs: List[Doc]) -> float:
+        """A sample's docs with a word not cached yet (whitespace is read)."""
+        return self._atoms.left_share(docs, own=self._own_tables())
 
     def _looked_up(self, docs: List[Doc], threads: int) -> Optional[tuple]:
         """_units_begun over docs whose words, tags, chunks and sentences

@@ -235,6 +235,11 @@ class SequencePipe(TransitionPipe):
     def _cache_words(self, docs: List[Doc]) -> None:
         self._atoms.cache_words(docs, self._own_tables())
 
+    def _left_share(self, docs: List[Doc]) -> float:
+        """A sample's docs with a word not cached yet or whitespace (the
+        docs the threads leave: docs_inputs' lookup)."""
+        return self._atoms.left_share(docs, spaces=True, own=self._own_tables())
+
     def _inputs_on_threads(self) -> bool:
         """Whether the threads that search a batch can make its inputs
         themselves (docs_inputs' lookup): the words, token.tag (its column

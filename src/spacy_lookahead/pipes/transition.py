@@ -363,7 +363,7 @@ class TransitionPipe(SearchPipe):
         self._start_tally()
         run, args = self._decoder()
         if self._decodes_docs(run, args):
-            lookup = writes and self._looks_up_on_threads(docs) and self._lookup_resumed()
+            lookup = writes and self._looks_up_on_threads(docs) and self._lookup_resumed(docs)
             try:
                 return self._docs_decoding(docs, writes, lookup, run, args)
             except BaseException:
