@@ -8,6 +8,7 @@ import warnings
 import numpy
 import pytest
 from spacy.tokens import Doc, Span, SpanGroup
+from spacy.util import raise_error
 
 from spacy_lookahead.core.threads import RunsStarted, ranges_by_cost
 from spacy_lookahead.pipes.base import SearchPipe
@@ -143,8 +144,11 @@ def test_docs_the_threads_cannot_read_are_done_again(setting, monkeypatch):
     assert got == phrases_of(pipe.pipe([d.copy() for d in docs], batch_size=16), key)
 
 
-def test_errors_are_those_of_one_thread(setting):
+def test_errors_are_those_of_one_thread(setting, monkeypatch):
     nlp, pipe, gold = setting
+    monkeypatch.setattr(PhrasePipe, "_left_share", lambda self, docs: 0.0)  # (threads read)
+    list(pipe.pipe([rebuilt(d, 4) for d in gold[:20]]))  # (their words cached)
+    spy = Spy(monkeypatch)
     untagged = rebuilt(gold[0], 4)
     untagged[1].tag_ = ""
     cases = [[untagged]]
@@ -160,13 +164,16 @@ def test_errors_are_those_of_one_thread(setting):
                 list(pipe.pipe([rebuilt(d, 4) for d in gold[2:20]] + [d.copy() for d in case]))
             messages.append(str(err.value))
         assert messages[0] == messages[1]
+    assert spy.read > 0 and spy.left == len(cases)  # (the threads left those docs)
 
 
-def test_unseen_tags_are_counted_by_the_threads(setting):
+def test_unseen_tags_are_counted_by_the_threads(setting, monkeypatch):
     nlp, pipe, gold = setting
     docs = [rebuilt(d, 4) for d in gold[:40]]
     for doc in docs[::3]:
         doc[0].tag_ = "NEVERSEEN"
+    monkeypatch.setattr(PhrasePipe, "_left_share", lambda self, docs: 0.0)  # (threads read)
+    spy = Spy(monkeypatch)
     said = []
     for n_threads in (1, 2, 2):  # (the second pass at 2: every doc read by the threads)
         pipe.cfg["n_threads"] = n_threads
@@ -175,6 +182,23 @@ def test_unseen_tags_are_counted_by_the_threads(setting):
             list(pipe.pipe([d.copy() for d in docs], batch_size=8))
         said.append([str(w.message) for w in caught if "never seen" in str(w.message)])
     assert len(said[0]) == 1 and "NEVERSEEN" in said[0][0] and said[0] == said[1] == said[2]
+    assert spy.read > 0
+    # a batch that fails after its threads counted (an untagged word, the
+    # doc done again here) counts nothing, as with one thread
+    untagged = [d.copy() for d in docs]
+    untagged[7][1].tag_ = ""
+    failed = []
+    pipe.set_error_handler(lambda name, proc, batch, err: failed.append(len(batch)))
+    try:
+        for n_threads in (1, 2):
+            pipe.cfg["n_threads"] = n_threads
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                assert list(pipe.pipe([d.copy() for d in untagged], batch_size=256)) == []
+            assert not [w for w in caught if "never seen" in str(w.message)]
+        assert failed == [40, 40]
+    finally:
+        pipe.set_error_handler(raise_error)
 
 
 def test_units_of_the_docs_are_sentence_units(setting):
@@ -211,6 +235,10 @@ def test_units_of_the_docs_are_sentence_units(setting):
                            [(0, len(docs) + 1)])
     with pytest.raises(ValueError, match=r"2 docs for a job over"):
         job.doc_result(None, 2)
+    plain_rows = atoms.docs_inputs(docs, defer=True, lookup=True)["rows"]  # (no units known)
+    with pytest.raises(ValueError, match="make them with spacy_io.LexemeAtoms.unit_inputs"):
+        UnitsJob.over_docs(pipe.system, pipe.averaged_weights, later["atoms"], None, starts,
+                           plain_rows, [(0, len(docs))])
 
 
 def test_phrases_replaced_puts_each_docs_rows_in_its_place():

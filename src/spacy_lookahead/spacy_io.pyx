@@ -415,7 +415,7 @@ cdef class LexemeAtoms:
         with self.lock:
             out = self._looked_up_later(docs, tokens, starts, own, False, True, known)
         cdef WordRows rows = out["rows"]
-        rows.allows_space = True
+        rows.allows_space = rows.knows_units = True
         rows.hooked.resize(n_docs)
         held = [list(docs)]  # (their tokens and chunks read by the threads)
         if chunks is not None:
@@ -718,7 +718,7 @@ cdef class WordRows(DocRows):
         if not self.allows_space:  # (only the phrase recognisers' rows know units)
             return -1
         return _doc_units(self.doc_tokens[i], self.st[i + 1] - self.st[i], self.st[i],
-                          self.hooked[i], -1, NULL, NULL, &self.lexes[self.st[i]], words,
+                          self.hooked[i], -1, NULL, NULL, self.lexes.data() + self.st[i], words,
                           unit_starts)
 
     def tag_counts(self):
@@ -843,8 +843,9 @@ cdef class ChunkAtoms:
             if self.labels[at] == label:
                 return
         name = self.strings[label]
-        self.pairs.push_back(self.strings.add(f"B-{name}"))
-        self.pairs.push_back(self.strings.add(f"I-{name}"))
+        begin, inside = self.strings.add(f"B-{name}"), self.strings.add(f"I-{name}")
+        self.pairs.push_back(begin)  # (both made first: the pairs stay aligned)
+        self.pairs.push_back(inside)
         self.labels.push_back(label)
 
     def write(self, docs, str key, atoms, starts, int column, inside=None):

@@ -43,6 +43,7 @@ cdef class DocRows:
     only this."""
     cdef readonly int n_docs
     cdef readonly bint filled  # every doc's rows are there
+    cdef readonly bint knows_units  # units_of() gives each doc's units
     cdef bint fill(self, int i) noexcept nogil
     cdef void row(self, int64_t k, uint64_t* out) noexcept nogil
     # after fill(i): where doc i's substrings are, if kept per doc (CSR:

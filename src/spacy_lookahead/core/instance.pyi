@@ -10,6 +10,7 @@ def make_instances(make, inputs: list, golds=...) -> Any:
 
 class DocRows:
     filled: Incomplete
+    knows_units: Incomplete
     n_docs: Incomplete
     @classmethod
     def __init__(cls, *args, **kwargs) -> None: ...

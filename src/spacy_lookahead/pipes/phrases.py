@@ -282,6 +282,7 @@ class PhrasePipe(SearchPipe):
         if lookup:
             begun = None if getattr(self._calls, "learning", False) else self._looked_up(docs, threads)
             if begun is not None:
+                self._warn_unseen_tags()  # (none counted yet: the call's tally let go)
                 return begun
             self._calls.lookup_probing = False  # (not looked up: no probe)
         batch = self._batch(docs, defer_rows=True)
@@ -346,13 +347,15 @@ class PhrasePipe(SearchPipe):
         rows, threads = looked_up
         found = Phrases(*job.doc_result(None, len(docs)))
         self._warn_long_unit(job.longest_unit())
-        self._tally_tags_read(rows.tag_counts(), docs[0].vocab.strings)
         left = rows.returned()
         self._pause_lookup(len(left) > LOOKUP_AGAIN_MOST * len(docs))
-        if not len(left):
-            return found
-        again = [docs[i] for i in left.tolist()]
-        return found.replaced(left, self._phrases(again, *self._units_begun(again, threads)))
+        if len(left):
+            again = [docs[i] for i in left.tolist()]
+            found = found.replaced(left, self._phrases(again, *self._units_begun(again, threads)))
+        # (counted once the batch cannot fail here: one that does is done
+        # again, in parts, by SearchPipe._written, and counted then)
+        self._tally_tags_read(rows.tag_counts(), docs[0].vocab.strings)
+        return found
 
     def _finish(self, docs: List[Doc], begun: tuple) -> None:
         self.set_annotations(docs, self._phrases(docs, *begun))

@@ -304,7 +304,6 @@ class TransitionPipe(SearchPipe):
                 redo: List[int] = []
                 if indexes.rows is not None and docs:
                     searched = indexes.search_again(docs, self._cache_words)
-                    self._tally_tags_read(indexes.rows.tag_counts(), docs[0].vocab.strings)
                     redo = indexes.returned()
                     self._pause_lookup(len(redo) > 0 or searched > LOOKUP_AGAIN_MOST * len(docs))
                 again = [docs[i] for i in redo]  # (predicted before a write is final)
@@ -312,6 +311,9 @@ class TransitionPipe(SearchPipe):
                 sink.finish(absent=redo)
                 if again:
                     self.set_annotations(again, predictions)
+                if indexes.rows is not None and docs:  # (once the batch cannot fail: one
+                    # that does is done again, in parts, by SearchPipe._written)
+                    self._tally_tags_read(indexes.rows.tag_counts(), docs[0].vocab.strings)
                 return
         except decoding.NoValidOutput as err:
             if sink is not None:  # (the docs written before the stop, as they were)

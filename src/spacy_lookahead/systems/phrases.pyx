@@ -444,6 +444,7 @@ cdef class UnitsJob:
 
     def __init__(self, PhraseSystem system, Weights W, atoms, inside, words, unit_starts,
                  unit_base, ranges, DocRows rows=None):
+        cdef Py_ssize_t lo, hi
         self.system, self.W = system, W
         self.av = atoms
         if rows is not None and not rows.filled:
@@ -473,6 +474,9 @@ cdef class UnitsJob:
         no phrase (its caller does it again: rows' returned()). Results by
         doc (doc_result(None, n_docs)); `longest()`: the most words of a
         doc decoded as one unit without boundaries."""
+        if not rows.knows_units:
+            raise ValueError("UnitsJob.over_docs: these rows do not find each doc's units: "
+                             "make them with spacy_io.LexemeAtoms.unit_inputs")
         cdef UnitsJob job = UnitsJob.__new__(UnitsJob)
         job.system, job.W, job.rows, job.by_doc = system, W, rows, True
         job.av = atoms
