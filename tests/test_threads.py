@@ -666,3 +666,38 @@ def test_a_probe_that_fails_does_not_stop_the_look_up(shared_data, monkeypatch):
     out = list(pipe.pipe([d.copy() for d in docs], batch_size=256))  # (one batch: no parts)
     assert failed == [256] and len(out) == len(docs) - 256
     assert looked_up[0] and sum(looked_up[3:]) >= len(looked_up[3:]) // 2  # (another probe, then all)
+
+
+def test_a_batch_that_fails_after_its_threads_counted_counts_nothing(shared_data, monkeypatch):
+    """The chunker's threads count the unseen tags as they read; where the
+    batch then fails (an untagged word: the doc predicted again here,
+    which raises), its docs count nothing, as with one thread (a batch
+    done again in parts would count them twice)."""
+    import warnings
+
+    from spacy.util import raise_error
+
+    factory, config, data = SETTINGS["chunker_beam"]
+    nlp = trained(factory, config, lambda v: examples(shared_data, data, v, "train", 300), 1)
+    pipe = nlp.get_pipe(factory)
+    refs = [eg.reference for eg in examples(shared_data, data, nlp.vocab, "test", 40)]
+    docs = [spacy.tokens.Doc(nlp.vocab, words=[t.text for t in d],
+                             tags=["NEWTAG" if i == 0 else t.tag_ for i, t in enumerate(d)])
+            for d in refs]
+    pipe.cfg["n_threads"] = 2
+    list(pipe.pipe([d.copy() for d in docs], batch_size=256))  # (the words cached)
+    monkeypatch.setattr(type(pipe), "_lookup_resumed", lambda self, docs: True)
+    untagged = [d.copy() for d in docs]
+    untagged[7][1].tag_ = ""
+    failed = []
+    pipe.set_error_handler(lambda name, proc, batch, err: failed.append(len(batch)))
+    try:
+        for n_threads in (1, 2):
+            pipe.cfg["n_threads"] = n_threads
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                assert list(pipe.pipe([d.copy() for d in untagged], batch_size=256)) == []
+            assert not [w for w in caught if "never seen" in str(w.message)]
+        assert failed == [40, 40]
+    finally:
+        pipe.set_error_handler(raise_error)
