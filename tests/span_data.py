@@ -41,3 +41,28 @@ def trained(factory, config, examples_of, epochs=2):
     nlp = spacy.blank("en")
     nlp.add_pipe(factory, config=blocks(factory, config))
     return train(nlp, examples_of(nlp.vocab), epochs)
+
+
+def failing_batch_counts_nothing(pipe, docs):
+    """pipe() of `docs` (unseen tags among them) with one word untagged
+    (the batch fails): nothing counted, no unseen-tag warning, at one
+    thread and two (the threads count as they read: a batch done again in
+    parts must not count its docs twice)."""
+    import warnings
+
+    from spacy.util import raise_error
+
+    untagged = [d.copy() for d in docs]
+    untagged[7][1].tag_ = ""
+    failed = []
+    pipe.set_error_handler(lambda name, proc, batch, err: failed.append(len(batch)))
+    try:
+        for n_threads in (1, 2):
+            pipe.cfg["n_threads"] = n_threads
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                assert list(pipe.pipe([d.copy() for d in untagged], batch_size=256)) == []
+            assert not [w for w in caught if "never seen" in str(w.message)]
+        assert failed == [len(docs)] * 2
+    finally:
+        pipe.set_error_handler(raise_error)

@@ -13,7 +13,7 @@ from spacy_lookahead.core.batch import in_threads, thread_count
 
 from ewt import ewt_examples
 from parse_data import parse_examples
-from span_data import trained
+from span_data import failing_batch_counts_nothing, trained
 from clause_data import wsj
 from span_data import conll2000, jnlpba
 
@@ -673,10 +673,6 @@ def test_a_batch_that_fails_after_its_threads_counted_counts_nothing(shared_data
     batch then fails (an untagged word: the doc predicted again here,
     which raises), its docs count nothing, as with one thread (a batch
     done again in parts would count them twice)."""
-    import warnings
-
-    from spacy.util import raise_error
-
     factory, config, data = SETTINGS["chunker_beam"]
     nlp = trained(factory, config, lambda v: examples(shared_data, data, v, "train", 300), 1)
     pipe = nlp.get_pipe(factory)
@@ -687,17 +683,4 @@ def test_a_batch_that_fails_after_its_threads_counted_counts_nothing(shared_data
     pipe.cfg["n_threads"] = 2
     list(pipe.pipe([d.copy() for d in docs], batch_size=256))  # (the words cached)
     monkeypatch.setattr(type(pipe), "_lookup_resumed", lambda self, docs: True)
-    untagged = [d.copy() for d in docs]
-    untagged[7][1].tag_ = ""
-    failed = []
-    pipe.set_error_handler(lambda name, proc, batch, err: failed.append(len(batch)))
-    try:
-        for n_threads in (1, 2):
-            pipe.cfg["n_threads"] = n_threads
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                assert list(pipe.pipe([d.copy() for d in untagged], batch_size=256)) == []
-            assert not [w for w in caught if "never seen" in str(w.message)]
-        assert failed == [40, 40]
-    finally:
-        pipe.set_error_handler(raise_error)
+    failing_batch_counts_nothing(pipe, docs)

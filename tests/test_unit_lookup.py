@@ -8,7 +8,6 @@ import warnings
 import numpy
 import pytest
 from spacy.tokens import Doc, Span, SpanGroup
-from spacy.util import raise_error
 
 from spacy_lookahead.core.threads import RunsStarted, ranges_by_cost
 from spacy_lookahead.pipes.base import SearchPipe
@@ -17,7 +16,7 @@ from spacy_lookahead.spacy_io import LexemeAtoms, sentence_units
 from spacy_lookahead.systems.phrases import UnitsJob, unit_costs
 
 from clause_data import wsj
-from span_data import conll2000, trained
+from span_data import conll2000, failing_batch_counts_nothing, trained
 
 SETTINGS = {
     "fr_clause_finder": ("fr_clause_finder", {}),
@@ -185,20 +184,7 @@ def test_unseen_tags_are_counted_by_the_threads(setting, monkeypatch):
     assert spy.read > 0
     # a batch that fails after its threads counted (an untagged word, the
     # doc done again here) counts nothing, as with one thread
-    untagged = [d.copy() for d in docs]
-    untagged[7][1].tag_ = ""
-    failed = []
-    pipe.set_error_handler(lambda name, proc, batch, err: failed.append(len(batch)))
-    try:
-        for n_threads in (1, 2):
-            pipe.cfg["n_threads"] = n_threads
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                assert list(pipe.pipe([d.copy() for d in untagged], batch_size=256)) == []
-            assert not [w for w in caught if "never seen" in str(w.message)]
-        assert failed == [40, 40]
-    finally:
-        pipe.set_error_handler(raise_error)
+    failing_batch_counts_nothing(pipe, docs)
 
 
 def test_units_of_the_docs_are_sentence_units(setting):
