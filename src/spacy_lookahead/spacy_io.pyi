@@ -3,7 +3,6 @@ from spacy_lookahead.core.instance import DocRows
 from spacy_lookahead.core.instance import DocSink
 import spacy_lookahead.core.instance
 from _typeshed import Incomplete
-from spacy_lookahead.core.features import word_atoms as word_atoms, word_substrings as word_substrings
 from typing import Any, ClassVar
 
 CLUSTER_TABLE: str

@@ -35,8 +35,8 @@ from .core.nothrow cimport la_push, la_reserve, la_resize
 from .core.readmap cimport la_readmap, la_rm_add, la_rm_free, la_rm_get
 from .systems.span_ids cimport id_spans
 
-from .core.features cimport A_CHUNK, A_TAG, N_ATOMS, N_WORD_ATOMS
-from .core.features import word_atoms, word_substrings
+from .core.features cimport (A_CHUNK, A_CLASS, A_NORM, A_TAG, N_ATOMS, N_WORD_ATOMS,
+                             MAX_SUBSTRINGS_C, word_atoms_into, word_substrings_into)
 
 
 cdef struct ChunkTable:  # ChunkAtoms' chunk types, as read without the GIL
@@ -151,20 +151,20 @@ cdef class LexemeAtoms:
         cdef WordC* lex = <WordC*>self.cache.find(orth)
         cdef Pool mem = self.cache.mem
         cdef int i
+        cdef uint64_t subs[MAX_SUBSTRINGS_C]
         if lex == NULL:
             text = vocab.strings[orth]
-            values = (word_atoms(text) + lexeme_atoms(vocab[orth], tables)
-                      + [self.classes.get(text, 0)])
             lex = <WordC*>mem.alloc(1, sizeof(WordC))
-            for i in range(N_WORD_ATOMS):
-                lex.atoms[i] = values[i]
+            word_atoms_into(text, lex.atoms)  # (A_ORTH .. A_INIT_CAP, in C)
+            values = lexeme_atoms(vocab[orth], tables)
+            for i in range(N_WORD_ATOMS - A_NORM - 1):
+                lex.atoms[A_NORM + i] = values[i]
+            lex.atoms[A_CLASS] = self.classes.get(text, 0)
             lex.is_space = text.isspace()
             if self.substrings:
-                subs = word_substrings(text)
-                lex.n_subs = len(subs)
-                lex.subs = <uint64_t*>mem.alloc(max(1, len(subs)), sizeof(uint64_t))
-                for i in range(lex.n_subs):
-                    lex.subs[i] = subs[i]
+                lex.n_subs = word_substrings_into(text, subs)
+                lex.subs = <uint64_t*>mem.alloc(max(1, lex.n_subs), sizeof(uint64_t))
+                memcpy(lex.subs, subs, lex.n_subs * sizeof(uint64_t))
             self.cache.add(orth, lex)
         return lex
 

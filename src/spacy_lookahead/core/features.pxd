@@ -98,6 +98,17 @@ cdef struct TemplateC:
     int flag[MAX_CONJUNCTION]       # >= 0: that bit of the column (0 / 1)
 
 
+# word_substrings' bounds (features.MAX_SUBSTRING_LENGTH, MAX_SUBSTRINGS)
+cdef enum:
+    MAX_SUBSTRING_LENGTH_C = 9
+    MAX_SUBSTRINGS_C = 64
+
+# word_atoms of a word's text into atoms[0 .. A_NORM - 1], and its
+# word_substrings into found[0 .. MAX_SUBSTRINGS_C - 1] (their number)
+# (features.pyx)
+cdef int word_atoms_into(str text, uint64_t* atoms) except -1
+cdef int word_substrings_into(str text, uint64_t* found) except -1
+
 cdef TemplateC* make_templates(Pool mem, dict arrays) except NULL
 
 

@@ -1,11 +1,17 @@
 """Feature hashing: templates over word atoms, hashed to 64-bit keys.
 
 Word atoms (forms, affixes, shape flags) depend on the word type only, so
-they are computed in Python once per type (word_atoms here, a vocab entry's
-in spacy_io, which caches both in C); per token, the systems copy them and
-hash conjunctions with murmurhash in `nogil` code.
+they are computed once per type (word_atoms and word_substrings here, in C
+over the text's UTF-8; a vocab entry's in spacy_io, which caches them all
+in C), by the thread that meets the type first, with the GIL; per token,
+the systems copy them and hash conjunctions with murmurhash in `nogil`
+code.
 """
-from libc.stdint cimport uint64_t
+from libc.stdint cimport uint32_t, uint64_t
+from libc.string cimport memcmp, memset
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.unicode cimport (Py_UNICODE_ISDIGIT, Py_UNICODE_ISLOWER, Py_UNICODE_ISUPPER,
+                              PyUnicode_AsUTF8AndSize)
 from cymem.cymem cimport Pool
 from murmurhash.mrmr cimport hash64
 
@@ -36,50 +42,155 @@ cdef TemplateC* make_templates(Pool mem, dict arrays) except NULL:
     return out
 
 
-MAX_SUBSTRING_LENGTH = 9
-MAX_SUBSTRINGS = 64
+MAX_SUBSTRING_LENGTH = MAX_SUBSTRING_LENGTH_C
+MAX_SUBSTRINGS = MAX_SUBSTRINGS_C
 
 
 def word_substrings(str text):
     """Hashes of the substrings of a word shorter than 10 characters (the
     bio-NER features of Tsuruoka et al. 2009 / Sun et al.), shortest first,
     at most MAX_SUBSTRINGS; a substring occurring twice counts once."""
-    seen = {}
-    n = len(text)
-    for k in range(1, min(n, MAX_SUBSTRING_LENGTH) + 1):
-        for start in range(n - k + 1):
-            sub = text[start:start + k]
-            if sub not in seen:
-                seen[sub] = hash_text(sub)
-                if len(seen) >= MAX_SUBSTRINGS:
-                    return list(seen.values())
-    return list(seen.values())
+    cdef uint64_t found[MAX_SUBSTRINGS_C]
+    cdef int m = word_substrings_into(text, found), j
+    return [found[j] for j in range(m)]
+
+
+cdef int word_substrings_into(str text, uint64_t* found) except -1:
+    """word_substrings into found[0 .. MAX_SUBSTRINGS - 1], in C over the
+    text's UTF-8 (hash_text of each substring); their number."""
+    cdef Py_ssize_t nbytes, n = len(text), k, start, at, j, m = 0, lo, size
+    cdef const char* data = PyUnicode_AsUTF8AndSize(text, &nbytes)
+    cdef Py_ssize_t longest = min(n, <Py_ssize_t>MAX_SUBSTRING_LENGTH_C)
+    cdef Py_ssize_t* offsets = <Py_ssize_t*>PyMem_Malloc((n + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t found_at[MAX_SUBSTRINGS_C]
+    cdef Py_ssize_t found_size[MAX_SUBSTRINGS_C]
+    cdef uint64_t h
+    cdef bint seen
+    if offsets == NULL:
+        raise MemoryError()
+    try:
+        k = 0
+        for at in range(nbytes):  # where each character begins
+            if (data[at] & 0xC0) != 0x80:
+                offsets[k] = at
+                k += 1
+        offsets[n] = nbytes
+        for k in range(1, longest + 1):
+            for start in range(n - k + 1):
+                lo, size = offsets[start], offsets[start + k] - offsets[start]
+                h = _hash_bytes(data + lo, size)
+                seen = False
+                for j in range(m):  # (a repeat: the same bytes)
+                    if found[j] == h and found_size[j] == size \
+                            and memcmp(data + found_at[j], data + lo, size) == 0:
+                        seen = True
+                        break
+                if seen:
+                    continue
+                found[m], found_at[m], found_size[m] = h, lo, size
+                m += 1
+                if m >= MAX_SUBSTRINGS_C:
+                    return <int>m
+        return <int>m
+    finally:
+        PyMem_Free(offsets)
 
 
 def word_atoms(str text):
     """The atoms of a word form that its text gives (A_ORTH .. A_INIT_CAP:
     Ratnaparkhi-style word features)."""
-    atoms = [0] * A_NORM
-    atoms[A_ORTH] = hash_text(text)
+    cdef uint64_t out[A_NORM]
+    word_atoms_into(text, out)
+    return [out[i] for i in range(A_NORM)]
+
+
+cdef inline uint64_t _hash_bytes(const char* p, Py_ssize_t n) noexcept:
+    return hash64(<void*>p, <int>n, 0) or 2  # as hash_text: 0 is reserved for "absent"
+
+
+cdef inline int _utf8(uint32_t ch, char* out) noexcept:
+    """ch's UTF-8 bytes into out; their number."""
+    if ch < 0x80:
+        out[0] = <char>ch
+        return 1
+    if ch < 0x800:
+        out[0] = <char>(0xC0 | (ch >> 6))
+        out[1] = <char>(0x80 | (ch & 0x3F))
+        return 2
+    if ch < 0x10000:
+        out[0] = <char>(0xE0 | (ch >> 12))
+        out[1] = <char>(0x80 | ((ch >> 6) & 0x3F))
+        out[2] = <char>(0x80 | (ch & 0x3F))
+        return 3
+    out[0] = <char>(0xF0 | (ch >> 18))
+    out[1] = <char>(0x80 | ((ch >> 12) & 0x3F))
+    out[2] = <char>(0x80 | ((ch >> 6) & 0x3F))
+    out[3] = <char>(0x80 | (ch & 0x3F))
+    return 4
+
+
+cdef int word_atoms_into(str text, uint64_t* atoms) except -1:
+    """word_atoms into atoms[0 .. A_NORM - 1], in C over the text's UTF-8
+    (the hashes of its prefixes and suffixes of 1-4 characters, its lower
+    case and its shape, as hash_text of those strings; the character
+    classes as str.isupper / islower / isdigit of one character): the
+    Python per new word type that the calling thread pays (spacy_io)."""
+    cdef Py_ssize_t nbytes, n = len(text), i, at, k, m = 0, sb = 0
+    cdef const char* data = PyUnicode_AsUTF8AndSize(text, &nbytes)
+    cdef Py_ssize_t starts[5]  # byte offsets of the first 4 characters and of the 4th last ..
+    cdef Py_ssize_t ends[5]
+    cdef Py_UCS4 ch, c, last1 = 0, last2 = 0
+    cdef bint upper, lower, digit, has_digit = False, has_upper = False, hyphen = False
+    cdef char* shape
+    cdef char buf[256]
+    memset(atoms, 0, A_NORM * sizeof(uint64_t))
+    atoms[A_ORTH] = _hash_bytes(data, nbytes)
     atoms[A_LOWER] = hash_text(text.lower())
-    n = len(text)
+    # where each character begins: the first 4 and the last 4
+    k = 0
+    for at in range(nbytes):
+        if (data[at] & 0xC0) != 0x80:
+            if k < 5:
+                starts[k] = at
+            k += 1
     for k in range(1, 5):
         if n >= k:
-            atoms[A_PRE1 + k - 1] = hash_text(text[:k])
-            atoms[A_SUF1 + k - 1] = hash_text(text[n - k:])
-    shape = []
-    for ch in text:
-        c = "X" if ch.isupper() else "x" if ch.islower() else "d" if ch.isdigit() else ch
-        m = len(shape)
-        if m < 4 or shape[m - 1] != c or shape[m - 2] != c:
-            shape.append(c)  # runs longer than 2 are cut, as spaCy's shape
-    atoms[A_SHAPE] = hash_text("".join(shape))
-    atoms[A_HAS_DIGIT] = 1 if any(ch.isdigit() for ch in text) else 0
-    atoms[A_HAS_UPPER] = 1 if any(ch.isupper() for ch in text) else 0
-    atoms[A_HAS_HYPHEN] = 1 if "-" in text else 0
-    atoms[A_ALL_CAPS] = 1 if text.isupper() else 0
-    atoms[A_INIT_CAP] = 1 if text[:1].isupper() else 0
-    return atoms
+            atoms[A_PRE1 + k - 1] = _hash_bytes(data, starts[k] if n > k else nbytes)
+    k = 0
+    at = nbytes
+    while at > 0 and k < 4:
+        at -= 1
+        if (data[at] & 0xC0) != 0x80:
+            k += 1
+            atoms[A_SUF1 + k - 1] = _hash_bytes(data + at, nbytes - at)
+    # the shape (runs longer than 2 cut, as spaCy's), at most 4 bytes a character
+    if 4 * n <= 256:
+        shape = &buf[0]
+    else:
+        shape = <char*>PyMem_Malloc(4 * n)
+        if shape == NULL:
+            raise MemoryError()
+    try:
+        for ch in text:
+            upper, lower, digit = Py_UNICODE_ISUPPER(ch), Py_UNICODE_ISLOWER(ch), Py_UNICODE_ISDIGIT(ch)
+            has_digit = has_digit or digit
+            has_upper = has_upper or upper
+            hyphen = hyphen or ch == u"-"
+            c = u"X" if upper else u"x" if lower else u"d" if digit else ch
+            if m < 4 or last1 != c or last2 != c:
+                sb += _utf8(<uint32_t>c, shape + sb)
+                m += 1
+                last2, last1 = last1, c
+        atoms[A_SHAPE] = _hash_bytes(shape, sb)
+    finally:
+        if shape != &buf[0]:
+            PyMem_Free(shape)
+    atoms[A_HAS_DIGIT] = has_digit
+    atoms[A_HAS_UPPER] = has_upper
+    atoms[A_HAS_HYPHEN] = hyphen
+    atoms[A_ALL_CAPS] = text.isupper()
+    atoms[A_INIT_CAP] = n > 0 and Py_UNICODE_ISUPPER(text[0])
+    return 0
 
 
 # The atoms array's columns, for Python code that fills the per-token inputs.

@@ -1,0 +1,66 @@
+"""A word type's text atoms (features.word_atoms, word_substrings), made in
+C over the text's UTF-8: the hashes of the strings their definitions name
+(Python's string semantics: characters, str.lower, str.isupper ...)."""
+from hypothesis import given, strategies as st
+
+from spacy_lookahead.core.features import (A_COLUMNS, MAX_SUBSTRINGS, string_atoms, word_atoms,
+                                           word_substrings)
+
+
+def h(text):
+    return int(string_atoms([text])[0])
+
+
+def test_hand_worked_words():
+    atoms = dict(zip(A_COLUMNS, word_atoms("Hello-World2")))
+    assert atoms["orth"] == h("Hello-World2") and atoms["lower"] == h("hello-world2")
+    assert [atoms[f"pre{k}"] for k in range(1, 5)] == [h("H"), h("He"), h("Hel"), h("Hell")]
+    assert [atoms[f"suf{k}"] for k in range(1, 5)] == [h("2"), h("d2"), h("ld2"), h("rld2")]
+    assert atoms["shape"] == h("Xxxx-Xxxd")  # (runs longer than 2 cut after the fourth)
+    assert (atoms["has_digit"], atoms["has_upper"], atoms["has_hyphen"], atoms["all_caps"],
+            atoms["init_cap"]) == (1, 1, 1, 0, 1)
+    short = dict(zip(A_COLUMNS, word_atoms("né")))  # 2 characters, 3 bytes
+    assert (short["pre1"], short["pre2"], short["pre3"]) == (h("n"), h("né"), 0)
+    assert (short["suf1"], short["suf2"], short["suf3"]) == (h("é"), h("né"), 0)
+    caps = dict(zip(A_COLUMNS, word_atoms("ǅA")))  # a titlecase letter: not upper
+    assert (caps["all_caps"], caps["init_cap"], caps["has_upper"]) == (0, 0, 1)
+    assert word_substrings("abab") == [h(s) for s in ["a", "b", "ab", "ba", "aba", "bab", "abab"]]
+    assert word_substrings("éé") == [h("é"), h("éé")]
+    long = "abcdefghijklmnopqrst"  # more substrings than kept: the shortest first
+    expected = [long[s:s + k] for k in range(1, 10) for s in range(len(long) - k + 1)]
+    assert word_substrings(long) == [h(s) for s in expected[:MAX_SUBSTRINGS]]
+
+
+def shape(text):
+    out = []
+    for ch in text:
+        c = "X" if ch.isupper() else "x" if ch.islower() else "d" if ch.isdigit() else ch
+        if len(out) < 4 or out[-1] != c or out[-2] != c:
+            out.append(c)
+    return "".join(out)
+
+
+def substrings(text):
+    seen = []
+    for k in range(1, min(len(text), 9) + 1):
+        for start in range(len(text) - k + 1):
+            if text[start:start + k] not in seen:
+                seen.append(text[start:start + k])
+    return seen[:MAX_SUBSTRINGS]
+
+
+@given(st.text(min_size=1, max_size=40).filter(lambda t: all(
+    not 0xD800 <= ord(c) <= 0xDFFF for c in t)))
+def test_the_atoms_are_the_hashes_of_their_strings(text):
+    atoms = dict(zip(A_COLUMNS, word_atoms(text)))
+    n = len(text)
+    assert atoms["orth"] == h(text) and atoms["lower"] == h(text.lower())
+    for k in range(1, 5):
+        assert atoms[f"pre{k}"] == (h(text[:k]) if n >= k else 0)
+        assert atoms[f"suf{k}"] == (h(text[n - k:]) if n >= k else 0)
+    assert atoms["shape"] == h(shape(text))
+    assert atoms["has_digit"] == any(c.isdigit() for c in text)
+    assert atoms["has_upper"] == any(c.isupper() for c in text)
+    assert atoms["has_hyphen"] == ("-" in text)
+    assert atoms["all_caps"] == text.isupper() and atoms["init_cap"] == text[:1].isupper()
+    assert word_substrings(text) == [h(s) for s in substrings(text)]
