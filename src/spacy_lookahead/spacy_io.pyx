@@ -152,19 +152,24 @@ cdef class LexemeAtoms:
         cdef Pool mem = self.cache.mem
         cdef int i
         cdef uint64_t subs[MAX_SUBSTRINGS_C]
+        cdef uint64_t atoms[N_WORD_ATOMS]
+        cdef int n_subs
         if lex == NULL:
             text = vocab.strings[orth]
-            lex = <WordC*>mem.alloc(1, sizeof(WordC))
-            word_atoms_into(text, lex.atoms)  # (A_ORTH .. A_INIT_CAP, in C)
+            word_atoms_into(text, atoms)  # (A_ORTH .. A_INIT_CAP, in C)
             values = lexeme_atoms(vocab[orth], tables)
             for i in range(N_WORD_ATOMS - A_NORM - 1):
-                lex.atoms[A_NORM + i] = values[i]
-            lex.atoms[A_CLASS] = self.classes.get(text, 0)
+                atoms[A_NORM + i] = values[i]
+            atoms[A_CLASS] = self.classes.get(text, 0)
+            n_subs = word_substrings_into(text, subs) if self.substrings else 0
+            # (made whole, then kept: an error above leaves nothing behind)
+            lex = <WordC*>mem.alloc(1, sizeof(WordC))
+            memcpy(lex.atoms, atoms, N_WORD_ATOMS * sizeof(uint64_t))
             lex.is_space = text.isspace()
             if self.substrings:
-                lex.n_subs = word_substrings_into(text, subs)
-                lex.subs = <uint64_t*>mem.alloc(max(1, lex.n_subs), sizeof(uint64_t))
-                memcpy(lex.subs, subs, lex.n_subs * sizeof(uint64_t))
+                lex.n_subs = n_subs
+                lex.subs = <uint64_t*>mem.alloc(max(1, n_subs), sizeof(uint64_t))
+                memcpy(lex.subs, subs, n_subs * sizeof(uint64_t))
             self.cache.add(orth, lex)
         return lex
 

@@ -133,12 +133,12 @@ cdef int word_atoms_into(str text, uint64_t* atoms) except -1:
     """word_atoms into atoms[0 .. A_NORM - 1], in C over the text's UTF-8
     (the hashes of its prefixes and suffixes of 1-4 characters, its lower
     case and its shape, as hash_text of those strings; the character
-    classes as str.isupper / islower / isdigit of one character): the
-    Python per new word type that the calling thread pays (spacy_io)."""
-    cdef Py_ssize_t nbytes, n = len(text), i, at, k, m = 0, sb = 0
+    classes as str.isupper / islower / isdigit of one character, which
+    Py_UNICODE_IS* are): what a new word type costs the thread that meets
+    it (spacy_io), now mostly str.lower and the hashing."""
+    cdef Py_ssize_t nbytes, n = len(text), at, k, m = 0, sb = 0
     cdef const char* data = PyUnicode_AsUTF8AndSize(text, &nbytes)
-    cdef Py_ssize_t starts[5]  # byte offsets of the first 4 characters and of the 4th last ..
-    cdef Py_ssize_t ends[5]
+    cdef Py_ssize_t starts[5]  # where the first 5 characters begin (bytes)
     cdef Py_UCS4 ch, c, last1 = 0, last2 = 0
     cdef bint upper, lower, digit, has_digit = False, has_upper = False, hyphen = False
     cdef char* shape
@@ -173,8 +173,8 @@ cdef int word_atoms_into(str text, uint64_t* atoms) except -1:
     try:
         for ch in text:
             upper, lower, digit = Py_UNICODE_ISUPPER(ch), Py_UNICODE_ISLOWER(ch), Py_UNICODE_ISDIGIT(ch)
-            has_digit = has_digit or digit
-            has_upper = has_upper or upper
+            has_digit = has_digit or digit != 0
+            has_upper = has_upper or upper != 0
             hyphen = hyphen or ch == u"-"
             c = u"X" if upper else u"x" if lower else u"d" if digit else ch
             if m < 4 or last1 != c or last2 != c:
