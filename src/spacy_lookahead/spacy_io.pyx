@@ -1595,7 +1595,8 @@ def sentence_units(docs, starts, space, sent_starts, sent_set=None):
                 longest = n_words
     add_since(t0)
     if no_memory:
-        raise MemoryError(f"sentence_units: no memory for the units of {N} tokens")
+        raise MemoryError(f"sentence_units: no memory for the units of {N} tokens: free memory, "
+                          "or give fewer or shorter docs at once")
     return (_int64s(words), _int64s(unit_starts), _int64s(unit_base), _int64s(unit_doc), longest)
 
 

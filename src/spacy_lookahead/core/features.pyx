@@ -67,7 +67,7 @@ cdef int word_substrings_into(str text, uint64_t* found) except -1:
     cdef uint64_t h
     cdef bint seen
     if offsets == NULL:
-        raise MemoryError()
+        raise MemoryError(f"word_substrings: no memory for a word of {n} characters: free memory")
     try:
         k = 0
         for at in range(nbytes):  # where each character begins
@@ -169,7 +169,8 @@ cdef int word_atoms_into(str text, uint64_t* atoms) except -1:
     else:
         shape = <char*>PyMem_Malloc(4 * n)
         if shape == NULL:
-            raise MemoryError()
+            raise MemoryError(f"word_atoms: no memory for the shape of a word of {n} characters: "
+                              "free memory")
     try:
         for ch in text:
             upper, lower, digit = Py_UNICODE_ISUPPER(ch), Py_UNICODE_ISLOWER(ch), Py_UNICODE_ISDIGIT(ch)

@@ -62,7 +62,8 @@ class Phrases(Sequence):
         per batch, no Python per doc."""
         docs = numpy.asarray(docs, dtype="int64")
         if len(others) != len(docs):
-            raise ValueError(f"Phrases.replaced: {len(others)} docs' phrases for {len(docs)} places")
+            raise ValueError(f"Phrases.replaced: {len(others)} docs' phrases for {len(docs)} places: "
+                             "give one doc's phrases per place")
         n_self, n_other = numpy.diff(self.offsets), numpy.diff(others.offsets)
         keep = numpy.ones((len(self),), dtype=bool)
         keep[docs] = False

@@ -504,7 +504,9 @@ cdef class UnitsJob:
         if not 0 <= lo <= hi <= n or any(
                 a[0] > a[1] or a[1] != b[0] for a, b in zip(ranges, ranges[1:])) \
                 or ranges[len(ranges) - 1][0] > hi:
-            raise ValueError(f"{what} {ranges} out of range for {n} {what}, or not contiguous")
+            raise ValueError(f"{what} {ranges} out of range for {n} {what}, or not contiguous: give "
+                             f"(lo, hi) pairs each starting where the one before ends, within "
+                             f"0..{n} (core.threads.ranges_by_cost makes them)")
         for k in range(len(ranges)):
             self.bounds.push_back(ranges[k][0])
         self.bounds.push_back(hi)
@@ -671,7 +673,8 @@ cdef class UnitsJob:
         rows, counts = self.result()
         if self.by_doc:
             if n_docs != len(counts):
-                raise ValueError(f"doc_result: {n_docs} docs for a job over {len(counts)}")
+                raise ValueError(f"doc_result: {n_docs} docs for a job over {len(counts)}: give "
+                                 "the number of docs the job was made over")
             offsets = numpy.zeros((n_docs + 1,), dtype="int64")
             numpy.cumsum(counts, out=offsets[1:])
             return rows, offsets
