@@ -258,3 +258,56 @@ def test_docs_left_for_new_words_are_searched_again_once_cached():
     plain = LexemeAtoms().docs_inputs(docs[:3], defer=True)["rows"]
     with pytest.raises(ValueError, match="defer=True, lookup=True"):
         plain.retry([0])
+
+
+@pytest.mark.parametrize("width", [0, 3])
+def test_rows_that_leave_the_whitespace_out_decode_as_the_compacted_batch(width):
+    """docs_inputs' compact: a doc's whitespace tokens (tagged or not) no
+    longer leave it; its fill() writes its words' rows, tags and
+    substrings one after another, and its search reads those alone: the
+    outputs of the batch without its whitespace (spaces.without_whitespace,
+    the calling thread's path), on one thread and on several. A doc of
+    whitespace alone is left; fill_all() refuses rows that left some out."""
+    from spacy_lookahead.pipes.spaces import without_whitespace
+
+    docs, rng = real_batch(41 + width)
+    for k in range(0, len(docs), 3):  # (whitespace in a third of the docs, anywhere)
+        words = [t.text for t in docs[k]]
+        tags = [t.tag_ for t in docs[k]]
+        for _ in range(1 + k % 3):
+            at = int(rng.integers(0, len(words) + 1))
+            words.insert(at, str(rng.choice(["\n", "  ", "\n\n"])))
+            tags.insert(at, "_SP" if k % 2 else "")
+        docs[k] = Doc(docs[k].vocab, words=words, tags=tags)
+    docs.append(Doc(docs[0].vocab, words=["\n", " "]))  # (whitespace alone)
+    alone = [k for k, doc in enumerate(docs) if len(doc) and all(t.is_space for t in doc)]
+    assert len(alone) >= 2
+    system = TaggingSystem(3, templates=["preset:ner", "tag[0] lower[0]"])
+    atoms = LexemeAtoms(substrings=True)
+    filled = atoms.docs_inputs(docs, tags=True)
+    space = filled.pop("space")
+    assert space is not None and space.sum() >= len(docs) // 3
+    for key in ("tags", "untagged"):
+        filled.pop(key)
+    compacted, indexes = without_whitespace(filled, space)
+    depth = 0 if width else 1
+    W, expected = trained_and_decoded(system, compacted, rng, depth, width)
+    want = expected.labels.tolist()
+    cuts = compacted["starts"].tolist()
+    for threads in (1, 3):
+        later = atoms.docs_inputs(docs, tags=True, defer=True, lookup=True, compact=True)
+        rows = later["rows"]
+        held = system.batch_docs(later)
+        out = DocsOutput(held)
+        RunsStarted(docs_runs(held, out, threads, W, depth, width)).results()
+        assert rows.returned().tolist() == alone
+        starts = later["starts"].tolist()
+        for i in range(len(docs)):
+            n = cuts[i + 1] - cuts[i]
+            assert out.labels[starts[i]:starts[i] + n].tolist() == want[cuts[i]:cuts[i + 1]]
+    with pytest.raises(ValueError, match="whitespace, left out of their rows"):
+        atoms.docs_inputs(docs[:-1], tags=True, defer=True, lookup=True,
+                          compact=True)["rows"].fill_all()
+    plain = atoms.docs_inputs(docs, tags=True, defer=True, lookup=True)["rows"]
+    assert not any(plain.fill_doc(i) for i in range(0, len(docs) - 1, 3)
+                   if len(docs[i]))  # (not compact: a doc with whitespace is left)

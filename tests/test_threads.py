@@ -339,7 +339,13 @@ def test_the_searching_threads_write_the_outputs(shared_data, setting, monkeypat
     the spans of doc.spans["chunks"]), and pipe() calls no set_annotations;
     the annotations are one thread's (predict + set_annotations). Where
     set_annotations would write more than the sink does (preset entities
-    the NER keeps, a whitespace token), it writes them."""
+    the NER keeps), it writes them. Whitespace tokens (some inside a span,
+    the chunker's tagged or not) are left out of the search (by the
+    calling thread, or by the threads that look the words up) and written
+    by the sink as set_annotations writes them (the space tag; outside
+    every entity; inside a span only between two of its tokens); a doc of
+    whitespace alone is written by the sink, or (looked up) predicted
+    again on the calling thread."""
     factory, config, data = SETTINGS[setting]
     nlp = trained(factory, config, lambda v: examples(shared_data, data, v, "train", 300), 1)
     pipe = nlp.get_pipe(factory)
@@ -376,11 +382,41 @@ def test_the_searching_threads_write_the_outputs(shared_data, setting, monkeypat
         preset[3].set_ents([], default="outside")
         list(pipe.pipe(preset, batch_size=40))
         assert calls
-    if factory == "lookahead_tagger":  # a whitespace token: set_annotations writes
-        spaced = [spacy.tokens.Doc(nlp.vocab, words=["The", " ", "cat", "sat"])] * 1 + \
-            [fresh(d) for d in refs[:39]]
-        out = list(pipe.pipe(spaced, batch_size=40))
-        assert calls and out[0][1].tag_ == "_SP"
+
+    def spaced_at(k, doc):
+        return 1 + k % max(1, len(doc) - 1)
+
+    def spaced(k, doc):
+        words, tags, at = [t.text for t in doc], [t.tag_ for t in doc], spaced_at(k, doc)
+        return spacy.tokens.Doc(
+            nlp.vocab, words=words[:at] + ["\n" if k % 2 else "  "] + words[at:],
+            tags=(tags[:at] + ["" if k % 3 == 0 else "_SP"] + tags[at:]
+                  if factory == "lookahead_chunker" else None))
+
+    def spaced_stream():
+        return [spaced(k, d) for k, d in enumerate(refs)] + [spacy.tokens.Doc(nlp.vocab,
+                                                                              words=["\n"])]
+
+    def with_iob(doc):
+        return annotations(doc), [t.ent_iob_ for t in doc]
+
+    pipe.cfg["n_threads"] = 1
+    want = [with_iob(d) for d in pipe.pipe(spaced_stream(), batch_size=40)]
+    inside = [k for k, ((got, _), doc) in enumerate(zip(want, refs))
+              if any(s[0] < spaced_at(k, doc) < s[1]
+                     for s in got[2] + got[3].get("chunks", ([], []))[0])]
+    assert factory == "lookahead_tagger" or len(inside) >= 5  # (whitespace inside a span)
+    pipe.cfg["n_threads"] = 2
+    list(pipe.pipe(spaced_stream(), batch_size=40))  # (the new whitespace words cached)
+    calls.clear()
+    assert [with_iob(d) for d in pipe.pipe(spaced_stream(), batch_size=40)] == want
+    assert len(calls) == 1  # (the doc of whitespace alone)
+    with monkeypatch.context() as patched:  # (the words read here: the sink told where)
+        patched.setattr(type(pipe), "_looks_up_on_threads", lambda self, docs: False)
+        calls.clear()
+        assert [with_iob(d) for d in pipe.pipe(spaced_stream(), batch_size=40)] == want
+        assert calls == []
+    assert want[0][0][0][1] == "_SP" or factory != "lookahead_tagger"
     # a subclass that writes more in its own set_annotations gets no sink
     class Marking(type(pipe)):
         def set_annotations(self, docs, predictions):
@@ -401,7 +437,8 @@ def test_a_batch_that_fails_after_its_search_leaves_its_docs_as_they_were(
     where the batch fails after that (here: every run's results() raises
     once the threads are done), its docs are as they were (the sink's
     undo: tags restored, no entities, no chunk group) when they reach the
-    error handler, also in the retry in batches of batch_size."""
+    error handler, also in the retry in batches of batch_size; docs with
+    whitespace among them, and one of whitespace alone."""
     from spacy_lookahead.core import decode as decoding
     from spacy_lookahead.pipes import transition
 
@@ -409,9 +446,13 @@ def test_a_batch_that_fails_after_its_search_leaves_its_docs_as_they_were(
     nlp = trained(factory, config, lambda v: examples(shared_data, data, v, "train", 300), 1)
     pipe = nlp.get_pipe(factory)
     refs = [eg.reference for eg in examples(shared_data, data, nlp.vocab, "test", 100)]
-    docs = [spacy.tokens.Doc(nlp.vocab, words=[t.text for t in doc],
+    docs = [spacy.tokens.Doc(nlp.vocab, words=[t.text for t in doc][:1] + ["\n"] * (k % 4 == 0)
+                             + [t.text for t in doc][1:],
                              tags=[t.tag_ if factory == "lookahead_chunker" else "XX"
-                                   for t in doc]) for doc in refs]
+                                   for t in doc[:1]] + ["XX"] * (k % 4 == 0)
+                             + [t.tag_ if factory == "lookahead_chunker" else "XX"
+                                for t in doc[1:]]) for k, doc in enumerate(refs)]
+    docs[7] = spacy.tokens.Doc(nlp.vocab, words=["\n", " "], tags=["XX", "XX"])
     before = [annotations(d) for d in docs]
     real = transition.RunsStarted
 
@@ -505,16 +546,15 @@ def test_the_searching_threads_look_the_words_up(shared_data, setting, monkeypat
     """A tagger, NER or chunker whose inputs are its words (the NER's with
     substrings, the chunker's with their tags) has them looked up by the
     threads that search each doc in pipe() (docs_inputs' lookup: no token
-    read on the calling thread). A doc with a word not cached yet, a
-    whitespace token or (the NER) preset entities is left by its thread:
-    one with new words is searched again by the same runs once they are
-    cached, the others predicted again, before the batch is written. The
-    outputs, and the
+    read on the calling thread). A doc with a word not cached yet or (the
+    NER) preset entities is left by its thread: one with new words is
+    searched again by the same runs once they are cached, the others
+    predicted again, before the batch is written; a whitespace token is
+    left out of its doc's search. The outputs, and the
     warning on tags unseen in training, are one thread's: from an empty
-    cache (every doc left), on a second pass (only the whitespace and
-    preset docs left), with empty docs, and with two pipe() calls at once
-    on one component (one adding words to the cache while the other's
-    threads read it)."""
+    cache (every doc left), on a second pass (only the preset docs left),
+    with empty docs, and with two pipe() calls at once on one component
+    (one adding words to the cache while the other's threads read it)."""
     import warnings
 
     from spacy_lookahead.pipes.transition import DocsLayout
@@ -563,11 +603,11 @@ def test_the_searching_threads_look_the_words_up(shared_data, setting, monkeypat
     out, warned_here = run_pipe()
     assert [annotations(d) for d in out] == one and warned_here == warned
     assert len(new_words) >= len(refs) // 4  # (the first batches: every doc)
-    assert len(left) <= len(spaced) + len(preset)  # (the others searched again)
+    assert len(left) <= len(preset)  # (the others searched again)
     left.clear(), new_words.clear()
     out, warned_here = run_pipe()
     assert [annotations(d) for d in out] == one and warned_here == warned
-    assert len(left) == len(spaced) + (len(preset) if factory == "lookahead_ner" else 0)
+    assert len(left) == (len(preset) if factory == "lookahead_ner" else 0)
     assert new_words == []
     assert out[5][2].tag_ == "_SP" or factory != "lookahead_tagger"
     # two calls at once, from an empty cache: each call's outputs are one thread's
@@ -587,9 +627,9 @@ def test_the_searching_threads_look_the_words_up(shared_data, setting, monkeypat
 
 
 def test_the_look_up_on_the_threads_pauses_where_it_costs(shared_data, monkeypatch):
-    """Where the threads that look the words up leave docs to predict again
-    (here: whitespace in every doc), the next LOOKUP_PAUSE batches look
-    them up on the calling thread, then a batch tries again alone (a
+    """Where the threads that look the words up leave docs to predict or
+    search again (here: a new word in every doc), the next LOOKUP_PAUSE
+    batches look them up on the calling thread, then a batch tries again alone (a
     longer pause each time it fails again); the outputs are one thread's
     throughout, and the next pipe() call tries at once."""
     from spacy_lookahead.pipes import transition
@@ -598,10 +638,11 @@ def test_the_look_up_on_the_threads_pauses_where_it_costs(shared_data, monkeypat
     nlp = trained(factory, config, lambda v: examples(shared_data, data, v, "train", 300), 1)
     pipe = nlp.get_pipe(factory)
     refs = [eg.reference for eg in examples(shared_data, data, nlp.vocab, "test", 60)]
-    docs = [spacy.tokens.Doc(nlp.vocab, words=[t.text for t in d][:1] + ["\n"] +
-                             [t.text for t in d][1:]) for d in refs] * 60
+    docs = [spacy.tokens.Doc(nlp.vocab, words=[t.text for t in d][:1] + [f"novel{k}"] +
+                             [t.text for t in d][1:]) for k, d in enumerate(refs * 60)]
     pipe.cfg["n_threads"] = 1
     one = [annotations(d) for d in pipe.pipe([d.copy() for d in docs], batch_size=40)]
+    pipe._atoms.set_classes(pipe._atoms.classes)  # (the word cache emptied)
     looked_up = []
     finish = transition.TransitionPipe._finish
     monkeypatch.setattr(transition.TransitionPipe, "_finish", lambda self, docs, begun: (
@@ -616,6 +657,7 @@ def test_the_look_up_on_the_threads_pauses_where_it_costs(shared_data, monkeypat
     # where the sample is wrong, the pause (here: the sample says none)
     sample = type(pipe)._left_share
     monkeypatch.setattr(type(pipe), "_left_share", lambda self, docs: 0.0)
+    pipe._atoms.set_classes(pipe._atoms.classes)
     assert [annotations(d) for d in pipe.pipe([d.copy() for d in docs], batch_size=40)] == one
     # the first batch probes alone; after it, and after each probe that
     # fails again, a pause (4, then 8, 16 batches)

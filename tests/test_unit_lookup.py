@@ -296,7 +296,6 @@ def test_a_sample_says_which_docs_the_threads_would_leave():
     assert atoms.left_share(docs, sample=32) == pytest.approx(16 / 24)
     atoms.cache_words(docs[2:4])
     assert atoms.left_share(docs) == 0.0
-    assert atoms.left_share(docs, spaces=True) == 0.5  # (the double space)
     assert atoms.left_share(docs, sample=2) == 0.0 and atoms.left_share([]) == 0.0
     assert atoms.left_share(docs[1:2]) == 0.0  # (no doc with tokens)
     other = spacy.blank("en").make_doc("the")

@@ -193,7 +193,8 @@ cdef class LexemeAtoms:
         return self.docs_inputs([doc])["substrings"]
 
     def docs_inputs(self, docs, bint tags=False, bint ent_iob=False, bint sent_starts=False,
-                    own=(None, None), bint defer=False, bint lookup=False, known=None):
+                    own=(None, None), bint defer=False, bint lookup=False, known=None,
+                    bint compact=False):
         """The word inputs of a batch of docs as one set of arrays over their
         tokens one after the other: "atoms" (N, N_ATOMS) (the input columns
         A_TAG (but see `tags`), A_CHUNK left 0 for the caller), "starts" (n_docs + 1,) int64
@@ -229,12 +230,18 @@ cdef class LexemeAtoms:
         fill_all() refuses such a doc. "space" is then None whatever the
         docs hold, and no token column is given: with tags, fill() writes
         each token's into A_TAG and counts those not in `known` (uint64
-        tag hashes; None: no count) for rows.tag_counts()."""
+        tag hashes; None: no count) for rows.tag_counts().
+        `compact` (with lookup): a doc's whitespace tokens do not leave it
+        but are left out of its rows: its words' rows one after another
+        from its first row (and its substrings), the rows' content_of(i)
+        giving their number and positions, for a reader of the words alone
+        (a tagging system's docs; a doc of whitespace alone is left)."""
         with self.lock:
-            return self._docs_inputs(docs, tags, ent_iob, sent_starts, own, defer, lookup, known)
+            return self._docs_inputs(docs, tags, ent_iob, sent_starts, own, defer, lookup, known,
+                                     compact)
 
     def _docs_inputs(self, docs, bint tags, bint ent_iob, bint sent_starts, own, bint defer,
-                     bint lookup, known):
+                     bint lookup, known, bint compact=False):
         cdef int n_docs = len(docs), d, i
         cdef int64_t k = 0, N = 0, n_space = 0, n_subs = 0, missing = 0, untagged = 0
         cdef bint has_word, has_tag
@@ -251,7 +258,8 @@ cdef class LexemeAtoms:
             one_vocab = one_vocab and doc.vocab is (<Doc>docs[0]).vocab
         N = st[n_docs]
         if lookup and defer and one_vocab and N and not sent_starts:
-            return self._looked_up_later(docs, tokens, starts, own, ent_iob, tags, known)
+            return self._looked_up_later(docs, tokens, starts, own, ent_iob, tags, known,
+                                         compact)
         # (every entry written in the nogil loops below or by the rows' fill: a
         # calloc of the heap's would zero them with the GIL held)
         atoms = numpy.empty((N, N_ATOMS), dtype="uint64")
@@ -356,7 +364,7 @@ cdef class LexemeAtoms:
         return out
 
     cdef dict _looked_up_later(self, docs, const vector[const TokenC*]& tokens, starts, own,
-                               bint ent_iob, bint tags, known):
+                               bint ent_iob, bint tags, known, bint compact=False):
         """docs_inputs' `lookup`: the arrays made, nothing read from the
         tokens (the rows' fill() looks each doc's words up; with ent_iob,
         leaves a doc with a token's ent_iob set; with substrings, keeps
@@ -375,6 +383,9 @@ cdef class LexemeAtoms:
         rows.caches = [self.cache]
         rows.checks_iob = ent_iob
         rows.reads_tags = tags
+        if compact:
+            rows.compacts = True
+            rows.doc_content.resize(n_docs)
         if tags:
             rows.unseen.resize(n_docs)
             rows.unseen_tag.resize(n_docs * _TAG_EXAMPLES)
@@ -449,11 +460,10 @@ cdef class LexemeAtoms:
         rows.held = held
         return out
 
-    def left_share(self, docs, int sample=16, bint spaces=False, own=(None, None)):
+    def left_share(self, docs, int sample=16, own=(None, None)):
         """Of `sample` docs spread over the batch (every doc where there are
         fewer), the share that threads looking their words up would leave
-        for a word not cached yet (`spaces`: or for a whitespace token),
-        among those with tokens (0.0: none): a few docs' tokens read here,
+        for a word not cached yet, among those with tokens (0.0: none): a few docs' tokens read here,
         to say whether the look-up on the threads pays for this batch
         (SearchPipe._lookup_resumed). `own` as docs_inputs'."""
         cdef int n_docs = len(docs), k, picks = min(sample, n_docs), d, i
@@ -474,7 +484,7 @@ cdef class LexemeAtoms:
                 counted += 1
                 for i in range(doc.length):
                     lex = self.cache.find(doc.c[i].lex.orth)
-                    if lex == NULL or (spaces and lex.is_space):
+                    if lex == NULL:
                         left += 1
                         break
         return <double>left / counted if counted else 0.0
@@ -554,6 +564,8 @@ cdef class WordRows(DocRows):
     cdef vector[uint64_t] unseen_tag            # ... and the first _TAG_EXAMPLES of them (0: none)
     cdef vector[int] doc_words                  # ... and its words (not whitespace)
     cdef bint allows_space                      # lookup: whitespace kept (the phrase units skip it)
+    cdef bint compacts                          # lookup: whitespace left out of the rows (content_of)
+    cdef vector[vector[int]] doc_content        # ... per doc with some: its other tokens' positions
     cdef vector[unsigned char] hooked           # ... per doc: a "sents" hook (units_of)
     cdef vector[const vector[SpanC]*] chunk_groups  # lookup: each doc's chunks (NULL: the doc left)
     cdef vector[uint64_t] chunk_labels, chunk_pairs  # ... the chunk types known at the batch's start
@@ -653,7 +665,7 @@ cdef class WordRows(DocRows):
         cdef int64_t k, lo = self.st[i]
         cdef const TokenC* tokens = self.doc_tokens[i]
         cdef const WordC* lex
-        cdef int unseen = 0, words = 0, e
+        cdef int unseen = 0, words = 0, e, j = 0
         cdef uint64_t tag
         cdef uint64_t examples[_TAG_EXAMPLES]
         memset(examples, 0, sizeof(examples))
@@ -665,11 +677,14 @@ cdef class WordRows(DocRows):
             if lex.is_space and self.allows_space:
                 self.lexes[k] = lex  # (no tag read: the units leave it out)
                 continue
-            if lex.is_space or (self.checks_iob and tokens[k - lo].ent_iob != 0) \
-                    or (self.reads_tags and tokens[k - lo].tag == 0):
+            if (lex.is_space and not self.compacts) \
+                    or (self.checks_iob and tokens[k - lo].ent_iob != 0) \
+                    or (self.reads_tags and tokens[k - lo].tag == 0 and not lex.is_space):
                 self.returned_docs[i] = _NOT_WORDS_ALONE
                 return False
             self.lexes[k] = lex
+            if lex.is_space:  # (compacts: left out of the rows; no tag read, as check_tags)
+                continue
             words += 1
             if self.reads_tags and self.known is not None:
                 tag = tokens[k - lo].tag
@@ -680,6 +695,19 @@ cdef class WordRows(DocRows):
                         e += 1
                     if e < _TAG_EXAMPLES and examples[e] == 0:
                         examples[e] = tag
+        if self.compacts:
+            self.doc_content[i].clear()
+            if words == 0 and self.st[i + 1] > lo:  # (whitespace alone: its caller writes it)
+                self.returned_docs[i] = _NOT_WORDS_ALONE
+                return False
+            if words < self.st[i + 1] - lo:
+                if la_resize(self.doc_content[i], words) != 0:
+                    self.returned_docs[i] = _NOT_WORDS_ALONE  # (no memory: the caller's path)
+                    return False
+                for k in range(lo, self.st[i + 1]):
+                    if not self.lexes[k].is_space:
+                        self.doc_content[i][j] = <int>(k - lo)
+                        j += 1
         if self.reads_tags:
             self.unseen[i], self.doc_words[i] = unseen, words
             if self.known is not None:
@@ -692,7 +720,7 @@ cdef class WordRows(DocRows):
 
     cdef bint _doc_substrings(self, int i) noexcept nogil:
         """lookup: doc i's substrings into its own buffers."""
-        cdef int64_t k, lo = self.st[i], hi = self.st[i + 1]
+        cdef int64_t k, lo = self.st[i], hi = self.st[i + 1], c = 0
         cdef int n = 0, j
         cdef const WordC* lex
         for k in range(lo, hi):
@@ -701,13 +729,16 @@ cdef class WordRows(DocRows):
                 or la_resize(self.doc_subs[i], max(1, n)) != 0):
             return False
         n = 0
-        for k in range(lo, hi):
+        for k in range(lo, hi):  # (compacts: the words' alone, one after another)
             lex = self.lexes[k]
-            self.doc_offsets[i][k - lo] = n
+            if self.compacts and lex.is_space:
+                continue
+            self.doc_offsets[i][c] = n
+            c += 1
             for j in range(lex.n_subs):
                 self.doc_subs[i][n] = lex.subs[j]
                 n += 1
-        self.doc_offsets[i][hi - lo] = n
+        self.doc_offsets[i][c] = n
         return True
 
     cdef bint substrings_of(self, int i, const int** offsets,
@@ -717,6 +748,15 @@ cdef class WordRows(DocRows):
         offsets[0] = self.doc_offsets[i].data()
         hashes[0] = self.doc_subs[i].data()
         return True
+
+    cdef int content_of(self, int i, const int** positions) noexcept nogil:
+        if not self.compacts:
+            return -1
+        if self.doc_content[i].size():
+            positions[0] = self.doc_content[i].data()
+            return <int>self.doc_content[i].size()
+        positions[0] = NULL
+        return <int>(self.st[i + 1] - self.st[i])
 
     cdef int64_t units_of(self, int i, vector[int64_t]* words,
                           vector[int64_t]* unit_starts) noexcept nogil:
@@ -756,18 +796,31 @@ cdef class WordRows(DocRows):
         doc left unfilled (lookup: a word not cached) is an error."""
         DocRows.fill_all(self)
         left = self.returned()
-        if len(left):
+        cdef size_t i
+        cdef int compacted = 0
+        for i in range(self.doc_content.size()):
+            compacted += self.doc_content[i].size() != 0
+        if len(left) or compacted:
             self.filled = False  # (those docs' rows are not there: never read as if they were)
-            raise ValueError(f"WordRows.fill_all: {len(left)} docs have words the cache did not "
-                             "have (or whitespace): make the batch's inputs without `lookup` "
-                             "where anything reads them before the searches")
+            raise ValueError(f"WordRows.fill_all: {len(left) or compacted} docs have words the "
+                             "cache did not have (or whitespace, left out of their rows): make "
+                             "the batch's inputs without `lookup` where anything reads them "
+                             "before the searches")
 
     cdef bint fill(self, int i) noexcept nogil:
         cdef int64_t k, n, lo = self.st[i], hi = self.st[i + 1]
         cdef const WordC* lex
         cdef int j
+        cdef const int* content
         if self.words != NULL and not self._look_up(i):
             return False
+        if self.compacts and self.doc_content[i].size():  # (its words' rows, one after another)
+            content = self.doc_content[i].data()
+            for j in range(<int>self.doc_content[i].size()):
+                self._row(lo + content[j], self.av + (lo + j) * N_ATOMS)
+                if self.reads_tags:
+                    self.av[(lo + j) * N_ATOMS + A_TAG] = self.doc_tokens[i][content[j]].tag
+            return True
         for k in range(lo, hi):
             self._row(k, self.av + k * N_ATOMS)
             if self.reads_tags:  # (lookup: no column made on the calling thread)
@@ -1167,8 +1220,17 @@ cdef class LabelSink(DocSink):
     as they were: tags saved as they are overwritten (`tags(...,
     undoable=True)`), entities cleared (the pipes make an entity sink only
     for docs without any: SpanLabeller.writes_in_c), no group made, or
-    after finish() the groups it replaced put back."""
+    after finish() the groups it replaced put back. over_content(rows)
+    or over_positions(indexes): put(i)'s ids may be over doc i's words
+    alone (its whitespace left out: by rows, WordRows.content_of, or by
+    the caller, spaces.without_whitespace), written as set_annotations
+    writes a doc with whitespace (spaces.py): the space tag on it, outside
+    every entity, inside a span only between two of its tokens."""
     cdef list docs
+    cdef WordRows content  # over_content's rows, or None
+    cdef vector[const int*] positions  # over_positions': per doc, its words' places (NULL:
+    cdef vector[int] words             # every token), and their number
+    cdef list _positions               # (the arrays they point into)
     cdef readonly str what
     cdef str key
     cdef int mode  # 0: tags, 1: entities, 2: a span group
@@ -1241,8 +1303,70 @@ cdef class LabelSink(DocSink):
             self.tokens[d], self.lengths[d] = doc.c, doc.length
             d += 1
 
+    def over_content(self, WordRows rows):
+        """put(i)'s ids are over doc i's words alone where `rows` (those its
+        searches filled: docs_inputs' compact) left its whitespace out."""
+        if rows.n_docs != self.n_docs:
+            raise ValueError(f"{self.what}: rows of {rows.n_docs} docs for a sink of "
+                             f"{self.n_docs}: give the rows of the batch the sink writes")
+        self.content = rows
+
+    def over_positions(self, indexes):
+        """put(i)'s ids are over doc i's tokens at indexes[i] (int32
+        positions, rising: its words; None: every token). A doc of
+        whitespace alone (no position: never searched) is put here."""
+        cdef int d
+        cdef const int[::1] view
+        cdef int none[1]
+        if len(indexes) != self.n_docs:
+            raise ValueError(f"{self.what}: {len(indexes)} docs' positions for a sink of "
+                             f"{self.n_docs}: give each doc's (None: every token)")
+        self.positions.resize(self.n_docs)
+        self.words.resize(self.n_docs)
+        self._positions = []
+        for d, index in enumerate(indexes):
+            if index is None:
+                continue
+            view = numpy.ascontiguousarray(index, dtype="int32")
+            if view.shape[0] and (view[0] < 0 or view[view.shape[0] - 1] >= self.lengths[d]):
+                raise ValueError(f"{self.what}: doc {d}'s positions leave its "
+                                 f"{self.lengths[d]} tokens: give places in the doc")
+            self._positions.append(view)
+            self.words[d] = view.shape[0]
+            if view.shape[0]:
+                self.positions[d] = &view[0]
+            elif self.lengths[d]:  # (its output: every token whitespace)
+                self.positions[d] = none
+                self.put(d, none, 0, 0)
+                self.positions[d] = NULL
+
     cdef void put(self, int i, const int* out, int64_t stride, int n) noexcept nogil:
-        if n != self.lengths[i]:
+        cdef const int* positions = NULL
+        cdef vector[int] ids
+        cdef int j, words = -1
+        if self.content is not None:
+            words = self.content.content_of(i, &positions)
+        elif self.positions.size():
+            positions, words = self.positions[i], self.words[i]
+        if positions != NULL:  # (its whitespace left out of its ids: put back here)
+            if n != words:
+                self.status[i], self.bad[i] = _BAD_LENGTH, n
+            elif self.mode != 0:
+                self.status[i] = _put_spans(self.tokens[i], out, n, self.kind, self.typ,
+                                            self.n_actions, self.h, self.n_h, self.mode == 1,
+                                            &self.found[i] if self.mode == 2 else NULL,
+                                            &self.bad[i], positions, self.lengths[i])
+            elif la_resize(ids, self.lengths[i]) != 0:
+                self.status[i] = _NO_MEMORY
+            else:
+                for j in range(self.lengths[i]):
+                    ids[j] = -1  # (the space tag)
+                for j in range(n):
+                    ids[positions[j]] = out[j]
+                self.status[i] = _put_tags(self.tokens[i], ids.data(), self.lengths[i], self.h,
+                                           self.n_h, self.saved.data() + self.saved_at[i]
+                                           if self.saved.size() else NULL, &self.bad[i])
+        elif n != self.lengths[i]:
             self.status[i], self.bad[i] = _BAD_LENGTH, n
         elif self.mode == 0:
             self.status[i] = _put_tags(self.tokens[i], out, n, self.h, self.n_h,
@@ -1252,7 +1376,8 @@ cdef class LabelSink(DocSink):
         else:
             self.status[i] = _put_spans(self.tokens[i], out, n, self.kind, self.typ,
                                         self.n_actions, self.h, self.n_h, self.mode == 1,
-                                        &self.found[i] if self.mode == 2 else NULL, &self.bad[i])
+                                        &self.found[i] if self.mode == 2 else NULL, &self.bad[i],
+                                        NULL, n)
 
     def undo(self):
         """The docs put, as they were before (see the class): for a batch
@@ -1346,9 +1471,14 @@ cdef signed char _put_tags(TokenC* tokens, const int* ids, int n, const uint64_t
 
 cdef signed char _put_spans(TokenC* tokens, const int* ids, int n, const signed char* kind,
                             const int* typ, int n_actions, const uint64_t* h, int n_types,
-                            bint ents, vector[SpanC]* into, int* bad) noexcept nogil:
+                            bint ents, vector[SpanC]* into, int* bad, const int* positions,
+                            int n_tokens) noexcept nogil:
     """The spans of one doc's ids: into its tokens' entity fields (ents,
-    as Doc.set_ents(spans, default="outside")), else appended to `into`."""
+    as Doc.set_ents(spans, default="outside")), else appended to `into`.
+    positions (or NULL: ids[j] is token j's): the n ids are those of the
+    doc's tokens at these positions, of its n_tokens (the others
+    whitespace: a span over ids j..k covers the tokens from positions[j]
+    to positions[k], the whitespace between them included)."""
     cdef vector[int] found
     cdef int i, j
     cdef size_t k
@@ -1363,8 +1493,11 @@ cdef signed char _put_spans(TokenC* tokens, const int* ids, int n, const signed 
         if found[k + 2] < 0 or found[k + 2] >= n_types:
             bad[0] = found[k + 2]
             return _BAD_TYPE
+        if positions != NULL:  # (ids' places -> the doc's tokens; the end exclusive)
+            found[k + 1] = positions[found[k + 1] - 1] + 1
+            found[k] = positions[found[k]]
     if ents:
-        for i in range(n):
+        for i in range(n_tokens):
             t = &tokens[i]
             t.ent_iob, t.ent_type, t.ent_kb_id, t.ent_id = 2, 0, 0, 0
         for k in range(0, found.size(), 3):

@@ -59,6 +59,12 @@ cdef class DocRows:
     # or memory ran out
     cdef int64_t units_of(self, int i, vector[int64_t]* words,
                           vector[int64_t]* unit_starts) noexcept nogil
+    # after fill(i), for a reader of each doc's words alone (a tagging
+    # system): where the rows leave whitespace tokens out (their words'
+    # rows one after another from the doc's first), the number of doc i's
+    # other tokens and, where it has whitespace, their positions in the doc
+    # (else NULL: every token); -1: these rows keep every token
+    cdef int content_of(self, int i, const int** positions) noexcept nogil
 
 
 cdef class DocSink:

@@ -119,6 +119,9 @@ cdef class DocRows:
                           vector[int64_t]* unit_starts) noexcept nogil:
         return -1
 
+    cdef int content_of(self, int i, const int** positions) noexcept nogil:
+        return -1
+
     def fill_doc(self, int i):
         """Doc i's rows, now (as a search fills them before reading them):
         whether they are there (else the doc is its reader's to do)."""

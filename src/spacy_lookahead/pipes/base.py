@@ -85,7 +85,7 @@ MIN_DOCS_PER_THREAD = 64
 # docs they leave for words not cached yet are searched again by the same
 # runs once the words are (DocsLayout.search_again; the phrase recognisers
 # decode the docs they leave again, on the same threads); those left for other
-# reasons (whitespace, presets, an untagged token) are predicted again on
+# reasons (presets, an untagged word, whitespace alone) are predicted again on
 # the calling thread, which cost a batch ~7% on 2 cores whatever their
 # number; and a search again waits for its threads (nothing else runs beside
 # it: a cold cache, where most docs have new words, cost ~8%). So after a

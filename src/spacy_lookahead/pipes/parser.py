@@ -33,7 +33,7 @@ from .search import Beam, Search
 from .sequence import PERCEPTRON_MAX_TEMPERATURE
 from .settings import MAX_TEMPERATURE, SEARCH_DEFAULTS, ParserFeatures, config_error
 from .spaces import (SPACE_DEP, any_spaced, compact_heads, content_positions, expand_tree,
-                     over_doc_tokens, without_whitespace)
+                     expand_trees, over_doc_tokens, without_whitespace)
 from .tagger import TAG_ALTERNATIVE, TAG_ALTERNATIVE_PROB, TAG_PROBS
 from . import noun_chunks
 from .prediction import Trees, kept_probabilities, nbest_prediction
@@ -536,29 +536,24 @@ class ArcStandardParser(TransitionPipe):
     def _docs_predictions(self, docs: List[Doc], layout: DocsLayout) -> Trees:
         """The trees of a batch decoded at once (the output's planes: heads
         as content positions, labels, joint's alts) over the docs' tokens:
-        heads as doc positions; the docs with whitespace expanded one by
-        one (expand)."""
+        heads as doc positions; whitespace put back at once (expand_trees,
+        as expand does per doc)."""
         planes = layout.output.planes
         starts = layout.starts
         heads, labels = planes[0], planes[1]
         alts = planes[2].astype("uint8") if len(planes) > 2 else None
+        content = None
         if any_spaced(layout.indexes):
-            trees = [tuple(plane[starts[k]:starts[k + 1]] for plane in (heads, labels, alts)
-                           if plane is not None)
-                     for k in range(len(docs))]
-            trees = [tree if index is None else self.expand(tree, index, len(doc))
-                     for tree, index, doc in zip(trees, layout.indexes, docs)]
-            heads, labels = (numpy.concatenate([t[p] for t in trees] or [heads[:0]])
-                             .astype("int32", copy=False) for p in (0, 1))
-            if alts is not None:
-                alts = numpy.concatenate([t[2] for t in trees] or [alts[:0]]).astype("uint8")
-            starts = numpy.zeros((len(docs) + 1,), dtype="int64")
-            numpy.cumsum([len(doc) for doc in docs], out=starts[1:])
+            content, doc_starts = content_positions(docs, layout.indexes)
+            heads, labels = expand_trees(heads[:starts[-1]], labels[:starts[-1]], starts, content,
+                                         doc_starts, len(self.labels))
+            if alts is not None:  # (joint: whitespace keeps its tag)
+                alts = over_doc_tokens(alts[:starts[-1]], content, int(doc_starts[-1]), 0)
+            starts = doc_starts
         head_probs = None
         if layout.output.keep:
             head_probs = self._kept_head_probs(layout)
-            if any_spaced(layout.indexes):  # whitespace: 1 (every parse attaches it alike)
-                content, _ = content_positions(docs, layout.indexes)
+            if content is not None:  # whitespace: 1 (every parse attaches it alike)
                 head_probs = over_doc_tokens(head_probs, content, int(starts[-1]), 1.0)
         return Trees(heads, labels, alts, starts, head_probs)
 

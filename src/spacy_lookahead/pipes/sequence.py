@@ -196,21 +196,24 @@ class SequencePipe(TransitionPipe):
         searches (docs_inputs' defer: batch_docs' searches fill them);
         lookup: the words and token columns too, where the searching
         threads can make the inputs (`_inputs_on_threads`; docs_inputs'
-        lookup): no column or preset is then made here."""
+        lookup, with compact: each doc's whitespace left out of its rows
+        there, the sink told where: `_output_sink`): no column or preset
+        is then made here, and the positions are None."""
         self._check_lexicon(docs)
         columns = self.token_columns()
         lookup = bool(lookup and defer_rows and self._inputs_on_threads())
         batch = self._atoms.docs_inputs(docs, sent_starts=bool(self.cfg.get("respect_sent_starts")),
                                         own=self._own_tables(), defer=defer_rows, lookup=lookup,
                                         known=self._known_tags() if lookup and columns.get("tags")
-                                        else None, **columns)
+                                        else None, compact=lookup, **columns)
         atoms, starts = batch["atoms"], batch["starts"]
         batch.pop("sent_set", None)  # (per doc: the phrase recognisers' units read it)
         if not self.cfg.get("respect_sent_starts") or not len(atoms):
             batch.pop("sent_starts", None)
         rows = batch.get("rows")
         if rows is not None and rows.looks_up:  # (the threads write or check the columns,
-            batch.pop("space")                  # and leave the docs with presets or spaces)
+            batch.pop("space")                  # leave the whitespace out of each doc's rows,
+            # and leave the docs with presets)
             return batch, [None] * len(docs)
         self.batch_columns(docs, batch, examples)
         if type(self).forced_ids is not SequencePipe.forced_ids:
@@ -236,9 +239,9 @@ class SequencePipe(TransitionPipe):
         self._atoms.cache_words(docs, self._own_tables())
 
     def _left_share(self, docs: List[Doc]) -> float:
-        """A sample's docs with a word not cached yet or whitespace (the
-        docs the threads leave: docs_inputs' lookup)."""
-        return self._atoms.left_share(docs, spaces=True, own=self._own_tables())
+        """A sample's docs with a word not cached yet (the docs the threads
+        leave: docs_inputs' lookup)."""
+        return self._atoms.left_share(docs, own=self._own_tables())
 
     def _inputs_on_threads(self) -> bool:
         """Whether the threads that search a batch can make its inputs
@@ -306,16 +309,25 @@ class SequencePipe(TransitionPipe):
                          ) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """A batch's labels over its content tokens (doc k's at
         starts[k]:starts[k + 1]) over all its tokens, and where each doc's
-        begin: the docs with whitespace expanded one by one."""
+        begin (expand_batch: no Python per doc)."""
         if any_spaced(indexes):
-            labels = numpy.concatenate(
-                [labels[starts[k]:starts[k + 1]] if index is None
-                 else self.expand(labels[starts[k]:starts[k + 1]], index, len(doc))
-                 for k, (index, doc) in enumerate(zip(indexes, docs))]
-                or [labels[:0]]).astype("int32", copy=False)
-            starts = numpy.zeros((len(docs) + 1,), dtype="int64")
-            numpy.cumsum([len(doc) for doc in docs], out=starts[1:])
+            positions, doc_starts = content_positions(docs, indexes)
+            labels = self.expand_batch(labels, starts, positions, doc_starts)
+            starts = doc_starts
         return labels, starts
+
+    def expand_batch(self, labels: numpy.ndarray, starts: numpy.ndarray, positions: numpy.ndarray,
+                     doc_starts: numpy.ndarray) -> numpy.ndarray:
+        """`expand` over a batch: the labels of its content tokens (doc k's
+        at starts[k]:starts[k + 1], at `positions` of the batch's tokens,
+        doc k's at doc_starts[k]:doc_starts[k + 1]) over all its tokens
+        (int32). Here doc by doc; the subclasses' at once."""
+        out = []
+        for k in range(len(starts) - 1):
+            lo, hi = int(doc_starts[k]), int(doc_starts[k + 1])
+            index = (positions[starts[k]:starts[k + 1]] - lo).astype("int32")
+            out.append(self.expand(labels[starts[k]:starts[k + 1]], index, hi - lo))
+        return numpy.concatenate(out or [labels[:0]]).astype("int32", copy=False)
 
     def _predictions(self, docs: List[Doc], indexes: Any, results: list) -> List[Prediction]:
         """As TransitionPipe's; a calibrated perceptron (`calibrated`) also

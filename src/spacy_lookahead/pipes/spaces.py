@@ -42,13 +42,57 @@ def content_positions(docs: Sequence[Doc], indexes: Sequence[Optional[numpy.ndar
                       ) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """A batch's content tokens as positions over its docs' tokens one after
     another (doc k's at starts[k]:starts[k + 1]; a doc's content positions
-    in `indexes`, None: all its tokens), and those starts."""
+    in `indexes`, None: all its tokens), and those starts. Vectorised: numpy
+    only per doc with whitespace."""
     starts = numpy.zeros((len(docs) + 1,), dtype="int64")
     numpy.cumsum([len(doc) for doc in docs], out=starts[1:])
-    positions = numpy.concatenate([start + (numpy.arange(len(doc)) if index is None else index)
-                                   for start, index, doc in zip(starts.tolist(), indexes, docs)]
-                                  or [numpy.zeros((0,), dtype="int64")])
+    spaced = [k for k, index in enumerate(indexes) if index is not None]
+    counts = numpy.diff(starts)
+    counts[spaced] = [len(indexes[k]) for k in spaced]
+    content = numpy.zeros((len(docs) + 1,), dtype="int64")
+    numpy.cumsum(counts, out=content[1:])
+    # (a doc without whitespace: its tokens in order, from its start)
+    positions = numpy.arange(int(content[-1]), dtype="int64") + numpy.repeat(
+        starts[:-1] - content[:-1], counts)
+    for k in spaced:
+        positions[content[k]:content[k + 1]] = starts[k] + indexes[k]
     return positions, starts
+
+
+def expand_span_ids(labels: numpy.ndarray, positions: numpy.ndarray, content_starts: numpy.ndarray,
+                    doc_starts: numpy.ndarray, kinds: numpy.ndarray, types: numpy.ndarray
+                    ) -> numpy.ndarray:
+    """Span label ids of a batch's content tokens (doc k's at
+    content_starts[k]:content_starts[k + 1], at `positions` of the batch's
+    tokens, doc k's at doc_starts[k]:doc_starts[k + 1]; kinds, types:
+    schemes.action_arrays) over all its tokens: a whitespace token between
+    two tokens of one span (as span_ids.ids_to_spans reads them: the
+    second continues the first) gets the I label of its type, any other O.
+    The spans they encode are the content ids' spans, from their first
+    token to their last (expand_spans). Vectorised over the batch."""
+    from ..systems.schemes import B, I, L  # (kinds)
+
+    n = int(doc_starts[-1])
+    out = numpy.zeros((n,), dtype="int32")  # (O: the first action)
+    out[positions] = labels
+    if len(positions) == n:
+        return out
+    keep = numpy.zeros((n,), dtype=bool)
+    keep[positions] = True
+    space = numpy.flatnonzero(~keep)
+    after = numpy.searchsorted(positions, space)  # the next content token's place in labels
+    doc = numpy.searchsorted(doc_starts, space, side="right") - 1
+    both = (after > content_starts[doc]) & (after < content_starts[doc + 1])
+    space, after = space[both], after[both]
+    prev, nxt = labels[after - 1], labels[after]
+    kinds, types = numpy.asarray(kinds), numpy.asarray(types)
+    inside = (numpy.isin(kinds[prev], (B, I)) & numpy.isin(kinds[nxt], (I, L))
+              & (types[prev] == types[nxt]))
+    inside_label = numpy.zeros((int(types.max(initial=-1)) + 1,), dtype="int32")
+    for action in numpy.flatnonzero(kinds == I):
+        inside_label[types[action]] = action
+    out[space[inside]] = inside_label[types[nxt[inside]]]
+    return out
 
 
 def over_doc_tokens(values: numpy.ndarray, positions: numpy.ndarray, n: int,
@@ -107,19 +151,42 @@ def expand_tree(heads: numpy.ndarray, labels: numpy.ndarray, index: numpy.ndarra
     over the doc: each whitespace token attached to the preceding content
     token, or the following one where none precedes, with `space_label`; in
     a doc of whitespace only, the last token is the root of the others."""
-    out_heads = numpy.arange(n, dtype="int32")
+    return expand_trees(numpy.asarray(heads), numpy.asarray(labels),
+                        numpy.asarray([0, len(index)]), numpy.asarray(index, dtype="int64"),
+                        numpy.asarray([0, n]), space_label, root_label)
+
+
+def expand_trees(heads: numpy.ndarray, labels: numpy.ndarray, content_starts: numpy.ndarray,
+                 positions: numpy.ndarray, doc_starts: numpy.ndarray, space_label: int,
+                 root_label: int = -1) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """expand_tree over a batch at once (no Python per doc): the trees of
+    its content tokens (doc k's at content_starts[k]:content_starts[k + 1], heads as content
+    positions in their doc; the tokens at `positions` of the batch's, doc
+    k's at doc_starts[k]:doc_starts[k + 1]) as trees over all its tokens,
+    heads as positions in their doc."""
+    n = int(doc_starts[-1])
+    lengths = numpy.diff(doc_starts)
+    doc_of = numpy.repeat(numpy.arange(len(lengths)), lengths)
+    out_heads = (numpy.arange(n) - doc_starts[:-1][doc_of]).astype("int32")
     out_labels = numpy.full((n,), space_label, dtype="int32")
+    counts = numpy.diff(content_starts)
+    content_doc = numpy.repeat(numpy.arange(len(counts)), counts)
+    first = content_starts[:-1][content_doc]  # (each content token's doc's first)
+    out_heads[positions] = positions[first + heads] - doc_starts[:-1][content_doc]
+    out_labels[positions] = labels
     space = numpy.ones((n,), dtype=bool)
-    space[index] = False
+    space[positions] = False
     where = numpy.flatnonzero(space)
-    if not len(index):
-        out_heads[:] = n - 1
-        out_labels[n - 1] = root_label
-        return out_heads, out_labels
-    out_heads[index] = index[heads]
-    out_labels[index] = labels
-    before = numpy.searchsorted(index, where) - 1
-    out_heads[where] = index[numpy.maximum(before, 0)]
+    doc = doc_of[where]
+    before = numpy.searchsorted(positions, where) - 1  # (the preceding content token)
+    has = counts[doc] > 0
+    # (none in its doc before it: the doc's first content token)
+    at = numpy.maximum(before[has], content_starts[:-1][doc[has]])
+    out_heads[where[has]] = positions[at] - doc_starts[:-1][doc[has]]
+    alone = numpy.flatnonzero((counts == 0) & (lengths > 0))  # docs of whitespace only
+    last = doc_starts[alone + 1] - 1
+    out_heads[where[~has]] = (lengths[doc[~has]] - 1).astype("int32")
+    out_labels[last] = root_label
     return out_heads, out_labels
 
 

@@ -23,7 +23,7 @@ from .sequence import SEQUENCE_DEFAULTS, SequencePipe
 from .learners import Learner, MarginPerceptron
 from .search import Search
 from .settings import Direction, Probabilities, Scheme, config_error
-from .spaces import any_spaced, compact_spans, content_index, expand_spans
+from .spaces import any_spaced, compact_spans, content_index, expand_span_ids, expand_spans
 from .prediction import Predictions, SpanPredictions, kept_probabilities
 from .transition import DocsLayout, Prediction
 
@@ -165,11 +165,12 @@ class SpanLabeller(SequencePipe):
     def expand(self, output: numpy.ndarray, index: numpy.ndarray, n: int) -> numpy.ndarray:
         """The same spans over the doc's tokens: whitespace between two
         tokens of a span is inside it, any other whitespace outside."""
-        kinds, types = self._kinds_types()
-        labels = self.labels
-        spans = expand_spans([(s, e, labels[t]) for s, e, t in ids_to_spans(output, kinds, types)],
-                             index)
-        return spans_to_ids(n, spans, self.actions, self.cfg["scheme"])
+        return self.expand_batch(numpy.asarray(output, dtype="int32"),
+                                 numpy.asarray([0, len(index)]), index, numpy.asarray([0, n]))
+
+    def expand_batch(self, labels: numpy.ndarray, starts: numpy.ndarray, positions: numpy.ndarray,
+                     doc_starts: numpy.ndarray) -> numpy.ndarray:
+        return expand_span_ids(labels, positions, starts, doc_starts, *self._kinds_types())
 
     def _predictions(self, docs: List[Doc], indexes: Any, results: list) -> Any:
         """As SequencePipe's; calibrated with a batch decoded at once: its
@@ -263,8 +264,9 @@ class SpanLabeller(SequencePipe):
         """The spans written by the searching threads (doc.ents into the
         tokens, a group's spans made there and the groups by its finish(),
         as set_annotations' write_spans) where that is all it writes: no
-        probabilities, no whitespace token, `writes_in_c`."""
-        if (any_spaced(indexes) or not self._writes_spans_only(docs, looked_up)):
+        probabilities, `writes_in_c` (whitespace inside a span only between
+        two of its tokens)."""
+        if not self._writes_spans_only(docs, looked_up):
             return None
         kinds, types = self._kinds_types()
         return LabelSink.spans(docs, kinds, types, self.string_hashes(self.labels),
@@ -412,7 +414,7 @@ class LookaheadChunker(SpanLabeller):
 
     def _looks_up_on_threads(self, docs: List[Doc]) -> bool:
         """Where the sink writes the chunks and the inputs are the words and
-        tags (the docs with whitespace or an untagged token left to _finish)."""
+        tags (the docs with an untagged word left to _finish)."""
         return self._inputs_on_threads() and self._writes_spans_only(docs)
 
     def reference_spans(self, doc: Doc):
@@ -538,7 +540,7 @@ class LookaheadNER(SpanLabeller):
 
     def _looks_up_on_threads(self, docs: List[Doc]) -> bool:
         """Where the sink writes the entities and the inputs are the words
-        (the docs with preset entities or whitespace left to _finish)."""
+        (the docs with preset entities left to _finish)."""
         return self._inputs_on_threads() and self._writes_spans_only(docs, True)
 
     @property

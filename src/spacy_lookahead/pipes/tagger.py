@@ -299,9 +299,11 @@ class LookaheadTagger(SequencePipe):
 
     def expand(self, output: numpy.ndarray, index: numpy.ndarray, n: int) -> numpy.ndarray:
         """-1 (the space tag) on the whitespace tokens."""
-        out = numpy.full((n,), -1, dtype="int32")
-        out[index] = output
-        return out
+        return over_doc_tokens(numpy.asarray(output, dtype="int32"), index, n, -1)
+
+    def expand_batch(self, labels: numpy.ndarray, starts: numpy.ndarray, positions: numpy.ndarray,
+                     doc_starts: numpy.ndarray) -> numpy.ndarray:
+        return self.expand(labels, positions, int(doc_starts[-1]))
 
     def exact_scorer(self) -> None:
         """Each tag's marginal probability: the probabilities of the steps."""
@@ -320,8 +322,8 @@ class LookaheadTagger(SequencePipe):
                      lattices: Any, looked_up: bool = False) -> Optional[LabelSink]:
         """token.tag written by the searching threads (as set_annotations'
         write_tags) where that is all it writes: tags, no alternatives or
-        probabilities, no whitespace token, one vocab."""
-        if any_spaced(indexes) or not self._writes_tags_only(docs):
+        probabilities, one vocab (the space tag on whitespace)."""
+        if not self._writes_tags_only(docs):
             return None
         return LabelSink.tags(docs, self.string_hashes(self.output_strings()), undoable=True)
 
@@ -335,7 +337,8 @@ class LookaheadTagger(SequencePipe):
 
     def _looks_up_on_threads(self, docs: List[Doc]) -> bool:
         """Where the sink writes the tags and the inputs are the words alone
-        (no whitespace known yet: a doc with some is left to _finish)."""
+        (a doc's whitespace is left out of its search there, and gets the
+        space tag from the sink)."""
         return self._writes_tags_only(docs) and self._inputs_on_threads()
 
     def set_annotations(self, docs: Iterable[Doc], predictions: List[Prediction]) -> None:

@@ -63,8 +63,8 @@ class DocsLayout(NamedTuple):
 
     def returned(self) -> List[int]:
         """The docs the searching threads left to the caller (their rows
-        could not be filled there: a word not cached yet, a whitespace
-        token; docs_inputs' lookup), after the searches."""
+        could not be filled there: a word not cached yet, presets, a doc
+        of whitespace alone; docs_inputs' lookup), after the searches."""
         return [] if self.rows is None else self.rows.returned().tolist()
 
     def search_again(self, docs: List[Doc], cache_words: Callable[[List[Doc]], None]) -> int:
@@ -390,6 +390,10 @@ class TransitionPipe(SearchPipe):
         if lookup and sink is None:
             raise RuntimeError(f"[{self.name}] looks words up on its searching threads but "
                                "has no sink for their outputs (a bug: please report it)")
+        if lookup:  # (the rows may leave a doc's whitespace out: its outputs are its words')
+            sink.over_content(inputs["rows"])
+        elif sink is not None and any_spaced(indexes):  # (left out here: the same)
+            sink.over_positions(indexes)
         threads = max(1, min(thread_count(self.cfg["n_threads"]), len(docs)))
         runs = docs_runs(held, output, threads, W, depth, beam_width, lattices, sink=sink)
         return (DocsLayout(inputs["starts"], indexes, output, held, lattices, sink,
@@ -405,10 +409,12 @@ class TransitionPipe(SearchPipe):
         search (subclasses that have one say when; a subclass of theirs
         that writes more in its own set_annotations gets none). A batch
         that fails leaves its docs as they were (the sink's undo()).
-        indexes: the docs'
-        content positions (None: no whitespace token); lattices: the
-        batch's `_lattice_pass`; looked_up: the searching threads look the
-        words up and leave the docs with whitespace or preset annotation
+        The docs' whitespace is left out of their searches, and the sink
+        puts it back (a spacy_io.LabelSink's over_positions, or its
+        over_content where the threads look the words up). indexes: the
+        docs' content positions (None: no whitespace token); lattices:
+        the batch's `_lattice_pass`; looked_up: the searching threads look
+        the words up and leave the docs with preset annotation
         (docs_inputs' lookup)."""
         return None
 
@@ -423,8 +429,9 @@ class TransitionPipe(SearchPipe):
         read on the calling thread): where they write every output too
         (`_output_sink` makes a sink for these docs whatever their tokens)
         and nothing reads the inputs before the search. The docs they
-        cannot do (a word not cached yet, whitespace) are predicted again
-        by _finish. False here; subclasses that can say when."""
+        cannot do (a word not cached yet: searched again once cached;
+        whitespace alone, presets) are predicted again by _finish. False
+        here; subclasses that can say when."""
         return False
 
     def _lattice_pass(self, held: Any, starts: numpy.ndarray) -> Any:

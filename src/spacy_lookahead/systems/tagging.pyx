@@ -625,11 +625,18 @@ cdef class _TagBatch(Docs):
                 self.feasible.append(feasible)
 
     cdef bint load(self, int i) noexcept nogil:
+        cdef const int* positions = NULL
+        cdef int n
         if not Docs.load(self, i):
             return False
-        if self.rows is not None and self.docs[i].sub_offsets != NULL:
+        if self.rows is None:
+            return True
+        if self.docs[i].sub_offsets != NULL:
             # (rows that keep each doc's substrings apart: the view points there)
             self.rows.substrings_of(i, &self.docs[i].sub_offsets, &self.docs[i].subs)
+        n = self.rows.content_of(i, &positions)
+        if positions != NULL:  # (its whitespace left out: its words' rows come first)
+            self.docs[i].length = n
         return True
 
     cdef int length(self, int i) noexcept nogil:
