@@ -300,14 +300,16 @@ def test_rows_that_leave_the_whitespace_out_decode_as_the_compacted_batch(width)
         held = system.batch_docs(later)
         out = DocsOutput(held)
         RunsStarted(docs_runs(held, out, threads, W, depth, width)).results()
-        assert rows.returned().tolist() == alone
+        assert rows.returned().tolist() == alone == rows.returned(whitespace=True).tolist()
         starts = later["starts"].tolist()
         for i in range(len(docs)):
             n = cuts[i + 1] - cuts[i]
             assert out.labels[starts[i]:starts[i] + n].tolist() == want[cuts[i]:cuts[i + 1]]
+    words = [doc for k, doc in enumerate(docs) if k not in alone]
+    rows = atoms.docs_inputs(words, tags=True, defer=True, lookup=True, compact=True)["rows"]
     with pytest.raises(ValueError, match="whitespace, left out of their rows"):
-        atoms.docs_inputs(docs[:-1], tags=True, defer=True, lookup=True,
-                          compact=True)["rows"].fill_all()
+        rows.fill_all()  # (every doc filled, some without their whitespace)
+    assert rows.returned().tolist() == [] and not rows.filled
     plain = atoms.docs_inputs(docs, tags=True, defer=True, lookup=True)["rows"]
     assert not any(plain.fill_doc(i) for i in range(0, len(docs) - 1, 3)
                    if len(docs[i]))  # (not compact: a doc with whitespace is left)

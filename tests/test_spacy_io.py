@@ -180,6 +180,48 @@ def test_a_label_sink_raises_for_a_doc_never_put(nlp):
         LabelSink.tags(docs, hashes).finish(absent=[2])
 
 
+def test_a_label_sink_writes_docs_of_whitespace_alone_and_checks_positions(nlp):
+    """A doc of whitespace alone is never searched: a LabelSink writes it at
+    finish() (over_positions' docs with no position, or `alone`): the
+    space tag (the last hash) on every token, every token outside, an
+    empty group; undo() restores it. Positions that are not rising places
+    in the doc are refused before anything is kept."""
+    hashes = numpy.asarray([nlp.vocab.strings.add(t) for t in LABELS + ["_SP"]], dtype="uint64")
+    kinds, types = action_arrays(["O", "B-NP", "I-NP"])
+
+    def batch():
+        docs = [Doc(nlp.vocab, words=["\n", "  "]), Doc(nlp.vocab, words=[]),
+                Doc(nlp.vocab, words=[" "])]
+        for doc in docs:
+            for token in doc:
+                token.tag_ = "XX"
+        return docs
+
+    none = numpy.zeros((0,), dtype="int32")
+    docs = batch()
+    sink = LabelSink.tags(docs, hashes, undoable=True)
+    sink.over_positions([none, None, none])
+    sink.finish()
+    assert [[t.tag_ for t in d] for d in docs] == [["_SP", "_SP"], [], ["_SP"]]
+    sink.undo()
+    assert [[t.tag_ for t in d] for d in docs] == [["XX", "XX"], [], ["XX"]]
+    docs = batch()
+    LabelSink.spans(docs, kinds, types, hashes).finish(alone=[0, 2])
+    assert all(t.ent_iob_ == "O" for d in docs for t in d) and not list(docs[0].ents)
+    docs = batch()
+    LabelSink.spans(docs, kinds, types, hashes, "chunks").finish(alone=[0, 2])
+    assert [len(d.spans["chunks"]) for d in docs] == [0, 0, 0]
+    for alone in ([3], [0, 2, 0]):
+        with pytest.raises(ValueError, match="cannot be written as whitespace alone"):
+            LabelSink.tags(batch(), hashes).finish(alone=alone)
+    for bad in ([1, 0], [0, 0], [2], [-1]):
+        with pytest.raises(ValueError, match="doc 0's positions are not rising places in its 2"):
+            LabelSink.tags(batch(), hashes).over_positions(
+                [numpy.asarray(bad, dtype="int32"), None, None])
+    with pytest.raises(ValueError, match="2 docs' positions for a sink of 3"):
+        LabelSink.tags(batch(), hashes).over_positions([None, None])
+
+
 def test_a_group_sinks_undo_puts_back_the_groups_finish_replaced(nlp):
     """A batch that fails after its group sink's finish() (the docs the
     threads left, written after it) leaves the docs as they were: the

@@ -343,9 +343,8 @@ def test_the_searching_threads_write_the_outputs(shared_data, setting, monkeypat
     the chunker's tagged or not) are left out of the search (by the
     calling thread, or by the threads that look the words up) and written
     by the sink as set_annotations writes them (the space tag; outside
-    every entity; inside a span only between two of its tokens); a doc of
-    whitespace alone is written by the sink, or (looked up) predicted
-    again on the calling thread."""
+    every entity; inside a span only between two of its tokens), as is a
+    doc of whitespace alone."""
     factory, config, data = SETTINGS[setting]
     nlp = trained(factory, config, lambda v: examples(shared_data, data, v, "train", 300), 1)
     pipe = nlp.get_pipe(factory)
@@ -383,8 +382,8 @@ def test_the_searching_threads_write_the_outputs(shared_data, setting, monkeypat
         list(pipe.pipe(preset, batch_size=40))
         assert calls
 
-    def spaced_at(k, doc):
-        return 1 + k % max(1, len(doc) - 1)
+    def spaced_at(k, doc):  # (anywhere: first, last, inside a span)
+        return k % (len(doc) + 1)
 
     def spaced(k, doc):
         words, tags, at = [t.text for t in doc], [t.tag_ for t in doc], spaced_at(k, doc)
@@ -410,13 +409,14 @@ def test_the_searching_threads_write_the_outputs(shared_data, setting, monkeypat
     list(pipe.pipe(spaced_stream(), batch_size=40))  # (the new whitespace words cached)
     calls.clear()
     assert [with_iob(d) for d in pipe.pipe(spaced_stream(), batch_size=40)] == want
-    assert len(calls) == 1  # (the doc of whitespace alone)
+    assert calls == []  # (the doc of whitespace alone too: written by the sink)
     with monkeypatch.context() as patched:  # (the words read here: the sink told where)
         patched.setattr(type(pipe), "_looks_up_on_threads", lambda self, docs: False)
         calls.clear()
         assert [with_iob(d) for d in pipe.pipe(spaced_stream(), batch_size=40)] == want
         assert calls == []
-    assert want[0][0][0][1] == "_SP" or factory != "lookahead_tagger"
+    assert all(tags[spaced_at(k, doc)] == "_SP" for k, (((tags, *_), _), doc)
+               in enumerate(zip(want, refs))) or factory != "lookahead_tagger"
     # a subclass that writes more in its own set_annotations gets no sink
     class Marking(type(pipe)):
         def set_annotations(self, docs, predictions):
@@ -610,6 +610,8 @@ def test_the_searching_threads_look_the_words_up(shared_data, setting, monkeypat
     assert len(left) == (len(preset) if factory == "lookahead_ner" else 0)
     assert new_words == []
     assert out[5][2].tag_ == "_SP" or factory != "lookahead_tagger"
+    empty = [spacy.tokens.Doc(nlp.vocab, words=[]) for _ in range(90)]  # (batches without tokens)
+    assert [len(d) for d in pipe.pipe(empty, batch_size=40)] == [0] * 90
     # two calls at once, from an empty cache: each call's outputs are one thread's
     import threading
     pipe._atoms.set_classes(pipe._atoms.classes)

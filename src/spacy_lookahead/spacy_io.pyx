@@ -223,8 +223,9 @@ cdef class LexemeAtoms:
         read on this thread: each doc's fill() looks its words up in the
         cache (on the thread that searches it; its substrings go to
         buffers of its own: DocRows.substrings_of). A doc with a word not
-        cached yet, or a whitespace token, or (with ent_iob) a token whose
-        ent_iob is set, or (with tags) a token without a tag, is left
+        cached yet, or a whitespace token (but see `compact`), or (with
+        ent_iob) a token whose ent_iob is set, or (with tags) a word
+        without a tag, is left
         unfilled (fill() is false; after the searches, rows.returned()
         lists those docs) for the caller to do again without `lookup`;
         fill_all() refuses such a doc. "space" is then None whatever the
@@ -235,7 +236,8 @@ cdef class LexemeAtoms:
         but are left out of its rows: its words' rows one after another
         from its first row (and its substrings), the rows' content_of(i)
         giving their number and positions, for a reader of the words alone
-        (a tagging system's docs; a doc of whitespace alone is left)."""
+        (a tagging system's docs; a doc of whitespace alone is left:
+        rows.returned(whitespace=True)); a whitespace token needs no tag."""
         with self.lock:
             return self._docs_inputs(docs, tags, ent_iob, sent_starts, own, defer, lookup, known,
                                      compact)
@@ -533,7 +535,8 @@ cdef enum:
 # WordRows.returned_docs: why fill(i) left doc i (0: it did not)
 cdef enum:
     _NEW_WORD = 1         # a word not in the cache yet
-    _NOT_WORDS_ALONE = 2  # whitespace, preset entities, an untagged token, no memory
+    _NOT_WORDS_ALONE = 2  # whitespace (not compact), preset entities, an untagged word, no memory
+    _SPACE_ALONE = 3      # compact: whitespace only (no search: its sink writes it, finish(alone))
 
 
 cdef class WordRows(DocRows):
@@ -547,9 +550,11 @@ cdef class WordRows(DocRows):
     Looked up per doc (docs_inputs' `lookup`: `words` set): fill(i) first
     finds doc i's word types in the cache; a doc with a word not there, or
     a whitespace token (or, checks_iob, a token with ent_iob set: preset
-    entities), is not filled, and returned() lists it. Its substrings then
-    go to buffers of the doc's own (doc_offsets, doc_subs: substrings_of),
-    as no thread knows where the doc's would begin in the batch's."""
+    entities), is not filled, and returned() lists it; where the rows
+    compact, a doc's whitespace is left out of its rows instead (its
+    words' rows first: content_of). Its substrings then go to buffers of
+    the doc's own (doc_offsets, doc_subs: substrings_of), as no thread
+    knows where the doc's would begin in the batch's."""
     cdef vector[const WordC*] lexes  # per token: its word type
     cdef object caches               # ... the WordCaches that own them
     cdef la_readmap* words           # lookup: the cache fill() reads (NULL: lexes are set)
@@ -627,20 +632,22 @@ cdef class WordRows(DocRows):
             return
         self._row(k, out)
 
-    def returned(self, bint new_words=False):
+    def returned(self, bint new_words=False, bint whitespace=False):
         """The docs (their places in the batch, int32) that fill() left to
-        the caller (lookup: a word not cached yet, a whitespace token, ...);
+        the caller (lookup: a word not cached yet, preset entities, ...);
         new_words: those with a word not cached alone (LexemeAtoms.
-        cache_words, then retry: fill() can do them); read after the
-        searches."""
+        cache_words, then retry: fill() can do them); whitespace: those of
+        whitespace alone (compact: nothing to search; LabelSink.finish's
+        `alone`); read after the searches."""
         cdef size_t i, n = 0
+        cdef unsigned char only = _NEW_WORD if new_words else _SPACE_ALONE if whitespace else 0
         for i in range(self.returned_docs.size()):  # (in C: once per batch, most often none)
-            n += self.returned_docs[i] == _NEW_WORD if new_words else self.returned_docs[i] != 0
+            n += self.returned_docs[i] == only if only else self.returned_docs[i] != 0
         out = numpy.empty((n,), dtype="int32")
         cdef int[::1] view = out
         n = 0
         for i in range(self.returned_docs.size() if view.shape[0] else 0):
-            if (self.returned_docs[i] == _NEW_WORD if new_words else self.returned_docs[i] != 0):
+            if (self.returned_docs[i] == only if only else self.returned_docs[i] != 0):
                 view[n] = <int>i
                 n += 1
         return out
@@ -697,8 +704,8 @@ cdef class WordRows(DocRows):
                         examples[e] = tag
         if self.compacts:
             self.doc_content[i].clear()
-            if words == 0 and self.st[i + 1] > lo:  # (whitespace alone: its caller writes it)
-                self.returned_docs[i] = _NOT_WORDS_ALONE
+            if words == 0 and self.st[i + 1] > lo:  # (whitespace alone: nothing to search)
+                self.returned_docs[i] = _SPACE_ALONE
                 return False
             if words < self.st[i + 1] - lo:
                 if la_resize(self.doc_content[i], words) != 0:
@@ -1231,6 +1238,7 @@ cdef class LabelSink(DocSink):
     cdef vector[const int*] positions  # over_positions': per doc, its words' places (NULL:
     cdef vector[int] words             # every token), and their number
     cdef list _positions               # (the arrays they point into)
+    cdef vector[int] alone             # ... the docs of whitespace alone (finish puts them)
     cdef readonly str what
     cdef str key
     cdef int mode  # 0: tags, 1: entities, 2: a span group
@@ -1313,37 +1321,40 @@ cdef class LabelSink(DocSink):
 
     def over_positions(self, indexes):
         """put(i)'s ids are over doc i's tokens at indexes[i] (int32
-        positions, rising: its words; None: every token). A doc of
-        whitespace alone (no position: never searched) is put here."""
+        positions, rising, in the doc: its words; None: every token). A doc
+        of whitespace alone (no position: never searched) is written by
+        finish()."""
         cdef int d
         cdef const int[::1] view
-        cdef int none[1]
         if len(indexes) != self.n_docs:
             raise ValueError(f"{self.what}: {len(indexes)} docs' positions for a sink of "
                              f"{self.n_docs}: give each doc's (None: every token)")
+        views = [None if index is None else numpy.ascontiguousarray(index, dtype="int32")
+                 for index in indexes]
+        for d, index in enumerate(views):  # (all checked before any is kept)
+            if index is not None and len(index) and (
+                    index[0] < 0 or index[-1] >= self.lengths[d]
+                    or (len(index) > 1 and (numpy.diff(index) <= 0).any())):
+                raise ValueError(f"{self.what}: doc {d}'s positions are not rising places in "
+                                 f"its {self.lengths[d]} tokens: give content_index(doc)'s")
         self.positions.resize(self.n_docs)
         self.words.resize(self.n_docs)
         self._positions = []
-        for d, index in enumerate(indexes):
+        self.alone.clear()
+        for d, index in enumerate(views):
             if index is None:
                 continue
-            view = numpy.ascontiguousarray(index, dtype="int32")
-            if view.shape[0] and (view[0] < 0 or view[view.shape[0] - 1] >= self.lengths[d]):
-                raise ValueError(f"{self.what}: doc {d}'s positions leave its "
-                                 f"{self.lengths[d]} tokens: give places in the doc")
+            view = index
             self._positions.append(view)
             self.words[d] = view.shape[0]
             if view.shape[0]:
                 self.positions[d] = &view[0]
-            elif self.lengths[d]:  # (its output: every token whitespace)
-                self.positions[d] = none
-                self.put(d, none, 0, 0)
-                self.positions[d] = NULL
+            elif self.lengths[d]:
+                self.alone.push_back(d)
 
     cdef void put(self, int i, const int* out, int64_t stride, int n) noexcept nogil:
         cdef const int* positions = NULL
-        cdef vector[int] ids
-        cdef int j, words = -1
+        cdef int words = -1
         if self.content is not None:
             words = self.content.content_of(i, &positions)
         elif self.positions.size():
@@ -1351,21 +1362,8 @@ cdef class LabelSink(DocSink):
         if positions != NULL:  # (its whitespace left out of its ids: put back here)
             if n != words:
                 self.status[i], self.bad[i] = _BAD_LENGTH, n
-            elif self.mode != 0:
-                self.status[i] = _put_spans(self.tokens[i], out, n, self.kind, self.typ,
-                                            self.n_actions, self.h, self.n_h, self.mode == 1,
-                                            &self.found[i] if self.mode == 2 else NULL,
-                                            &self.bad[i], positions, self.lengths[i])
-            elif la_resize(ids, self.lengths[i]) != 0:
-                self.status[i] = _NO_MEMORY
             else:
-                for j in range(self.lengths[i]):
-                    ids[j] = -1  # (the space tag)
-                for j in range(n):
-                    ids[positions[j]] = out[j]
-                self.status[i] = _put_tags(self.tokens[i], ids.data(), self.lengths[i], self.h,
-                                           self.n_h, self.saved.data() + self.saved_at[i]
-                                           if self.saved.size() else NULL, &self.bad[i])
+                self._put_over(i, out, n, positions)
         elif n != self.lengths[i]:
             self.status[i], self.bad[i] = _BAD_LENGTH, n
         elif self.mode == 0:
@@ -1378,6 +1376,28 @@ cdef class LabelSink(DocSink):
                                         self.n_actions, self.h, self.n_h, self.mode == 1,
                                         &self.found[i] if self.mode == 2 else NULL, &self.bad[i],
                                         NULL, n)
+
+    cdef void _put_over(self, int i, const int* out, int n, const int* positions) noexcept nogil:
+        """Doc i's n ids, those of its tokens at `positions` (the others
+        whitespace: the space tag, outside, inside a span only between two
+        of its tokens)."""
+        cdef vector[int] ids
+        cdef int j
+        if self.mode != 0:
+            self.status[i] = _put_spans(self.tokens[i], out, n, self.kind, self.typ,
+                                        self.n_actions, self.h, self.n_h, self.mode == 1,
+                                        &self.found[i] if self.mode == 2 else NULL,
+                                        &self.bad[i], positions, self.lengths[i])
+        elif la_resize(ids, self.lengths[i]) != 0:
+            self.status[i] = _NO_MEMORY
+        else:
+            for j in range(self.lengths[i]):
+                ids[j] = -1  # (the space tag)
+            for j in range(n):
+                ids[positions[j]] = out[j]
+            self.status[i] = _put_tags(self.tokens[i], ids.data(), self.lengths[i], self.h,
+                                       self.n_h, self.saved.data() + self.saved_at[i]
+                                       if self.saved.size() else NULL, &self.bad[i])
 
     def undo(self):
         """The docs put, as they were before (see the class): for a batch
@@ -1406,13 +1426,28 @@ cdef class LabelSink(DocSink):
                 doc.spans.data[self.key] = group
         self.replaced = None
 
-    def finish(self, scores=None, score_starts=None, absent=None):
+    def finish(self, scores=None, score_starts=None, absent=None, alone=None):
         """With the GIL, after every put: a span group's groups, for the
         docs before the first that failed; that doc's error raised.
         absent: the docs (places in the batch) not put on purpose, which
         the caller writes itself (those whose rows the searching thread
-        could not fill: WordRows.returned()); no group is made for them."""
+        could not fill: WordRows.returned()); no group is made for them.
+        alone: the docs of whitespace alone (never searched: WordRows.
+        returned(whitespace=True)), written here as over_positions' are."""
         cdef int d, first = self.n_docs
+        cdef int none[1]
+        pending = set(self.alone)
+        for d in (alone if alone is not None else ()):
+            if not 0 <= d < self.n_docs or self.status[d] != _NOT_PUT or d in pending:
+                raise ValueError(f"{self.what}: doc {d} cannot be written as whitespace alone "
+                                 f"in a batch of {self.n_docs} (out of range, put, or given "
+                                 "twice): give the docs that were not put")
+            pending.add(d)
+        for d in (alone if alone is not None else ()):
+            self.alone.push_back(d)
+        for d in self.alone:
+            self._put_over(d, none, 0, none)  # (no id: every token is whitespace)
+        self.alone.clear()
         if absent is not None:
             for d in absent:
                 if not 0 <= d < self.n_docs or self.status[d] not in (_NOT_PUT, _ABSENT):
@@ -1445,8 +1480,9 @@ cdef class LabelSink(DocSink):
             raise ValueError(f"{self.what}: span type {bad} out of range for {self.n_h} hashes: "
                              "give a hash per span type")
         if why == _BAD_LENGTH:
-            raise ValueError(f"{self.what}: {bad} labels for a doc of {self.lengths[first]} "
-                             "tokens: give one label per token")
+            raise ValueError(f"{self.what}: {bad} labels for doc {first} of the batch "
+                             f"({self.lengths[first]} tokens): give one label per token (per "
+                             "word where its whitespace was left out: over_positions)")
         raise RuntimeError(f"{self.what}: doc {first} of the batch ({self.lengths[first]} "
                            "tokens) was never written: the search that should have put it did "
                            "not run (a bug: please report it)")

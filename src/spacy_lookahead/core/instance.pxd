@@ -95,6 +95,9 @@ cdef class Docs:
                                                      # (false: not there, skip the doc)
 
     cdef int length(self, int i) noexcept nogil      # tokens of doc i; 0: nothing to search
+                                                     # (load(i) may lower it: rows that leave
+                                                     # whitespace out, DocRows.content_of;
+                                                     # its output fills the start of its slot)
     cdef int max_steps(self, int i) noexcept nogil   # no derivation of doc i has more actions
     cdef void init_state(self, int i, void* state) noexcept nogil  # (state_size zeroed bytes)
     cdef bint breaks(self, int i) noexcept nogil     # as Instance.breaks, for doc i

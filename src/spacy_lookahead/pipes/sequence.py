@@ -312,7 +312,7 @@ class SequencePipe(TransitionPipe):
         begin (expand_batch: no Python per doc)."""
         if any_spaced(indexes):
             positions, doc_starts = content_positions(docs, indexes)
-            labels = self.expand_batch(labels, starts, positions, doc_starts)
+            labels = self.expand_batch(labels[:len(positions)], starts, positions, doc_starts)
             starts = doc_starts
         return labels, starts
 

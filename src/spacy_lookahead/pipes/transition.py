@@ -51,7 +51,10 @@ MAX_NBEST = 1000
 class DocsLayout(NamedTuple):
     """Where a batch decoded at once (decode_docs) has each doc: its
     content tokens' outputs at starts[k]:starts[k + 1] of output's planes,
-    and its content positions (None: no whitespace token)."""
+    and its content positions (None: no whitespace token). Where the
+    searches looked the words up (rows), a doc's whitespace may be left out
+    there instead: its outputs (written by the sink) fill the start of its
+    slot."""
     starts: numpy.ndarray
     indexes: List[Optional[numpy.ndarray]]
     output: Any  # core.decode.DocsOutput
@@ -302,13 +305,15 @@ class TransitionPipe(SearchPipe):
             results = started.results()
             if sink is not None:  # (the searching threads wrote the outputs)
                 redo: List[int] = []
+                alone = None  # (docs of whitespace alone: the sink writes them)
                 if indexes.rows is not None and docs:
                     searched = indexes.search_again(docs, self._cache_words)
-                    redo = indexes.returned()
+                    alone = indexes.rows.returned(whitespace=True).tolist()
+                    redo = sorted(set(indexes.returned()) - set(alone))
                     self._pause_lookup(len(redo) > 0 or searched > LOOKUP_AGAIN_MOST * len(docs))
                 again = [docs[i] for i in redo]  # (predicted before a write is final)
                 predictions = self.predict(again) if again else None
-                sink.finish(absent=redo)
+                sink.finish(absent=redo, alone=alone)
                 if again:
                     self.set_annotations(again, predictions)
                 if indexes.rows is not None and docs:  # (once the batch cannot fail: one
@@ -390,14 +395,16 @@ class TransitionPipe(SearchPipe):
         if lookup and sink is None:
             raise RuntimeError(f"[{self.name}] looks words up on its searching threads but "
                                "has no sink for their outputs (a bug: please report it)")
-        if lookup:  # (the rows may leave a doc's whitespace out: its outputs are its words')
-            sink.over_content(inputs["rows"])
+        rows = inputs.get("rows") if lookup else None  # (none for a batch without tokens)
+        rows = rows if rows is not None and rows.looks_up else None
+        if rows is not None:  # (they may leave a doc's whitespace out: its outputs are its words')
+            sink.over_content(rows)
         elif sink is not None and any_spaced(indexes):  # (left out here: the same)
             sink.over_positions(indexes)
         threads = max(1, min(thread_count(self.cfg["n_threads"]), len(docs)))
         runs = docs_runs(held, output, threads, W, depth, beam_width, lattices, sink=sink)
         return (DocsLayout(inputs["starts"], indexes, output, held, lattices, sink,
-                           inputs.get("rows") if lookup else None, runs if lookup else None),
+                           rows, runs if rows is not None else None),
                 on_c_threads, runs, ())
 
     def _output_sink(self, docs: List[Doc], indexes: List[Optional[numpy.ndarray]],
