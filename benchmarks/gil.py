@@ -2,7 +2,7 @@
 
     python -m benchmarks.gil MODEL_DIR [MODEL_DIR ...] [--data ../shared/data] [--split dev]
         [--copies 4] [--min-seconds 1.0] [--threads 1 2] [--repeats 3] [--batch-size 256]
-        [--output metrics/gil.json]
+        [--output metrics/gil.json] [--paragraphs 1]
 
 For each of this project's components in each pipeline: its task's input
 docs (benchmarks/gold.py: gold words, and the gold tags or chunk inputs the
@@ -65,16 +65,19 @@ def upstream(nlp, name: str) -> list:
     return [p for n, p in nlp.pipeline[:nlp.pipe_names.index(name)]]
 
 
-def task_docs(nlp, name: str, factory: str, data: Path, split: str, copies: int):
+def task_docs(nlp, name: str, factory: str, data: Path, split: str, copies: int,
+              paragraphs: int = 1):
     """The component's input docs for `split` (`copies` times), their task
-    and where their inputs come from ("gold" or "pipeline": upstream())."""
+    and where their inputs come from ("gold" or "pipeline": upstream());
+    paragraphs > 1: that many sentences a doc, a line-break token after
+    each (gold.paragraphs)."""
     dataset, task = COMPONENTS[factory]
     path = data / FILES[dataset].format(split=split)
     if not path.is_file():
         path = data / FILES[dataset].format(split="test")
     golds = G.read_gold(path, vocab=nlp.vocab, task=task)
     before = upstream(nlp, name)
-    inputs = [G.inputs_of(g, task) for g in golds]
+    inputs = G.paragraphs([G.inputs_of(g, task) for g in golds], paragraphs)
     if before:
         inputs = [x._replace(tags=None) for x in inputs]  # the words alone, as from raw text
 
@@ -212,7 +215,7 @@ def copies_for(pipe, make_docs, copies: int, min_seconds: float, batch_size: int
 
 
 def measure(model: str, data: Path, split: str, copies: int, threads: List[int], repeats: int,
-            batch_size: int, min_seconds: float = 0.0) -> List[dict]:
+            batch_size: int, min_seconds: float = 0.0, paragraphs: int = 1) -> List[dict]:
     import spacy
     try:
         from spacy_lookahead.core import clock
@@ -225,7 +228,8 @@ def measure(model: str, data: Path, split: str, copies: int, threads: List[int],
         factory = nlp.get_pipe_meta(name).factory
         if factory not in COMPONENTS:
             continue
-        make_copies, task, source = task_docs(nlp, name, factory, data, split, copies)
+        make_copies, task, source = task_docs(nlp, name, factory, data, split, copies,
+                                              paragraphs)
         n_copies = copies_for(pipe, make_copies, copies, min_seconds, batch_size)
 
         def make_docs():
@@ -240,7 +244,7 @@ def measure(model: str, data: Path, split: str, copies: int, threads: List[int],
         row = {"model": model, "component": name, "factory": factory, "task": task,
                "inputs": source, "tokens": one[0]["tokens"], "copies": n_copies,
                "seconds_per_pass": round(statistics.median(r["wall"] for r in one), 3),
-               "batch_size": batch_size,
+               "batch_size": batch_size, "paragraphs": paragraphs,
                "gil_share": round(1 - statistics.median(r["nogil"] / r["wall"] for r in one), 4),
                "identical": all((r["digest"], r["probabilities"])
                                 == (one[0]["digest"], one[0]["probabilities"])
@@ -287,11 +291,14 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--batch-size", type=int, default=256)
     ap.add_argument("--output", type=Path)
+    ap.add_argument("--paragraphs", type=int, default=1,
+                    help="sentences a doc, with a line-break token after each (raw text's "
+                         "whitespace tokens); 1: one sentence a doc, as the data has them")
     args = ap.parse_args(argv)
     rows = []
     for model in args.models:
         rows.extend(measure(model, args.data, args.split, args.copies, args.threads, args.repeats,
-                            args.batch_size, args.min_seconds))
+                            args.batch_size, args.min_seconds, args.paragraphs))
     print_table(rows, args.threads)
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)

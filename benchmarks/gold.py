@@ -80,6 +80,28 @@ def inputs_of(doc: Doc, task: str) -> Gold:
                 [t.tag_ for t in doc] if with_tags else None, chunks)
 
 
+def paragraphs(inputs: List[Gold], k: int) -> List[Gold]:
+    """The inputs k at a time as one doc each, with a line-break token after
+    each sentence (raw text's whitespace tokens: spaCy's tokenizer makes
+    one of each "\n"; tagged "_SP" where the inputs have tags); k <= 1: as
+    they are."""
+    if k <= 1:
+        return list(inputs)
+    out = []
+    for at in range(0, len(inputs), k):
+        words, spaces, tags, chunks = [], [], [], []
+        part = inputs[at:at + k]
+        for gold in part:
+            base = len(words)
+            words += gold.words + ["\n"]
+            spaces += gold.spaces[:-1] + [False, False] if gold.spaces else [False]
+            tags += (gold.tags or [""] * len(gold.words)) + ["_SP"]
+            chunks += [(s + base, e + base, label) for s, e, label in gold.chunks or []]
+        out.append(Gold(words, spaces, tags if part[0].tags is not None else None,
+                        chunks if part[0].chunks is not None else None))
+    return out
+
+
 def make_doc(vocab: Vocab, gold: Gold, sent_starts: Optional[List[bool]] = None) -> Doc:
     doc = Doc(vocab, words=gold.words, spaces=gold.spaces, tags=gold.tags, sent_starts=sent_starts)
     if gold.chunks is not None:

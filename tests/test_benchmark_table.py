@@ -397,3 +397,26 @@ def test_the_gil_step_times_each_rows_own_model():
         assert names[:len(X.GIL_ROWS)] == list(X.GIL_ROWS)
         assert models == [f"{{training}}/{n}/{X.EXPERIMENTS[n].model}" for n in names]
         assert "{training}/chunker_d1/model-last" in models and "{training}/ner_rtl_d1/model-last" in models
+
+
+def test_paragraphs_put_sentences_in_one_doc_with_line_breaks():
+    """benchmarks.gil --paragraphs: k sentences a doc, a "\\n" token after
+    each (spaCy's is_space), the tags and the chunks where they were."""
+    import spacy
+
+    from benchmarks.gold import Gold, make_doc, paragraphs
+
+    nlp = spacy.blank("en")
+    inputs = [Gold(["The", "cat", "sat", "."], [True, True, False, False], ["DT", "NN", "VBD", "."],
+                   [(0, 2, "NP")]),
+              Gold(["It", "ran"], [True, False], ["PRP", "VBD"], [(0, 1, "NP"), (1, 2, "VP")]),
+              Gold(["Dogs"], [False], ["NNS"], [(0, 1, "NP")])]
+    assert paragraphs(inputs, 1) == inputs
+    docs = [make_doc(nlp.vocab, gold) for gold in paragraphs(inputs, 2)]
+    assert [d.text for d in docs] == ["The cat sat.\nIt ran\n", "Dogs\n"]
+    assert [[t.i for t in d if t.is_space] for d in docs] == [[4, 7], [1]]
+    assert [t.tag_ for t in docs[0]] == ["DT", "NN", "VBD", ".", "_SP", "PRP", "VBD", "_SP"]
+    assert [(s.text, s.label_) for s in docs[0].spans["chunks"]] == [
+        ("The cat", "NP"), ("It", "NP"), ("ran", "VP")]
+    words = paragraphs([g._replace(tags=None, chunks=None) for g in inputs], 3)
+    assert len(words) == 1 and words[0].tags is None and words[0].chunks is None
