@@ -54,8 +54,11 @@ def content_positions(docs: Sequence[Doc], indexes: Sequence[Optional[numpy.ndar
     # (a doc without whitespace: its tokens in order, from its start)
     positions = numpy.arange(int(content[-1]), dtype="int64") + numpy.repeat(
         starts[:-1] - content[:-1], counts)
-    for k in spaced:
-        positions[content[k]:content[k + 1]] = starts[k] + indexes[k]
+    if spaced:  # (their places from their indexes, all at once)
+        mask = numpy.zeros((len(docs),), dtype=bool)
+        mask[spaced] = True
+        positions[numpy.repeat(mask, counts)] = numpy.concatenate(
+            [indexes[k] for k in spaced]) + numpy.repeat(starts[spaced], counts[spaced])
     return positions, starts
 
 
@@ -216,10 +219,15 @@ def without_whitespace(batch: dict, space: numpy.ndarray
     keep = space == 0
     kept = numpy.zeros((len(keep) + 1,), dtype="int64")
     numpy.cumsum(keep, out=kept[1:])
-    spaces_per_doc = (starts[1:] - starts[:-1]) - (kept[starts[1:]] - kept[starts[:-1]])
+    words = kept[starts[1:]] - kept[starts[:-1]]
+    spaces_per_doc = (starts[1:] - starts[:-1]) - words
     indexes: List[Optional[numpy.ndarray]] = [None] * (len(starts) - 1)
-    for d in numpy.flatnonzero(spaces_per_doc):
-        indexes[d] = numpy.flatnonzero(keep[starts[d]:starts[d + 1]]).astype("int32")
+    # every word's place in its doc at once; each spaced doc's a view of them
+    places = (numpy.flatnonzero(keep) - numpy.repeat(starts[:-1], words)).astype("int32")
+    for d, lo, hi in zip(numpy.flatnonzero(spaces_per_doc).tolist(),
+                         kept[starts[:-1]][spaces_per_doc > 0].tolist(),
+                         kept[starts[1:]][spaces_per_doc > 0].tolist()):
+        indexes[d] = places[lo:hi]
     out = {}
     for key, value in batch.items():
         if value is None:
