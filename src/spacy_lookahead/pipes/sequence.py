@@ -197,7 +197,7 @@ class SequencePipe(TransitionPipe):
         lookup: the words and token columns too, where the searching
         threads can make the inputs (`_inputs_on_threads`; docs_inputs'
         lookup, with compact: each doc's whitespace left out of its rows
-        there, the sink told where: `_output_sink`): no column or preset
+        there, the sink told so: `_docs_decoding`): no column or preset
         is then made here, and the positions are None."""
         self._check_lexicon(docs)
         columns = self.token_columns()
@@ -321,13 +321,8 @@ class SequencePipe(TransitionPipe):
         """`expand` over a batch: the labels of its content tokens (doc k's
         at starts[k]:starts[k + 1], at `positions` of the batch's tokens,
         doc k's at doc_starts[k]:doc_starts[k + 1]) over all its tokens
-        (int32). Here doc by doc; the subclasses' at once."""
-        out = []
-        for k in range(len(starts) - 1):
-            lo, hi = int(doc_starts[k]), int(doc_starts[k + 1])
-            index = (positions[starts[k]:starts[k + 1]] - lo).astype("int32")
-            out.append(self.expand(labels[starts[k]:starts[k + 1]], index, hi - lo))
-        return numpy.concatenate(out or [labels[:0]]).astype("int32", copy=False)
+        (int32), at once (no Python per doc)."""
+        raise NotImplementedError
 
     def _predictions(self, docs: List[Doc], indexes: Any, results: list) -> List[Prediction]:
         """As TransitionPipe's; a calibrated perceptron (`calibrated`) also

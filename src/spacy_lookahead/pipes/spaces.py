@@ -15,6 +15,8 @@ import numpy
 from spacy.attrs import IS_SPACE
 from spacy.tokens import Doc
 
+from ..systems.schemes import B, I, L  # (span label kinds)
+
 SPACE_TAG = "_SP"
 SPACE_POS = "SPACE"
 SPACE_DEP = "dep"
@@ -73,8 +75,6 @@ def expand_span_ids(labels: numpy.ndarray, positions: numpy.ndarray, content_sta
     second continues the first) gets the I label of its type, any other O.
     The spans they encode are the content ids' spans, from their first
     token to their last (expand_spans). Vectorised over the batch."""
-    from ..systems.schemes import B, I, L  # (kinds)
-
     n = int(doc_starts[-1])
     out = numpy.zeros((n,), dtype="int32")  # (O: the first action)
     out[positions] = labels
