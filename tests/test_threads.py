@@ -651,10 +651,18 @@ def test_the_look_up_on_the_threads_pauses_where_it_costs(shared_data, monkeypat
         looked_up.append(begun[0].rows is not None), finish(self, docs, begun))[1])
     monkeypatch.setattr(base, "LOOKUP_PAUSE", 4)
     pipe.cfg["n_threads"] = 2
-    # a sample of each batch's docs says the threads would leave them all,
-    # so no batch is looked up on the threads (_left_share)
+    # a sample of each batch's docs says the threads would leave them all
+    # (_left_share), so each batch's new words are cached here first
+    # (_cache_words) and the threads look up the rest: no doc left, no pause
+    cached = []
+    cache_words = type(pipe)._cache_words
+    monkeypatch.setattr(type(pipe), "_cache_words", lambda self, some: (
+        cached.append(len(some)), cache_words(self, some))[1])
     assert [annotations(d) for d in pipe.pipe([d.copy() for d in docs], batch_size=40)] == one
-    assert looked_up and not any(looked_up)
+    # (the first batch probes alone; each batch looked up cached whole, none searched again)
+    assert looked_up[0] and all(looked_up[3:]) and all(n == cached[0] for n in cached[:-1])
+    assert len(cached) == sum(looked_up)
+    monkeypatch.setattr(type(pipe), "_cache_words", cache_words)
     looked_up.clear()
     # where the sample is wrong, the pause (here: the sample says none)
     sample = type(pipe)._left_share

@@ -72,22 +72,61 @@ def test_the_atoms_are_the_hashes_of_their_strings(text):
     assert word_substrings(text) == [h(s) for s in substrings(text)]
 
 
-def test_the_word_cache_holds_each_words_atoms_and_substrings():
-    """spacy_io's cache (LexemeAtoms.get) writes the word's atoms and
-    substrings as word_atoms, lexeme_atoms and word_substrings give them."""
+def _shared_nlp(made=[]):
+    import spacy
+
+    if not made:
+        made.append(spacy.blank("en"))
+    return made[0]
+
+
+def cached_as_defined(words, classes, tables=None, fresh=True):
+    """spacy_io's cache (LexemeAtoms.get: in C from the StringStore's UTF-8
+    and the LexemeC where the text is ASCII, else Python's string methods)
+    holds each word's atoms, substrings and whitespace flag as word_atoms,
+    lexeme_atoms, word_substrings and str.isspace give them."""
     import spacy
 
     from spacy_lookahead.spacy_io import LexemeAtoms, lexeme_atoms, vocab_tables
 
-    nlp = spacy.blank("en")
-    words = ["Hello", "né", "😀a", "x" * 80, "\n", "Ab1-" * 20]
+    nlp = spacy.blank("en") if fresh else _shared_nlp()
+    for name in ("lexeme_cluster", "lexeme_prob"):
+        if nlp.vocab.lookups.has_table(name):
+            nlp.vocab.lookups.remove_table(name)
+    for name, table in (tables or {}).items():
+        nlp.vocab.lookups.add_table(name, table)
     doc = spacy.tokens.Doc(nlp.vocab, words=words)
     atoms = LexemeAtoms(substrings=True)
-    atoms.set_classes({"né": 7})
-    rows = atoms.doc_atoms(doc)
-    offsets, hashes = atoms.doc_substrings(doc)
+    atoms.set_classes(classes)
+    batch = atoms.docs_inputs([doc])
+    rows, (offsets, hashes) = batch["atoms"], batch["substrings"]
+    space = batch["space"] if batch["space"] is not None else [0] * len(words)
     tables = vocab_tables(nlp.vocab)
     for i, word in enumerate(words):
-        lexeme = lexeme_atoms(nlp.vocab[word], tables) + [7 if word == "né" else 0]
-        assert rows[i].tolist() == word_atoms(word) + lexeme + [0, 0, 0]
-        assert hashes[offsets[i]:offsets[i + 1]].tolist() == word_substrings(word)
+        lexeme = lexeme_atoms(nlp.vocab[word], tables) + [classes.get(word, 0)]
+        assert rows[i].tolist() == word_atoms(word) + lexeme + [0, 0, 0], word
+        assert hashes[offsets[i]:offsets[i + 1]].tolist() == word_substrings(word), word
+        assert space[i] == word.isspace(), word
+
+
+def test_the_word_cache_holds_each_words_atoms_and_substrings():
+    words = ["Hello", "né", "😀a", "x" * 80, "\n", "Ab1-" * 20, " ", "\t\t", "\x1c", "\u3000",
+             "a ", "NOUN", "ADJ", "X" * 300, "Hello-World2", "ǅA", "3.14", "--", "é\n"]
+    clusters = {"Hello": 5, "x" * 80: 9, "\n": 3, "né": 4}
+    probs = {"Hello": -3.5, "--": -20.0, "a ": -0.25, "né": -7.0}
+    cached_as_defined(words, {"né": 7, "Hello": 11, "NOUN": 13, " ": 17},
+                      {"lexeme_cluster": clusters, "lexeme_prob": probs})
+    cached_as_defined(words, {})  # (without tables)
+
+
+@given(st.lists(st.text(st.characters(max_codepoint=0x7F), min_size=1, max_size=80)
+                | st.text(min_size=1, max_size=12), min_size=1, max_size=8, unique=True),
+       st.data())
+def test_the_word_cache_holds_words_as_defined(words, data):
+    """cached_as_defined for random words, ASCII (get's C path) or any."""
+    chosen = data.draw(st.lists(st.sampled_from(words), unique=True))
+    classes = {word: 100 + k for k, word in enumerate(chosen)}
+    clusters = {word: k + 1 for k, word in enumerate(chosen)}
+    probs = {word: -k * 1.7 for k, word in enumerate(chosen)}
+    cached_as_defined(words, classes, {"lexeme_cluster": clusters, "lexeme_prob": probs},
+                      fresh=False)

@@ -2,7 +2,8 @@
 structs (`Doc.c`, an array of `TokenC`): the atoms of a vocab entry (its
 lexeme attributes, Brown cluster and probability bin: A_NORM .. A_PROB of
 core/features.pxd) and, per batch, every token's word atoms (LexemeAtoms:
-computed in Python once per word type, cached in C, copied per token into
+computed once per word type, in C from the StringStore's UTF-8 and the
+LexemeC where the text is ASCII, cached in C, copied per token into
 the atoms array the systems read, with the GIL released, or left to the
 thread that searches each doc: WordRows); and the outputs
 (tags, arcs, entities, span groups) written per batch into the tokens, with
@@ -15,10 +16,13 @@ minor version (setup.cfg pins spacy to it), as spaCy's own extensions are."""
 from libc.string cimport memcpy, memset
 from libcpp.vector cimport vector
 from libc.stdint cimport int64_t, uint64_t
+from cpython.dict cimport PyDict_GetItem
+from cpython.ref cimport PyObject
 from cpython.weakref cimport PyWeakref_NewRef
 from cymem.cymem cimport Pool
 from preshed.maps cimport PreshMap, map_get
-from spacy.structs cimport SpanC, TokenC
+from spacy.strings cimport StringStore, Utf8Str
+from spacy.structs cimport LexemeC, SpanC, TokenC
 from spacy.tokens.doc cimport Doc, set_children_from_heads
 from spacy.tokens.span_group cimport SpanGroup
 
@@ -35,8 +39,13 @@ from .core.nothrow cimport la_push, la_reserve, la_resize
 from .core.readmap cimport la_readmap, la_rm_add, la_rm_free, la_rm_get
 from .systems.span_ids cimport id_spans
 
-from .core.features cimport (A_CHUNK, A_CLASS, A_NORM, A_TAG, N_ATOMS, N_WORD_ATOMS,
-                             MAX_SUBSTRINGS_C, word_atoms_into, word_substrings_into)
+from .core.features cimport (A_CHUNK, A_CLASS, A_CLUSTER, A_FLAGS, A_NORM, A_PREFIX, A_PROB,
+                             A_SP_SHAPE, A_SUFFIX, A_TAG, N_ATOMS, N_WORD_ATOMS,
+                             MAX_SUBSTRINGS_C, utf8_is_space, utf8_substrings,
+                             utf8_word_atoms, word_atoms_into, word_substrings_into)
+from spacy.lookups import Table
+from spacy.strings import get_string_id
+from spacy.symbols import NAMES as _SYMBOL_NAMES
 
 
 cdef struct ChunkTable:  # ChunkAtoms' chunk types, as read without the GIL
@@ -88,6 +97,54 @@ def lexeme_atoms(lexeme, tables):
             prob_bin(probs.get(orth)) if probs is not None else 0]
 
 
+_N_SYMBOLS = len(_SYMBOL_NAMES)
+
+
+cdef const char* _utf8_of(StringStore strings, uint64_t orth, Py_ssize_t* nbytes) noexcept:
+    """The UTF-8 of the string `orth` in `strings` (its length into
+    nbytes), NULL where its map lacks it: what spaCy's decode_Utf8Str
+    reads, without making a str (the layout of spaCy's Utf8Str)."""
+    cdef const Utf8Str* string = <const Utf8Str*>strings._map.get(orth)
+    cdef Py_ssize_t i = 0, length = 0
+    if string == NULL:
+        return NULL
+    if string.s[0] < sizeof(string.s) and string.s[0] != 0:
+        nbytes[0] = string.s[0]
+        return <const char*>&string.s[1]
+    if string.p[0] < 255:
+        nbytes[0] = string.p[0]
+        return <const char*>&string.p[1]
+    while string.p[i] == 255:
+        i += 1
+        length += 255
+    length += string.p[i]
+    nbytes[0] = length
+    return <const char*>&string.p[i + 1]
+
+
+cdef object _table_get(object table, uint64_t orth):
+    """table.get(orth) (None: absent) of a lookups Table (a dict by orth
+    ids: its get reads an int key as the dict does) or any mapping."""
+    cdef PyObject* value
+    if type(table) is not Table and type(table) is not dict:
+        return table.get(orth)
+    value = PyDict_GetItem(table, orth)
+    return None if value == NULL else <object>value
+
+
+cdef uint64_t _cluster_of(object clusters, uint64_t orth) except? 0:
+    """lexeme_atoms' A_CLUSTER of the word `orth` (clusters: its table or None)."""
+    if clusters is None:
+        return 0
+    value = _table_get(clusters, orth)
+    return 0 if value is None else int(value)
+
+
+cdef uint64_t _prob_of(object probs, uint64_t orth) except? 0:
+    """lexeme_atoms' A_PROB of the word `orth` (probs: its table or None)."""
+    return prob_bin(_table_get(probs, orth)) if probs is not None else 0
+
+
 cdef class WordCache:
     """spaCy orth id -> the word's atoms (a WordC, owned here): added by
     one thread at a time (LexemeAtoms, with the GIL and its lock), read by
@@ -129,6 +186,7 @@ cdef class LexemeAtoms:
     cdef readonly bint substrings
     cdef readonly object lexicon  # the tables and the vocab the cache was made with
     cdef readonly dict classes    # word text -> A_CLASS (the component's tag dictionary)
+    cdef PreshMap class_ids       # ... by the text's orth id (get's C path)
 
     def __init__(self, bint substrings=False):
         self.lock = threading.Lock()
@@ -136,6 +194,7 @@ cdef class LexemeAtoms:
         self.substrings = substrings
         self.lexicon = None
         self.classes = {}
+        self.class_ids = PreshMap()
 
     def set_classes(self, dict classes):
         """The component's word classes (text -> A_CLASS atom); the cache is
@@ -144,33 +203,69 @@ cdef class LexemeAtoms:
             self._set_classes(classes)
 
     def _set_classes(self, dict classes):
+        cdef PreshMap ids = PreshMap()
+        cdef uint64_t key
+        for text, value in classes.items():  # (by their orth ids: get's C path)
+            key = get_string_id(text)
+            if key < _N_SYMBOLS:  # ("" or a symbol: read by text, on get's Python path)
+                continue
+            ids.set(key, <void*><uint64_t>value)
         self.classes = dict(classes)
+        self.class_ids = ids
         self.cache = WordCache()
 
-    cdef const WordC* get(self, uint64_t orth, object vocab, object tables) except NULL:
+    cdef const WordC* get(self, const LexemeC* lexeme, object vocab, object tables) except NULL:
+        """The cached word of a vocab entry, made and cached where it is
+        new: in C where its text is ASCII (its UTF-8 read from the
+        StringStore, the lexeme attributes from the LexemeC), else by
+        Python's string methods (str.lower's full case mapping)."""
+        cdef uint64_t orth = lexeme.orth
         cdef WordC* lex = <WordC*>self.cache.find(orth)
-        cdef Pool mem = self.cache.mem
-        cdef int i
         cdef uint64_t subs[MAX_SUBSTRINGS_C]
         cdef uint64_t atoms[N_WORD_ATOMS]
-        cdef int n_subs
-        if lex == NULL:
+        cdef int n_subs = 0, made = 0, i
+        cdef bint space
+        cdef Py_ssize_t nbytes = 0
+        cdef const char* data = NULL
+        if lex != NULL:
+            return lex
+        if orth >= _N_SYMBOLS:  # (a symbol's text is not in the StringStore's map)
+            data = _utf8_of(<StringStore?>vocab.strings, orth, &nbytes)
+        if data != NULL:
+            made = utf8_word_atoms(data, nbytes, atoms)
+        if made == 1:  # ASCII: (A_ORTH .. A_INIT_CAP)
+            space = utf8_is_space(data, nbytes)
+            if self.substrings:
+                n_subs = utf8_substrings(data, nbytes, subs)
+                if n_subs < 0:
+                    raise MemoryError(f"word_substrings: no memory for a word of {nbytes} "
+                                      "characters: free memory")
+            atoms[A_NORM] = lexeme.norm  # (lexeme_atoms, from the struct)
+            atoms[A_SP_SHAPE] = lexeme.shape
+            atoms[A_PREFIX] = lexeme.prefix
+            atoms[A_SUFFIX] = lexeme.suffix
+            atoms[A_FLAGS] = lexeme.flags
+            atoms[A_CLUSTER] = _cluster_of(tables[0], orth)
+            atoms[A_PROB] = _prob_of(tables[1], orth)
+            atoms[A_CLASS] = <uint64_t>map_get(self.class_ids.c_map, orth)
+        else:
             text = vocab.strings[orth]
-            word_atoms_into(text, atoms)  # (A_ORTH .. A_INIT_CAP, in C)
+            word_atoms_into(text, atoms)  # (A_ORTH .. A_INIT_CAP, in C but str.lower)
             values = lexeme_atoms(vocab[orth], tables)
             for i in range(N_WORD_ATOMS - A_NORM - 1):
                 atoms[A_NORM + i] = values[i]
             atoms[A_CLASS] = self.classes.get(text, 0)
             n_subs = word_substrings_into(text, subs) if self.substrings else 0
-            # (made whole, then kept: an error above leaves nothing behind)
-            lex = <WordC*>mem.alloc(1, sizeof(WordC))
-            memcpy(lex.atoms, atoms, N_WORD_ATOMS * sizeof(uint64_t))
-            lex.is_space = text.isspace()
-            if self.substrings:
-                lex.n_subs = n_subs
-                lex.subs = <uint64_t*>mem.alloc(max(1, n_subs), sizeof(uint64_t))
-                memcpy(lex.subs, subs, n_subs * sizeof(uint64_t))
-            self.cache.add(orth, lex)
+            space = text.isspace()
+        # (made whole, then kept: an error above leaves nothing behind)
+        lex = <WordC*>self.cache.mem.alloc(1, sizeof(WordC))
+        memcpy(lex.atoms, atoms, N_WORD_ATOMS * sizeof(uint64_t))
+        lex.is_space = space
+        if self.substrings:
+            lex.n_subs = n_subs
+            lex.subs = <uint64_t*>self.cache.mem.alloc(max(1, n_subs), sizeof(uint64_t))
+            memcpy(lex.subs, subs, n_subs * sizeof(uint64_t))
+        self.cache.add(orth, lex)
         return lex
 
     def doc_atoms(self, doc):
@@ -297,7 +392,7 @@ cdef class LexemeAtoms:
             for d in range(n_docs):
                 for i in range(st[d + 1] - st[d] if missing else 0):
                     if rows.lexes[k] == NULL:
-                        rows.lexes[k] = self.get(tokens[d][i].lex.orth, vocab, tables)
+                        rows.lexes[k] = self.get(tokens[d][i].lex, vocab, tables)
                     k += 1
         else:
             for d in range(n_docs):  # C, but a word type not cached yet needs Python
@@ -311,7 +406,7 @@ cdef class LexemeAtoms:
                 for i in range(st[d + 1] - st[d]):
                     lex = self.cache.find(tokens[d][i].lex.orth)
                     rows.lexes[k] = (lex if lex != NULL
-                                     else self.get(tokens[d][i].lex.orth, vocab, tables))
+                                     else self.get(tokens[d][i].lex, vocab, tables))
                     k += 1
         caches.append(self.cache)
         rows.caches = caches  # (the word types' memory, while the rows are filled)
@@ -508,7 +603,7 @@ cdef class LexemeAtoms:
                 for i in range(doc.length):
                     orth = doc.c[i].lex.orth
                     if self.cache.find(orth) == NULL:
-                        self.get(orth, doc.vocab, tables)
+                        self.get(doc.c[i].lex, doc.vocab, tables)
 
     def _tables(self, vocab, own):
         """The tables read: each of `own` given, else the vocab's; the cache

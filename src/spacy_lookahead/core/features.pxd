@@ -108,6 +108,12 @@ cdef enum:
 # (features.pyx)
 cdef int word_atoms_into(str text, uint64_t* atoms) except -1
 cdef int word_substrings_into(str text, uint64_t* found) except -1
+# ... the same of a word's (valid) UTF-8, without the GIL: utf8_word_atoms
+# 1 (all made) or 0 (A_LOWER, A_ALL_CAPS left to Python: not ASCII), -1
+# out of memory; utf8_substrings their number or -1; utf8_is_space str.isspace
+cdef int utf8_word_atoms(const char* text, Py_ssize_t nbytes, uint64_t* atoms) noexcept nogil
+cdef int utf8_substrings(const char* text, Py_ssize_t nbytes, uint64_t* found) noexcept nogil
+cdef int utf8_is_space(const char* text, Py_ssize_t nbytes) noexcept nogil
 
 cdef TemplateC* make_templates(Pool mem, dict arrays) except NULL
 

@@ -431,6 +431,7 @@ class SearchPipe(TrainablePipe):
         # from another: _pause_lookup)
         self._calls.lookup_pause = self._calls.lookup_pause_length = 0
         self._calls.lookup_trusted = self._calls.lookup_probing = False
+        self._calls.lookup_cold = True
         error_handler = self.get_error_handler()
         pool = shared_pool(threads)
         started: Deque[tuple] = deque()
@@ -497,30 +498,40 @@ class SearchPipe(TrainablePipe):
         """Whether this batch's threads look its words up (this thread's
         pipe() call: _calls): not while a pause lasts (counted down here),
         nor beside a probe: the first batch of a call, or after a pause,
-        goes alone until its _finish says how it went (_pause_lookup); and
-        a batch only probes where a sample of its docs says the threads
-        would leave at most LOOKUP_AGAIN_MOST of them (`_left_share`: not
-        with a cold word cache, where most docs have a word not cached
-        yet). Once a probe went well, the next batches look up unsampled
-        (a sample reads its docs here: 5-10 ns a token)."""
+        goes alone until its _finish says how it went (_pause_lookup).
+        Where a sample of its docs says the threads would leave more than
+        LOOKUP_AGAIN_MOST of them for a word not cached yet (`_left_share`:
+        a cold word cache, e.g. the first batches of fresh text), the
+        batch's new words are cached here first (`_cache_words`: in C, a
+        scan of its tokens and ~1 us a new word type) and the threads look
+        up the rest. Once a probe went well, the next batches look up
+        unsampled from the first sample that finds the cache warm (a
+        sample reads a few docs here: 1-7 ns a token of the batch)."""
         calls = self._calls
         pause = getattr(calls, "lookup_pause", 0)
         if pause > 0:
             calls.lookup_pause = pause - 1
             return False
-        if getattr(calls, "lookup_trusted", False):
-            return True
-        if getattr(calls, "lookup_probing", False):
+        trusted = getattr(calls, "lookup_trusted", False)
+        if not trusted and getattr(calls, "lookup_probing", False):
             return False
-        if self._left_share(docs) > LOOKUP_AGAIN_MOST:
-            return False
-        calls.lookup_probing = True
+        if not trusted or getattr(calls, "lookup_cold", True):
+            calls.lookup_cold = self._left_share(docs) > LOOKUP_AGAIN_MOST
+            if calls.lookup_cold:
+                self._cache_words(docs)
+        if not trusted:
+            calls.lookup_probing = True
         return True
 
     def _left_share(self, docs: List[Doc]) -> float:
         """The share of a sample of `docs` that threads looking their words
         up would leave (e.g. spacy_io.LexemeAtoms.left_share); 0.0 here."""
         return 0.0
+
+    def _cache_words(self, docs: List[Doc]) -> None:
+        """The word types of `docs` put in the word cache that the threads
+        read (spacy_io.LexemeAtoms.cache_words), where `_left_share` says
+        they would leave many docs; nothing here."""
 
     def _pause_lookup(self, costly: bool) -> None:
         """After a batch whose threads looked its words up: where that cost
