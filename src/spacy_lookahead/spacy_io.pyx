@@ -13,6 +13,7 @@ pipe()). The engine (core/) never sees a spaCy object, only those arrays.
 
 The C structs are spaCy's ABI: this module is compiled against one spaCy
 minor version (setup.cfg pins spacy to it), as spaCy's own extensions are."""
+from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memset
 from libcpp.vector cimport vector
 from libc.stdint cimport int64_t, uint64_t
@@ -25,6 +26,7 @@ from spacy.strings cimport StringStore, Utf8Str
 from spacy.structs cimport LexemeC, SpanC, TokenC
 from spacy.tokens.doc cimport Doc, set_children_from_heads
 from spacy.tokens.span_group cimport SpanGroup
+from spacy.vocab cimport Vocab
 
 import threading
 
@@ -145,21 +147,50 @@ cdef uint64_t _prob_of(object probs, uint64_t orth) except? 0:
     return prob_bin(_table_get(probs, orth)) if probs is not None else 0
 
 
+cdef enum:
+    _WORD_BLOCK = 1 << 16  # the bytes of a block of the word cache's memory
+
+
 cdef class WordCache:
     """spaCy orth id -> the word's atoms (a WordC, owned here): added by
     one thread at a time (LexemeAtoms, with the GIL and its lock), read by
     any thread at any time without a lock (core.readmap): the threads that
     search one batch look up their docs' words while the thread that makes
-    the next batch adds new ones. Whoever reads its words keeps it alive."""
-    cdef Pool mem
+    the next batch adds new ones. Whoever reads its words keeps it alive.
+    The words' memory is taken from blocks that live as long as the cache
+    (a pointer bump a word: no allocator, no Python)."""
     cdef la_readmap map
+    cdef vector[void*] blocks  # the memory of the words (freed with the cache)
+    cdef char* free_at         # ... where the last block's free part begins
+    cdef size_t free_bytes     # ... and its size
 
     def __cinit__(self):
-        self.mem = Pool()
         memset(&self.map, 0, sizeof(la_readmap))
+        self.free_at = NULL
+        self.free_bytes = 0
 
     def __dealloc__(self):
+        cdef size_t i
         la_rm_free(&self.map)
+        for i in range(self.blocks.size()):
+            free(self.blocks[i])
+
+    cdef void* take(self, size_t size) except NULL:
+        """size zeroed bytes (16-byte aligned) that live as long as the cache."""
+        cdef size_t block = _WORD_BLOCK
+        cdef void* out
+        size = (size + 15) & ~(<size_t>15)
+        if size > self.free_bytes:
+            block = max(block, size)
+            out = calloc(1, block)
+            if out == NULL or la_push(self.blocks, out) != 0:
+                free(out)
+                raise MemoryError("no memory left for the word cache: free memory")
+            self.free_at, self.free_bytes = <char*>out, block
+        out = self.free_at
+        self.free_at += size
+        self.free_bytes -= size
+        return out
 
     def __len__(self):
         return self.map.size
@@ -230,7 +261,7 @@ cdef class LexemeAtoms:
         if lex != NULL:
             return lex
         if orth >= _N_SYMBOLS:  # (a symbol's text is not in the StringStore's map)
-            data = _utf8_of(<StringStore?>vocab.strings, orth, &nbytes)
+            data = _utf8_of((<Vocab?>vocab).strings, orth, &nbytes)
         if data != NULL:
             made = utf8_word_atoms(data, nbytes, atoms)
         if made == 1:  # ASCII: (A_ORTH .. A_INIT_CAP)
@@ -258,12 +289,12 @@ cdef class LexemeAtoms:
             n_subs = word_substrings_into(text, subs) if self.substrings else 0
             space = text.isspace()
         # (made whole, then kept: an error above leaves nothing behind)
-        lex = <WordC*>self.cache.mem.alloc(1, sizeof(WordC))
+        lex = <WordC*>self.cache.take(sizeof(WordC))
         memcpy(lex.atoms, atoms, N_WORD_ATOMS * sizeof(uint64_t))
         lex.is_space = space
         if self.substrings:
             lex.n_subs = n_subs
-            lex.subs = <uint64_t*>self.cache.mem.alloc(max(1, n_subs), sizeof(uint64_t))
+            lex.subs = <uint64_t*>self.cache.take(max(1, n_subs) * sizeof(uint64_t))
             memcpy(lex.subs, subs, n_subs * sizeof(uint64_t))
         self.cache.add(orth, lex)
         return lex
