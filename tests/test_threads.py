@@ -720,6 +720,29 @@ def test_a_probe_that_fails_does_not_stop_the_look_up(shared_data, monkeypatch):
     assert looked_up[0] and sum(looked_up[3:]) >= len(looked_up[3:]) // 2  # (another probe, then all)
 
 
+def test_a_first_batch_without_tokens_does_not_end_the_look_up(shared_data, monkeypatch):
+    """A probe whose batch has no token looks nothing up (no rows for its
+    _finish to end the probe with); the probe ends at once, and the
+    later batches look up."""
+    from spacy_lookahead.pipes import transition
+
+    factory, config, data = SETTINGS["tagger_lookahead"]
+    nlp = trained(factory, config, lambda v: examples(shared_data, data, v, "train", 300), 1)
+    pipe = nlp.get_pipe(factory)
+    refs = [eg.reference for eg in examples(shared_data, data, nlp.vocab, "test", 60)]
+    docs = [spacy.tokens.Doc(nlp.vocab, words=[]) for _ in range(256)] + \
+        [spacy.tokens.Doc(nlp.vocab, words=[t.text for t in d]) for d in refs] * 20
+    pipe.cfg["n_threads"] = 1
+    one = [annotations(d) for d in pipe.pipe([d.copy() for d in docs], batch_size=256)]
+    looked_up = []
+    finish = transition.TransitionPipe._finish
+    monkeypatch.setattr(transition.TransitionPipe, "_finish", lambda self, docs, begun: (
+        looked_up.append(begun[0].rows is not None), finish(self, docs, begun))[1])
+    pipe.cfg["n_threads"] = 2
+    assert [annotations(d) for d in pipe.pipe([d.copy() for d in docs], batch_size=256)] == one
+    assert not looked_up[0] and any(looked_up[1:])
+
+
 def test_a_batch_that_fails_after_its_threads_counted_counts_nothing(shared_data, monkeypatch):
     """The chunker's threads count the unseen tags as they read; where the
     batch then fails (an untagged word: the doc predicted again here,

@@ -119,6 +119,18 @@ def test_the_word_cache_holds_each_words_atoms_and_substrings():
     cached_as_defined(words, {})  # (without tables)
 
 
+def test_a_bad_table_value_raises_whatever_the_text():
+    """A table value that is not a number raises, on get's C path (ASCII)
+    as on its Python path, as lexeme_atoms does."""
+    import pytest
+
+    for word in ("hello", "né"):
+        with pytest.raises(TypeError):
+            cached_as_defined([word], {}, {"lexeme_cluster": {word: None}}, fresh=False)
+        with pytest.raises((TypeError, ValueError)):
+            cached_as_defined([word], {}, {"lexeme_prob": {word: "x"}}, fresh=False)
+
+
 @given(st.lists(st.text(st.characters(max_codepoint=0x7F), min_size=1, max_size=80)
                 | st.text(min_size=1, max_size=12), min_size=1, max_size=8, unique=True),
        st.data())

@@ -124,27 +124,24 @@ cdef const char* _utf8_of(StringStore strings, uint64_t orth, Py_ssize_t* nbytes
     return <const char*>&string.p[i + 1]
 
 
-cdef object _table_get(object table, uint64_t orth):
-    """table.get(orth) (None: absent) of a lookups Table (a dict by orth
-    ids: its get reads an int key as the dict does) or any mapping."""
+cdef object _table_get(object table, uint64_t orth, object default):
+    """table.get(orth, default) of a lookups Table (a dict by orth ids: its
+    get reads an int key as the dict does) or any mapping."""
     cdef PyObject* value
     if type(table) is not Table and type(table) is not dict:
-        return table.get(orth)
+        return table.get(orth, default)
     value = PyDict_GetItem(table, orth)
-    return None if value == NULL else <object>value
+    return default if value == NULL else <object>value
 
 
 cdef uint64_t _cluster_of(object clusters, uint64_t orth) except? 0:
     """lexeme_atoms' A_CLUSTER of the word `orth` (clusters: its table or None)."""
-    if clusters is None:
-        return 0
-    value = _table_get(clusters, orth)
-    return 0 if value is None else int(value)
+    return int(_table_get(clusters, orth, 0)) if clusters is not None else 0
 
 
 cdef uint64_t _prob_of(object probs, uint64_t orth) except? 0:
     """lexeme_atoms' A_PROB of the word `orth` (probs: its table or None)."""
-    return prob_bin(_table_get(probs, orth)) if probs is not None else 0
+    return prob_bin(_table_get(probs, orth, None)) if probs is not None else 0
 
 
 cdef enum:
@@ -426,7 +423,7 @@ cdef class LexemeAtoms:
                         rows.lexes[k] = self.get(tokens[d][i].lex, vocab, tables)
                     k += 1
         else:
-            for d in range(n_docs):  # C, but a word type not cached yet needs Python
+            for d in range(n_docs):  # C (a word type not cached yet: LexemeAtoms.get)
                 if st[d + 1] == st[d]:
                     continue
                 doc = docs[d]
@@ -592,8 +589,8 @@ cdef class LexemeAtoms:
         """Of `sample` docs spread over the batch (every doc where there are
         fewer), the share that threads looking their words up would leave
         for a word not cached yet, among those with tokens (0.0: none): a few docs' tokens read here,
-        to say whether the look-up on the threads pays for this batch
-        (SearchPipe._lookup_resumed). `own` as docs_inputs'."""
+        to say whether this batch's new words are cached here before the
+        threads look the rest up (SearchPipe._lookup_resumed). `own` as docs_inputs'."""
         cdef int n_docs = len(docs), k, picks = min(sample, n_docs), d, i
         cdef int counted = 0, left = 0
         cdef Doc doc
@@ -618,10 +615,11 @@ cdef class LexemeAtoms:
         return <double>left / counted if counted else 0.0
 
     def cache_words(self, docs, own=(None, None)):
-        """The word types of `docs` not cached yet, cached (with the GIL:
-        computed in Python, once each); `own` as docs_inputs'. For the
-        docs that the threads looking the words up left for new words
-        (WordRows.returned(new_words=True)): fill() finds them after."""
+        """The word types of `docs` not cached yet, cached (with the GIL, once
+        each: get); `own` as docs_inputs'. For a batch whose sample says
+        the threads would leave many of its docs (SearchPipe._lookup_resumed),
+        and for the docs that the threads looking the words up left for new
+        words (WordRows.returned(new_words=True)): fill() finds them after."""
         cdef Doc doc
         cdef int i
         cdef uint64_t orth

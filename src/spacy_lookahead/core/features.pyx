@@ -190,8 +190,8 @@ cdef int word_atoms_into(str text, uint64_t* atoms) except -1:
     cdef const char* data = PyUnicode_AsUTF8AndSize(text, &nbytes)
     cdef int made = utf8_word_atoms(data, nbytes, atoms)
     if made < 0:
-        raise MemoryError(f"word_atoms: no memory for the shape of a word of {len(text)} "
-                          "characters: free memory")
+        raise MemoryError(f"word_atoms: no memory for the shape or lower case of a word of "
+                          f"{len(text)} characters: free memory")
     if made == 0:
         atoms[A_LOWER] = hash_text(text.lower())
         atoms[A_ALL_CAPS] = text.isupper()
@@ -205,8 +205,8 @@ cdef int utf8_word_atoms(const char* text, Py_ssize_t nbytes, uint64_t* atoms) n
     strings; the character classes as str.isupper / islower / isdigit of
     one character, which Py_UNICODE_IS* are. 1: all made; 0: all but
     A_LOWER and A_ALL_CAPS, left for Python where the text is not ASCII
-    (str.lower's full case mapping); -1: out of memory (a shape past the
-    stack's buffer)."""
+    (str.lower's full case mapping); -1: out of memory (a shape or lower
+    case past the stack's buffer)."""
     cdef const unsigned char* data = <const unsigned char*>text
     cdef Py_ssize_t n = 0, at, k, m = 0, sb = 0
     cdef Py_ssize_t starts[5]  # where the first 5 characters begin (bytes)

@@ -530,8 +530,11 @@ class SearchPipe(TrainablePipe):
 
     def _cache_words(self, docs: List[Doc]) -> None:
         """The word types of `docs` put in the word cache that the threads
-        read (spacy_io.LexemeAtoms.cache_words), where `_left_share` says
-        they would leave many docs; nothing here."""
+        read (spacy_io.LexemeAtoms.cache_words): before the search, where
+        `_left_share` says they would leave many docs, and for the docs
+        they left. Subclasses whose threads look words up say how."""
+        raise NotImplementedError(f"{type(self).__name__} looks words up on its threads "
+                                  "but cannot cache them (_cache_words): a bug, please report it")
 
     def _pause_lookup(self, costly: bool) -> None:
         """After a batch whose threads looked its words up: where that cost

@@ -397,6 +397,8 @@ class TransitionPipe(SearchPipe):
                                "has no sink for their outputs (a bug: please report it)")
         rows = inputs.get("rows") if lookup else None  # (none for a batch without tokens)
         rows = rows if rows is not None and rows.looks_up else None
+        if lookup and rows is None:  # (nothing looked up: no probe for _finish to end)
+            self._calls.lookup_probing = False
         if rows is not None:  # (they may leave a doc's whitespace out: its outputs are its words')
             sink.over_content(rows)
         elif sink is not None and any_spaced(indexes):  # (left out here: the same)
@@ -424,11 +426,6 @@ class TransitionPipe(SearchPipe):
         the words up and leave the docs with preset annotation
         (docs_inputs' lookup)."""
         return None
-
-    def _cache_words(self, docs: List[Doc]) -> None:
-        """The word types of `docs` put in the word cache that the threads
-        read (subclasses that look words up on them: _looks_up_on_threads)."""
-        raise NotImplementedError
 
     def _looks_up_on_threads(self, docs: List[Doc]) -> bool:
         """Whether the threads that search a batch decoded at once in
