@@ -2,7 +2,7 @@
 
     python -m benchmarks.gil MODEL_DIR [MODEL_DIR ...] [--data ../shared/data] [--split dev]
         [--copies 4] [--min-seconds 1.0] [--threads 1 2] [--repeats 3] [--batch-size 256]
-        [--output metrics/gil.json] [--paragraphs 1]
+        [--output metrics/gil.json] [--paragraphs 1] [--cold]
 
 For each of this project's components in each pipeline: its task's input
 docs (benchmarks/gold.py: gold words, and the gold tags or chunk inputs the
@@ -34,7 +34,10 @@ S": the engine alone at each thread count (`engine_timed`: the decoder
 over pipe()'s batches, their inputs made before the clock (but for the
 rows the tagging systems' searching threads copy per doc), nothing
 written), apart from pipe()'s batches and the Python per batch around
-them; "-" for a component that does not decode a batch at once."""
+them; "-" for a component that does not decode a batch at once.
+--cold: fresh text, each pass over the split once with the component's
+word cache emptied first (the calling thread then makes every new word
+type's features: the calling share of a stream's first words)."""
 import argparse
 import gc
 import json
@@ -97,9 +100,26 @@ class _NoClock:
         return float("nan")
 
 
-def timed(pipe, make_docs, n_threads: int, batch_size: int, clock) -> Dict[str, float]:
+def emptied(pipe) -> bool:
+    """The component's word cache emptied (a pass over fresh text: every
+    word new to it, as a stream's first words are); False where it has
+    none."""
+    atoms = getattr(pipe, "_atoms", None)
+    if atoms is None:
+        return False
+    if hasattr(atoms, "clear"):
+        atoms.clear()
+    else:  # (code before LexemeAtoms.clear: the classes set again empty it)
+        atoms.set_classes(atoms.classes)
+    return True
+
+
+def timed(pipe, make_docs, n_threads: int, batch_size: int, clock,
+          cold: bool = False) -> Dict[str, float]:
     docs = make_docs()
     pipe.cfg["n_threads"] = n_threads
+    if cold and not emptied(pipe):
+        raise SystemExit(f"--cold: {type(pipe).__name__} has no word cache to empty")
     # The inputs are made before the clock and frozen out of the garbage
     # collector: the collections the component's allocations trigger would
     # otherwise scan every doc the benchmark holds (a cost that grows with
@@ -215,7 +235,8 @@ def copies_for(pipe, make_docs, copies: int, min_seconds: float, batch_size: int
 
 
 def measure(model: str, data: Path, split: str, copies: int, threads: List[int], repeats: int,
-            batch_size: int, min_seconds: float = 0.0, paragraphs: int = 1) -> List[dict]:
+            batch_size: int, min_seconds: float = 0.0, paragraphs: int = 1,
+            cold: bool = False) -> List[dict]:
     import spacy
     try:
         from spacy_lookahead.core import clock
@@ -230,7 +251,8 @@ def measure(model: str, data: Path, split: str, copies: int, threads: List[int],
             continue
         make_copies, task, source = task_docs(nlp, name, factory, data, split, copies,
                                               paragraphs)
-        n_copies = copies_for(pipe, make_copies, copies, min_seconds, batch_size)
+        # cold: one copy (a second would find its words cached), the cache emptied each pass
+        n_copies = 1 if cold else copies_for(pipe, make_copies, copies, min_seconds, batch_size)
 
         def make_docs():
             return make_copies(n_copies)
@@ -238,13 +260,13 @@ def measure(model: str, data: Path, split: str, copies: int, threads: List[int],
         engine: Dict[int, list] = {t: [] for t in threads}
         for _ in range(repeats):  # interleaved: a noisy moment hits every count alike
             for t in threads:
-                runs[t].append(timed(pipe, make_docs, t, batch_size, clock))
+                runs[t].append(timed(pipe, make_docs, t, batch_size, clock, cold))
                 engine[t].append(engine_timed(pipe, make_docs, t, batch_size))
         one = runs[threads[0]]
         row = {"model": model, "component": name, "factory": factory, "task": task,
                "inputs": source, "tokens": one[0]["tokens"], "copies": n_copies,
                "seconds_per_pass": round(statistics.median(r["wall"] for r in one), 3),
-               "batch_size": batch_size, "paragraphs": paragraphs,
+               "batch_size": batch_size, "paragraphs": paragraphs, "cold": cold,
                "gil_share": round(1 - statistics.median(r["nogil"] / r["wall"] for r in one), 4),
                "identical": all((r["digest"], r["probabilities"])
                                 == (one[0]["digest"], one[0]["probabilities"])
@@ -260,15 +282,19 @@ def print_table(rows: List[dict], threads: List[int]) -> None:
     more = [t for t in threads[1:]]
     head = ["component", "model", f"GIL share ({threads[0]} thread)"] + \
         [f"tok/s x{t}" for t in threads] + [f"S{t} / s / 1/s" for t in more] + \
-        [f"engine S{t}" for t in more] + ["identical", "digest", "probabilities", "peak RSS"]
+        [f"calling x{t}" for t in more] + [f"engine S{t}" for t in more] + \
+        ["identical", "digest", "probabilities", "peak RSS"]
     print("| " + " | ".join(head) + " |")
     print("|" + " --- |" * len(head))
     for r in rows:
-        cells = [r["component"] + (" (pipeline inputs)" if r.get("inputs") == "pipeline" else ""),
+        cells = [r["component"] + (" (pipeline inputs)" if r.get("inputs") == "pipeline" else "")
+                 + (" (cold)" if r.get("cold") else ""),
                  model_name(r["model"]),
                  "-" if r["gil_share"] != r["gil_share"] else f"{100 * r['gil_share']:.1f}%"]
         cells += [f"{r[f'tokens_per_second_{t}']:,}" for t in threads]
         cells += [f"{r[f'speedup_{t}']:.2f} / {r[f'serial_fraction_{t}']:.2f} / {r[f'ceiling_{t}']}x"
+                  for t in more]
+        cells += ["-" if r.get(f"calling_share_{t}") is None else f"{100 * r[f'calling_share_{t}']:.1f}%"
                   for t in more]
         cells += ["-" if r.get(f"engine_speedup_{t}") is None else f"{r[f'engine_speedup_{t}']:.2f}"
                   for t in more]
@@ -294,11 +320,15 @@ def main(argv=None) -> int:
     ap.add_argument("--paragraphs", type=int, default=1,
                     help="sentences a doc, with a line-break token after each (raw text's "
                          "whitespace tokens); 1: one sentence a doc, as the data has them")
+    ap.add_argument("--cold", action="store_true",
+                    help="fresh text: each pass over the split's docs once, the component's "
+                         "word cache emptied before it (every word new; --copies and "
+                         "--min-seconds unused: take a large split, e.g. --split train)")
     args = ap.parse_args(argv)
     rows = []
     for model in args.models:
         rows.extend(measure(model, args.data, args.split, args.copies, args.threads, args.repeats,
-                            args.batch_size, args.min_seconds, args.paragraphs))
+                            args.batch_size, args.min_seconds, args.paragraphs, args.cold))
     print_table(rows, args.threads)
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)

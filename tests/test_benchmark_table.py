@@ -332,6 +332,49 @@ def test_the_gil_step_copies_the_inputs_until_a_pass_lasts_its_minimum(monkeypat
     assert gil.copies_for(Slow(), make_docs, 40, 1.0, 256) == 40  # never fewer than --copies
 
 
+def test_the_gil_steps_cold_pass_finds_every_word_new():
+    """benchmarks.gil --cold empties the component's word cache before each
+    timed pass (LexemeAtoms.clear, or the classes set again before it
+    existed); a component without one is refused, not timed warm."""
+    import pytest
+    import spacy
+
+    from benchmarks import gil
+    from spacy_lookahead.spacy_io import LexemeAtoms
+
+    nlp = spacy.blank("en")
+    doc = spacy.tokens.Doc(nlp.vocab, words=["a", "fresh", "stream"])
+
+    class Pipe:
+        cfg = {"n_threads": 1}
+        _atoms = LexemeAtoms()
+
+        def pipe(self, docs, batch_size):
+            self.found = len(self._atoms)  # (the words cached when the pass begins)
+            self._atoms.cache_words(docs)
+            return docs
+
+    pipe = Pipe()
+    pipe._atoms.cache_words([doc])
+    assert len(pipe._atoms) == 3
+    gil.timed(pipe, lambda: [doc.copy()], 1, 256, gil._NoClock(), cold=True)
+    assert pipe.found == 0 and len(pipe._atoms) == 3
+    gil.timed(pipe, lambda: [doc.copy()], 1, 256, gil._NoClock())
+    assert pipe.found == 3
+
+    class Older:  # (LexemeAtoms before clear())
+        def __init__(self):
+            self.classes, self.set = {"a": 1}, []
+
+        def set_classes(self, classes):
+            self.set.append(classes)
+
+    older = type("P", (), {"_atoms": Older()})()
+    assert gil.emptied(older) and older._atoms.set == [{"a": 1}]
+    with pytest.raises(SystemExit, match="no word cache"):
+        gil.timed(type("P", (), {"cfg": {}})(), lambda: [], 1, 256, gil._NoClock(), cold=True)
+
+
 def test_the_pipeline_against_spacys_parser_is_reported_interleaved(tmp_path):
     """raw_parser_speed (the shipped pipeline against spaCy's parser, issue
     38) is a table under the parser-from-words section with both ratios

@@ -230,6 +230,16 @@ cdef class LexemeAtoms:
         with self.lock:
             self._set_classes(classes)
 
+    def clear(self) -> None:
+        """The cache emptied: every word new again (e.g. to time fresh
+        text: benchmarks.gil --cold)."""
+        with self.lock:
+            self.cache = WordCache()
+
+    def __len__(self):
+        """The word types cached."""
+        return len(self.cache)
+
     def _set_classes(self, dict classes):
         cdef PreshMap ids = PreshMap()
         cdef uint64_t key
