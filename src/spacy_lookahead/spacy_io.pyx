@@ -13,7 +13,7 @@ pipe()). The engine (core/) never sees a spaCy object, only those arrays.
 
 The C structs are spaCy's ABI: this module is compiled against one spaCy
 minor version (setup.cfg pins spacy to it), as spaCy's own extensions are."""
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
 from libcpp.vector cimport vector
 from libc.stdint cimport int64_t, uint64_t
@@ -122,6 +122,40 @@ cdef const char* _utf8_of(StringStore strings, uint64_t orth, Py_ssize_t* nbytes
     length += string.p[i]
     nbytes[0] = length
     return <const char*>&string.p[i + 1]
+
+
+cdef inline bint _is_ascii(const char* data, Py_ssize_t nbytes) noexcept:
+    cdef Py_ssize_t i
+    for i in range(nbytes):
+        if <unsigned char>data[i] >= 0x80:
+            return False
+    return True
+
+
+cdef int _made_without_gil(const char* data, Py_ssize_t nbytes, bint substrings,
+                           uint64_t* atoms, uint64_t* subs, bint* space, int* n_subs) noexcept:
+    """A new ASCII word's text atoms, whitespace flag and (if asked)
+    substrings, with the GIL released (the nogil clock counts it): from a
+    copy of its UTF-8, as the StringStore's may change once the GIL is let
+    go. utf8_word_atoms' result (1: made), -1 out of memory."""
+    cdef char stack[256]
+    cdef char* copy = stack
+    cdef int made
+    cdef int64_t t0
+    if nbytes > <Py_ssize_t>sizeof(stack):
+        copy = <char*>malloc(nbytes)
+        if copy == NULL:
+            return -1
+    memcpy(copy, data, nbytes)
+    t0 = now_ns()
+    with nogil:
+        made = utf8_word_atoms(copy, nbytes, atoms)
+        space[0] = utf8_is_space(copy, nbytes)
+        n_subs[0] = utf8_substrings(copy, nbytes, subs) if substrings else 0
+    add_since(t0)
+    if copy != stack:
+        free(copy)
+    return made
 
 
 cdef object _table_get(object table, uint64_t orth, object default):
@@ -269,15 +303,12 @@ cdef class LexemeAtoms:
             return lex
         if orth >= _N_SYMBOLS:  # (a symbol's text is not in the StringStore's map)
             data = _utf8_of((<Vocab?>vocab).strings, orth, &nbytes)
-        if data != NULL:
-            made = utf8_word_atoms(data, nbytes, atoms)
-        if made == 1:  # ASCII: (A_ORTH .. A_INIT_CAP)
-            space = utf8_is_space(data, nbytes)
-            if self.substrings:
-                n_subs = utf8_substrings(data, nbytes, subs)
-                if n_subs < 0:
-                    raise MemoryError(f"word_substrings: no memory for a word of {nbytes} "
-                                      "characters: free memory")
+        if data != NULL and _is_ascii(data, nbytes):  # (A_ORTH .. A_INIT_CAP, without the GIL)
+            made = _made_without_gil(data, nbytes, self.substrings, atoms, subs, &space, &n_subs)
+            if made < 0 or n_subs < 0:
+                raise MemoryError(f"word atoms: no memory for a word of {nbytes} characters: "
+                                  "free memory")
+        if made == 1:  # ASCII
             atoms[A_NORM] = lexeme.norm  # (lexeme_atoms, from the struct)
             atoms[A_SP_SHAPE] = lexeme.shape
             atoms[A_PREFIX] = lexeme.prefix
