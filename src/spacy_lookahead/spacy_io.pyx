@@ -20,7 +20,6 @@ from libc.stdint cimport int64_t, uint64_t
 from cpython.dict cimport PyDict_GetItem
 from cpython.ref cimport PyObject
 from cpython.weakref cimport PyWeakref_NewRef
-from cymem.cymem cimport Pool
 from preshed.maps cimport PreshMap, map_get
 from spacy.strings cimport StringStore, Utf8Str
 from spacy.structs cimport LexemeC, SpanC, TokenC

@@ -4,7 +4,7 @@ Word atoms (forms, affixes, shape flags) depend on the word type only, so
 they are computed once per type (word_atoms and word_substrings here, in C
 over the text's UTF-8, Python's str.lower only where it is not ASCII; a
 vocab entry's in spacy_io, which caches them all in C), by the thread that
-meets the type first, with the GIL; per token,
+meets the type first (an ASCII word's with the GIL released); per token,
 the systems copy them and hash conjunctions with murmurhash in `nogil`
 code.
 """
