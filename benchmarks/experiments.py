@@ -1004,6 +1004,11 @@ STEPS: Tuple[Step, ...] = (
                                 "--data", "assets", "--min-seconds", seconds, "--output", "{metrics}/gil.json"),
            (scale,))
       for scale, shipped, seconds in (("full", ("pipeline_ewt",), "1.0"), ("quick", (), "0.25"))),
+    # ... and on fresh text: each pass over a training split once, the word cache emptied
+    Step("scaling", "after", (PY, "-m", "benchmarks.gil",
+                              *(f"{{training}}/{name}/{EXPERIMENTS[name].model}" for name in GIL_ROWS),
+                              "--data", "assets", "--split", "train", "--cold", "--output",
+                              "{metrics}/gil_cold.json"), ("full",)),
     Step("scaling", "after", (PY, "-m", "benchmarks.scale_bench", "--data", "assets", "--sizes", "1000",
                               "10000", "100000", "--timeout", "600", "--output", "metrics/scale.json"),
          ("full",)),

@@ -990,7 +990,7 @@ def amdahl(serial: float, threads: int) -> float:
     return 1 / (serial + (1 - serial) / threads)
 
 
-def gil_section(metrics: Path) -> List[str]:
+def gil_section(metrics: Path, fresh: bool = False) -> List[str]:
     """benchmarks.gil's record: each component's GIL-held share g of its
     pipe() on one thread, its speed-up at the most threads timed and where
     the rest went (the cores waiting, or more CPU a token), the serial
@@ -998,8 +998,9 @@ def gil_section(metrics: Path) -> List[str]:
     (Amdahl), the calling thread's share and the ceiling it sets, the
     engine's speed-up alone, and whether the outputs at every thread count
     were one thread's. A record without CPU times (before 2026-12-06) gives
-    s from the speed-up itself."""
-    record = read_json(metrics / "gil.json")
+    s from the speed-up itself. fresh: the record of fresh text
+    (gil_cold.json: benchmarks.gil --cold)."""
+    record = read_json(metrics / ("gil_cold.json" if fresh else "gil.json"))
     rows = record.get("rows") if isinstance(record, dict) else None
     if not rows:
         return []
@@ -1040,6 +1041,13 @@ def gil_section(metrics: Path) -> List[str]:
         if cpu_times else
         f"s: the serial fraction that the speed-up S at {t} threads implies (Amdahl: S = 1 / (s + (1 - s) "
         f"/ {t})); the Amdahl columns are what s would allow on 8 and 16 cores if nothing else limited them")
+    if fresh:
+        return ["### The same on fresh text", "",
+                "As the table above, but each pass goes over a training split once (`benchmarks.gil "
+                "--cold`), with the component's word cache emptied before it: every word is new to the "
+                "component, as a stream's first words are (a new word type's features are made once; "
+                "with threads, by the thread that first meets it where a sample of the batch says "
+                "it has many). Warm text is the table above.", ""] + out + [""]
     return ["### The GIL-held share of `pipe()` and the serial fraction", "",
             "Each of the project's components in each model (benchmarks/gil.py): its task's input docs "
             "(gold words, and the gold tags or chunk inputs the task reads; \"pipeline\": the words through "
@@ -1264,7 +1272,8 @@ def render(metrics: Path, scale: str) -> str:
     body += sapo_section(metrics) + parser_section(metrics, scale) + [""]
     body += raw_parser_section(metrics, scale) + [""]
     body += phrases_section(metrics, scale) + ["", ""] + engine_section(metrics)
-    body += [""] + depth_section(metrics) + gil_section(metrics) + [""] + distributed_section(metrics)
+    body += ([""] + depth_section(metrics) + gil_section(metrics) + gil_section(metrics, fresh=True)
+             + [""] + distributed_section(metrics))
     return "\n".join(header(metrics, scale) + body).rstrip() + "\n"
 
 

@@ -281,6 +281,28 @@ def test_the_gil_record_is_reported_with_the_ceilings_its_serial_fraction_implie
     assert "### The GIL-held share" in report.render(tmp_path, "full")
 
 
+def test_the_fresh_text_record_has_a_table_of_its_own(tmp_path):
+    """benchmarks.gil --cold's record (gil_cold.json) is reported as the
+    warm record is, in a section of its own after it; none without it."""
+    from benchmarks import report
+    from benchmarks.harness import stamp
+    row = {"model": "training/ner_rtl_d1/model-last", "component": "lookahead_ner", "inputs": "gold",
+           "gil_share": 0.0645, "identical": True, "tokens_per_second_1": 450000, "seconds_per_pass": 1.1,
+           "tokens_per_second_2": 800000, "speedup_2": 1.778, "busy_1": 1.0, "busy_2": 0.95,
+           "cpu_ratio_2": 1.07, "idle_serial_fraction_2": 0.0526, "calling_share_2": 0.08,
+           "engine_speedup_2": 1.8, "cold": True}
+    assert report.gil_section(tmp_path, fresh=True) == []
+    (tmp_path / "gil_cold.json").write_text(json.dumps({**stamp(), "rows": [row]}))
+    lines = report.gil_section(tmp_path, fresh=True)
+    assert lines[0] == "### The same on fresh text" and "--cold" in lines[2]
+    first = next(line for line in lines if line.startswith("| lookahead_ner |"))
+    assert first.split(" | ")[1:] == ["ner_rtl_d1", "gold", "6.5%", "450,000", "1.10", "1.78", "95%", "1.07",
+                                      "0.053", "5.8x", "8.9x", "8.0%", "12.5x", "1.80", "yes |"]
+    assert report.gil_section(tmp_path) == []  # (the warm record is gil.json)
+    rendered = report.render(tmp_path, "full")
+    assert "### The same on fresh text" in rendered
+
+
 def test_the_gil_step_tells_waiting_cores_from_slower_ones():
     """benchmarks.gil splits a speed-up below t threads, by hand: 1 thread
     1,000 tokens in 1.0 s of wall and 1.0 s of CPU; 2 threads in 0.6 s of
@@ -432,14 +454,24 @@ def test_the_engine_section_lists_each_command_once(tmp_path):
 def test_the_gil_step_times_each_rows_own_model():
     """benchmarks.gil times the model each row reports: model-last for the
     fixed budgets (chunker_d1 and ner_rtl_d1 log their curve on test, so
-    their model-best is chosen on test and must not be used)."""
+    their model-best is chosen on test and must not be used); at full
+    scale, on warm text (gil.json) and on fresh text (gil_cold.json: a
+    training split, --cold)."""
     for scale in ("full", "quick"):
-        step, = [s for s in X.STEPS if scale in s.scales and "benchmarks.gil" in s.command]
-        models = [part for part in step.command if part.startswith("{training}/")]
-        names = [m.split("/")[1] for m in models]
-        assert names[:len(X.GIL_ROWS)] == list(X.GIL_ROWS)
-        assert models == [f"{{training}}/{n}/{X.EXPERIMENTS[n].model}" for n in names]
-        assert "{training}/chunker_d1/model-last" in models and "{training}/ner_rtl_d1/model-last" in models
+        steps = [s for s in X.STEPS if scale in s.scales and "benchmarks.gil" in s.command]
+        outputs = [s.command[s.command.index("--output") + 1] for s in steps]
+        assert outputs == (["{metrics}/gil.json", "{metrics}/gil_cold.json"] if scale == "full"
+                           else ["{metrics}/gil.json"])
+        for step in steps:
+            models = [part for part in step.command if part.startswith("{training}/")]
+            names = [m.split("/")[1] for m in models]
+            assert names[:len(X.GIL_ROWS)] == list(X.GIL_ROWS)
+            assert models == [f"{{training}}/{n}/{X.EXPERIMENTS[n].model}" for n in names]
+            assert "{training}/chunker_d1/model-last" in models
+            assert "{training}/ner_rtl_d1/model-last" in models
+            cold = "--cold" in step.command
+            assert cold == step.command[-1].endswith("gil_cold.json")
+            assert not cold or step.command[step.command.index("--split") + 1] == "train"
 
 
 def test_paragraphs_put_sentences_in_one_doc_with_line_breaks():

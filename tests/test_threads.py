@@ -645,23 +645,27 @@ def test_the_look_up_on_the_threads_pauses_where_it_costs(shared_data, monkeypat
     pipe.cfg["n_threads"] = 1
     one = [annotations(d) for d in pipe.pipe([d.copy() for d in docs], batch_size=40)]
     pipe._atoms.set_classes(pipe._atoms.classes)  # (the word cache emptied)
-    looked_up = []
+    looked_up, made = [], []
     finish = transition.TransitionPipe._finish
     monkeypatch.setattr(transition.TransitionPipe, "_finish", lambda self, docs, begun: (
-        looked_up.append(begun[0].rows is not None), finish(self, docs, begun))[1])
+        looked_up.append(begun[0].rows is not None),
+        made.append((begun[0].rows.n_new_words if begun[0].rows is not None else 0, len(docs))),
+        finish(self, docs, begun))[2])
     monkeypatch.setattr(base, "LOOKUP_PAUSE", 4)
     pipe.cfg["n_threads"] = 2
     # a sample of each batch's docs says the threads would leave them all
-    # (_left_share), so each batch's new words are cached here first
-    # (_cache_words) and the threads look up the rest: no doc left, no pause
+    # (_left_share), so the threads make each batch's new words (at least
+    # its novel ones, one a doc) where they would leave their docs: no doc
+    # left, nothing cached here (_cache_words), no pause
     cached = []
     cache_words = type(pipe)._cache_words
     monkeypatch.setattr(type(pipe), "_cache_words", lambda self, some: (
         cached.append(len(some)), cache_words(self, some))[1])
     assert [annotations(d) for d in pipe.pipe([d.copy() for d in docs], batch_size=40)] == one
-    # (the first batch probes alone; each batch looked up cached whole, none searched again)
-    assert looked_up[0] and all(looked_up[3:]) and all(n == cached[0] for n in cached[:-1])
-    assert len(cached) == sum(looked_up)
+    # (the first batch probes alone; then every batch looked up, making its new words)
+    assert looked_up[0] and all(looked_up[3:]) and not cached
+    assert all(n >= n_docs for (n, n_docs), used in zip(made, looked_up) if used)
+    assert len(pipe._atoms) >= len(docs)  # (kept after each batch: every novel word)
     monkeypatch.setattr(type(pipe), "_cache_words", cache_words)
     looked_up.clear()
     # where the sample is wrong, the pause (here: the sample says none)
@@ -679,6 +683,38 @@ def test_the_look_up_on_the_threads_pauses_where_it_costs(shared_data, monkeypat
     list(pipe.pipe([d.copy() for d in docs[:100]], batch_size=40))
     assert looked_up[0]
     monkeypatch.setattr(type(pipe), "_left_share", sample)
+
+
+@pytest.mark.parametrize("setting", ["tagger_lookahead", "ner_rtl", "fr_chunker"])
+def test_new_words_met_by_many_threads_at_once(shared_data, setting, monkeypatch):
+    """A cold batch whose docs share their new words (docs_inputs' and
+    unit_inputs' new_words): each is made by the first of 4 threads that
+    meets it while the others wait for it (WordRows._made); the outputs
+    are one thread's, and the words are kept in the cache after."""
+    factory, config, data = SETTINGS[setting]
+    nlp = trained(factory, config, lambda v: examples(shared_data, data, v, "train", 200), 1)
+    pipe = nlp.get_pipe(factory)
+    refs = [eg.reference for eg in examples(shared_data, data, nlp.vocab, "test", 40)]
+    shared = [f"Shared{k}-word" for k in range(3)] + ["naïve"]  # (one not ASCII: made here)
+    docs = [spacy.tokens.Doc(nlp.vocab, words=[shared[(k + j) % 4] for j in range(3)]
+                             + [t.text for t in d], tags=None if data != "conll" else
+                             ["NN"] * 3 + [t.tag_ for t in d]) for k, d in enumerate(refs * 8)]
+    pipe.cfg["n_threads"] = 1
+    one = [annotations(d) for d in pipe.pipe([d.copy() for d in docs], batch_size=64)]
+    asked, cached = [], []
+    resumed, cache_words = type(pipe)._lookup_resumed, type(pipe)._cache_words
+    monkeypatch.setattr(type(pipe), "_lookup_resumed", lambda self, some: (
+        asked.append(resumed(self, some)), asked[-1])[1])
+    monkeypatch.setattr(type(pipe), "_cache_words", lambda self, some: (
+        cached.append(len(some)), cache_words(self, some))[1])
+    for _ in range(3):  # (races differ from run to run)
+        pipe._atoms.clear()
+        pipe.cfg["n_threads"] = 4
+        assert [annotations(d) for d in pipe.pipe([d.copy() for d in docs], batch_size=64)] == one
+        # (the first batch is cold: its threads make the new words, no doc is left for them)
+        assert asked[0] == base.MAKES_WORDS and not cached
+        assert len(pipe._atoms) >= len({t.orth for d in docs for t in d})
+        asked.clear()
 
 
 def test_a_probe_that_fails_does_not_stop_the_look_up(shared_data, monkeypatch):

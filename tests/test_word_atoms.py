@@ -80,12 +80,16 @@ def _shared_nlp(made=[]):
     return made[0]
 
 
-def cached_as_defined(words, classes, tables=None, fresh=True):
+def cached_as_defined(words, classes, tables=None, fresh=True, threads_make=False):
     """spacy_io's cache (LexemeAtoms.get: in C from the StringStore's UTF-8
     and the LexemeC where the text is ASCII, else Python's string methods)
     holds each word's atoms, substrings and whitespace flag as word_atoms,
-    lexeme_atoms, word_substrings and str.isspace give them."""
+    lexeme_atoms, word_substrings and str.isspace give them. threads_make:
+    the words are first those that a batch's rows make where they are
+    read (docs_inputs' new_words: each ASCII one made by fill(), then
+    kept in the cache: keep_new_words), with the same atoms."""
     import spacy
+    import spacy.symbols
 
     from spacy_lookahead.spacy_io import LexemeAtoms, lexeme_atoms, vocab_tables
 
@@ -95,10 +99,22 @@ def cached_as_defined(words, classes, tables=None, fresh=True):
             nlp.vocab.lookups.remove_table(name)
     for name, table in (tables or {}).items():
         nlp.vocab.lookups.add_table(name, table)
-    doc = spacy.tokens.Doc(nlp.vocab, words=words)
+    doc = spacy.tokens.Doc(nlp.vocab, words=words, tags=["X"] * len(words))
     atoms = LexemeAtoms(substrings=True)
     atoms.set_classes(classes)
+    if threads_make:  # (the phrase units' rows: whitespace kept, each word tagged)
+        batch = atoms.unit_inputs([doc], new_words=True)
+        rows = batch["rows"]
+        ascii_words = {w for w in words  # (not a symbol: their texts are not in the StringStore)
+                       if w.isascii() and nlp.vocab.strings[w] >= len(spacy.symbols.NAMES)}
+        assert rows.n_new_words == len(ascii_words) and len(atoms) == len(set(words)) - len(ascii_words)
+        rows.fill_all()
+        made = batch["atoms"][:, :A_COLUMNS["ambiguity"] + 1].copy()  # (the word atoms)
+        assert rows.keep_new_words() == len(ascii_words) and len(atoms) == len(set(words))
+        assert rows.keep_new_words() == 0  # (each kept once)
     batch = atoms.docs_inputs([doc])
+    if threads_make:
+        assert (batch["atoms"][:, :A_COLUMNS["ambiguity"] + 1] == made).all()
     rows, (offsets, hashes) = batch["atoms"], batch["substrings"]
     space = batch["space"] if batch["space"] is not None else [0] * len(words)
     tables = vocab_tables(nlp.vocab)
@@ -114,9 +130,11 @@ def test_the_word_cache_holds_each_words_atoms_and_substrings():
              "a ", "NOUN", "ADJ", "X" * 300, "Hello-World2", "ǅA", "3.14", "--", "é\n"]
     clusters = {"Hello": 5, "x" * 80: 9, "\n": 3, "né": 4}
     probs = {"Hello": -3.5, "--": -20.0, "a ": -0.25, "né": -7.0}
-    cached_as_defined(words, {"né": 7, "Hello": 11, "NOUN": 13, " ": 17},
-                      {"lexeme_cluster": clusters, "lexeme_prob": probs})
-    cached_as_defined(words, {})  # (without tables)
+    for threads_make in (False, True):
+        cached_as_defined(words, {"né": 7, "Hello": 11, "NOUN": 13, " ": 17},
+                          {"lexeme_cluster": clusters, "lexeme_prob": probs},
+                          threads_make=threads_make)
+        cached_as_defined(words, {}, threads_make=threads_make)  # (without tables)
 
 
 def test_a_bad_table_value_raises_whatever_the_text():
@@ -141,4 +159,22 @@ def test_the_word_cache_holds_words_as_defined(words, data):
     clusters = {word: k + 1 for k, word in enumerate(chosen)}
     probs = {word: -k * 1.7 for k, word in enumerate(chosen)}
     cached_as_defined(words, classes, {"lexeme_cluster": clusters, "lexeme_prob": probs},
-                      fresh=False)
+                      fresh=False, threads_make=data.draw(st.booleans()))
+
+
+def test_the_classes_change_only_through_set_classes():
+    """LexemeAtoms.classes is read-only (the C map by orth id beside it
+    could not follow an edit in place); set_classes takes any mapping, and
+    a pickled cache keeps them."""
+    import pickle
+
+    import pytest
+
+    from spacy_lookahead.spacy_io import LexemeAtoms
+
+    atoms = LexemeAtoms()
+    atoms.set_classes({"run": 7})
+    with pytest.raises(TypeError):
+        atoms.classes["walk"] = 9
+    atoms.set_classes(atoms.classes)
+    assert dict(atoms.classes) == {"run": 7} == dict(pickle.loads(pickle.dumps(atoms)).classes)

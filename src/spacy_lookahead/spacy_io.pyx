@@ -13,6 +13,7 @@ pipe()). The engine (core/) never sees a spaCy object, only those arrays.
 
 The C structs are spaCy's ABI: this module is compiled against one spaCy
 minor version (setup.cfg pins spacy to it), as spaCy's own extensions are."""
+from libc.math cimport floor, isfinite
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
 from libcpp.vector cimport vector
@@ -20,7 +21,7 @@ from libc.stdint cimport int64_t, uint64_t
 from cpython.dict cimport PyDict_GetItem
 from cpython.ref cimport PyObject
 from cpython.weakref cimport PyWeakref_NewRef
-from preshed.maps cimport PreshMap, map_get
+from preshed.maps cimport MapStruct, PreshMap, map_get
 from spacy.strings cimport StringStore, Utf8Str
 from spacy.structs cimport LexemeC, SpanC, TokenC
 from spacy.tokens.doc cimport Doc, set_children_from_heads
@@ -28,12 +29,14 @@ from spacy.tokens.span_group cimport SpanGroup
 from spacy.vocab cimport Vocab
 
 import threading
+from types import MappingProxyType
 
 import numpy
 cimport numpy as cnp
 
 cnp.import_array()
 
+from .core.atomics cimport la_claim, la_load_acquire, la_store_release, la_wait_turn
 from .core.clock cimport add_since, now_ns
 from .core.instance cimport DocRows, DocSink
 from .core.nothrow cimport la_push, la_reserve, la_resize
@@ -63,6 +66,26 @@ cdef struct WordC:
     bint is_space   # spaCy's IS_SPACE: the text is whitespace
 
 
+cdef struct NewWord:
+    # A word type of a batch that the cache lacked (WordRows' new words):
+    # all but its text atoms found by the calling thread (LexemeAtoms.
+    # _pend_new_words), the rest made by the first searching thread that
+    # meets it (WordRows._made), then kept in the cache (keep_new_words).
+    WordC word
+    uint64_t orth
+    size_t at         # its UTF-8 (ASCII) in the batch's new_text, from `at`
+    Py_ssize_t nbytes # ... of nbytes
+    int state         # _UNMADE, _MAKING, _MADE or _FAILED (core.atomics)
+
+
+# NewWord.state
+cdef enum:
+    _UNMADE = 0
+    _MAKING = 1
+    _MADE = 2
+    _FAILED = 3  # (no memory: the doc is left, and the caller's path raises)
+
+
 # The lookups tables the lexeme atoms A_CLUSTER and A_PROB read
 # (spacy-lookups-data's, loaded into the vocab by [initialize.lookups]; a
 # trained component reads its own copy: docs_inputs' `own`).
@@ -70,8 +93,11 @@ CLUSTER_TABLE = "lexeme_cluster"
 PROB_TABLE = "lexeme_prob"
 # A_PROB of a word in the table: PROB_BIN_BASE + floor(-log p), at most
 # PROB_BIN_BASE + MAX_PROB_BIN (above the sentinels; 0 is "absent").
-PROB_BIN_BASE = 16
-MAX_PROB_BIN = 30
+cdef enum:
+    _PROB_BIN_BASE = 16
+    _MAX_PROB_BIN = 30
+PROB_BIN_BASE = _PROB_BIN_BASE
+MAX_PROB_BIN = _MAX_PROB_BIN
 
 
 def vocab_tables(vocab):
@@ -98,18 +124,27 @@ def lexeme_atoms(lexeme, tables):
             prob_bin(probs.get(orth)) if probs is not None else 0]
 
 
-_N_SYMBOLS = len(_SYMBOL_NAMES)
+cdef uint64_t _N_SYMBOLS = len(_SYMBOL_NAMES)  # (spaCy's symbols: ids below it)
 
 
 cdef const char* _utf8_of(StringStore strings, uint64_t orth, Py_ssize_t* nbytes) noexcept:
     """The UTF-8 of the string `orth` in `strings` (its length into
     nbytes), NULL where its map lacks it: what spaCy's decode_Utf8Str
     reads, without making a str (the layout of spaCy's Utf8Str)."""
-    cdef const Utf8Str* string = <const Utf8Str*>strings._map.get(orth)
+    return _utf8_in(<const Utf8Str*>strings._map.get(orth), nbytes)
+
+
+cdef inline bint _is_inline(const Utf8Str* string) noexcept:
+    """Whether the string's bytes are in the Utf8Str itself (short)."""
+    return string.s[0] < sizeof(string.s) and string.s[0] != 0
+
+
+cdef const char* _utf8_in(const Utf8Str* string, Py_ssize_t* nbytes) noexcept:
+    """_utf8_of's bytes of a StringStore entry (NULL: none)."""
     cdef Py_ssize_t i = 0, length = 0
     if string == NULL:
         return NULL
-    if string.s[0] < sizeof(string.s) and string.s[0] != 0:
+    if _is_inline(string):
         nbytes[0] = string.s[0]
         return <const char*>&string.s[1]
     if string.p[0] < 255:
@@ -121,6 +156,12 @@ cdef const char* _utf8_of(StringStore strings, uint64_t orth, Py_ssize_t* nbytes
     length += string.p[i]
     nbytes[0] = length
     return <const char*>&string.p[i + 1]
+
+
+cdef inline const Utf8Str* _entry_of(StringStore strings, uint64_t orth) noexcept:
+    """The StringStore's entry of the string `orth` (NULL: none, or a
+    symbol's, whose text is not in its map)."""
+    return <const Utf8Str*>strings._map.get(orth) if orth >= _N_SYMBOLS else NULL
 
 
 cdef inline bint _is_ascii(const char* data, Py_ssize_t nbytes) noexcept:
@@ -157,6 +198,21 @@ cdef int _made_without_gil(const char* data, Py_ssize_t nbytes, bint substrings,
     return made
 
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define la_prefetch(p) __builtin_prefetch(p)
+    #else
+    #define la_prefetch(p) ((void)(p))
+    #endif
+    """
+    void la_prefetch(const void* p) nogil
+
+
+cdef enum:
+    _AHEAD = 8  # the tokens a scan asks the memory for its lexemes ahead (la_prefetch)
+
+
 cdef object _table_get(object table, uint64_t orth, object default):
     """table.get(orth, default) of a lookups Table (a dict by orth ids: its
     get reads an int key as the dict does) or any mapping."""
@@ -173,8 +229,17 @@ cdef uint64_t _cluster_of(object clusters, uint64_t orth) except? 0:
 
 
 cdef uint64_t _prob_of(object probs, uint64_t orth) except? 0:
-    """lexeme_atoms' A_PROB of the word `orth` (probs: its table or None)."""
-    return prob_bin(_table_get(probs, orth, None)) if probs is not None else 0
+    """lexeme_atoms' A_PROB of the word `orth` (probs: its table or None):
+    prob_bin's, in C for a finite float (what the tables hold)."""
+    cdef double p, b
+    if probs is None:
+        return 0
+    value = _table_get(probs, orth, None)
+    if type(value) is not float or not isfinite(<double>value):
+        return prob_bin(value)  # (None, another type, or its error)
+    p = value
+    b = floor(-p)  # (-p // 1, for a finite float)
+    return _PROB_BIN_BASE + <uint64_t>(_MAX_PROB_BIN if b > _MAX_PROB_BIN else 0 if b < 0 else b)
 
 
 cdef enum:
@@ -246,7 +311,7 @@ cdef class LexemeAtoms:
     cdef object lock
     cdef readonly bint substrings
     cdef readonly object lexicon  # the tables and the vocab the cache was made with
-    cdef readonly dict classes    # word text -> A_CLASS (the component's tag dictionary)
+    cdef dict _classes            # word text -> A_CLASS (the component's tag dictionary)
     cdef PreshMap class_ids       # ... by the text's orth id (get's C path)
 
     def __init__(self, bint substrings=False):
@@ -254,14 +319,20 @@ cdef class LexemeAtoms:
         self.cache = WordCache()
         self.substrings = substrings
         self.lexicon = None
-        self.classes = {}
+        self._classes = {}
         self.class_ids = PreshMap()
 
-    def set_classes(self, dict classes):
-        """The component's word classes (text -> A_CLASS atom); the cache is
-        made again."""
+    @property
+    def classes(self):
+        """The component's word classes (text -> A_CLASS atom), read-only:
+        set_classes changes them (and the map by orth id beside them)."""
+        return MappingProxyType(self._classes)
+
+    def set_classes(self, classes):
+        """The component's word classes (a mapping: text -> A_CLASS atom);
+        the cache is made again."""
         with self.lock:
-            self._set_classes(classes)
+            self._set_classes(dict(classes))
 
     def clear(self) -> None:
         """The cache emptied: every word new again (e.g. to time fresh
@@ -281,7 +352,7 @@ cdef class LexemeAtoms:
             if key < _N_SYMBOLS:  # ("" or a symbol: read by text, on get's Python path)
                 continue
             ids.set(key, <void*><uint64_t>value)
-        self.classes = dict(classes)
+        self._classes = classes
         self.class_ids = ids
         self.cache = WordCache()
 
@@ -322,7 +393,7 @@ cdef class LexemeAtoms:
             values = lexeme_atoms(vocab[orth], tables)
             for i in range(N_WORD_ATOMS - A_NORM - 1):
                 atoms[A_NORM + i] = values[i]
-            atoms[A_CLASS] = self.classes.get(text, 0)
+            atoms[A_CLASS] = self._classes.get(text, 0)
             n_subs = word_substrings_into(text, subs) if self.substrings else 0
             space = text.isspace()
         # (made whole, then kept: an error above leaves nothing behind)
@@ -335,6 +406,115 @@ cdef class LexemeAtoms:
             memcpy(lex.subs, subs, n_subs * sizeof(uint64_t))
         self.cache.add(orth, lex)
         return lex
+
+    cdef int _pend_new_words(self, WordRows rows, object vocab, object tables) except -1:
+        """The batch's word types that the cache lacks, handed to its
+        searching threads (docs_inputs' `new_words`): each ASCII one's text
+        copied and its other atoms found here (the lexeme's, the tables',
+        the class: what get() reads), its text atoms made by the thread
+        that first meets it (WordRows._made); the others made here (get).
+        The cache is not changed for the ASCII ones: keep_new_words adds
+        them after the search. With the lock held."""
+        cdef StringStore strings = (<Vocab?>vocab).strings
+        cdef vector[const LexemeC*] missing  # the tokens' words that the cache lacks
+        cdef int64_t k = 0, j, N = rows.st[rows.n_docs]
+        cdef int d, i
+        cdef const LexemeC* lexeme
+        cdef uint64_t orth
+        cdef const char* data
+        cdef Py_ssize_t nbytes = 0
+        cdef NewWord w
+        cdef size_t at
+        cdef int64_t n, t0 = now_ns()
+        memset(&w, 0, sizeof(NewWord))  # (the text atoms, n_subs, state: 0 until a thread makes it)
+        with nogil:
+            for d in range(rows.n_docs):
+                n = rows.st[d + 1] - rows.st[d]
+                for i in range(n):
+                    if i + _AHEAD < n:  # (the lexemes are spread over the vocab's memory)
+                        la_prefetch(rows.doc_tokens[d][i + _AHEAD].lex)
+                    lexeme = rows.doc_tokens[d][i].lex
+                    if self.cache.find(lexeme.orth) == NULL and la_push(missing, lexeme) != 0:
+                        break
+                    k += 1
+        add_since(t0)
+        if k < N:
+            raise MemoryError("docs_inputs: no memory for the batch's new words: free memory")
+        # Each word's text is two or three reads from memory that no cache
+        # holds (the StringStore's map, its entry, the bytes of a long one):
+        # asked for ahead, a stage each (a ring of the entries found ahead)
+        cdef const MapStruct* store = strings._map.c_map
+        cdef const Utf8Str* ahead[8]
+        cdef const Utf8Str* entry
+        cdef int64_t n_missing = missing.size()
+        for j in range(min(4, n_missing)):
+            ahead[j] = _entry_of(strings, missing[j].orth)
+        for j in range(n_missing):
+            if j + 8 < n_missing:
+                la_prefetch(&store.cells[missing[j + 8].orth & (store.length - 1)])
+            if j + 4 < n_missing:
+                entry = ahead[(j + 4) & 7] = _entry_of(strings, missing[j + 4].orth)
+                if entry != NULL:
+                    la_prefetch(entry)
+            if j + 2 < n_missing:
+                entry = ahead[(j + 2) & 7]
+                if entry != NULL and not _is_inline(entry):
+                    la_prefetch(entry.p)
+            lexeme = missing[j]
+            orth = lexeme.orth
+            if self.cache.find(orth) != NULL or la_rm_get(&rows.new_map, orth) != NULL:
+                continue  # (met before in the batch)
+            data = _utf8_in(ahead[j & 7], &nbytes)
+            if data == NULL or not _is_ascii(data, nbytes):
+                self.get(lexeme, vocab, tables)  # (str.lower's case mapping: Python's)
+                continue
+            w.word.atoms[A_NORM] = lexeme.norm  # (get's, from the struct)
+            w.word.atoms[A_SP_SHAPE] = lexeme.shape
+            w.word.atoms[A_PREFIX] = lexeme.prefix
+            w.word.atoms[A_SUFFIX] = lexeme.suffix
+            w.word.atoms[A_FLAGS] = lexeme.flags
+            w.word.atoms[A_CLUSTER] = _cluster_of(tables[0], orth)
+            w.word.atoms[A_PROB] = _prob_of(tables[1], orth)
+            w.word.atoms[A_CLASS] = <uint64_t>map_get(self.class_ids.c_map, orth)
+            w.orth, w.at, w.nbytes = orth, rows.new_text.size(), nbytes
+            if la_resize(rows.new_text, w.at + nbytes) != 0 or la_push(rows.new_words, w) != 0 \
+                    or la_rm_add(&rows.new_map, orth, <void*>rows.new_words.size()) != 0:
+                raise MemoryError("docs_inputs: no memory for the batch's new words: free memory")
+            memcpy(&rows.new_text[w.at], data, nbytes)
+        if self.substrings and rows.new_words.size():
+            if la_resize(rows.new_subs, rows.new_words.size() * MAX_SUBSTRINGS_C) != 0:
+                raise MemoryError("docs_inputs: no memory for the batch's new words: free memory")
+            for at in range(rows.new_words.size()):
+                rows.new_words[at].word.subs = &rows.new_subs[at * MAX_SUBSTRINGS_C]
+        rows.maker = self
+        return 0
+
+    def _keep_new_words(self, WordRows rows):
+        """The new words that the batch's threads made (WordRows._made) put in
+        the cache, each a copy in the cache's memory (the rows' die with
+        the batch); none where the cache was made again since (other
+        tables). Returns how many were kept."""
+        cdef size_t at
+        cdef NewWord* w
+        cdef WordC* lex
+        cdef int kept = 0
+        with self.lock:
+            if not rows.caches or rows.caches[0] is not self.cache:
+                return 0
+            for at in range(rows.new_words.size()):
+                w = &rows.new_words[at]
+                if la_load_acquire(&w.state) != _MADE or self.cache.find(w.orth) != NULL:
+                    continue  # (not met by a thread, or cached meanwhile: another batch's)
+                lex = <WordC*>self.cache.take(sizeof(WordC))
+                memcpy(lex, &w.word, sizeof(WordC))
+                if self.substrings:
+                    lex.subs = <uint64_t*>self.cache.take(max(1, w.word.n_subs) * sizeof(uint64_t))
+                    memcpy(lex.subs, w.word.subs, w.word.n_subs * sizeof(uint64_t))
+                else:
+                    lex.subs = NULL
+                self.cache.add(w.orth, lex)
+                kept += 1
+        return kept
 
     def doc_atoms(self, doc):
         """(len(doc), N_ATOMS) array of the doc's word atoms; the per-token
@@ -357,7 +537,7 @@ cdef class LexemeAtoms:
 
     def docs_inputs(self, docs, bint tags=False, bint ent_iob=False, bint sent_starts=False,
                     own=(None, None), bint defer=False, bint lookup=False, known=None,
-                    bint compact=False):
+                    bint compact=False, bint new_words=False):
         """The word inputs of a batch of docs as one set of arrays over their
         tokens one after the other: "atoms" (N, N_ATOMS) (the input columns
         A_TAG (but see `tags`), A_CHUNK left 0 for the caller), "starts" (n_docs + 1,) int64
@@ -400,13 +580,19 @@ cdef class LexemeAtoms:
         from its first row (and its substrings), the rows' content_of(i)
         giving their number and positions, for a reader of the words alone
         (a tagging system's docs; a doc of whitespace alone is left:
-        rows.returned(whitespace=True)); a whitespace token needs no tag."""
+        rows.returned(whitespace=True)); a whitespace token needs no tag.
+        `new_words` (with lookup): the batch's word types that the cache
+        lacks are found here (a scan of its tokens) and made by the
+        searching threads, each by the first that meets it, instead of
+        leaving their docs (ASCII words; the others are made here): for a
+        batch of fresh text. After the searches, rows.keep_new_words()
+        puts them in the cache."""
         with self.lock:
             return self._docs_inputs(docs, tags, ent_iob, sent_starts, own, defer, lookup, known,
-                                     compact)
+                                     compact, new_words)
 
     def _docs_inputs(self, docs, bint tags, bint ent_iob, bint sent_starts, own, bint defer,
-                     bint lookup, known, bint compact=False):
+                     bint lookup, known, bint compact=False, bint new_words=False):
         cdef int n_docs = len(docs), d, i
         cdef int64_t k = 0, N = 0, n_space = 0, n_subs = 0, missing = 0, untagged = 0
         cdef bint has_word, has_tag
@@ -424,7 +610,7 @@ cdef class LexemeAtoms:
         N = st[n_docs]
         if lookup and defer and one_vocab and N and not sent_starts:
             return self._looked_up_later(docs, tokens, starts, own, ent_iob, tags, known,
-                                         compact)
+                                         compact, new_words)
         # (every entry written in the nogil loops below or by the rows' fill: a
         # calloc of the heap's would zero them with the GIL held)
         atoms = numpy.empty((N, N_ATOMS), dtype="uint64")
@@ -529,13 +715,17 @@ cdef class LexemeAtoms:
         return out
 
     cdef dict _looked_up_later(self, docs, const vector[const TokenC*]& tokens, starts, own,
-                               bint ent_iob, bint tags, known, bint compact=False):
+                               bint ent_iob, bint tags, known, bint compact=False,
+                               bint new_words=False):
         """docs_inputs' `lookup`: the arrays made, nothing read from the
         tokens (the rows' fill() looks each doc's words up; with ent_iob,
         leaves a doc with a token's ent_iob set; with substrings, keeps
         each doc's in buffers of its own, and "substrings" is a placeholder
-        the readers' views are moved off: DocRows.substrings_of)."""
-        self._tables((<Doc>docs[0]).vocab, own)  # (the cache made again where they changed)
+        the readers' views are moved off: DocRows.substrings_of; with
+        new_words, the words the cache lacks handed to them:
+        _pend_new_words)."""
+        vocab = (<Doc>docs[0]).vocab
+        tables = self._tables(vocab, own)  # (the cache made again where they changed)
         cdef int n_docs = len(docs)
         cdef int64_t N = starts[n_docs]
         atoms = numpy.empty((N, N_ATOMS), dtype="uint64")
@@ -558,6 +748,8 @@ cdef class LexemeAtoms:
             if known is not None:
                 rows.known = _hash_set(numpy.ascontiguousarray(known, dtype="uint64"))
         rows.set_arrays(atoms, starts, None, None, numpy.zeros((0,), dtype="uint64"))
+        if new_words:
+            self._pend_new_words(rows, vocab, tables)
         out = {"atoms": atoms, "starts": starts, "space": None, "rows": rows}
         if self.substrings:
             rows.doc_offsets.resize(n_docs)
@@ -567,7 +759,7 @@ cdef class LexemeAtoms:
         return out
 
     def unit_inputs(self, docs, own=(None, None), known=None, ChunkAtoms chunks=None,
-                    str key="chunks", bint inside=False):
+                    str key="chunks", bint inside=False, bint new_words=False):
         """docs_inputs(docs, tags=True, defer=True, lookup=True) for the
         phrase recognisers, whose units each searching thread finds itself
         (WordRows.units_of: the sentence boundaries read from the tokens;
@@ -577,7 +769,8 @@ cdef class LexemeAtoms:
         now) and, with `inside`, the "inside" flags (uint8 per token). A doc
         without the span group, or with a chunk type not known yet, is
         left (returned()) as are docs_inputs' lookup's. None where the
-        batch cannot be looked up so (no token, or several vocabs)."""
+        batch cannot be looked up so (no token, or several vocabs).
+        new_words: as docs_inputs'."""
         cdef int n_docs = len(docs), d = 0
         cdef Doc doc
         cdef SpanGroup group
@@ -594,7 +787,8 @@ cdef class LexemeAtoms:
         if not n_docs or not st[n_docs]:
             return None
         with self.lock:
-            out = self._looked_up_later(docs, tokens, starts, own, False, True, known)
+            out = self._looked_up_later(docs, tokens, starts, own, False, True, known,
+                                        False, new_words)
         cdef WordRows rows = out["rows"]
         rows.allows_space = rows.knows_units = True
         rows.hooked.resize(n_docs)
@@ -628,9 +822,10 @@ cdef class LexemeAtoms:
     def left_share(self, docs, int sample=16, own=(None, None)):
         """Of `sample` docs spread over the batch (every doc where there are
         fewer), the share that threads looking their words up would leave
-        for a word not cached yet, among those with tokens (0.0: none): a few docs' tokens read here,
-        to say whether this batch's new words are cached here before the
-        threads look the rest up (SearchPipe._lookup_resumed). `own` as docs_inputs'."""
+        for a word not cached yet, among those with tokens (0.0: none): a
+        few docs' tokens read here, to say whether the threads are to make
+        this batch's new words (docs_inputs' new_words:
+        SearchPipe._lookup_resumed). `own` as docs_inputs'."""
         cdef int n_docs = len(docs), k, picks = min(sample, n_docs), d, i
         cdef int counted = 0, left = 0
         cdef Doc doc
@@ -656,10 +851,9 @@ cdef class LexemeAtoms:
 
     def cache_words(self, docs, own=(None, None)):
         """The word types of `docs` not cached yet, cached (with the GIL, once
-        each: get); `own` as docs_inputs'. For a batch whose sample says
-        the threads would leave many of its docs (SearchPipe._lookup_resumed),
-        and for the docs that the threads looking the words up left for new
-        words (WordRows.returned(new_words=True)): fill() finds them after."""
+        each: get); `own` as docs_inputs'. For the docs that the threads
+        looking the words up left for new words (WordRows.returned(
+        new_words=True)): fill() finds them after."""
         cdef Doc doc
         cdef int i
         cdef uint64_t orth
@@ -689,7 +883,7 @@ cdef class LexemeAtoms:
         return tables
 
     def __reduce__(self):
-        return (_lexeme_atoms, (self.substrings, self.classes))
+        return (_lexeme_atoms, (self.substrings, self._classes))
 
 
 # WordRows.tag_counts: the unseen tags named, as check_tags names a batch's
@@ -749,6 +943,54 @@ cdef class WordRows(DocRows):
     cdef const int64_t* st
     cdef int* ov
     cdef uint64_t* hv
+    # lookup with new words (docs_inputs' new_words): the batch's words that
+    # the cache lacked, made by the threads (_made), kept after (keep_new_words)
+    cdef vector[NewWord] new_words
+    cdef vector[char] new_text       # ... their UTF-8, one after another
+    cdef vector[uint64_t] new_subs   # ... their substrings (MAX_SUBSTRINGS_C a word)
+    cdef la_readmap new_map          # ... orth -> 1 + the word's place in new_words
+    cdef object maker                # ... the LexemeAtoms whose cache keeps them
+
+    def __dealloc__(self):
+        la_rm_free(&self.new_map)
+
+    def keep_new_words(self):
+        """After the searches: the new words they made (docs_inputs'
+        new_words) kept in the word cache, for the next batches' threads;
+        how many (0: none handed to them)."""
+        if self.maker is None or not self.new_words.size():
+            return 0
+        return (<LexemeAtoms>self.maker)._keep_new_words(self)
+
+    @property
+    def n_new_words(self):
+        """The words handed to the searching threads to make (new_words)."""
+        return self.new_words.size()
+
+    cdef const WordC* _made(self, uint64_t orth) noexcept nogil:
+        """lookup with new words: the word `orth` if it is one of the
+        batch's new words, made by the first thread that meets it (its
+        text atoms: what get() makes without the GIL; the others wait for
+        it); NULL where it is not one, or there was no memory."""
+        cdef size_t at = <size_t>la_rm_get(&self.new_map, orth)
+        cdef NewWord* w
+        cdef int state, made, turn = 0
+        if at == 0:
+            return NULL
+        w = &self.new_words[at - 1]
+        state = la_load_acquire(&w.state)
+        if state == _UNMADE and la_claim(&w.state, _UNMADE, _MAKING):
+            made = utf8_word_atoms(&self.new_text[w.at], w.nbytes, w.word.atoms)
+            w.word.is_space = utf8_is_space(&self.new_text[w.at], w.nbytes)
+            if w.word.subs != NULL:
+                w.word.n_subs = utf8_substrings(&self.new_text[w.at], w.nbytes, w.word.subs)
+            state = _MADE if made == 1 and w.word.n_subs >= 0 else _FAILED
+            la_store_release(&w.state, state)
+        while state == _UNMADE or state == _MAKING:  # (another thread makes it)
+            la_wait_turn(turn)
+            turn += turn < 64
+            state = la_load_acquire(&w.state)
+        return &w.word if state == _MADE else NULL
 
     cdef set_arrays(self, atoms, starts, tags, offsets, hashes):
         cdef uint64_t[:, ::1] a = atoms
@@ -842,6 +1084,8 @@ cdef class WordRows(DocRows):
         memset(examples, 0, sizeof(examples))
         for k in range(lo, self.st[i + 1]):
             lex = <const WordC*>la_rm_get(self.words, tokens[k - lo].lex.orth)
+            if lex == NULL and self.new_map.size:
+                lex = self._made(tokens[k - lo].lex.orth)
             if lex == NULL:
                 self.returned_docs[i] = _NEW_WORD
                 return False

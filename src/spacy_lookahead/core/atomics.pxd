@@ -19,6 +19,12 @@ cdef extern from *:
             old = seen;
         }
     }
+    /* (the Interlocked intrinsics are full barriers: acquire and release) */
+    static inline int la_load_acquire(int* flag) { return la_load(flag); }
+    static inline void la_store_release(int* flag, int v) { la_store(flag, v); }
+    static inline int la_claim(int* flag, int expected, int v) {
+        return _InterlockedCompareExchange((volatile long*)flag, v, expected) == expected;
+    }
     #else
     static inline int la_take(int* counter) {
         return __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
@@ -30,9 +36,32 @@ cdef extern from *:
         while (v < old && !__atomic_compare_exchange_n(x, &old, v, 0, __ATOMIC_RELAXED,
                                                        __ATOMIC_RELAXED)) {}
     }
+    /* a flag that hands over what its writer made before it (release: the
+       writes before the store are seen by whoever loads it with acquire) */
+    static inline int la_load_acquire(int* flag) { return __atomic_load_n(flag, __ATOMIC_ACQUIRE); }
+    static inline void la_store_release(int* flag, int v) {
+        __atomic_store_n(flag, v, __ATOMIC_RELEASE);
+    }
+    /* *flag from `expected` to v, by this thread alone: 1, or 0 where another
+       changed it first */
+    static inline int la_claim(int* flag, int expected, int v) {
+        return __atomic_compare_exchange_n(flag, &expected, v, 0, __ATOMIC_ACQ_REL,
+                                           __ATOMIC_ACQUIRE);
+    }
     #endif
+    #include <thread>
+    /* a wait's turn: spin a little, then let the OS run another thread (the
+       one waited for, on a machine with fewer cores than threads) */
+    static inline void la_wait_turn(int turn) {
+        if (turn >= 64)
+            std::this_thread::yield();
+    }
     """
     int la_take(int* counter) nogil
     int la_load(int* flag) nogil
     void la_store(int* flag, int v) nogil
     void la_min(int* x, int v) nogil
+    int la_load_acquire(int* flag) nogil
+    void la_store_release(int* flag, int v) nogil
+    bint la_claim(int* flag, int expected, int v) nogil
+    void la_wait_turn(int turn) nogil

@@ -97,6 +97,10 @@ MIN_DOCS_PER_THREAD = 64
 LOOKUP_AGAIN_MOST = 0.25
 LOOKUP_PAUSE = 8
 LOOKUP_PAUSE_MOST = 512
+# SearchPipe._lookup_resumed: the searching threads look the batch's words
+# up, and (MAKES_WORDS) make those the cache lacks (a cold batch)
+LOOKS_UP = 1
+MAKES_WORDS = 2
 
 
 def pipelined_batch_size(batch_size: int, threads: int) -> int:
@@ -494,7 +498,7 @@ class SearchPipe(TrainablePipe):
         search and leave the docs as they were (what its threads wrote
         undone; none by default)."""
 
-    def _lookup_resumed(self, docs: List[Doc]) -> bool:
+    def _lookup_resumed(self, docs: List[Doc]) -> int:
         """Whether this batch's threads look its words up (this thread's
         pipe() call: _calls): not while a pause lasts (counted down here),
         nor beside a probe: the first batch of a call, or after a pause,
@@ -502,26 +506,25 @@ class SearchPipe(TrainablePipe):
         Where a sample of its docs says the threads would leave more than
         LOOKUP_AGAIN_MOST of them for a word not cached yet (`_left_share`:
         a cold word cache, e.g. the first batches of fresh text), the
-        batch's new words are cached here first (`_cache_words`: in C, a
-        scan of its tokens and ~1 us a new word type) and the threads look
-        up the rest. Once a probe went well, the next batches look up
-        unsampled from the first sample that finds the cache warm (a
-        sample reads a few docs here: 1-7 ns a token of the batch)."""
+        threads also make the batch's new words (MAKES_WORDS: a scan of
+        its tokens here finds them, docs_inputs' `new_words`), where they
+        would leave their docs. Once a probe went well, the next batches
+        look up unsampled from the first sample that finds the cache warm
+        (a sample reads a few docs here: 1-7 ns a token of the batch).
+        0: no look-up on the threads, LOOKS_UP, or MAKES_WORDS."""
         calls = self._calls
         pause = getattr(calls, "lookup_pause", 0)
         if pause > 0:
             calls.lookup_pause = pause - 1
-            return False
+            return 0
         trusted = getattr(calls, "lookup_trusted", False)
         if not trusted and getattr(calls, "lookup_probing", False):
-            return False
+            return 0
         if not trusted or getattr(calls, "lookup_cold", True):
             calls.lookup_cold = self._left_share(docs) > LOOKUP_AGAIN_MOST
-            if calls.lookup_cold:
-                self._cache_words(docs)
         if not trusted:
             calls.lookup_probing = True
-        return True
+        return MAKES_WORDS if calls.lookup_cold else LOOKS_UP
 
     def _left_share(self, docs: List[Doc]) -> float:
         """The share of a sample of `docs` that threads looking their words
@@ -530,9 +533,8 @@ class SearchPipe(TrainablePipe):
 
     def _cache_words(self, docs: List[Doc]) -> None:
         """The word types of `docs` put in the word cache that the threads
-        read (spacy_io.LexemeAtoms.cache_words): before the search, where
-        `_left_share` says they would leave many docs, and for the docs
-        they left. Subclasses whose threads look words up say how."""
+        read (spacy_io.LexemeAtoms.cache_words): for the docs they left.
+        Subclasses whose threads look words up say how."""
         raise NotImplementedError(f"{type(self).__name__} looks words up on its threads "
                                   "but cannot cache them (_cache_words): a bug, please report it")
 

@@ -372,7 +372,7 @@ class ArcStandardParser(TransitionPipe):
             indexes.append(numpy.flatnonzero(words == 0).astype("int32") if words.any() else None)
         return inputs, indexes
 
-    def batch_inputs(self, docs: List[Doc], defer_rows: bool = False, lookup: bool = False
+    def batch_inputs(self, docs: List[Doc], defer_rows: bool = False, lookup: int = 0
                      ) -> Tuple[Dict[str, Any], List[Optional[numpy.ndarray]]]:
         """The batch input of ArcStandardSystem.batch_docs (_batch_columns,
         whitespace tokens left out) and each doc's content positions.

@@ -20,7 +20,7 @@ from ..core.fr_perceptron import FEEDBACKS, fr_perceptron, recognise
 from ..core.weights import Weights
 from ..spacy_io import LexemeAtoms, in_vocab, sentence_units, write_phrases
 from ..systems.phrases import PhraseSystem, UnitsJob, unit_costs
-from .base import LOOKUP_AGAIN_MOST, SearchPipe
+from .base import LOOKUP_AGAIN_MOST, MAKES_WORDS, SearchPipe
 from .settings import Feedback, check_threads, config_error
 from .spaces import compact_input, compact_spans, content_index
 
@@ -273,7 +273,7 @@ class PhrasePipe(SearchPipe):
                 self._calls.lookup_probing = False
             raise
 
-    def _units_begun(self, docs: List[Doc], threads: int, lookup: bool = False) -> tuple:
+    def _units_begun(self, docs: List[Doc], threads: int, lookup: int = 0) -> tuple:
         """predict() up to the search, and the search started on `threads`
         C threads: (each unit's doc, the job, its runs started, and for a
         job over docs that the threads read (lookup, `_looked_up`) its rows
@@ -281,7 +281,8 @@ class PhrasePipe(SearchPipe):
         self._require_labels()
         self._start_tally()
         if lookup:
-            begun = None if getattr(self._calls, "learning", False) else self._looked_up(docs, threads)
+            begun = (None if getattr(self._calls, "learning", False)
+                     else self._looked_up(docs, threads, lookup == MAKES_WORDS))
             if begun is not None:
                 self._warn_unseen_tags()  # (none counted yet: the call's tally let go)
                 return begun
@@ -321,15 +322,17 @@ class PhrasePipe(SearchPipe):
     def _cache_words(self, docs: List[Doc]) -> None:
         self._atoms.cache_words(docs, self._own_tables())
 
-    def _looked_up(self, docs: List[Doc], threads: int) -> Optional[tuple]:
+    def _looked_up(self, docs: List[Doc], threads: int, new_words: bool = False
+                   ) -> Optional[tuple]:
         """_units_begun over docs whose words, tags, chunks and sentences
         the searching threads read (spacy_io.LexemeAtoms.unit_inputs,
         UnitsJob.over_docs); None where they cannot (no token, several
         vocabs). The docs they leave (a word not cached yet, an untagged
         word, no chunks, a chunk type first seen) are done again after
-        (`_phrases`)."""
+        (`_phrases`). new_words: they also make the words the cache lacks
+        (unit_inputs' new_words)."""
         batch = self._atoms.unit_inputs(docs, self._own_tables(), self._known_tags(),
-                                        **self._thread_columns())
+                                        new_words=new_words, **self._thread_columns())
         if batch is None:
             return None
         starts, rows = batch["starts"], batch["rows"]
@@ -349,6 +352,7 @@ class PhrasePipe(SearchPipe):
         if looked_up is None:
             return Phrases(*job.doc_result(unit_doc, len(docs)))
         rows, threads = looked_up
+        rows.keep_new_words()  # (for the next batches' threads)
         found = Phrases(*job.doc_result(None, len(docs)))
         self._warn_long_unit(job.longest_unit())
         left = rows.returned()

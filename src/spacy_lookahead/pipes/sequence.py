@@ -22,7 +22,7 @@ from . import settings
 from .settings import PROBABILITY_SETTINGS, SEARCH_DEFAULTS, config_error
 from ..systems.schemes import sum_in_order
 from ..systems.span_ids import BestParts
-from .base import filled_atoms
+from .base import MAKES_WORDS, filled_atoms
 from .spaces import any_spaced, content_positions, over_doc_tokens, without_whitespace
 from .prediction import Predictions, TagPredictions, kept_probabilities
 from .transition import DocsLayout, Prediction, TransitionPipe, docs_runs, on_c_threads
@@ -185,7 +185,7 @@ class SequencePipe(TransitionPipe):
         return [names[i] for i in output]
 
     def inputs_and_indexes(self, docs: List[Doc], examples: Optional[List[Example]] = None,
-                           defer_rows: bool = False, lookup: bool = False
+                           defer_rows: bool = False, lookup: int = 0
                            ) -> Tuple[Dict[str, Any], List[Optional[numpy.ndarray]]]:
         """The system input of the whole batch, without Python per token:
         the docs' word inputs in one set of arrays (LexemeAtoms.docs_inputs)
@@ -198,14 +198,18 @@ class SequencePipe(TransitionPipe):
         threads can make the inputs (`_inputs_on_threads`; docs_inputs'
         lookup, with compact: each doc's whitespace left out of its rows
         there, the sink told so: `_docs_decoding`): no column or preset
-        is then made here, and the positions are None."""
+        is then made here, and the positions are None; MAKES_WORDS
+        (SearchPipe._lookup_resumed): the threads also make the words the
+        cache lacks (docs_inputs' new_words)."""
         self._check_lexicon(docs)
         columns = self.token_columns()
+        makes_words = lookup == MAKES_WORDS
         lookup = bool(lookup and defer_rows and self._inputs_on_threads())
         batch = self._atoms.docs_inputs(docs, sent_starts=bool(self.cfg.get("respect_sent_starts")),
                                         own=self._own_tables(), defer=defer_rows, lookup=lookup,
                                         known=self._known_tags() if lookup and columns.get("tags")
-                                        else None, compact=lookup, **columns)
+                                        else None, compact=lookup,
+                                        new_words=lookup and makes_words, **columns)
         atoms, starts = batch["atoms"], batch["starts"]
         batch.pop("sent_set", None)  # (per doc: the phrase recognisers' units read it)
         if not self.cfg.get("respect_sent_starts") or not len(atoms):
@@ -231,7 +235,7 @@ class SequencePipe(TransitionPipe):
             return batch, [None] * len(docs)
         return without_whitespace(batch, space)
 
-    def batch_inputs(self, docs: List[Doc], defer_rows: bool = False, lookup: bool = False
+    def batch_inputs(self, docs: List[Doc], defer_rows: bool = False, lookup: int = 0
                      ) -> Tuple[Dict[str, Any], List[Optional[numpy.ndarray]]]:
         return self.inputs_and_indexes(docs, defer_rows=defer_rows, lookup=lookup)
 

@@ -307,6 +307,7 @@ class TransitionPipe(SearchPipe):
                 redo: List[int] = []
                 alone = None  # (docs of whitespace alone: the sink writes them)
                 if indexes.rows is not None and docs:
+                    indexes.rows.keep_new_words()  # (for the next batches' threads)
                     searched = indexes.search_again(docs, self._cache_words)
                     alone = indexes.rows.returned(whitespace=True).tolist()
                     redo = sorted(set(indexes.returned()) - set(alone))
@@ -381,10 +382,11 @@ class TransitionPipe(SearchPipe):
         self._warn_unseen_tags()
         return indexes, run, self.instances(docs, None, indexes, inputs), args
 
-    def _docs_decoding(self, docs: List[Doc], writes: bool, lookup: bool, run: Callable,
+    def _docs_decoding(self, docs: List[Doc], writes: bool, lookup: int, run: Callable,
                        args: tuple) -> Tuple[Any, Callable, Iterable, tuple]:
         """_decoding of a batch decoded at once (`_decodes_docs`); lookup:
-        the searching threads look its words up."""
+        the searching threads look its words up (MAKES_WORDS: and make
+        those the cache lacks)."""
         inputs, indexes = self.batch_inputs(docs, defer_rows=True, lookup=lookup)
         self._warn_unseen_tags()
         held = self.system.batch_docs(inputs)
@@ -472,7 +474,7 @@ class TransitionPipe(SearchPipe):
         beam's best final items to keep (DocsOutput's keep; 0: the best)."""
         return args[0], args[2], args[3] if args[1] == "beam" else 0, 0
 
-    def batch_inputs(self, docs: List[Doc], defer_rows: bool = False, lookup: bool = False
+    def batch_inputs(self, docs: List[Doc], defer_rows: bool = False, lookup: int = 0
                      ) -> Tuple[Dict[str, Any], List[Optional[numpy.ndarray]]]:
         """The system input of the whole batch without its whitespace tokens
         (the system's batch_docs reads it: per-token arrays over the docs'
@@ -482,7 +484,9 @@ class TransitionPipe(SearchPipe):
         which fill each doc's before they read it (a DocRows, "rows"), where
         the system takes them. lookup (with defer_rows, where
         `_looks_up_on_threads`): the searches look the words up too
-        (docs_inputs' lookup), and leave the docs they cannot do."""
+        (docs_inputs' lookup), and leave the docs they cannot do; with
+        MAKES_WORDS (SearchPipe._lookup_resumed), they make the words the
+        cache lacks (docs_inputs' new_words)."""
         raise NotImplementedError
 
     def _docs_predictions(self, docs: List[Doc], layout: DocsLayout) -> Sequence:
