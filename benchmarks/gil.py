@@ -36,8 +36,8 @@ rows the tagging systems' searching threads copy per doc), nothing
 written), apart from pipe()'s batches and the Python per batch around
 them; "-" for a component that does not decode a batch at once.
 --cold: fresh text, each pass over the split once with the component's
-word cache emptied first (the calling thread then makes every new word
-type's features: the calling share of a stream's first words)."""
+word cache emptied first (every word type is new to it once: the calling
+share of a stream's first words)."""
 import argparse
 import gc
 import json

@@ -105,8 +105,8 @@ def test_threads_reading_the_docs_give_one_threads_phrases(setting, monkeypatch)
     assert sum(map(len, one)) > 20  # (it found phrases)
     spy = Spy(monkeypatch)
     pipe.cfg["n_threads"] = 2
-    # every word new: the sample says so (_left_share), each batch's new words
-    # are cached here first (_cache_words), and the threads read the docs, leaving none
+    # every word new: the sample says so (_left_share), the threads make each
+    # batch's new words (unit_inputs' new_words) and read the docs, leaving none
     pipe._atoms = LexemeAtoms()
     assert phrases_of(pipe.pipe(docs(), batch_size=16), key) == one
     assert spy.read > 0 and spy.left == 0

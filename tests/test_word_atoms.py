@@ -178,3 +178,30 @@ def test_the_classes_change_only_through_set_classes():
         atoms.classes["walk"] = 9
     atoms.set_classes(atoms.classes)
     assert dict(atoms.classes) == {"run": 7} == dict(pickle.loads(pickle.dumps(atoms)).classes)
+
+
+def test_the_words_a_batch_made_are_kept_when_the_next_is_scanned():
+    """Pipelined batches: a batch's scan first keeps the words that the
+    batches still being searched made (LexemeAtoms._keep_made), so the
+    next batch hands its threads only the words none made; each word is
+    kept once, and none after the cache was emptied."""
+    import spacy
+
+    from spacy_lookahead.spacy_io import LexemeAtoms
+
+    nlp = spacy.blank("en")
+    first = spacy.tokens.Doc(nlp.vocab, words=["alpha", "beta", "gamma"], tags=["X"] * 3)
+    second = spacy.tokens.Doc(nlp.vocab, words=["gamma", "delta", "alpha"], tags=["X"] * 3)
+    atoms = LexemeAtoms()
+    rows = atoms.unit_inputs([first], new_words=True)["rows"]
+    assert rows.n_new_words == 3
+    rows.fill_all()  # (its words made, as its threads would)
+    again = atoms.unit_inputs([second], new_words=True)["rows"]
+    assert again.n_new_words == 1 and len(atoms) == 3  # (delta; alpha and gamma kept)
+    assert rows.keep_new_words() == 0  # (kept already)
+    again.fill_all()
+    atoms.clear()
+    assert again.keep_new_words() == 0 and len(atoms) == 0  # (another cache now)
+    unmade = atoms.unit_inputs([first], new_words=True)["rows"]
+    assert atoms.unit_inputs([first], new_words=True)["rows"].n_new_words == 3  # (none made yet)
+    assert unmade.keep_new_words() == 0

@@ -211,6 +211,13 @@ cdef extern from *:
 
 cdef enum:
     _AHEAD = 8  # the tokens a scan asks the memory for its lexemes ahead (la_prefetch)
+    # LexemeAtoms._pend_new_words: how far ahead each read of a word's text
+    # is asked for (the StringStore's map cell, its entry, a long string's
+    # bytes), and the ring of entries found ahead (> _ENTRY_AHEAD)
+    _CELL_AHEAD = 8
+    _ENTRY_AHEAD = 4
+    _BYTES_AHEAD = 2
+    _RING = 8
 
 
 cdef object _table_get(object table, uint64_t orth, object default):
@@ -313,6 +320,7 @@ cdef class LexemeAtoms:
     cdef readonly object lexicon  # the tables and the vocab the cache was made with
     cdef dict _classes            # word text -> A_CLASS (the component's tag dictionary)
     cdef PreshMap class_ids       # ... by the text's orth id (get's C path)
+    cdef list unkept              # the batches whose threads make new words, since the last scan
 
     def __init__(self, bint substrings=False):
         self.lock = threading.Lock()
@@ -321,6 +329,7 @@ cdef class LexemeAtoms:
         self.lexicon = None
         self._classes = {}
         self.class_ids = PreshMap()
+        self.unkept = []
 
     @property
     def classes(self):
@@ -339,6 +348,7 @@ cdef class LexemeAtoms:
         text: benchmarks.gil --cold)."""
         with self.lock:
             self.cache = WordCache()
+            self.unkept = []
 
     def __len__(self):
         """The word types cached."""
@@ -414,19 +424,27 @@ cdef class LexemeAtoms:
         the class: what get() reads), its text atoms made by the thread
         that first meets it (WordRows._made); the others made here (get).
         The cache is not changed for the ASCII ones: keep_new_words adds
-        them after the search. With the lock held."""
+        them after the search (and the words that the batches still being
+        searched made already are kept first). With the lock held."""
         cdef StringStore strings = (<Vocab?>vocab).strings
-        cdef vector[const LexemeC*] missing  # the tokens' words that the cache lacks
+        cdef vector[const LexemeC*] missing  # the word types that the cache lacks, once each
+        cdef vector[const LexemeC*] others   # ... those made here (not ASCII, symbols)
+        cdef la_readmap seen
         cdef int64_t k = 0, j, N = rows.st[rows.n_docs]
-        cdef int d, i
+        cdef int d, i, failed = 0
         cdef const LexemeC* lexeme
         cdef uint64_t orth
         cdef const char* data
         cdef Py_ssize_t nbytes = 0
         cdef NewWord w
         cdef size_t at
-        cdef int64_t n, t0 = now_ns()
+        cdef int64_t n, t0
+        for earlier in self.unkept:  # (their threads may still search: made words alone)
+            self._keep_made(earlier)
+        self.unkept = []
+        memset(&seen, 0, sizeof(la_readmap))
         memset(&w, 0, sizeof(NewWord))  # (the text atoms, n_subs, state: 0 until a thread makes it)
+        t0 = now_ns()
         with nogil:
             for d in range(rows.n_docs):
                 n = rows.st[d + 1] - rows.st[d]
@@ -434,86 +452,107 @@ cdef class LexemeAtoms:
                     if i + _AHEAD < n:  # (the lexemes are spread over the vocab's memory)
                         la_prefetch(rows.doc_tokens[d][i + _AHEAD].lex)
                     lexeme = rows.doc_tokens[d][i].lex
-                    if self.cache.find(lexeme.orth) == NULL and la_push(missing, lexeme) != 0:
-                        break
+                    if self.cache.find(lexeme.orth) == NULL \
+                            and la_rm_get(&seen, lexeme.orth) == NULL:
+                        if la_rm_add(&seen, lexeme.orth, <void*>lexeme) != 0 \
+                                or la_push(missing, lexeme) != 0:
+                            break
                     k += 1
+            la_rm_free(&seen)
         add_since(t0)
         if k < N:
             raise MemoryError("docs_inputs: no memory for the batch's new words: free memory")
         # Each word's text is two or three reads from memory that no cache
         # holds (the StringStore's map, its entry, the bytes of a long one):
-        # asked for ahead, a stage each (a ring of the entries found ahead)
+        # each asked for ahead (a ring of the entries found ahead). No Python
+        # runs in this loop (it could let another thread change the
+        # StringStore: the tables and the words made here come after)
         cdef const MapStruct* store = strings._map.c_map
-        cdef const Utf8Str* ahead[8]
+        cdef const Utf8Str* ahead[_RING]
         cdef const Utf8Str* entry
         cdef int64_t n_missing = missing.size()
-        for j in range(min(4, n_missing)):
+        for j in range(min(_ENTRY_AHEAD, n_missing)):
             ahead[j] = _entry_of(strings, missing[j].orth)
         for j in range(n_missing):
-            if j + 8 < n_missing:
-                la_prefetch(&store.cells[missing[j + 8].orth & (store.length - 1)])
-            if j + 4 < n_missing:
-                entry = ahead[(j + 4) & 7] = _entry_of(strings, missing[j + 4].orth)
+            if j + _CELL_AHEAD < n_missing:
+                la_prefetch(&store.cells[missing[j + _CELL_AHEAD].orth & (store.length - 1)])
+            if j + _ENTRY_AHEAD < n_missing:
+                entry = ahead[(j + _ENTRY_AHEAD) % _RING] = _entry_of(strings,
+                                                                     missing[j + _ENTRY_AHEAD].orth)
                 if entry != NULL:
                     la_prefetch(entry)
-            if j + 2 < n_missing:
-                entry = ahead[(j + 2) & 7]
+            if j + _BYTES_AHEAD < n_missing:
+                entry = ahead[(j + _BYTES_AHEAD) % _RING]
                 if entry != NULL and not _is_inline(entry):
                     la_prefetch(entry.p)
             lexeme = missing[j]
-            orth = lexeme.orth
-            if self.cache.find(orth) != NULL or la_rm_get(&rows.new_map, orth) != NULL:
-                continue  # (met before in the batch)
-            data = _utf8_in(ahead[j & 7], &nbytes)
+            data = _utf8_in(ahead[j % _RING], &nbytes)
             if data == NULL or not _is_ascii(data, nbytes):
-                self.get(lexeme, vocab, tables)  # (str.lower's case mapping: Python's)
+                failed = failed or la_push(others, lexeme) != 0
                 continue
             w.word.atoms[A_NORM] = lexeme.norm  # (get's, from the struct)
             w.word.atoms[A_SP_SHAPE] = lexeme.shape
             w.word.atoms[A_PREFIX] = lexeme.prefix
             w.word.atoms[A_SUFFIX] = lexeme.suffix
             w.word.atoms[A_FLAGS] = lexeme.flags
-            w.word.atoms[A_CLUSTER] = _cluster_of(tables[0], orth)
-            w.word.atoms[A_PROB] = _prob_of(tables[1], orth)
-            w.word.atoms[A_CLASS] = <uint64_t>map_get(self.class_ids.c_map, orth)
-            w.orth, w.at, w.nbytes = orth, rows.new_text.size(), nbytes
+            w.word.atoms[A_CLASS] = <uint64_t>map_get(self.class_ids.c_map, lexeme.orth)
+            w.orth, w.at, w.nbytes = lexeme.orth, rows.new_text.size(), nbytes
             if la_resize(rows.new_text, w.at + nbytes) != 0 or la_push(rows.new_words, w) != 0 \
-                    or la_rm_add(&rows.new_map, orth, <void*>rows.new_words.size()) != 0:
-                raise MemoryError("docs_inputs: no memory for the batch's new words: free memory")
+                    or la_rm_add(&rows.new_map, w.orth, <void*>rows.new_words.size()) != 0:
+                failed = 1
+                break
             memcpy(&rows.new_text[w.at], data, nbytes)
+        if failed:
+            raise MemoryError("docs_inputs: no memory for the batch's new words: free memory")
+        for at in range(rows.new_words.size() if tables[0] is not None or tables[1] is not None
+                        else 0):  # (Python: a table's value)
+            orth = rows.new_words[at].orth
+            rows.new_words[at].word.atoms[A_CLUSTER] = _cluster_of(tables[0], orth)
+            rows.new_words[at].word.atoms[A_PROB] = _prob_of(tables[1], orth)
+        for j in range(<int64_t>others.size()):
+            self.get(others[j], vocab, tables)  # (str.lower's case mapping: Python's)
         if self.substrings and rows.new_words.size():
             if la_resize(rows.new_subs, rows.new_words.size() * MAX_SUBSTRINGS_C) != 0:
                 raise MemoryError("docs_inputs: no memory for the batch's new words: free memory")
             for at in range(rows.new_words.size()):
                 rows.new_words[at].word.subs = &rows.new_subs[at * MAX_SUBSTRINGS_C]
-        rows.maker = self
+        if rows.new_words.size():
+            rows.maker = self
+            self.unkept.append(rows)
         return 0
 
     def _keep_new_words(self, WordRows rows):
         """The new words that the batch's threads made (WordRows._made) put in
-        the cache, each a copy in the cache's memory (the rows' die with
-        the batch); none where the cache was made again since (other
-        tables). Returns how many were kept."""
+        the cache (_keep_made), after its search. Returns how many."""
+        with self.lock:
+            self.unkept = [other for other in self.unkept if other is not rows]
+            return self._keep_made(rows)
+
+    cdef int _keep_made(self, WordRows rows) except -1:
+        """The batch's new words made so far put in the cache, each a copy
+        in the cache's memory (the rows' die with the batch); none where
+        the cache was made again since (other tables). With the lock held
+        (the batch's threads may still be searching: a word made is read
+        only). Returns how many were kept."""
         cdef size_t at
         cdef NewWord* w
         cdef WordC* lex
         cdef int kept = 0
-        with self.lock:
-            if not rows.caches or rows.caches[0] is not self.cache:
-                return 0
-            for at in range(rows.new_words.size()):
-                w = &rows.new_words[at]
-                if la_load_acquire(&w.state) != _MADE or self.cache.find(w.orth) != NULL:
-                    continue  # (not met by a thread, or cached meanwhile: another batch's)
-                lex = <WordC*>self.cache.take(sizeof(WordC))
-                memcpy(lex, &w.word, sizeof(WordC))
-                if self.substrings:
-                    lex.subs = <uint64_t*>self.cache.take(max(1, w.word.n_subs) * sizeof(uint64_t))
-                    memcpy(lex.subs, w.word.subs, w.word.n_subs * sizeof(uint64_t))
-                else:
-                    lex.subs = NULL
-                self.cache.add(w.orth, lex)
-                kept += 1
+        if not rows.caches or rows.caches[0] is not self.cache:
+            return 0
+        for at in range(rows.new_words.size()):
+            w = &rows.new_words[at]
+            if la_load_acquire(&w.state) != _MADE or self.cache.find(w.orth) != NULL:
+                continue  # (not made (yet), or kept: by an earlier call, another batch's)
+            lex = <WordC*>self.cache.take(sizeof(WordC))
+            memcpy(lex, &w.word, sizeof(WordC))
+            if self.substrings:
+                lex.subs = <uint64_t*>self.cache.take(max(1, w.word.n_subs) * sizeof(uint64_t))
+                memcpy(lex.subs, w.word.subs, w.word.n_subs * sizeof(uint64_t))
+            else:
+                lex.subs = NULL
+            self.cache.add(w.orth, lex)
+            kept += 1
         return kept
 
     def doc_atoms(self, doc):

@@ -50,11 +50,20 @@ cdef extern from *:
     }
     #endif
     #include <thread>
-    /* a wait's turn: spin a little, then let the OS run another thread (the
-       one waited for, on a machine with fewer cores than threads) */
+    #if defined(__x86_64__) || defined(_M_X64) || defined(__i386__) || defined(_M_IX86)
+    #include <immintrin.h>
+    #define LA_SPIN_PAUSE() _mm_pause()
+    #else
+    #define LA_SPIN_PAUSE() ((void)0)
+    #endif
+    /* a wait's turn: spin a little (a pause: the core's other thread runs),
+       then let the OS run another thread (the one waited for, on a machine
+       with fewer cores than threads) */
     static inline void la_wait_turn(int turn) {
         if (turn >= 64)
             std::this_thread::yield();
+        else
+            LA_SPIN_PAUSE();
     }
     """
     int la_take(int* counter) nogil

@@ -319,9 +319,6 @@ class PhrasePipe(SearchPipe):
         """A sample's docs with a word not cached yet (whitespace is read)."""
         return self._atoms.left_share(docs, own=self._own_tables())
 
-    def _cache_words(self, docs: List[Doc]) -> None:
-        self._atoms.cache_words(docs, self._own_tables())
-
     def _looked_up(self, docs: List[Doc], threads: int, new_words: bool = False
                    ) -> Optional[tuple]:
         """_units_begun over docs whose words, tags, chunks and sentences
