@@ -725,6 +725,37 @@ def test_new_words_met_by_many_threads_at_once(shared_data, setting, monkeypatch
         asked.clear()
 
 
+def test_fresh_text_in_mid_stream_is_sampled_again_not_paused(shared_data, monkeypatch):
+    """Where an unsampled batch (LOOKS_UP_TRUSTED: the stream was warm)
+    leaves many docs for new words (fresh text in mid-stream), the next
+    batches are sampled again and their threads make the new words
+    (MAKES_WORDS), with no pause (none looked up on the calling thread);
+    the outputs are one thread's."""
+    factory, config, data = SETTINGS["tagger_lookahead"]
+    nlp = trained(factory, config, lambda v: examples(shared_data, data, v, "train", 300), 1)
+    pipe = nlp.get_pipe(factory)
+    refs = [eg.reference for eg in examples(shared_data, data, nlp.vocab, "test", 60)]
+    warm = [spacy.tokens.Doc(nlp.vocab, words=[t.text for t in d]) for d in refs * 30]
+    fresh = [spacy.tokens.Doc(nlp.vocab, words=[f"fresh{k}"] + [t.text for t in d])
+             for k, d in enumerate(refs * 20)]
+    pipe.cfg["n_threads"] = 1
+    one = [annotations(d) for d in pipe.pipe([d.copy() for d in warm + fresh], batch_size=40)]
+    asked = []
+    resumed = type(pipe)._lookup_resumed
+    monkeypatch.setattr(type(pipe), "_lookup_resumed", lambda self, some: (
+        asked.append((resumed(self, some), len(some))), asked[-1][0])[1])
+    pipe.cfg["n_threads"] = 2
+    pipe._atoms.clear()  # (the fresh words new again: the warm docs' first batches make theirs)
+    assert [annotations(d) for d in pipe.pipe([d.copy() for d in warm + fresh], batch_size=40)] == one
+    kinds = [kind for kind, _ in asked]
+    shift = next(k for k in range(len(asked)) if sum(n for _, n in asked[:k + 1]) > len(warm))
+    assert base.LOOKS_UP_TRUSTED in kinds[:shift]  # (the warm stream: unsampled)
+    after = kinds[shift:]
+    made = after.index(base.MAKES_WORDS)  # (sampled again: the threads make the fresh words)
+    assert made <= base.PIPELINE_DEPTH + 2 and 0 not in after  # (no pause)
+    assert all(kind == base.MAKES_WORDS for kind in after[made:])
+
+
 def test_a_probe_that_fails_does_not_stop_the_look_up(shared_data, monkeypatch):
     """The first batch of a pipe() call probes the look-up on the threads
     alone; where it fails (its error to the error handler), the probe is

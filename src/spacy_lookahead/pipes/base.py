@@ -93,14 +93,20 @@ MIN_DOCS_PER_THREAD = 64
 # searched again, the next batches look their words up on the calling
 # thread: LOOKUP_PAUSE of them, twice as many after each pause
 # that ends in such a batch again (at most LOOKUP_PAUSE_MOST), and then the
-# threads try again (benchmarks/NOTES.md, 2026-12-06, eighth session)
+# threads try again (benchmarks/NOTES.md, 2026-12-06, eighth session); but a
+# batch looked up unsampled that left many docs for new words alone (fresh
+# text in mid-stream) has the next batches sampled again instead (where
+# they are cold, their threads make the new words: 2026-12-07, third session)
 LOOKUP_AGAIN_MOST = 0.25
 LOOKUP_PAUSE = 8
 LOOKUP_PAUSE_MOST = 512
 # SearchPipe._lookup_resumed: the searching threads look the batch's words
-# up, and (MAKES_WORDS) make those the cache lacks (a cold batch)
+# up (a sample found the cache warm), and (MAKES_WORDS) make those the
+# cache lacks (a sample found it cold), or look them up unsampled
+# (LOOKS_UP_TRUSTED: a probe went well and a sample found the cache warm)
 LOOKS_UP = 1
 MAKES_WORDS = 2
+LOOKS_UP_TRUSTED = 3
 
 
 def pipelined_batch_size(batch_size: int, threads: int) -> int:
@@ -510,8 +516,10 @@ class SearchPipe(TrainablePipe):
         its tokens here finds them, docs_inputs' `new_words`), where they
         would leave their docs. Once a probe went well, the next batches
         look up unsampled from the first sample that finds the cache warm
-        (a sample reads a few docs here: 1-7 ns a token of the batch).
-        0: no look-up on the threads, LOOKS_UP, or MAKES_WORDS."""
+        (a sample reads a few docs here: 1-7 ns a token of the batch),
+        until such a batch leaves many docs for new words (fresh text
+        in mid-stream: `_pause_lookup`). 0: no look-up on the threads,
+        LOOKS_UP, MAKES_WORDS or LOOKS_UP_TRUSTED (unsampled)."""
         calls = self._calls
         pause = getattr(calls, "lookup_pause", 0)
         if pause > 0:
@@ -520,8 +528,9 @@ class SearchPipe(TrainablePipe):
         trusted = getattr(calls, "lookup_trusted", False)
         if not trusted and getattr(calls, "lookup_probing", False):
             return 0
-        if not trusted or getattr(calls, "lookup_cold", True):
-            calls.lookup_cold = self._left_share(docs) > LOOKUP_AGAIN_MOST
+        if trusted and not getattr(calls, "lookup_cold", True):
+            return LOOKS_UP_TRUSTED
+        calls.lookup_cold = self._left_share(docs) > LOOKUP_AGAIN_MOST
         if not trusted:
             calls.lookup_probing = True
         return MAKES_WORDS if calls.lookup_cold else LOOKS_UP
@@ -538,14 +547,22 @@ class SearchPipe(TrainablePipe):
         raise NotImplementedError(f"{type(self).__name__} looks words up on its threads "
                                   "but cannot cache them (_cache_words): a bug, please report it")
 
-    def _pause_lookup(self, costly: bool) -> None:
-        """After a batch whose threads looked its words up: where that cost
-        more than it saved (LOOKUP_AGAIN_MOST), a pause (twice the last,
-        where the pause before ended in the same), else the next batches
-        look up too."""
+    def _pause_lookup(self, costly: bool, lookup: int = LOOKS_UP,
+                      new_words_alone: bool = False) -> None:
+        """After a batch whose threads looked its words up (`lookup`:
+        _lookup_resumed's for it): where that cost more than it saved
+        (LOOKUP_AGAIN_MOST), a pause (twice the last, where the pause
+        before ended in the same), else the next batches look up too. But
+        where an unsampled batch (LOOKS_UP_TRUSTED) cost so for new words
+        alone (`new_words_alone`: fresh text in mid-stream), the next
+        batches are sampled again instead (MAKES_WORDS where they are
+        cold); a sampled batch that costs so pauses (a wrong sample)."""
         calls = self._calls
         calls.lookup_probing = False
         if getattr(calls, "lookup_pause", 0) > 0:  # (a batch begun before the pause)
+            return
+        if costly and new_words_alone and lookup == LOOKS_UP_TRUSTED:
+            calls.lookup_cold = True
             return
         length = getattr(calls, "lookup_pause_length", 0)
         calls.lookup_trusted = not costly

@@ -20,7 +20,7 @@ from ..core.fr_perceptron import FEEDBACKS, fr_perceptron, recognise
 from ..core.weights import Weights
 from ..spacy_io import LexemeAtoms, in_vocab, sentence_units, write_phrases
 from ..systems.phrases import PhraseSystem, UnitsJob, unit_costs
-from .base import LOOKUP_AGAIN_MOST, MAKES_WORDS, SearchPipe
+from .base import LOOKS_UP, LOOKUP_AGAIN_MOST, MAKES_WORDS, SearchPipe
 from .settings import Feedback, check_threads, config_error
 from .spaces import compact_input, compact_spans, content_index
 
@@ -282,7 +282,7 @@ class PhrasePipe(SearchPipe):
         self._start_tally()
         if lookup:
             begun = (None if getattr(self._calls, "learning", False)
-                     else self._looked_up(docs, threads, lookup == MAKES_WORDS))
+                     else self._looked_up(docs, threads, lookup))
             if begun is not None:
                 self._warn_unseen_tags()  # (none counted yet: the call's tally let go)
                 return begun
@@ -319,41 +319,42 @@ class PhrasePipe(SearchPipe):
         """A sample's docs with a word not cached yet (whitespace is read)."""
         return self._atoms.left_share(docs, own=self._own_tables())
 
-    def _looked_up(self, docs: List[Doc], threads: int, new_words: bool = False
+    def _looked_up(self, docs: List[Doc], threads: int, lookup: int = LOOKS_UP
                    ) -> Optional[tuple]:
         """_units_begun over docs whose words, tags, chunks and sentences
         the searching threads read (spacy_io.LexemeAtoms.unit_inputs,
         UnitsJob.over_docs); None where they cannot (no token, several
         vocabs). The docs they leave (a word not cached yet, an untagged
         word, no chunks, a chunk type first seen) are done again after
-        (`_phrases`). new_words: they also make the words the cache lacks
-        (unit_inputs' new_words)."""
+        (`_phrases`). lookup: _lookup_resumed's (MAKES_WORDS: they also make
+        the words the cache lacks, unit_inputs' new_words)."""
         batch = self._atoms.unit_inputs(docs, self._own_tables(), self._known_tags(),
-                                        new_words=new_words, **self._thread_columns())
+                                        new_words=lookup == MAKES_WORDS, **self._thread_columns())
         if batch is None:
             return None
         starts, rows = batch["starts"], batch["rows"]
         ranges = ranges_by_cost(unit_costs(starts, self.cfg["max_length"] or 0), threads)
         job = UnitsJob.over_docs(self.system, self.averaged_weights, batch["atoms"],
                                  batch.get("inside"), starts, rows, ranges)
-        return None, job, RunsStarted(job.runs(threads)), (rows, threads)
+        return None, job, RunsStarted(job.runs(threads)), (rows, threads, lookup)
 
     def _phrases(self, docs: List[Doc], unit_doc: Optional[numpy.ndarray], job: UnitsJob,
                  started: RunsStarted, looked_up: Optional[tuple] = None) -> Phrases:
         """predict()'s Phrases from the search's ranges (waited for); over
-        docs the threads read (looked_up: their rows and threads), the docs
+        docs the threads read (looked_up: their rows, threads and lookup), the docs
         they left done again here and put in their places."""
         if looked_up is not None:
             self._calls.lookup_probing = False  # (a probe ends here, however it ends)
         started.results()
         if looked_up is None:
             return Phrases(*job.doc_result(unit_doc, len(docs)))
-        rows, threads = looked_up
+        rows, threads, lookup = looked_up
         rows.keep_new_words()  # (for the next batches' threads)
         found = Phrases(*job.doc_result(None, len(docs)))
         self._warn_long_unit(job.longest_unit())
         left = rows.returned()
-        self._pause_lookup(len(left) > LOOKUP_AGAIN_MOST * len(docs))
+        self._pause_lookup(len(left) > LOOKUP_AGAIN_MOST * len(docs), lookup,
+                           new_words_alone=len(rows.returned(new_words=True)) == len(left))
         if len(left):
             again = [docs[i] for i in left.tolist()]
             found = found.replaced(left, self._phrases(again, *self._units_begun(again, threads)))

@@ -63,6 +63,7 @@ class DocsLayout(NamedTuple):
     sink: Any = None  # a core.instance.DocSink that wrote each doc's output after it, or None
     rows: Any = None  # rows whose words the searches looked up (spacy_io.WordRows), or None
     runs: Any = None  # ... and the searches' DocsRuns (run again over the docs they left)
+    lookup: int = 0  # ... and SearchPipe._lookup_resumed's for the batch
 
     def returned(self) -> List[int]:
         """The docs the searching threads left to the caller (their rows
@@ -311,7 +312,8 @@ class TransitionPipe(SearchPipe):
                     searched = indexes.search_again(docs, self._cache_words)
                     alone = indexes.rows.returned(whitespace=True).tolist()
                     redo = sorted(set(indexes.returned()) - set(alone))
-                    self._pause_lookup(len(redo) > 0 or searched > LOOKUP_AGAIN_MOST * len(docs))
+                    self._pause_lookup(len(redo) > 0 or searched > LOOKUP_AGAIN_MOST * len(docs),
+                                       indexes.lookup, new_words_alone=not redo)
                 again = [docs[i] for i in redo]  # (predicted before a write is final)
                 predictions = self.predict(again) if again else None
                 sink.finish(absent=redo, alone=alone)
@@ -408,7 +410,7 @@ class TransitionPipe(SearchPipe):
         threads = max(1, min(thread_count(self.cfg["n_threads"]), len(docs)))
         runs = docs_runs(held, output, threads, W, depth, beam_width, lattices, sink=sink)
         return (DocsLayout(inputs["starts"], indexes, output, held, lattices, sink,
-                           rows, runs if rows is not None else None),
+                           rows, runs if rows is not None else None, int(lookup)),
                 on_c_threads, runs, ())
 
     def _output_sink(self, docs: List[Doc], indexes: List[Optional[numpy.ndarray]],
