@@ -172,12 +172,20 @@ cdef inline bint _is_ascii(const char* data, Py_ssize_t nbytes) noexcept:
     return True
 
 
-cdef int _made_without_gil(const char* data, Py_ssize_t nbytes, bint substrings,
-                           uint64_t* atoms, uint64_t* subs, bint* space, int* n_subs) noexcept:
-    """A new ASCII word's text atoms, whitespace flag and (if asked)
-    substrings, with the GIL released (the nogil clock counts it): from a
-    copy of its UTF-8, as the StringStore's may change once the GIL is let
-    go. utf8_word_atoms' result (1: made), -1 out of memory."""
+cdef int _text_atoms(const char* data, Py_ssize_t nbytes, WordC* word) noexcept nogil:
+    """A new ASCII word's text atoms (A_ORTH .. A_INIT_CAP), whitespace
+    flag and, where word.subs is set, substrings (what get() and the
+    threads' WordRows._made make): 1, or -1 out of memory."""
+    cdef int made = utf8_word_atoms(data, nbytes, word.atoms)
+    word.is_space = utf8_is_space(data, nbytes)
+    word.n_subs = utf8_substrings(data, nbytes, word.subs) if word.subs != NULL else 0
+    return 1 if made == 1 and word.n_subs >= 0 else -1
+
+
+cdef int _made_without_gil(const char* data, Py_ssize_t nbytes, WordC* word) noexcept:
+    """_text_atoms with the GIL released (the nogil clock counts it): from
+    a copy of the UTF-8, as the StringStore's may change once the GIL is
+    let go."""
     cdef char stack[256]
     cdef char* copy = stack
     cdef int made
@@ -189,13 +197,23 @@ cdef int _made_without_gil(const char* data, Py_ssize_t nbytes, bint substrings,
     memcpy(copy, data, nbytes)
     t0 = now_ns()
     with nogil:
-        made = utf8_word_atoms(copy, nbytes, atoms)
-        space[0] = utf8_is_space(copy, nbytes)
-        n_subs[0] = utf8_substrings(copy, nbytes, subs) if substrings else 0
+        made = _text_atoms(copy, nbytes, word)
     add_since(t0)
     if copy != stack:
         free(copy)
     return made
+
+
+cdef inline void _struct_atoms(uint64_t* atoms, const LexemeC* lexeme,
+                               const MapStruct* classes) noexcept nogil:
+    """A word's atoms from its LexemeC (lexeme_atoms' A_NORM .. A_FLAGS) and
+    its class (by orth id); A_CLUSTER and A_PROB are the tables'."""
+    atoms[A_NORM] = lexeme.norm
+    atoms[A_SP_SHAPE] = lexeme.shape
+    atoms[A_PREFIX] = lexeme.prefix
+    atoms[A_SUFFIX] = lexeme.suffix
+    atoms[A_FLAGS] = lexeme.flags
+    atoms[A_CLASS] = <uint64_t>map_get(classes, lexeme.orth)
 
 
 cdef extern from *:
@@ -372,48 +390,48 @@ cdef class LexemeAtoms:
         StringStore, the lexeme attributes from the LexemeC), else by
         Python's string methods (str.lower's full case mapping)."""
         cdef uint64_t orth = lexeme.orth
-        cdef WordC* lex = <WordC*>self.cache.find(orth)
+        cdef const WordC* lex = self.cache.find(orth)
         cdef uint64_t subs[MAX_SUBSTRINGS_C]
-        cdef uint64_t atoms[N_WORD_ATOMS]
-        cdef int n_subs = 0, made = 0, i
-        cdef bint space
+        cdef WordC word
+        cdef int i
         cdef Py_ssize_t nbytes = 0
         cdef const char* data = NULL
         if lex != NULL:
             return lex
+        memset(&word, 0, sizeof(WordC))
+        if self.substrings:
+            word.subs = subs
         if orth >= _N_SYMBOLS:  # (a symbol's text is not in the StringStore's map)
             data = _utf8_of((<Vocab?>vocab).strings, orth, &nbytes)
-        if data != NULL and _is_ascii(data, nbytes):  # (A_ORTH .. A_INIT_CAP, without the GIL)
-            made = _made_without_gil(data, nbytes, self.substrings, atoms, subs, &space, &n_subs)
-            if made < 0 or n_subs < 0:
+        if data != NULL and _is_ascii(data, nbytes):  # (without the GIL)
+            if _made_without_gil(data, nbytes, &word) < 0:
                 raise MemoryError(f"word atoms: no memory for a word of {nbytes} characters: "
                                   "free memory")
-        if made == 1:  # ASCII
-            atoms[A_NORM] = lexeme.norm  # (lexeme_atoms, from the struct)
-            atoms[A_SP_SHAPE] = lexeme.shape
-            atoms[A_PREFIX] = lexeme.prefix
-            atoms[A_SUFFIX] = lexeme.suffix
-            atoms[A_FLAGS] = lexeme.flags
-            atoms[A_CLUSTER] = _cluster_of(tables[0], orth)
-            atoms[A_PROB] = _prob_of(tables[1], orth)
-            atoms[A_CLASS] = <uint64_t>map_get(self.class_ids.c_map, orth)
+            _struct_atoms(word.atoms, lexeme, self.class_ids.c_map)
+            word.atoms[A_CLUSTER] = _cluster_of(tables[0], orth)
+            word.atoms[A_PROB] = _prob_of(tables[1], orth)
         else:
             text = vocab.strings[orth]
-            word_atoms_into(text, atoms)  # (A_ORTH .. A_INIT_CAP, in C but str.lower)
+            word_atoms_into(text, word.atoms)  # (A_ORTH .. A_INIT_CAP, in C but str.lower)
             values = lexeme_atoms(vocab[orth], tables)
             for i in range(N_WORD_ATOMS - A_NORM - 1):
-                atoms[A_NORM + i] = values[i]
-            atoms[A_CLASS] = self._classes.get(text, 0)
-            n_subs = word_substrings_into(text, subs) if self.substrings else 0
-            space = text.isspace()
+                word.atoms[A_NORM + i] = values[i]
+            word.atoms[A_CLASS] = self._classes.get(text, 0)
+            word.n_subs = word_substrings_into(text, subs) if self.substrings else 0
+            word.is_space = text.isspace()
         # (made whole, then kept: an error above leaves nothing behind)
-        lex = <WordC*>self.cache.take(sizeof(WordC))
-        memcpy(lex.atoms, atoms, N_WORD_ATOMS * sizeof(uint64_t))
-        lex.is_space = space
+        return self._cached(orth, &word)
+
+    cdef const WordC* _cached(self, uint64_t orth, const WordC* word) except NULL:
+        """A copy of `word` (its substrings where the cache keeps them) in
+        the cache's memory, cached as the word `orth`."""
+        cdef WordC* lex = <WordC*>self.cache.take(sizeof(WordC))
+        memcpy(lex.atoms, word.atoms, N_WORD_ATOMS * sizeof(uint64_t))
+        lex.is_space = word.is_space
         if self.substrings:
-            lex.n_subs = n_subs
-            lex.subs = <uint64_t*>self.cache.take(max(1, n_subs) * sizeof(uint64_t))
-            memcpy(lex.subs, subs, n_subs * sizeof(uint64_t))
+            lex.n_subs = word.n_subs
+            lex.subs = <uint64_t*>self.cache.take(max(1, word.n_subs) * sizeof(uint64_t))
+            memcpy(lex.subs, word.subs, word.n_subs * sizeof(uint64_t))
         self.cache.add(orth, lex)
         return lex
 
@@ -490,12 +508,7 @@ cdef class LexemeAtoms:
             if data == NULL or not _is_ascii(data, nbytes):
                 failed = failed or la_push(others, lexeme) != 0
                 continue
-            w.word.atoms[A_NORM] = lexeme.norm  # (get's, from the struct)
-            w.word.atoms[A_SP_SHAPE] = lexeme.shape
-            w.word.atoms[A_PREFIX] = lexeme.prefix
-            w.word.atoms[A_SUFFIX] = lexeme.suffix
-            w.word.atoms[A_FLAGS] = lexeme.flags
-            w.word.atoms[A_CLASS] = <uint64_t>map_get(self.class_ids.c_map, lexeme.orth)
+            _struct_atoms(w.word.atoms, lexeme, self.class_ids.c_map)  # (get's)
             w.orth, w.at, w.nbytes = lexeme.orth, rows.new_text.size(), nbytes
             if la_resize(rows.new_text, w.at + nbytes) != 0 or la_push(rows.new_words, w) != 0 \
                     or la_rm_add(&rows.new_map, w.orth, <void*>rows.new_words.size()) != 0:
@@ -536,7 +549,6 @@ cdef class LexemeAtoms:
         only). Returns how many were kept."""
         cdef size_t at
         cdef NewWord* w
-        cdef WordC* lex
         cdef int kept = 0
         if not rows.caches or rows.caches[0] is not self.cache:
             return 0
@@ -544,14 +556,7 @@ cdef class LexemeAtoms:
             w = &rows.new_words[at]
             if la_load_acquire(&w.state) != _MADE or self.cache.find(w.orth) != NULL:
                 continue  # (not made (yet), or kept: by an earlier call, another batch's)
-            lex = <WordC*>self.cache.take(sizeof(WordC))
-            memcpy(lex, &w.word, sizeof(WordC))
-            if self.substrings:
-                lex.subs = <uint64_t*>self.cache.take(max(1, w.word.n_subs) * sizeof(uint64_t))
-                memcpy(lex.subs, w.word.subs, w.word.n_subs * sizeof(uint64_t))
-            else:
-                lex.subs = NULL
-            self.cache.add(w.orth, lex)
+            self._cached(w.orth, &w.word)
             kept += 1
         return kept
 
@@ -1013,17 +1018,13 @@ cdef class WordRows(DocRows):
         it); NULL where it is not one, or there was no memory."""
         cdef size_t at = <size_t>la_rm_get(&self.new_map, orth)
         cdef NewWord* w
-        cdef int state, made, turn = 0
+        cdef int state, turn = 0
         if at == 0:
             return NULL
         w = &self.new_words[at - 1]
         state = la_load_acquire(&w.state)
         if state == _UNMADE and la_claim(&w.state, _UNMADE, _MAKING):
-            made = utf8_word_atoms(&self.new_text[w.at], w.nbytes, w.word.atoms)
-            w.word.is_space = utf8_is_space(&self.new_text[w.at], w.nbytes)
-            if w.word.subs != NULL:
-                w.word.n_subs = utf8_substrings(&self.new_text[w.at], w.nbytes, w.word.subs)
-            state = _MADE if made == 1 and w.word.n_subs >= 0 else _FAILED
+            state = _MADE if _text_atoms(&self.new_text[w.at], w.nbytes, &w.word) == 1 else _FAILED
             la_store_release(&w.state, state)
         while state == _UNMADE or state == _MAKING:  # (another thread makes it)
             la_wait_turn(turn)
